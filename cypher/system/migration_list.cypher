@@ -1,0 +1,3 @@
+MATCH (m:SchemaMigration)
+RETURN m.version AS version, m.checksum AS checksum
+ORDER BY m.version

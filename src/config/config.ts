@@ -1,0 +1,138 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+
+/**
+ * Every setting the service reads from its environment, in one schema. The README's configuration
+ * table is the same list; `test/unit/config.test.ts` keeps the two in step.
+ */
+const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+const PositiveInt = Type.Integer({ minimum: 1 });
+const Bool = Type.Boolean();
+const MemorySize = Type.String({ pattern: '^[0-9]+[kKmMgG]$' });
+
+export const ConfigSchema = Type.Object({
+  PORT: Type.Optional(Port),
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
+  LOG_LEVEL: Type.Optional(
+    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  ),
+  TRUST_PROXY: Type.Optional(Bool),
+  SHUTDOWN_TIMEOUT_MS: Type.Optional(PositiveInt),
+
+  NEO4J_URI: Type.Optional(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://.+' })),
+  NEO4J_USER: Type.Optional(Type.String({ minLength: 1 })),
+  NEO4J_PASSWORD: Type.Optional(Type.String()),
+  NEO4J_DATABASE: Type.Optional(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9.-]{0,62}$' })),
+  NEO4J_MAX_POOL_SIZE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  NEO4J_CONNECTION_TIMEOUT_MS: Type.Optional(PositiveInt),
+  NEO4J_TX_RETRY_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  NEO4J_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  NEO4J_LOCAL_PORT: Type.Optional(Port),
+  NEO4J_LOCAL_HEAP: Type.Optional(MemorySize),
+  NEO4J_LOCAL_PAGECACHE: Type.Optional(MemorySize),
+  NEO4J_PROVIDER: Type.Optional(
+    Type.Union([Type.Literal('auto'), Type.Literal('docker'), Type.Literal('maven')]),
+  ),
+});
+
+export type RawConfig = Static<typeof ConfigSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  logLevel: string;
+  trustProxy: boolean;
+  shutdownTimeoutMs: number;
+  neo4j: {
+    uri: string | undefined;
+    user: string;
+    password: string;
+    database: string;
+    maxPoolSize: number;
+    connectionTimeoutMs: number;
+    txRetryMs: number;
+  };
+  localNeo4j: {
+    provider: 'auto' | 'docker' | 'maven';
+    dataDir: string;
+    port: number;
+    heap: string;
+    pageCache: string;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ coerceTypes: true, allErrors: true, strict: true });
+const check = ajv.compile<RawConfig>(ConfigSchema);
+
+/** Describes one accepted value in words, for the message that names a bad variable. */
+function expectation(schema: TSchema): string {
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s['anyOf'])) {
+    return `one of ${(s['anyOf'] as { const: unknown }[]).map((x) => JSON.stringify(x.const)).join(', ')}`;
+  }
+  if (s['type'] === 'integer') {
+    const min = s['minimum'] as number | undefined;
+    const max = s['maximum'] as number | undefined;
+    return `an integer${min !== undefined ? ` >= ${min}` : ''}${max !== undefined ? ` and <= ${max}` : ''}`;
+  }
+  if (s['type'] === 'boolean') return 'true or false';
+  if (typeof s['pattern'] === 'string') return `a value matching ${s['pattern']}`;
+  return 'a non-empty string';
+}
+
+/**
+ * Reads and validates the environment. Empty strings count as unset, so `FOO=` in a shell or a
+ * compose file falls back to the default rather than failing on an empty value.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const candidate: Record<string, unknown> = { ...raw };
+  if (!check(candidate)) {
+    const problems = (check.errors ?? []).map((e) => {
+      const name = e.instancePath.replace(/^\//, '');
+      const schema = (ConfigSchema.properties as Record<string, TSchema>)[name];
+      const shown = JSON.stringify(raw[name] ?? '');
+      return `${name}=${shown} is not valid: expected ${schema ? expectation(schema) : (e.message ?? 'a valid value')}`;
+    });
+    throw new ConfigError([...new Set(problems)]);
+  }
+  const c = candidate;
+  const port = c.PORT ?? 8080;
+  return {
+    port,
+    host: c.HOST ?? '0.0.0.0',
+    publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    logLevel: c.LOG_LEVEL ?? 'info',
+    trustProxy: c.TRUST_PROXY ?? false,
+    shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS ?? 10_000,
+    neo4j: {
+      uri: c.NEO4J_URI,
+      user: c.NEO4J_USER ?? 'neo4j',
+      password: c.NEO4J_PASSWORD ?? '',
+      database: c.NEO4J_DATABASE ?? 'neo4j',
+      maxPoolSize: c.NEO4J_MAX_POOL_SIZE ?? 50,
+      connectionTimeoutMs: c.NEO4J_CONNECTION_TIMEOUT_MS ?? 3_000,
+      txRetryMs: c.NEO4J_TX_RETRY_MS ?? 3_000,
+    },
+    localNeo4j: {
+      provider: c.NEO4J_PROVIDER ?? 'auto',
+      dataDir: c.NEO4J_DATA_DIR ?? './data',
+      port: c.NEO4J_LOCAL_PORT ?? 7687,
+      heap: c.NEO4J_LOCAL_HEAP ?? '1g',
+      pageCache: c.NEO4J_LOCAL_PAGECACHE ?? '256m',
+    },
+  };
+}

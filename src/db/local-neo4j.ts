@@ -1,0 +1,369 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { projectRoot } from '../paths.js';
+
+/**
+ * A Neo4j the service can talk to: the configured one, a Docker container, or an embedded Neo4j
+ * 5.26 run from Maven-resolved jars (tools/neo4j). Whoever asked for it stops it.
+ */
+export interface Neo4jEndpoint {
+  uri: string;
+  user: string;
+  password: string;
+  source: 'configured' | 'docker' | 'maven';
+  stop(): Promise<void>;
+}
+
+export interface LocalNeo4jOptions {
+  provider: 'auto' | 'docker' | 'maven';
+  /** Where the database keeps its files; `undefined` for a throwaway directory. */
+  dataDir: string | undefined;
+  /** Bolt port; 0 picks a free one. */
+  port: number;
+  heap: string;
+  pageCache: string;
+  progress: (message: string) => void;
+}
+
+export class Neo4jUnavailableError extends Error {
+  override name = 'Neo4jUnavailableError';
+}
+
+export class PortInUseError extends Neo4jUnavailableError {
+  constructor(readonly port: number) {
+    super(
+      `port ${port} is already in use, so a local Neo4j cannot listen there. ` +
+        `If a Neo4j is already running on it, set NEO4J_URI=bolt://localhost:${port}; ` +
+        'otherwise choose another port with NEO4J_LOCAL_PORT.',
+    );
+  }
+}
+
+const INSTALL_HINT =
+  'No Neo4j is available. Do one of: set NEO4J_URI (and NEO4J_USER / NEO4J_PASSWORD) to a Neo4j 5 server; ' +
+  'start a Docker engine (testcontainers runs neo4j:5.26 for you); or install Java 17+ and Maven ' +
+  '(Debian/Ubuntu: apt-get install openjdk-17-jdk-headless maven) so the embedded Neo4j in tools/neo4j can run.';
+
+export async function provideNeo4j(
+  configured: { uri: string | undefined; user: string; password: string },
+  options: LocalNeo4jOptions,
+): Promise<Neo4jEndpoint> {
+  if (configured.uri) {
+    return { ...configured, uri: configured.uri, source: 'configured', stop: () => Promise.resolve() };
+  }
+  if (options.provider !== 'maven' && (await dockerAnswers())) {
+    return startDockerNeo4j(options);
+  }
+  if (options.provider === 'docker') {
+    throw new Neo4jUnavailableError('NEO4J_PROVIDER=docker, but no Docker engine answers. ' + INSTALL_HINT);
+  }
+  if (hasCommand('java') && hasCommand('javac') && hasCommand('mvn')) {
+    return startMavenNeo4j(options);
+  }
+  throw new Neo4jUnavailableError(INSTALL_HINT);
+}
+
+function hasCommand(command: string): boolean {
+  const probe = spawnSync(command, ['-version'], { stdio: 'ignore' });
+  return probe.error === undefined;
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  const sockets = [
+    process.env['DOCKER_HOST'],
+    '/var/run/docker.sock',
+    path.join(os.homedir(), '.docker/run/docker.sock'),
+  ].filter((s): s is string => Boolean(s));
+  if (!sockets.some((s) => s.includes('://') || existsSync(s))) return false;
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await withTimeout(getContainerRuntimeClient(), 10_000, 'docker probe');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function startDockerNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoint> {
+  const { Neo4jContainer } = await import('@testcontainers/neo4j');
+  options.progress('starting Neo4j 5.26 in Docker (testcontainers)');
+  let container = new Neo4jContainer('neo4j:5.26-community').withPassword('pas-local-password');
+  if (options.dataDir) {
+    const dir = path.resolve(options.dataDir, 'neo4j-docker');
+    await mkdir(dir, { recursive: true });
+    container = container.withBindMounts([{ source: dir, target: '/data' }]);
+  }
+  const started = await container.start();
+  return {
+    uri: started.getBoltUri(),
+    user: started.getUsername(),
+    password: started.getPassword(),
+    source: 'docker',
+    stop: async () => {
+      await started.stop();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The embedded Neo4j from Maven
+
+const toolsDir = (): string => path.join(projectRoot(), 'tools', 'neo4j');
+
+/** The JVM flags Neo4j's own neo4j.conf sets, which an embedded Neo4j needs just the same. */
+const JVM_FLAGS = [
+  '-XX:+UseG1GC',
+  '-XX:-OmitStackTraceInFastThrow',
+  '-XX:+DisableExplicitGC',
+  '-XX:+UnlockExperimentalVMOptions',
+  '-XX:+TrustFinalNonStaticFields',
+  '-Djdk.nio.maxCachedBufferSize=1024',
+  '-Dio.netty.tryReflectionSetAccessible=true',
+  '-Dlog4j2.disable.jmx=true',
+  '--add-opens=java.base/java.nio=ALL-UNNAMED',
+  '--add-opens=java.base/java.io=ALL-UNNAMED',
+  '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED',
+  '--add-opens=java.base/java.lang=ALL-UNNAMED',
+];
+
+async function sha256File(file: string): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+}
+
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves the harness's jars through Maven once, then reuses the recorded classpath. */
+export async function resolveClasspath(progress: (m: string) => void): Promise<string> {
+  const dir = toolsDir();
+  const target = path.join(dir, 'target');
+  const cpFile = path.join(target, 'classpath.txt');
+  const stampFile = path.join(target, 'classpath.stamp');
+  const stamp = await sha256File(path.join(dir, 'pom.xml'));
+  const cached = await readIfExists(cpFile);
+  if (cached && (await readIfExists(stampFile)) === stamp) {
+    const jars = cached.trim().split(path.delimiter);
+    if (jars.every((j) => existsSync(j))) return cached.trim();
+  }
+  await mkdir(target, { recursive: true });
+  progress('resolving Neo4j 5.26 jars through Maven (the first run downloads about 150 MB)');
+  await runMaven(
+    ['-B', '-f', path.join(dir, 'pom.xml'), 'dependency:build-classpath', `-Dmdep.outputFile=${cpFile}`],
+    progress,
+  );
+  const classpath = (await readFile(cpFile, 'utf8')).trim();
+  await writeFile(stampFile, stamp);
+  return classpath;
+}
+
+function runMaven(args: string[], progress: (m: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('mvn', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail: string[] = [];
+    let downloaded = 0;
+    let lastReport = Date.now();
+    const onLine = (line: string): void => {
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+      if (/Downloaded from/.test(line)) {
+        downloaded += 1;
+        if (Date.now() - lastReport > 2000) {
+          lastReport = Date.now();
+          progress(`  ... ${downloaded} files downloaded`);
+        }
+      }
+    };
+    readline.createInterface({ input: child.stdout }).on('line', onLine);
+    readline.createInterface({ input: child.stderr }).on('line', onLine);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) {
+        if (downloaded > 0) progress(`  ... done, ${downloaded} files downloaded`);
+        resolve();
+      } else {
+        reject(new Neo4jUnavailableError(`Maven could not resolve the Neo4j jars:\n${tail.join('\n')}`));
+      }
+    });
+  });
+}
+
+/** Compiles the launcher once per source change, so each start skips in-memory compilation. */
+async function compileLauncher(classpath: string): Promise<string> {
+  const dir = toolsDir();
+  const out = path.join(dir, 'target', 'launcher');
+  const stampFile = path.join(out, 'Launcher.stamp');
+  const source = path.join(dir, 'Launcher.java');
+  const stamp = await sha256File(source);
+  if ((await readIfExists(stampFile)) === stamp && existsSync(path.join(out, 'Launcher.class'))) return out;
+  await mkdir(out, { recursive: true });
+  const result = spawnSync('javac', ['-cp', classpath, '-d', out, source], { encoding: 'utf8' });
+  if (result.status !== 0) {
+    throw new Neo4jUnavailableError(`cannot compile tools/neo4j/Launcher.java:\n${result.stderr}`);
+  }
+  await writeFile(stampFile, stamp);
+  return out;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port assigned'));
+      });
+    });
+  });
+}
+
+/** A running embedded Neo4j, controlled through its process. */
+export class LocalNeo4j {
+  private exited: Promise<number | null>;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly uri: string,
+    readonly home: string,
+    readonly port: number,
+  ) {
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null) resolve(child.exitCode);
+      else child.once('exit', (code) => resolve(code));
+    });
+    // A parent that exits without stopping the database still takes the JVM with it: the closed
+    // stdin pipe ends the launcher, and this hook covers an explicit process.exit().
+    const onExit = (): void => {
+      child.kill('SIGKILL');
+    };
+    process.once('exit', onExit);
+    void this.exited.then(() => process.removeListener('exit', onExit));
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  static async start(options: {
+    home: string;
+    port: number;
+    heap: string;
+    pageCache: string;
+    progress: (m: string) => void;
+    timeoutMs?: number;
+  }): Promise<LocalNeo4j> {
+    const classpath = await resolveClasspath(options.progress);
+    const launcherDir = await compileLauncher(classpath);
+    const port = options.port === 0 ? await freePort() : options.port;
+    await mkdir(options.home, { recursive: true });
+    // The classpath goes through an argument file: hundreds of jars would otherwise fill `ps`.
+    const argFile = path.join(launcherDir, 'classpath.args');
+    await writeFile(argFile, `-cp "${`${launcherDir}${path.delimiter}${classpath}`.replace(/\\/g, '/')}"\n`);
+    const child = spawn(
+      'java',
+      [
+        ...JVM_FLAGS,
+        `-Xmx${options.heap}`,
+        `@${argFile}`,
+        'Launcher',
+        '--home',
+        options.home,
+        '--port',
+        String(port),
+        '--pagecache',
+        options.pageCache,
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    const stderrTail: string[] = [];
+    readline.createInterface({ input: child.stderr }).on('line', (line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > 30) stderrTail.shift();
+    });
+    const ready = new Promise<void>((resolve, reject) => {
+      const lines = readline.createInterface({ input: child.stdout });
+      lines.on('line', (line) => {
+        if (line.startsWith('NEO4J_READY ')) resolve();
+        else if (line.startsWith('NEO4J_PORT_IN_USE')) reject(new PortInUseError(port));
+        else if (line.startsWith('NEO4J_FAILED')) {
+          reject(new Neo4jUnavailableError(`embedded Neo4j failed to start: ${line.slice(13)}`));
+        }
+      });
+      child.once('error', reject);
+      child.once('exit', (code) =>
+        reject(
+          new Neo4jUnavailableError(
+            `embedded Neo4j exited with code ${String(code)} before it was ready:\n${stderrTail.join('\n')}`,
+          ),
+        ),
+      );
+    });
+    const instance = new LocalNeo4j(child, `bolt://127.0.0.1:${port}`, options.home, port);
+    try {
+      await withTimeout(ready, options.timeoutMs ?? 180_000, 'embedded Neo4j start');
+      return instance;
+    } catch (err) {
+      await instance.stop();
+      throw err;
+    }
+  }
+
+  /** Stops the database cleanly (SIGTERM), forcing it after the grace period. */
+  async stop(graceMs = 30_000): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    try {
+      await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+async function startMavenNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoint> {
+  const ephemeral = options.dataDir === undefined;
+  const home = ephemeral
+    ? path.join(os.tmpdir(), `pas-neo4j-${process.pid}-${Date.now()}`)
+    : path.resolve(options.dataDir!, 'neo4j');
+  options.progress(`starting embedded Neo4j 5.26 (data in ${home})`);
+  const started = Date.now();
+  const db = await LocalNeo4j.start({ ...options, home });
+  options.progress(`Neo4j ready at ${db.uri} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return {
+    uri: db.uri,
+    user: 'neo4j',
+    password: '',
+    source: 'maven',
+    stop: async () => {
+      await db.stop();
+      if (ephemeral) {
+        const { rm } = await import('node:fs/promises');
+        await rm(home, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Neo4jUnavailableError(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from '../../logging/logger.js';
+import type { Metrics } from '../../metrics.js';
+import { stateOf } from '../state.js';
+
+const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/**
+ * Gives every request its id (the caller's when well formed), a child logger carrying it, and
+ * one structured log line plus metrics when it ends. Paths are logged without query strings and
+ * headers only by allow-list, so no secret reaches the log from a URL or header.
+ */
+export function requestContext(logger: Logger, metrics: Metrics): Middleware {
+  return async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const state = stateOf(ctx);
+    state.requestId = requestId;
+    state.log = logger.child({ request_id: requestId });
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    metrics.httpInFlight.inc();
+    try {
+      await next();
+    } finally {
+      metrics.httpInFlight.dec();
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = state.routeTemplate ?? 'unmatched';
+      const labels = { method: ctx.method, route, status: String(ctx.status) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, seconds);
+      const log = state.log;
+      const level = ctx.status >= 500 ? 'error' : 'info';
+      log[level](
+        {
+          req: {
+            method: ctx.method,
+            path: ctx.path,
+            route,
+            ip: ctx.ip,
+            user_agent: ctx.get('User-Agent') || undefined,
+          },
+          res: { status: ctx.status, length: ctx.length },
+          client_id: state.auth?.clientId,
+          duration_ms: Math.round(seconds * 1e6) / 1e3,
+        },
+        'request completed',
+      );
+    }
+  };
+}

@@ -1,0 +1,192 @@
+import type { TSchema } from '@sinclair/typebox';
+import { Problem } from '../../schemas/common.js';
+import { type SCOPES, type AnyRoute } from '../route.js';
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+  serverUrl: string;
+  tokenUrl: string;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+const SCOPE_DESCRIPTIONS: Record<(typeof SCOPES)[number], string> = {
+  'principals:read': 'Read principals, their relationships and access',
+  'principals:write': 'Create, update and delete principals',
+  'groups:read': 'Read groups and memberships',
+  'groups:write': 'Manage groups and memberships',
+  'policies:read': 'Read policies',
+  'policies:write': 'Write and simulate policies',
+  'decisions:evaluate': 'Ask for access decisions',
+  'decisions:read': 'Read recorded decisions',
+  'audit:read': 'Read audit events',
+  'audit:reports': 'Generate and read audit reports',
+  'webhooks:read': 'Read webhooks and deliveries',
+  'webhooks:write': 'Manage webhooks',
+  'clients:admin': 'Manage API clients',
+  'connectors:admin': 'Manage identity connectors',
+};
+
+/**
+ * Collects schemas that carry a `title` as named components and replaces them by references,
+ * so the document stays readable and each shape is described once.
+ */
+class Components {
+  readonly schemas: Record<string, Json> = {};
+  private readonly texts = new Map<string, string>();
+
+  reference(schema: TSchema): Json {
+    return this.walk(JSON.parse(JSON.stringify(schema)) as Json);
+  }
+
+  private walk(node: Json): Json {
+    if (Array.isArray(node)) return node.map((n) => this.walk(n));
+    if (node === null || typeof node !== 'object') return node;
+    const out: Record<string, Json> = {};
+    for (const [k, v] of Object.entries(node)) out[k] = this.walk(v);
+    const title = node['title'];
+    if (typeof title === 'string' && /^[A-Z][A-Za-z0-9]*$/.test(title)) {
+      const text = JSON.stringify(out);
+      const known = this.texts.get(title);
+      if (known !== undefined && known !== text) throw new Error(`two different schemas are titled ${title}`);
+      this.texts.set(title, text);
+      this.schemas[title] = out;
+      return { $ref: `#/components/schemas/${title}` };
+    }
+    return out;
+  }
+}
+
+function parameters(schema: TSchema | undefined, where: 'path' | 'query', components: Components): Json[] {
+  if (!schema) return [];
+  const props = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+  const required = new Set((schema as { required?: string[] }).required ?? []);
+  return Object.entries(props).map(([name, prop]) => {
+    const p = prop as { description?: string };
+    const entry: Record<string, Json> = {
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      schema: components.reference(prop),
+    };
+    if (p.description) entry['description'] = p.description;
+    return entry;
+  });
+}
+
+function problemResponse(description: string): Json {
+  return {
+    description,
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+  };
+}
+
+const RATE_HEADERS: Record<string, Json> = {
+  RateLimit: {
+    description: 'Remaining quota: `"bucket";r=remaining;t=seconds-to-reset`',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'Quota policy: `"bucket";q=limit;w=window-seconds`',
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': { description: 'Requests allowed per window', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in this window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'End of the window, Unix epoch seconds', schema: { type: 'integer' } },
+};
+
+export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Record<string, Json> {
+  const components = new Components();
+  components.reference(Problem);
+  const paths: Record<string, Record<string, Json>> = {};
+
+  for (const route of routes) {
+    const responses: Record<string, Json> = {};
+    for (const [status, spec] of Object.entries(route.responses)) {
+      const entry: Record<string, Json> = { description: spec.description };
+      if (spec.schema) {
+        entry['content'] = {
+          [spec.contentType ?? 'application/json']: { schema: components.reference(spec.schema) },
+        };
+      } else if (spec.contentType) {
+        entry['content'] = { [spec.contentType]: { schema: { type: 'string' } } };
+      }
+      const headers: Record<string, Json> = {};
+      for (const [name, h] of Object.entries(spec.headers ?? {})) {
+        headers[name] = { description: h.description, schema: components.reference(h.schema) };
+      }
+      if (route.rateLimit !== 'none') Object.assign(headers, RATE_HEADERS);
+      if (Object.keys(headers).length > 0) entry['headers'] = headers;
+      responses[status] = entry;
+    }
+    const errors: Record<string, Json> = {};
+    if (route.params || route.query || route.body)
+      errors['400'] = problemResponse('Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`)');
+    if (route.auth !== 'public') {
+      errors['401'] = problemResponse('Missing, invalid, expired or revoked token (`UNAUTHENTICATED`)');
+      errors['403'] = problemResponse(
+        `The token lacks the \`${route.auth.scope}\` scope (\`INSUFFICIENT_SCOPE\`)`,
+      );
+    }
+    if (route.params) errors['404'] = problemResponse('Not found (`NOT_FOUND`)');
+    if (route.body) {
+      errors['413'] = problemResponse('Body over 1 MiB (`PAYLOAD_TOO_LARGE`)');
+      errors['415'] = problemResponse('Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)');
+    }
+    if (route.rateLimit !== 'none') errors['429'] = problemResponse('Over the rate limit (`RATE_LIMITED`)');
+    errors['500'] = problemResponse('Internal error (`INTERNAL`)');
+    errors['503'] = problemResponse('The database is unreachable (`UNAVAILABLE`)');
+    for (const [status, value] of Object.entries(errors))
+      if (!(status in responses)) responses[status] = value;
+
+    const operation: Record<string, Json> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      tags: route.tags,
+      parameters: [
+        ...parameters(route.params, 'path', components),
+        ...parameters(route.query, 'query', components),
+      ],
+      responses,
+      security: route.auth === 'public' ? [] : [{ oauth2: [route.auth.scope] }],
+      'x-required-scope': route.auth === 'public' ? null : route.auth.scope,
+      'x-rate-limit-bucket': route.rateLimit === 'none' ? null : route.rateLimit,
+    };
+    if (route.description) operation['description'] = route.description;
+    if (route.body) {
+      const schema = components.reference(route.body);
+      const content: Record<string, Json> = {};
+      for (const kind of route.bodyTypes ?? ['json']) {
+        content[kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'] = { schema };
+      }
+      operation['requestBody'] = { required: route.bodyRequired ?? true, content };
+    }
+    const pathItem = (paths[route.path] ??= {});
+    pathItem[route.method.toLowerCase()] = operation;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version, description: info.description },
+    servers: [{ url: info.serverUrl }],
+    paths,
+    components: {
+      schemas: components.schemas,
+      securitySchemes: {
+        oauth2: {
+          type: 'oauth2',
+          description: 'OAuth 2.0 client credentials; access tokens are RFC 9068 JWTs sent as Bearer tokens.',
+          flows: {
+            clientCredentials: {
+              tokenUrl: info.tokenUrl,
+              refreshUrl: info.tokenUrl,
+              scopes: SCOPE_DESCRIPTIONS,
+            },
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Context } from 'koa';
+
+export const SCOPES = [
+  'principals:read',
+  'principals:write',
+  'groups:read',
+  'groups:write',
+  'policies:read',
+  'policies:write',
+  'decisions:evaluate',
+  'decisions:read',
+  'audit:read',
+  'audit:reports',
+  'webhooks:read',
+  'webhooks:write',
+  'clients:admin',
+  'connectors:admin',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export type Bucket = 'standard' | 'decisions' | 'bulk' | 'scim';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: TSchema;
+  /** Defaults to application/json. */
+  contentType?: string;
+  headers?: Record<string, { description: string; schema: TSchema }>;
+}
+
+type In<S> = S extends TSchema ? Static<S> : undefined;
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  ctx: Context;
+}
+
+export interface RouteResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+interface RouteCommon {
+  method: HttpMethod;
+  /** OpenAPI-style path, `{name}` for parameters. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** The one scope the caller's token needs, or `public` for unauthenticated operations. */
+  auth: { scope: Scope } | 'public';
+  /** Rate-limit bucket; `none` for operational endpoints outside `/v1`. */
+  rateLimit: Bucket | 'none';
+  /** Media types the body may use (default JSON only). */
+  bodyTypes?: readonly ('json' | 'form')[];
+  /** When false, an empty body is accepted and arrives as `undefined`. */
+  bodyRequired?: boolean;
+  responses: Record<number, ResponseSpec>;
+  /** Errors of this operation use the OAuth 2.0 format of RFC 6749 §5.2 instead of problem details. */
+  oauthErrors?: boolean;
+}
+
+type Handler<P, Q, B> = (
+  input: RouteInput<P, Q, B>,
+) => Promise<RouteResult | undefined> | RouteResult | undefined;
+
+/**
+ * Everything the service knows about one operation. The router, the validators and the OpenAPI
+ * document are all built from these, so they cannot drift apart.
+ */
+export interface RouteSpec<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+> extends RouteCommon {
+  params?: P;
+  query?: Q;
+  body?: B;
+  handler: Handler<In<P>, In<Q>, In<B>>;
+}
+
+/** An operation with its schema types erased, as the router and the OpenAPI builder hold it. */
+export interface AnyRoute extends RouteCommon {
+  params?: TSchema;
+  query?: TSchema;
+  body?: TSchema;
+  handler: Handler<unknown, unknown, unknown>;
+}
+
+/** Checks a handler against its schemas; the router validates input before the handler runs. */
+export function defineRoute<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B>): AnyRoute {
+  return spec as unknown as AnyRoute;
+}
+
+export function koaPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+}

@@ -1,0 +1,177 @@
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import typeis from 'type-is';
+import { AppError, validationFailed } from '../errors/errors.js';
+import { koaPath, type AnyRoute } from './route.js';
+import { stateOf } from './state.js';
+import { bodyAjv, compile, queryAjv, responseAjv, toFieldErrors, type Validator } from './validation.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+const MEDIA_TYPES = {
+  json: ['application/json', 'application/*+json'],
+  form: ['application/x-www-form-urlencoded'],
+};
+
+export interface RouteTable {
+  /** Koa middleware that dispatches to the matched operation. */
+  dispatch: Middleware;
+  /** Finds the operation for a request before dispatch (auth and rate limits need it). */
+  resolve(method: string, path: string): { route: AnyRoute | undefined; allowed: string[] };
+  routes: readonly AnyRoute[];
+}
+
+export interface RouteTableOptions {
+  /** Check every response body against its declared schema (on in tests). */
+  validateResponses: boolean;
+}
+
+/**
+ * Builds the router from the operations' specs: per operation, path parameters (a malformed id
+ * is simply not found), query and body are validated by schemas compiled once here.
+ */
+export function buildRouteTable(routes: readonly AnyRoute[], options: RouteTableOptions): RouteTable {
+  const router = new Router();
+  const byName = new Map<string, AnyRoute>();
+  const seen = new Set<string>();
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`;
+    if (seen.has(key) || byName.has(route.operationId))
+      throw new Error(`duplicate operation ${key} / ${route.operationId}`);
+    seen.add(key);
+    byName.set(route.operationId, route);
+    router.register(koaPath(route.path), [route.method], operationMiddleware(route, options), {
+      name: route.operationId,
+    });
+  }
+  const dispatch = router.routes() as unknown as Middleware;
+  return {
+    dispatch,
+    routes,
+    resolve(method, path) {
+      const match = router.match(path, method);
+      const layer = match.pathAndMethod.find((l) => l.methods.length > 0);
+      const allowed = [...new Set(match.path.flatMap((l) => l.methods))];
+      return { route: layer?.name ? byName.get(layer.name) : undefined, allowed };
+    },
+  };
+}
+
+function operationMiddleware(route: AnyRoute, options: RouteTableOptions): Middleware[] {
+  const chain: Middleware[] = [];
+  if (route.params) {
+    const check = compile(queryAjv, route.params);
+    chain.push(async (ctx, next) => {
+      const params = { ...(ctx.params as Record<string, string>) };
+      if (!check(params)) throw new AppError('NOT_FOUND', `${ctx.path} does not exist`);
+      const state = stateOf(ctx);
+      state.input = { ...state.input, params };
+      await next();
+    });
+  }
+  if (route.query) {
+    const check = compile(queryAjv, route.query);
+    chain.push(async (ctx, next) => {
+      const query: Record<string, unknown> = { ...ctx.query };
+      if (!check(query)) {
+        throw validationFailed('invalid query parameters', toFieldErrors(check.errors, '/query'));
+      }
+      const state = stateOf(ctx);
+      state.input = { ...state.input, query };
+      await next();
+    });
+  }
+  if (route.body) chain.push(...bodyMiddleware(route));
+  chain.push(handlerMiddleware(route, options));
+  return chain;
+}
+
+function bodyMiddleware(route: AnyRoute): Middleware[] {
+  const kinds = route.bodyTypes ?? ['json'];
+  const accepted = kinds.flatMap((k) => MEDIA_TYPES[k]);
+  const required = route.bodyRequired ?? true;
+  const check = compile(bodyAjv, route.body!);
+  const parse = bodyParser({
+    enableTypes: [...kinds],
+    jsonLimit: BODY_LIMIT_BYTES,
+    formLimit: BODY_LIMIT_BYTES,
+    jsonStrict: true,
+    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    // Parse errors are rethrown so the error middleware maps them (400, 413, 415).
+    onError: (err: Error) => {
+      throw err;
+    },
+  }) as unknown as Middleware;
+
+  const guard: Middleware = async (ctx, next) => {
+    const length = Number(ctx.get('Content-Length') || '0');
+    if (length > BODY_LIMIT_BYTES)
+      throw new AppError('PAYLOAD_TOO_LARGE', 'the request body is larger than 1 MiB');
+    if (!typeis.hasBody(ctx.req) || (length === 0 && !ctx.get('Transfer-Encoding'))) {
+      stateOf(ctx).bodyPresent = false;
+      await next();
+      return;
+    }
+    if (!typeis(ctx.req, accepted)) {
+      throw new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `the request body must be ${kinds.includes('form') ? 'application/json or application/x-www-form-urlencoded' : 'application/json'}`,
+      );
+    }
+    stateOf(ctx).bodyPresent = true;
+    await parse(ctx, next);
+  };
+
+  const validate: Middleware = async (ctx, next) => {
+    const state = stateOf(ctx);
+    let body: unknown = state.bodyPresent ? (ctx.request as { body?: unknown }).body : undefined;
+    if (body === undefined) {
+      if (required)
+        throw validationFailed('a request body is required', [{ pointer: '', message: 'is required' }]);
+    } else {
+      if (typeis(ctx.req, MEDIA_TYPES.form)) body = normaliseForm(body);
+      if (!check(body)) throw validationFailed('the request body is invalid', toFieldErrors(check.errors));
+    }
+    state.input = { ...state.input, body };
+    await next();
+  };
+  return [guard, validate];
+}
+
+/** Form bodies parse into a null-prototype object; give them a plain one for the validator. */
+function normaliseForm(body: unknown): unknown {
+  return body && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : body;
+}
+
+function handlerMiddleware(route: AnyRoute, options: RouteTableOptions): Middleware {
+  const responseChecks = new Map<number, Validator>();
+  if (options.validateResponses) {
+    for (const [status, spec] of Object.entries(route.responses)) {
+      if (spec.schema) responseChecks.set(Number(status), compile(responseAjv, spec.schema));
+    }
+  }
+  return async (ctx: Context, _next: Next) => {
+    const input = stateOf(ctx).input ?? {};
+    const result = await route.handler({ params: input.params, query: input.query, body: input.body, ctx });
+    if (result === undefined) return;
+    const status = result.status ?? 200;
+    for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    ctx.status = status;
+    if (result.body !== undefined) {
+      if (options.validateResponses) {
+        const check = responseChecks.get(status);
+        if (!check)
+          throw new Error(`${route.operationId} answered ${status}, which its spec does not declare`);
+        if (!check(result.body)) {
+          throw new Error(
+            `${route.operationId} response ${status} breaks its schema: ${JSON.stringify(toFieldErrors(check.errors))}`,
+          );
+        }
+      }
+      ctx.body = result.body;
+      const contentType = route.responses[status]?.contentType;
+      if (contentType) ctx.type = contentType;
+    }
+  };
+}

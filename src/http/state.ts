@@ -1,0 +1,28 @@
+import type { Context } from 'koa';
+import type { Logger } from '../logging/logger.js';
+import type { AnyRoute } from './route.js';
+
+/** The caller of an authenticated request. */
+export interface AuthContext {
+  clientId: string;
+  scopes: ReadonlySet<string>;
+  tokenId: string;
+  expiresAt: number;
+}
+
+/** What the middleware chain records on `ctx.state`, typed in one place. */
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+  route?: AnyRoute;
+  routeTemplate?: string;
+  allowedMethods?: string[];
+  input?: { params?: unknown; query?: unknown; body?: unknown };
+  bodyPresent?: boolean;
+  auth?: AuthContext;
+}
+
+export function stateOf(ctx: Context): RequestState {
+  const state: RequestState = ctx.state;
+  return state;
+}

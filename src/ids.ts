@@ -1,0 +1,37 @@
+import { monotonicFactory } from 'ulid';
+
+export const ID_PREFIXES = {
+  principal: 'prn',
+  group: 'grp',
+  policy: 'pol',
+  client: 'cli',
+  connector: 'con',
+  decision: 'dec',
+  event: 'evt',
+  report: 'rpt',
+  webhook: 'whk',
+  delivery: 'dlv',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const nextUlid = monotonicFactory();
+
+/** Crockford base32 ULID: 26 characters, the first of which is at most 7. */
+export const ULID_PATTERN = '[0-7][0-9A-HJKMNP-TV-Z]{25}';
+
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIXES[kind]}_${ULID_PATTERN}$`;
+}
+
+const matchers = Object.fromEntries(
+  Object.keys(ID_PREFIXES).map((k) => [k, new RegExp(idPattern(k as IdKind))]),
+) as Record<IdKind, RegExp>;
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${nextUlid()}`;
+}
+
+export function isId(kind: IdKind, value: unknown): value is string {
+  return typeof value === 'string' && matchers[kind].test(value);
+}

@@ -1,0 +1,78 @@
+import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { provideNeo4j, type Neo4jEndpoint } from './db/local-neo4j.js';
+import { createLogger } from './logging/logger.js';
+import { createRuntime, type Runtime } from './runtime.js';
+import { startServer, type Server } from './server.js';
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`principals-access-service: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger(config.logLevel);
+  const started = Date.now();
+
+  let neo4j: Neo4jEndpoint | undefined;
+  let runtime: Runtime | undefined;
+  let server: Server;
+  try {
+    neo4j = await provideNeo4j(config.neo4j, {
+      ...config.localNeo4j,
+      progress: (message) => logger.info(message),
+    });
+    runtime = await createRuntime({ config, logger, neo4j });
+    server = await startServer(runtime, { ...config, logger });
+  } catch (err) {
+    logger.fatal({ err }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    await runtime?.close().catch(() => undefined);
+    await neo4j?.stop().catch(() => undefined);
+    process.exit(1);
+  }
+  const host = config.host === '0.0.0.0' ? 'localhost' : config.host;
+  logger.info(
+    {
+      port: server.address.port,
+      neo4j: neo4j.uri,
+      neo4j_source: neo4j.source,
+      startup_ms: Date.now() - started,
+    },
+    `listening on http://${host}:${server.address.port}`,
+  );
+
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const endpoint = neo4j;
+    server
+      .shutdown()
+      .then(() => endpoint.stop())
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+void main();

@@ -1,0 +1,66 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import { idPattern, type IdKind } from '../ids.js';
+
+/**
+ * Building blocks shared by every resource schema. A schema with a `title` becomes a named
+ * component of the OpenAPI document.
+ */
+export const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'RFC 3339 UTC timestamp with milliseconds',
+  examples: ['2026-11-22T09:15:02.123Z'],
+});
+
+export const Id = (kind: IdKind, description?: string): TSchema =>
+  Type.String({ pattern: idPattern(kind), ...(description ? { description } : {}) });
+
+export const Pagination = Type.Object(
+  {
+    total: Type.Integer({ minimum: 0, description: 'Total matching items' }),
+    page: Type.Integer({ minimum: 1 }),
+    per_page: Type.Integer({ minimum: 1, maximum: 100, description: 'Page size used' }),
+    pages: Type.Integer({ minimum: 0, description: 'ceil(total / per_page)' }),
+  },
+  { additionalProperties: false, title: 'Pagination' },
+);
+
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1-100' }),
+  ),
+};
+
+export function Paginated<T extends TSchema>(item: T, title: string): TSchema {
+  return Type.Object(
+    { data: Type.Array(item), pagination: Pagination },
+    { additionalProperties: false, title },
+  );
+}
+
+export const FieldErrorSchema = Type.Object(
+  {
+    pointer: Type.String({
+      description: 'JSON Pointer into the request (`/query/...` for query parameters)',
+    }),
+    message: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.String(),
+    instance: Type.String(),
+    code: Type.String({ description: 'Stable machine-readable error code' }),
+    request_id: Type.String(),
+    errors: Type.Optional(Type.Array(FieldErrorSchema)),
+  },
+  { additionalProperties: false, title: 'Problem', description: 'RFC 9457 problem details' },
+);
+
+/** Objects the API accepts: unknown properties are an error, never silently dropped. */
+export const Strict = { additionalProperties: false } as const;

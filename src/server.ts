@@ -1,0 +1,61 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from './logging/logger.js';
+import type { Runtime } from './runtime.js';
+
+export interface Server {
+  http: http.Server;
+  address: AddressInfo;
+  /** Stops accepting, waits for in-flight requests (at most `timeoutMs`), then closes the runtime. */
+  shutdown(): Promise<void>;
+}
+
+export class PortInUseError extends Error {
+  constructor(readonly port: number) {
+    super(`port ${port} is already in use; set PORT to another port`);
+    this.name = 'PortInUseError';
+  }
+}
+
+export async function startServer(
+  runtime: Runtime,
+  options: { port: number; host: string; shutdownTimeoutMs: number; logger: Logger },
+): Promise<Server> {
+  const handle = runtime.app.koa.callback();
+  // Koa's handler settles every request itself, errors included; nothing is left to await here.
+  const server = http.createServer((req, res) => void handle(req, res));
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE' ? new PortInUseError(options.port) : err);
+    });
+    server.listen(options.port, options.host, () => resolve(server.address() as AddressInfo));
+  });
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    stopping ??= (async () => {
+      const { logger } = options;
+      const began = Date.now();
+      runtime.lifecycle.draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Keep-alive connections that go idle after their last response are closed as they do.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
+      const force = setTimeout(() => {
+        logger.warn('in-flight requests did not finish in time; closing their connections');
+        server.closeAllConnections();
+      }, options.shutdownTimeoutMs);
+      await closed;
+      clearInterval(sweep);
+      clearTimeout(force);
+      const drained = Date.now();
+      await runtime.close();
+      logger.info(
+        { drain_ms: drained - began, close_ms: Date.now() - drained },
+        'http server and database driver closed',
+      );
+    })();
+    return stopping;
+  };
+  return { http: server, address, shutdown };
+}

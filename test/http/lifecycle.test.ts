@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { expect } from 'chai';
+import { freePort } from '../../src/db/local-neo4j.js';
+import { edgeRoutes } from '../helpers/edge-routes.js';
+import { startTestApp } from '../helpers/app.js';
+
+function runMain(env: Record<string, string>): {
+  exited: Promise<number | null>;
+  output: () => string;
+  kill: (signal: NodeJS.Signals) => void;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  return {
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    output: () => out,
+    kill: (signal) => child.kill(signal),
+  };
+}
+
+describe('process lifecycle', function () {
+  this.timeout(60_000);
+
+  it('lets in-flight requests finish on shutdown and refuses new connections after', async () => {
+    const app = await startTestApp({ extraRoutes: edgeRoutes(() => app.runtime.db) });
+    const inFlight = app.http.get('/v1/_edge/slow?ms=700');
+    await new Promise((r) => setTimeout(r, 100));
+    const stopping = app.close();
+    const res = await inFlight;
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ waited: 700 });
+    await stopping;
+    let refused = false;
+    try {
+      await fetch(`${app.http.baseUrl}/healthz`);
+    } catch {
+      refused = true;
+    }
+    expect(refused).to.equal(true);
+  });
+
+  it('npm start path: boots on the configured Neo4j, serves, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const proc = runMain({ PORT: String(port), NEO4J_URI: process.env['NEO4J_URI']! });
+    let ready = 0;
+    for (let i = 0; i < 100 && ready !== 200; i += 1) {
+      await new Promise((r) => setTimeout(r, 200));
+      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      );
+    }
+    expect(ready, proc.output()).to.equal(200);
+    const doc = (await (await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)).json()) as {
+      openapi: string;
+    };
+    expect(doc.openapi).to.equal('3.1.0');
+    proc.kill('SIGTERM');
+    expect(await proc.exited).to.equal(0);
+    expect(proc.output()).to.contain('"msg":"stopped"');
+  });
+
+  it('stops at boot with a message naming a bad variable', async () => {
+    const proc = runMain({ PORT: 'not-a-port' });
+    expect(await proc.exited).to.equal(1);
+    expect(proc.output()).to.contain('PORT="not-a-port" is not valid');
+  });
+
+  it('reports an HTTP port already in use instead of hanging', async () => {
+    const port = await freePort();
+    const blocker = (await import('node:net')).createServer().listen(port, '0.0.0.0');
+    await new Promise((r) => blocker.once('listening', r));
+    try {
+      const proc = runMain({ PORT: String(port), NEO4J_URI: process.env['NEO4J_URI']! });
+      expect(await proc.exited).to.equal(1);
+      expect(proc.output()).to.contain(`port ${port} is already in use`);
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { freePort, LocalNeo4j, PortInUseError } from '../../src/db/local-neo4j.js';
+
+/** Running, as opposed to gone or a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+describe('embedded Neo4j launcher', function () {
+  this.timeout(120_000);
+  let home: string;
+  before(async () => {
+    home = await mkdtemp(path.join(os.tmpdir(), 'pas-launcher-'));
+  });
+  after(async () => {
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('reports a port already in use instead of hanging', async () => {
+    const port = await freePort();
+    const blocker = net.createServer().listen(port, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
+    try {
+      let error: unknown;
+      try {
+        await LocalNeo4j.start({
+          home,
+          port,
+          heap: '256m',
+          pageCache: '16m',
+          progress: () => undefined,
+          timeoutMs: 60_000,
+        });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).to.be.instanceOf(PortInUseError);
+      expect(String(error)).to.contain(String(port));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('dies with its parent process: no orphan JVM', async () => {
+    const script = `
+      import { LocalNeo4j } from './src/db/local-neo4j.ts';
+      const db = await LocalNeo4j.start({ home: ${JSON.stringify(path.join(home, 'orphan'))}, port: 0, heap: '256m', pageCache: '16m', progress: () => {} });
+      console.log('PID ' + db.pid);
+      setInterval(() => {}, 1000);
+    `;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const jvmPid = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      parent.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /PID (\d+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      parent.on('exit', () => reject(new Error(`parent exited early: ${out}`)));
+    });
+    expect(alive(jvmPid)).to.equal(true);
+    parent.kill('SIGKILL');
+    const deadline = Date.now() + 30_000;
+    while (alive(jvmPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(alive(jvmPid), 'the JVM outlived its parent').to.equal(false);
+  });
+});

@@ -1,0 +1,35 @@
+import { provideNeo4j, type Neo4jEndpoint } from '../../src/db/local-neo4j.js';
+
+/**
+ * One Neo4j for the whole run: the configured one (NEO4J_URI), else Docker, else the embedded
+ * Neo4j from tools/neo4j in a throwaway directory. Without any of them the run fails: tests
+ * never skip for want of a database.
+ */
+let endpoint: Neo4jEndpoint | undefined;
+
+export async function mochaGlobalSetup(): Promise<void> {
+  const started = Date.now();
+  endpoint = await provideNeo4j(
+    {
+      uri: process.env['NEO4J_URI'] || undefined,
+      user: process.env['NEO4J_USER'] || 'neo4j',
+      password: process.env['NEO4J_PASSWORD'] ?? '',
+    },
+    {
+      provider: (process.env['NEO4J_PROVIDER'] as 'auto' | 'docker' | 'maven' | undefined) ?? 'auto',
+      dataDir: undefined,
+      port: 0,
+      heap: '1g',
+      pageCache: '256m',
+      progress: (message) => process.stderr.write(`[neo4j] ${message}\n`),
+    },
+  );
+  process.env['NEO4J_URI'] = endpoint.uri;
+  process.env['NEO4J_USER'] = endpoint.user;
+  process.env['NEO4J_PASSWORD'] = endpoint.password;
+  process.stderr.write(`[neo4j] ${endpoint.source} Neo4j at ${endpoint.uri} (${Date.now() - started} ms)\n`);
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await endpoint?.stop();
+}
