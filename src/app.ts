@@ -4,6 +4,7 @@ import type { Database } from './db/database.js';
 import { AppError } from './errors/errors.js';
 import { buildOpenApi } from './http/openapi/build.js';
 import { errorHandler } from './http/middleware/errors.js';
+import { rateLimit } from './http/middleware/rate-limit.js';
 import { requestContext } from './http/middleware/request-context.js';
 import type { AnyRoute } from './http/route.js';
 import { buildRouteTable, type RouteTable } from './http/router.js';
@@ -11,6 +12,12 @@ import { stateOf } from './http/state.js';
 import { operationRoutes, type Lifecycle } from './http/routes/operations.js';
 import type { Logger } from './logging/logger.js';
 import type { Metrics } from './metrics.js';
+import type { RateLimiter } from './ratelimit/index.js';
+import type { Services } from './services.js';
+import { authenticate, authorize } from './http/middleware/auth.js';
+import { auditRoutes } from './http/routes/audit.js';
+import { authRoutes } from './http/routes/auth.js';
+import { clientRoutes } from './http/routes/clients.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -20,6 +27,8 @@ export interface AppDeps {
   metrics: Metrics;
   db: Database;
   lifecycle: Lifecycle;
+  rateLimiter: RateLimiter;
+  services: Services;
   /** Check each response against its schema; tests turn this on. */
   validateResponses?: boolean;
   /** Operations added to the built-in ones (the test suite uses this to exercise the HTTP edge). */
@@ -36,6 +45,9 @@ export interface App {
 export function allRoutes(deps: AppDeps, openapi: () => unknown): AnyRoute[] {
   return [
     ...operationRoutes({ db: deps.db, metrics: deps.metrics, lifecycle: deps.lifecycle, openapi }),
+    ...authRoutes({ ...deps.services, issuer: deps.config.tokens.issuer }),
+    ...clientRoutes(deps.services),
+    ...auditRoutes(deps.services),
     ...(deps.extraRoutes ?? []),
   ];
 }
@@ -106,6 +118,9 @@ export function createApp(deps: AppDeps): App {
   koa.use(securityHeaders);
   koa.use(unmatched);
   koa.use(resolveRoute(routes));
+  koa.use(authenticate(deps.services.tokens));
+  koa.use(rateLimit(deps.rateLimiter, deps.config));
+  koa.use(authorize);
   koa.use(routes.dispatch);
   return { koa, routes, openapi: document };
 }

@@ -7,12 +7,16 @@ import type { AnyRoute } from './http/route.js';
 import type { Lifecycle } from './http/routes/operations.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
+import { createServices, type Services } from './services.js';
 
 export interface Runtime {
   app: App;
   db: Database;
   metrics: Metrics;
   lifecycle: Lifecycle;
+  rateLimiting: RateLimiting;
+  services: Services;
   close(): Promise<void>;
 }
 
@@ -68,12 +72,23 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
   const lifecycle: Lifecycle = { draining: false };
+  const rateLimiting = createRateLimiting(config, logger);
+  let services: Services;
+  try {
+    services = await createServices(config, db, rateLimiting, logger);
+  } catch (err) {
+    await rateLimiting.close();
+    await db.close();
+    throw err;
+  }
   const app = createApp({
     config,
     logger,
     metrics,
     db,
     lifecycle,
+    rateLimiter: rateLimiting.limiter,
+    services,
     validateResponses: options.validateResponses ?? false,
     extraRoutes: options.extraRoutes ?? [],
   });
@@ -82,7 +97,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     db,
     metrics,
     lifecycle,
+    rateLimiting,
+    services,
     close: async () => {
+      services.stop();
+      await rateLimiting.close();
       await db.close();
     },
   };

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
+import { idPattern } from '../ids.js';
 
 /**
  * Every setting the service reads from its environment, in one schema. The README's configuration
@@ -34,6 +35,27 @@ export const ConfigSchema = Type.Object({
   NEO4J_PROVIDER: Type.Optional(
     Type.Union([Type.Literal('auto'), Type.Literal('docker'), Type.Literal('maven')]),
   ),
+
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+' })),
+  RATE_LIMIT_STANDARD: Type.Optional(PositiveInt),
+  RATE_LIMIT_DECISIONS: Type.Optional(PositiveInt),
+  RATE_LIMIT_BULK: Type.Optional(PositiveInt),
+  RATE_LIMIT_SCIM: Type.Optional(PositiveInt),
+  RATE_LIMIT_WINDOW_S: Type.Optional(PositiveInt),
+  RATE_LIMIT_KEY_PREFIX: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:_-]{1,64}$' })),
+  AUTH_FAILURE_LIMIT: Type.Optional(PositiveInt),
+  AUTH_FAILURE_IP_LIMIT: Type.Optional(PositiveInt),
+  AUTH_FAILURE_WINDOW_S: Type.Optional(PositiveInt),
+
+  ACCESS_TOKEN_TTL_S: Type.Optional(Type.Integer({ minimum: 30, maximum: 86_400 })),
+  REFRESH_TOKEN_TTL_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })),
+  TOKEN_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  SIGNING_ALG: Type.Optional(Type.Union([Type.Literal('ES256'), Type.Literal('RS256')])),
+  SIGNING_KEY_ROTATION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+  KEY_ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/_-]{43}=?$' })),
+  CLIENT_SECRET_HASH_COST: Type.Optional(Type.Integer({ minimum: 10, maximum: 20 })),
+  BOOTSTRAP_CLIENT_ID: Type.Optional(Type.String({ pattern: idPattern('client') })),
+  BOOTSTRAP_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 24, maxLength: 256 })),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
@@ -60,6 +82,28 @@ export interface Config {
     port: number;
     heap: string;
     pageCache: string;
+  };
+  redisUrl: string | undefined;
+  rateLimits: {
+    windowS: number;
+    keyPrefix: string;
+    buckets: Record<'standard' | 'decisions' | 'bulk' | 'scim', number>;
+    authFailures: { perClient: number; perIp: number; windowS: number };
+  };
+  tokens: {
+    issuer: string;
+    audience: string;
+    accessTtlS: number;
+    refreshTtlDays: number;
+    signingAlg: 'ES256' | 'RS256';
+    keyRotationDays: number;
+    /** 32 bytes; undefined means a per-installation key kept under the data directory. */
+    keyEncryptionKey: Buffer | undefined;
+  };
+  clients: {
+    secretHashCost: number;
+    bootstrapId: string | undefined;
+    bootstrapSecret: string | undefined;
   };
 }
 
@@ -111,10 +155,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const c = candidate;
   const port = c.PORT ?? 8080;
+  const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const kek = c.KEY_ENCRYPTION_KEY === undefined ? undefined : Buffer.from(c.KEY_ENCRYPTION_KEY, 'base64');
+  if (kek !== undefined && kek.length !== 32) {
+    throw new ConfigError([
+      'KEY_ENCRYPTION_KEY is not valid: expected 32 bytes in base64 (openssl rand -base64 32)',
+    ]);
+  }
   return {
     port,
     host: c.HOST ?? '0.0.0.0',
-    publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl,
     logLevel: c.LOG_LEVEL ?? 'info',
     trustProxy: c.TRUST_PROXY ?? false,
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS ?? 10_000,
@@ -133,6 +184,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: c.NEO4J_LOCAL_PORT ?? 7687,
       heap: c.NEO4J_LOCAL_HEAP ?? '1g',
       pageCache: c.NEO4J_LOCAL_PAGECACHE ?? '256m',
+    },
+    redisUrl: c.REDIS_URL,
+    rateLimits: {
+      windowS: c.RATE_LIMIT_WINDOW_S ?? 60,
+      keyPrefix: c.RATE_LIMIT_KEY_PREFIX ?? 'pas:rl',
+      buckets: {
+        standard: c.RATE_LIMIT_STANDARD ?? 1000,
+        decisions: c.RATE_LIMIT_DECISIONS ?? 10_000,
+        bulk: c.RATE_LIMIT_BULK ?? 100,
+        scim: c.RATE_LIMIT_SCIM ?? 1800,
+      },
+      authFailures: {
+        perClient: c.AUTH_FAILURE_LIMIT ?? 10,
+        perIp: c.AUTH_FAILURE_IP_LIMIT ?? 100,
+        windowS: c.AUTH_FAILURE_WINDOW_S ?? 900,
+      },
+    },
+    tokens: {
+      issuer: publicBaseUrl,
+      audience: c.TOKEN_AUDIENCE ?? `${publicBaseUrl}/v1`,
+      accessTtlS: c.ACCESS_TOKEN_TTL_S ?? 900,
+      refreshTtlDays: c.REFRESH_TOKEN_TTL_DAYS ?? 30,
+      signingAlg: c.SIGNING_ALG ?? 'ES256',
+      keyRotationDays: c.SIGNING_KEY_ROTATION_DAYS ?? 30,
+      keyEncryptionKey: kek,
+    },
+    clients: {
+      secretHashCost: c.CLIENT_SECRET_HASH_COST ?? 15,
+      bootstrapId: c.BOOTSTRAP_CLIENT_ID,
+      bootstrapSecret: c.BOOTSTRAP_CLIENT_SECRET,
     },
   };
 }

@@ -57,6 +57,8 @@ interface RouteCommon {
   tags: string[];
   /** The one scope the caller's token needs, or `public` for unauthenticated operations. */
   auth: { scope: Scope } | 'public';
+  /** A public operation that still wants to know a bearer-token caller, if there is one. */
+  identifiesCaller?: boolean;
   /** Rate-limit bucket; `none` for operational endpoints outside `/v1`. */
   rateLimit: Bucket | 'none';
   /** Media types the body may use (default JSON only). */

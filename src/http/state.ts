@@ -20,6 +20,8 @@ export interface RequestState {
   input?: { params?: unknown; query?: unknown; body?: unknown };
   bodyPresent?: boolean;
   auth?: AuthContext;
+  /** Why the bearer token was refused, when it was. */
+  authError?: string;
 }
 
 export function stateOf(ctx: Context): RequestState {

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema, type TString } from '@sinclair/typebox';
 import { idPattern, type IdKind } from '../ids.js';
 
 /**
@@ -11,7 +11,7 @@ export const Timestamp = Type.String({
   examples: ['2026-11-22T09:15:02.123Z'],
 });
 
-export const Id = (kind: IdKind, description?: string): TSchema =>
+export const Id = (kind: IdKind, description?: string): TString =>
   Type.String({ pattern: idPattern(kind), ...(description ? { description } : {}) });
 
 export const Pagination = Type.Object(

@@ -4,7 +4,8 @@ import type { AnyRoute } from '../../src/http/route.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { startServer, type Server } from '../../src/server.js';
-import { resetDatabase } from './db.js';
+import { freePort } from '../../src/db/local-neo4j.js';
+import { resetDatabaseAt } from './db.js';
 import { HttpClient } from './http.js';
 
 /** Log lines the app wrote, kept in memory so tests can check what reaches the log. */
@@ -40,29 +41,58 @@ export interface TestAppOptions {
   neo4jUri?: string;
 }
 
+/** The bootstrap admin client every test app starts with (a store without clients creates it). */
+export const ADMIN_CLIENT_ID = 'cli_01JTESTADM1N0000000000000A';
+export const ADMIN_CLIENT_SECRET = 'test-admin-secret-0123456789abcdef';
+export const TEST_KEY_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/**
+ * Test defaults: a fast secret hash, fixed admin credentials and key-encryption key, and limits
+ * high enough that only the rate-limit tests ever meet them.
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: '8080', LOG_LEVEL: 'info', ...env });
+  return loadConfig({
+    PORT: '8080',
+    LOG_LEVEL: 'info',
+    KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY,
+    CLIENT_SECRET_HASH_COST: '10',
+    BOOTSTRAP_CLIENT_ID: ADMIN_CLIENT_ID,
+    BOOTSTRAP_CLIENT_SECRET: ADMIN_CLIENT_SECRET,
+    RATE_LIMIT_STANDARD: '1000000',
+    RATE_LIMIT_DECISIONS: '1000000',
+    RATE_LIMIT_BULK: '1000000',
+    AUTH_FAILURE_LIMIT: '1000',
+    AUTH_FAILURE_IP_LIMIT: '100000',
+    ...env,
+  });
 }
 
 /** The real service (runtime, Koa, HTTP server) on the test Neo4j, on a free port. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const config = testConfig(options.env);
+  const port = await freePort();
+  const config = testConfig({
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    ...options.env,
+  });
   const logs = new LogCapture();
   const logger = createLogger(config.logLevel, logs);
+  const neo4j = {
+    uri: options.neo4jUri ?? process.env['NEO4J_URI']!,
+    user: process.env['NEO4J_USER'] ?? 'neo4j',
+    password: process.env['NEO4J_PASSWORD'] ?? '',
+  };
+  // Emptied before start-up, so that the bootstrap client and signing key are created afresh.
+  if (!options.keepData) await resetDatabaseAt(neo4j);
   const runtime = await createRuntime({
     config,
     logger,
-    neo4j: {
-      uri: options.neo4jUri ?? process.env['NEO4J_URI']!,
-      user: process.env['NEO4J_USER'] ?? 'neo4j',
-      password: process.env['NEO4J_PASSWORD'] ?? '',
-    },
+    neo4j,
     validateResponses: true,
     extraRoutes: options.extraRoutes ?? [],
     connectTimeoutMs: 20_000,
   });
-  if (!options.keepData) await resetDatabase(runtime.db);
-  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000, logger });
+  const server = await startServer(runtime, { port, host: '127.0.0.1', shutdownTimeoutMs: 5_000, logger });
   const http = new HttpClient(`http://127.0.0.1:${server.address.port}`);
   return {
     config,

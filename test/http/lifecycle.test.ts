@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { freePort } from '../../src/db/local-neo4j.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
-import { startTestApp } from '../helpers/app.js';
+import { startTestApp, TEST_KEY_ENCRYPTION_KEY } from '../helpers/app.js';
 
 function runMain(env: Record<string, string>): {
   exited: Promise<number | null>;
@@ -10,7 +10,14 @@ function runMain(env: Record<string, string>): {
   kill: (signal: NodeJS.Signals) => void;
 } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      // The suite's store holds signing keys sealed with the test key-encryption key.
+      KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY,
+      CLIENT_SECRET_HASH_COST: '10',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

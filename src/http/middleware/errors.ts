@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Context, Middleware } from 'koa';
+import { OAuthError } from '../../auth/oauth-error.js';
 import { AppError, type ErrorCode } from '../../errors/errors.js';
 import type { Logger } from '../../logging/logger.js';
 import { stateOf } from '../state.js';
@@ -63,6 +64,14 @@ export function errorHandler(logger: Logger): Middleware {
     try {
       await next();
     } catch (raw) {
+      if (raw instanceof OAuthError) {
+        for (const [name, value] of Object.entries(raw.headers)) ctx.set(name, value);
+        ctx.set('Cache-Control', 'no-store');
+        ctx.set('Pragma', 'no-cache');
+        ctx.status = raw.status;
+        ctx.body = { error: raw.error, error_description: raw.description };
+        return;
+      }
       const error = toAppError(raw);
       const log = stateOf(ctx).log ?? logger;
       if (error.status >= 500) {
@@ -77,11 +86,14 @@ export function errorHandler(logger: Logger): Middleware {
       if (!ctx.req.complete) ctx.set('Connection', 'close');
       ctx.status = error.status;
       const oauth = stateOf(ctx).route?.oauthErrors;
-      if (oauth && error.status < 500) {
+      if (oauth && error.status < 500 && error.code !== 'RATE_LIMITED') {
         ctx.set('Cache-Control', 'no-store');
+        ctx.set('Pragma', 'no-cache');
         ctx.body = {
           error: error.status === 401 ? 'invalid_client' : 'invalid_request',
-          error_description: error.message,
+          error_description: error.errors?.[0]
+            ? `${error.message}: ${error.errors[0].pointer || '/'} ${error.errors[0].message}`
+            : error.message,
         };
         return;
       }

@@ -112,6 +112,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
         };
       } else if (spec.contentType) {
         entry['content'] = { [spec.contentType]: { schema: { type: 'string' } } };
+      } else if (Number(status) >= 400) {
+        entry['content'] = {
+          'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+        };
       }
       const headers: Record<string, Json> = {};
       for (const [name, h] of Object.entries(spec.headers ?? {})) {

@@ -1,0 +1,2 @@
+MATCH (e:AuditEvent {id: $id})
+RETURN e {.*} AS event

@@ -1,0 +1,239 @@
+import { recordEvent, SYSTEM_CONTEXT, type OperationContext, type RequestMeta } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database } from '../db/database.js';
+import { AppError, conflict, notFound } from '../errors/errors.js';
+import { SCOPES, type Scope } from '../http/route.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logging/logger.js';
+import type { AuthFailureGuard } from '../ratelimit/index.js';
+import { OAuthError } from './oauth-error.js';
+import { generateSecret, hashSecret, verifyNothing, verifySecret } from './secrets.js';
+
+const Q = defineQueries('clients', [
+  'create',
+  'get',
+  'count',
+  'page',
+  'lock',
+  'count_other_admins',
+  'delete',
+  'credentials',
+  'bootstrap',
+]);
+
+export interface ClientView {
+  id: string;
+  name: string;
+  scopes: string[];
+  status: 'active' | 'deleted';
+  created_at: string;
+  created_by: string;
+  deleted_at?: string;
+  deleted_by?: string;
+}
+
+function view(row: ClientView & { deleted_at?: string | null; deleted_by?: string | null }): ClientView {
+  const { deleted_at, deleted_by, ...rest } = row;
+  return { ...rest, ...(deleted_at ? { deleted_at } : {}), ...(deleted_by ? { deleted_by } : {}) };
+}
+
+const nameKey = (name: string): string => name.trim().toLowerCase();
+
+export interface ClientSettings {
+  secretHashCost: number;
+  bootstrapId: string | undefined;
+  bootstrapSecret: string | undefined;
+}
+
+/** API clients: the callers of the service, each with a secret (kept only as a slow hash) and scopes. */
+export class ClientService {
+  constructor(
+    private readonly db: Database,
+    private readonly settings: ClientSettings,
+    private readonly authFailures: AuthFailureGuard,
+    private readonly logger: Logger,
+  ) {}
+
+  async create(
+    input: { name: string; scopes: Scope[] },
+    op: OperationContext,
+  ): Promise<ClientView & { client_secret: string }> {
+    const secret = generateSecret('pas_cs_');
+    const secretHash = await hashSecret(secret, this.settings.secretHashCost);
+    const scopes = [...new Set(input.scopes)].sort();
+    const name = input.name.trim();
+    const id = newId('client');
+    try {
+      const client = await this.db.write('clients/create', async (tx) => {
+        const row = await tx.first<{ client: ClientView }>(Q.create, {
+          id,
+          name,
+          nameKey: nameKey(name),
+          scopes,
+          secretHash,
+          createdBy: op.actor.id,
+        });
+        await recordEvent(tx, op, {
+          type: 'client.created',
+          target: { type: 'client', id },
+          changes: { name: { to: name }, scopes: { to: scopes } },
+        });
+        return view(row!.client);
+      });
+      return { ...client, client_secret: secret };
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'CONFLICT')
+        throw conflict(`a client named "${name}" already exists`);
+      throw err;
+    }
+  }
+
+  async get(id: string): Promise<ClientView> {
+    const [row] = await this.db.query<{ client: ClientView }>(Q.get, { id });
+    if (!row) throw notFound('client', id);
+    return view(row.client);
+  }
+
+  async list(
+    statuses: ('active' | 'deleted')[],
+    page: number,
+    limit: number,
+  ): Promise<{ total: number; items: ClientView[] }> {
+    return this.db.read('clients/list', async (tx) => {
+      const [count] = await tx.run<{ total: number }>(Q.count, { statuses });
+      const rows = await tx.run<{ client: ClientView }>(Q.page, {
+        statuses,
+        skip: (page - 1) * limit,
+        limit,
+      });
+      return { total: count?.total ?? 0, items: rows.map((r) => view(r.client)) };
+    });
+  }
+
+  /**
+   * Deletes a client and revokes its tokens. The last active client holding `clients:admin`
+   * cannot be deleted: nobody could manage clients afterwards.
+   */
+  async delete(
+    id: string,
+    op: OperationContext,
+  ): Promise<{ id: string; status: 'deleted'; deleted_at: string; deleted_by: string }> {
+    return this.db.write('clients/delete', async (tx) => {
+      const current = await tx.first<{ client: { id: string; scopes: string[]; status: string } }>(Q.lock, {
+        id,
+      });
+      if (!current) throw notFound('client', id);
+      if (current.client.status === 'deleted') throw conflict(`client ${id} is already deleted`);
+      if (current.client.scopes.includes('clients:admin')) {
+        const [others] = await tx.run<{ admins: number }>(Q.count_other_admins, { id });
+        if ((others?.admins ?? 0) === 0) {
+          throw conflict(
+            'this is the last active client with clients:admin; create another admin client first',
+          );
+        }
+      }
+      const [row] = await tx.run<{
+        client: { id: string; status: 'deleted'; deleted_at: string; deleted_by: string };
+        revoked: number;
+      }>(Q.delete, { id, deletedBy: op.actor.id });
+      await recordEvent(tx, op, {
+        type: 'client.deleted',
+        target: { type: 'client', id },
+        changes: { status: { from: 'active', to: 'deleted' } },
+      });
+      return row!.client;
+    });
+  }
+
+  /**
+   * Checks client credentials for the token endpoints. Failures are counted per client id and
+   * source address; past the limit the caller must wait, whatever secret it tries. The response
+   * never says whether the id exists.
+   */
+  async authenticate(
+    clientId: string,
+    secret: string,
+    meta: RequestMeta,
+  ): Promise<{ id: string; scopes: string[] }> {
+    const ip = meta.sourceIp ?? 'unknown';
+    const waitS = await this.authFailures.blockedForS(clientId, ip);
+    if (waitS > 0) {
+      throw new OAuthError(
+        'temporarily_unavailable',
+        `too many failed authentication attempts; retry in ${waitS} s`,
+        429,
+        {
+          'Retry-After': String(waitS),
+        },
+      );
+    }
+    const [row] = await this.db.query<{ status: string; secretHash: string; scopes: string[] }>(
+      Q.credentials,
+      {
+        id: clientId,
+      },
+    );
+    const ok = row
+      ? await verifySecret(secret, row.secretHash)
+      : await verifyNothing(this.settings.secretHashCost);
+    if (ok && row?.status === 'active') {
+      await this.authFailures.recordSuccess(clientId);
+      return { id: clientId, scopes: row.scopes };
+    }
+    await this.authFailures.recordFailure(clientId, ip);
+    const reason = !row ? 'unknown_client' : row.status !== 'active' ? 'client_deleted' : 'invalid_secret';
+    await this.recordFailure(clientId, reason, meta);
+    throw new OAuthError('invalid_client', 'client authentication failed', 401);
+  }
+
+  /** On a store without clients, creates the admin client that holds every scope. */
+  async bootstrap(): Promise<void> {
+    const id = this.settings.bootstrapId ?? newId('client');
+    const secret = this.settings.bootstrapSecret ?? generateSecret('pas_cs_');
+    const secretHash = await hashSecret(secret, this.settings.secretHashCost);
+    const name = 'bootstrap-admin';
+    const created = await this.db.write('clients/bootstrap', async (tx) => {
+      const rows = await tx.run(Q.bootstrap, {
+        id,
+        name,
+        nameKey: nameKey(name),
+        scopes: [...SCOPES],
+        secretHash,
+      });
+      if (rows.length === 0) return false;
+      await recordEvent(tx, SYSTEM_CONTEXT, {
+        type: 'client.created',
+        target: { type: 'client', id },
+        changes: { name: { to: name }, scopes: { to: [...SCOPES] } },
+      });
+      return true;
+    });
+    if (!created) return;
+    if (this.settings.bootstrapSecret) {
+      this.logger.info(
+        { client_id: id },
+        'created the bootstrap admin client from BOOTSTRAP_CLIENT_ID/BOOTSTRAP_CLIENT_SECRET',
+      );
+    } else {
+      // Shown once, in the message text: the structured field would be redacted.
+      this.logger.warn(
+        `created the bootstrap admin client ${id} with secret ${secret} - store it now, it is not shown again`,
+      );
+    }
+  }
+
+  private async recordFailure(clientId: string, reason: string, meta: RequestMeta): Promise<void> {
+    const shownId = clientId.slice(0, 128);
+    try {
+      await this.db.write('audit/auth_failed', (tx) =>
+        recordEvent(
+          tx,
+          { actor: { type: 'client', id: shownId }, meta },
+          { type: 'auth.failed', target: { type: 'client', id: shownId }, outcome: 'failure', reason },
+        ),
+      );
+    } catch (err) {
+      this.logger.warn({ err }, 'could not record a failed authentication');
+    }
+  }
+}

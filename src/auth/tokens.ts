@@ -1,0 +1,392 @@
+import { randomBytes } from 'node:crypto';
+import jwt, { type JwtPayload } from 'jsonwebtoken';
+import { recordEvent, type OperationContext } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database } from '../db/database.js';
+import type { AuthContext } from '../http/state.js';
+import type { Logger } from '../logging/logger.js';
+import { OAuthError } from './oauth-error.js';
+import { generateSecret, sha256 } from './secrets.js';
+import type { SigningKeys } from './signing-keys.js';
+
+const Q = defineQueries('tokens', [
+  'create_family',
+  'lock_refresh',
+  'find_refresh',
+  'rotate_refresh',
+  'revoke_family',
+  'find_access',
+  'revoke_access',
+  'access_status',
+  'purge_expired',
+]);
+
+export interface TokenSettings {
+  issuer: string;
+  audience: string;
+  accessTtlS: number;
+  refreshTtlDays: number;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token: string;
+}
+
+/** Why a bearer token was refused; the message goes into `WWW-Authenticate` and the problem detail. */
+export class InvalidTokenError extends Error {
+  override name = 'InvalidTokenError';
+}
+
+const CLOCK_TOLERANCE_S = 30;
+const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
+
+/** Scopes asked for (space-separated) within those allowed; nothing asked means all of them. */
+export function narrowScope(requested: string | undefined, allowed: readonly string[]): string[] {
+  if (requested === undefined || requested.trim() === '') return [...allowed];
+  const asked = [...new Set(requested.split(' ').filter(Boolean))];
+  const outside = asked.filter((s) => !allowed.includes(s));
+  if (outside.length > 0) {
+    throw new OAuthError('invalid_scope', `scope not granted to this client: ${outside.join(' ')}`);
+  }
+  return asked;
+}
+
+function looksLikeJwt(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
+}
+
+type RefreshOutcome =
+  | { kind: 'ok'; clientId: string; scope: string[]; jti: string; refreshToken: string }
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'reuse' }
+  | { kind: 'bad_scope'; error: OAuthError };
+
+/**
+ * OAuth tokens: RFC 9068 access tokens signed with the shared keys, and opaque refresh tokens
+ * kept only as digests. Every access token is recorded, so that revoking it, its family or its
+ * client takes effect on the very next request on every instance.
+ */
+export class TokenService {
+  private purgeTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly keys: SigningKeys,
+    private readonly settings: TokenSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** client_credentials: a new family for an authenticated client. */
+  async issueForClient(
+    client: { id: string; scopes: readonly string[] },
+    requestedScope?: string,
+  ): Promise<TokenResponse> {
+    const scope = narrowScope(requestedScope, client.scopes);
+    const jti = this.newJti();
+    const refreshToken = generateSecret('pas_rt_');
+    const now = Date.now();
+    const rows = await this.db.write(Q.create_family, (tx) =>
+      tx.run(Q.create_family, {
+        clientId: client.id,
+        familyId: this.newJti(),
+        scope,
+        jti,
+        refreshHash: sha256(refreshToken),
+        accessExpiresAt: new Date(now + this.settings.accessTtlS * 1000).toISOString(),
+        refreshExpiresAt: new Date(now + this.settings.refreshTtlDays * 86_400_000).toISOString(),
+      }),
+    );
+    if (rows.length === 0) throw new OAuthError('invalid_client', 'client authentication failed', 401);
+    return this.respond(client.id, scope, jti, refreshToken, now);
+  }
+
+  /**
+   * Rotation (RFC 9700): the presented refresh token is spent and a new pair issued. Presenting
+   * an already-rotated token revokes the whole family, since one of the two holders is not the
+   * legitimate client.
+   */
+  async refresh(
+    refreshToken: string,
+    options: { clientId?: string; scope?: string },
+    op: OperationContext,
+  ): Promise<TokenResponse> {
+    const hash = sha256(refreshToken);
+    const now = Date.now();
+    const outcome = await this.db.write<RefreshOutcome>('tokens/refresh', async (tx) => {
+      if ((await tx.run(Q.lock_refresh, { hash })).length === 0)
+        return { kind: 'invalid', reason: 'unknown' };
+      const row = await tx.first<{
+        status: string;
+        expired: boolean;
+        familyId: string;
+        familyStatus: string;
+        scope: string[];
+        clientId: string;
+        clientStatus: string;
+      }>(Q.find_refresh, { hash });
+      if (!row) return { kind: 'invalid', reason: 'unknown' };
+      if (options.clientId !== undefined && row.clientId !== options.clientId) {
+        return { kind: 'invalid', reason: 'issued to another client' };
+      }
+      if (row.status === 'rotated' && row.familyStatus === 'active') {
+        await tx.run(Q.revoke_family, { familyId: row.familyId, reason: 'refresh_token_reuse' });
+        await recordEvent(
+          tx,
+          { ...op, actor: { type: 'system', id: 'system' } },
+          {
+            type: 'token.revoked',
+            target: { type: 'token_family', id: row.familyId },
+            reason: 'refresh_token_reuse',
+            changes: { status: { from: 'active', to: 'revoked' } },
+          },
+        );
+        return { kind: 'reuse' };
+      }
+      if (row.status !== 'active' || row.familyStatus !== 'active' || row.clientStatus !== 'active') {
+        return { kind: 'invalid', reason: 'revoked' };
+      }
+      if (row.expired) return { kind: 'invalid', reason: 'expired' };
+      let scope: string[];
+      try {
+        scope = narrowScope(options.scope, row.scope);
+      } catch (err) {
+        return { kind: 'bad_scope', error: err as OAuthError };
+      }
+      const jti = this.newJti();
+      const next = generateSecret('pas_rt_');
+      await tx.run(Q.rotate_refresh, {
+        familyId: row.familyId,
+        hash,
+        jti,
+        newHash: sha256(next),
+        accessExpiresAt: new Date(now + this.settings.accessTtlS * 1000).toISOString(),
+        refreshExpiresAt: new Date(now + this.settings.refreshTtlDays * 86_400_000).toISOString(),
+      });
+      return { kind: 'ok', clientId: row.clientId, scope, jti, refreshToken: next };
+    });
+    switch (outcome.kind) {
+      case 'ok':
+        return this.respond(outcome.clientId, outcome.scope, outcome.jti, outcome.refreshToken, now);
+      case 'bad_scope':
+        throw outcome.error;
+      case 'reuse':
+        this.logger.warn('refresh token reuse detected; token family revoked');
+        throw new OAuthError('invalid_grant', 'refresh token was already used; its token family is revoked');
+      case 'invalid':
+        throw new OAuthError('invalid_grant', `refresh token is invalid (${outcome.reason})`);
+    }
+  }
+
+  /** Verifies a bearer access token, revocation included. */
+  async verify(token: string): Promise<AuthContext> {
+    if (!looksLikeJwt(token)) throw new InvalidTokenError('the access token is malformed');
+    const decoded = jwt.decode(token, { complete: true });
+    if (!decoded || typeof decoded.payload === 'string')
+      throw new InvalidTokenError('the access token is malformed');
+    const { header } = decoded;
+    if (typeof header.typ !== 'string' || !ACCESS_TOKEN_TYPES.has(header.typ.toLowerCase())) {
+      throw new InvalidTokenError('the token is not an access token (typ must be at+jwt)');
+    }
+    if (typeof header.kid !== 'string') throw new InvalidTokenError('the access token names no signing key');
+    const key = await this.keys.verificationKey(header.kid);
+    if (!key) throw new InvalidTokenError('the access token is signed with an unknown key');
+    let claims: JwtPayload;
+    try {
+      claims = jwt.verify(token, key.publicKey, {
+        algorithms: [key.alg],
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+        clockTolerance: CLOCK_TOLERANCE_S,
+      }) as JwtPayload;
+    } catch (err) {
+      const name = (err as Error).name;
+      if (name === 'TokenExpiredError') throw new InvalidTokenError('the access token has expired');
+      if (name === 'NotBeforeError') throw new InvalidTokenError('the access token is not valid yet');
+      throw new InvalidTokenError(`the access token is invalid: ${(err as Error).message}`);
+    }
+    const { sub, jti, scope, iat, exp } = claims;
+    if (
+      typeof sub !== 'string' ||
+      claims['client_id'] !== sub ||
+      typeof jti !== 'string' ||
+      typeof scope !== 'string' ||
+      typeof iat !== 'number' ||
+      typeof exp !== 'number'
+    ) {
+      throw new InvalidTokenError('the access token lacks required claims');
+    }
+    if (iat > Date.now() / 1000 + CLOCK_TOLERANCE_S)
+      throw new InvalidTokenError('the access token is not valid yet');
+    const [row] = await this.db.query<{ status: string }>(Q.access_status, { jti });
+    if (!row) throw new InvalidTokenError('the access token is not known');
+    if (row.status !== 'active') throw new InvalidTokenError('the access token has been revoked');
+    return { clientId: sub, scopes: new Set(scope.split(' ')), tokenId: jti, expiresAt: exp * 1000 };
+  }
+
+  /**
+   * RFC 7009 revocation. Unknown tokens are accepted silently; a token of another client is
+   * refused unless the caller administers clients. Revoking a refresh token revokes its family.
+   */
+  async revoke(
+    token: string,
+    hint: string | undefined,
+    caller: { clientId: string; admin: boolean },
+    op: OperationContext,
+  ): Promise<void> {
+    const order = hint === 'refresh_token' ? ['refresh', 'access'] : ['access', 'refresh'];
+    for (const kind of order) {
+      const done =
+        kind === 'access'
+          ? await this.revokeAccess(token, caller, op)
+          : await this.revokeRefresh(token, caller, op);
+      if (done) return;
+    }
+  }
+
+  /** Revokes one access token by id (the caller's own token, when it revokes itself). */
+  async revokeOwnAccessToken(jti: string, op: OperationContext): Promise<void> {
+    await this.db.write('tokens/revoke_self', async (tx) => {
+      const revoked = await tx.run(Q.revoke_access, { jti });
+      if (revoked.length > 0) {
+        await recordEvent(tx, op, {
+          type: 'token.revoked',
+          target: { type: 'access_token', id: jti },
+          changes: { status: { from: 'active', to: 'revoked' } },
+        });
+      }
+    });
+  }
+
+  startPurge(intervalMs = 10 * 60_000): void {
+    this.purgeTimer = setInterval(() => {
+      this.purge().catch((err: unknown) => this.logger.warn({ err }, 'token purge failed'));
+    }, intervalMs);
+    this.purgeTimer.unref();
+  }
+
+  stop(): void {
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
+  }
+
+  async purge(batch = 5_000): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [row] = await this.db.write(Q.purge_expired, (tx) =>
+        tx.run<{ removed: number }>(Q.purge_expired, { batch }),
+      );
+      const removed = row?.removed ?? 0;
+      total += removed;
+      if (removed < batch) return total;
+    }
+  }
+
+  private async revokeAccess(
+    token: string,
+    caller: { clientId: string; admin: boolean },
+    op: OperationContext,
+  ): Promise<boolean> {
+    if (!looksLikeJwt(token)) return false;
+    const decoded = jwt.decode(token, { complete: true });
+    const kid = decoded?.header.kid;
+    if (!decoded || typeof decoded.payload === 'string' || typeof kid !== 'string') return false;
+    const key = await this.keys.verificationKey(kid);
+    if (!key) return false;
+    let claims: JwtPayload;
+    try {
+      // An expired token may still be revoked; only its signature has to be ours.
+      claims = jwt.verify(token, key.publicKey, {
+        algorithms: [key.alg],
+        ignoreExpiration: true,
+      }) as JwtPayload;
+    } catch {
+      return false;
+    }
+    const jti = claims.jti;
+    if (typeof jti !== 'string') return false;
+    return this.db.write('tokens/revoke', async (tx) => {
+      const found = await tx.first<{ status: string; clientId: string }>(Q.find_access, { jti });
+      if (!found) return false;
+      this.assertMayRevoke(found.clientId, caller);
+      if (found.status !== 'revoked') {
+        await tx.run(Q.revoke_access, { jti });
+        await recordEvent(tx, op, {
+          type: 'token.revoked',
+          target: { type: 'access_token', id: jti },
+          changes: { status: { from: found.status, to: 'revoked' } },
+        });
+      }
+      return true;
+    });
+  }
+
+  private async revokeRefresh(
+    token: string,
+    caller: { clientId: string; admin: boolean },
+    op: OperationContext,
+  ): Promise<boolean> {
+    const hash = sha256(token);
+    return this.db.write('tokens/revoke', async (tx) => {
+      const found = await tx.first<{ familyId: string; familyStatus: string; clientId: string }>(
+        Q.find_refresh,
+        { hash },
+      );
+      if (!found) return false;
+      this.assertMayRevoke(found.clientId, caller);
+      if (found.familyStatus !== 'revoked') {
+        await tx.run(Q.revoke_family, { familyId: found.familyId, reason: 'revoked' });
+        await recordEvent(tx, op, {
+          type: 'token.revoked',
+          target: { type: 'token_family', id: found.familyId },
+          changes: { status: { from: found.familyStatus, to: 'revoked' } },
+        });
+      }
+      return true;
+    });
+  }
+
+  private assertMayRevoke(owner: string, caller: { clientId: string; admin: boolean }): void {
+    if (owner !== caller.clientId && !caller.admin) {
+      throw new OAuthError('unauthorized_client', 'the token was issued to another client');
+    }
+  }
+
+  private newJti(): string {
+    return randomBytes(16).toString('base64url');
+  }
+
+  private respond(
+    clientId: string,
+    scope: string[],
+    jti: string,
+    refreshToken: string,
+    now: number,
+  ): TokenResponse {
+    const { kid, alg, privateKey } = this.keys.current();
+    const iat = Math.floor(now / 1000);
+    const accessToken = jwt.sign(
+      {
+        iss: this.settings.issuer,
+        sub: clientId,
+        client_id: clientId,
+        aud: this.settings.audience,
+        scope: scope.join(' '),
+        iat,
+        exp: iat + this.settings.accessTtlS,
+        jti,
+      },
+      privateKey,
+      { algorithm: alg, keyid: kid, header: { alg, typ: 'at+jwt', kid } },
+    );
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: this.settings.accessTtlS,
+      scope: scope.join(' '),
+      refresh_token: refreshToken,
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import type { Middleware } from 'koa';
+import { InvalidTokenError, type TokenService } from '../../auth/tokens.js';
+import { AppError } from '../../errors/errors.js';
+import { stateOf } from '../state.js';
+
+export const REALM = 'principals-access-service';
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+function quoted(text: string): string {
+  return text.replace(/["\\]/g, '');
+}
+
+/**
+ * Identifies the caller from its bearer token for operations that need one. A refused token is
+ * only noted here: rate limiting runs next (counting the caller by address) and `authorize`
+ * then answers 401, so that the 401 carries the rate-limit headers too.
+ */
+export function authenticate(tokens: TokenService): Middleware {
+  return async (ctx, next) => {
+    const state = stateOf(ctx);
+    const route = state.route;
+    if (!route || (route.auth === 'public' && !route.identifiesCaller)) {
+      await next();
+      return;
+    }
+    const header = ctx.get('Authorization');
+    if (header && !/^Basic /i.test(header)) {
+      const match = BEARER.exec(header);
+      if (!match) {
+        state.authError = 'the Authorization header does not hold a Bearer token';
+      } else {
+        try {
+          state.auth = await tokens.verify(match[1]!);
+        } catch (err) {
+          if (!(err instanceof InvalidTokenError)) throw err;
+          state.authError = err.message;
+        }
+      }
+    }
+    await next();
+  };
+}
+
+/** Enforces the operation's scope: 401 without a valid token, 403 without the scope (RFC 6750). */
+export const authorize: Middleware = async (ctx, next) => {
+  const state = stateOf(ctx);
+  const route = state.route;
+  if (route && route.auth !== 'public') {
+    const { scope } = route.auth;
+    if (!state.auth) {
+      const detail = state.authError ?? 'a bearer access token is required';
+      throw new AppError('UNAUTHENTICATED', detail, {
+        headers: {
+          'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${quoted(detail)}"`,
+        },
+      });
+    }
+    if (!state.auth.scopes.has(scope)) {
+      throw new AppError('INSUFFICIENT_SCOPE', `this operation needs the ${scope} scope`, {
+        headers: {
+          'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`,
+        },
+      });
+    }
+  }
+  await next();
+};

@@ -1,0 +1,57 @@
+import { Type } from '@sinclair/typebox';
+import type { AuditRepository } from '../../audit/repository.js';
+import { notFound } from '../../errors/errors.js';
+import { AuditEventList, AuditEventSchema, AuditListQuery } from '../../schemas/audit.js';
+import { Id } from '../../schemas/common.js';
+import { pagination } from '../context.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+export function auditRoutes(deps: { audit: AuditRepository }): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/v1/audit/events',
+      operationId: 'listAuditEvents',
+      summary: 'List audit events',
+      description: 'Newest first (`occurred_at` descending, then `id` descending).',
+      tags: ['Audit'],
+      auth: { scope: 'audit:read' },
+      rateLimit: 'standard',
+      query: AuditListQuery,
+      responses: { 200: { description: 'A page of events', schema: AuditEventList } },
+      handler: async ({ query }) => {
+        const page = query.page ?? 1;
+        const limit = query.limit ?? 50;
+        const { total, items } = await deps.audit.list(
+          {
+            ...(query.type ? { types: query.type.split(',') } : {}),
+            ...(query.actor_id ? { actorId: query.actor_id } : {}),
+            ...(query.target_id ? { targetId: query.target_id } : {}),
+            ...(query.outcome ? { outcome: query.outcome } : {}),
+            ...(query.since ? { since: query.since } : {}),
+            ...(query.until ? { until: query.until } : {}),
+          },
+          page,
+          limit,
+        );
+        return { body: { data: items, pagination: pagination(total, page, limit) } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/audit/events/{id}',
+      operationId: 'getAuditEvent',
+      summary: 'Get one audit event',
+      tags: ['Audit'],
+      auth: { scope: 'audit:read' },
+      rateLimit: 'standard',
+      params: Type.Object({ id: Id('event') }),
+      responses: { 200: { description: 'The event', schema: AuditEventSchema } },
+      handler: async ({ params }) => {
+        const event = await deps.audit.get(params.id);
+        if (!event) throw notFound('audit event', params.id);
+        return { body: event };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,655 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Type } from '@sinclair/typebox';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import Koa from 'koa';
+import { freePort } from '../../src/db/local-neo4j.js';
+import { errorHandler } from '../../src/http/middleware/errors.js';
+import { rateLimit } from '../../src/http/middleware/rate-limit.js';
+import { defineRoute, type AnyRoute } from '../../src/http/route.js';
+import { stateOf } from '../../src/http/state.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { createRateLimiting, type RateLimiting } from '../../src/ratelimit/index.js';
+import { LogCapture, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
+import { ADMIN, authed } from '../helpers/auth.js';
+import { edgeRoutes } from '../helpers/edge-routes.js';
+import type { HttpResponse } from '../helpers/http.js';
+
+const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const ID = 'prn_01JD0000000000000000000000';
+
+let prefixCount = 0;
+/** A key prefix of its own for every app, so runs and tests never share counters. */
+function uniquePrefix(): string {
+  prefixCount += 1;
+  return `test:rl:${process.pid}:${Date.now().toString(36)}:${prefixCount}`;
+}
+
+/** A test-only operation in the `bulk` bucket, to show buckets count separately. */
+const bulkRoute: AnyRoute = defineRoute({
+  method: 'GET',
+  path: '/v1/_rl/bulk',
+  operationId: 'rateLimitBulk',
+  summary: 'Bulk bucket (test only)',
+  tags: ['Test'],
+  auth: 'public',
+  rateLimit: 'bulk',
+  responses: { 200: { description: 'ok', schema: Type.Object({ ok: Type.Boolean() }) } },
+  handler: () => ({ body: { ok: true } }),
+});
+
+async function connectRedis(url: string): Promise<Redis> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.ping();
+    return client;
+  } catch (err) {
+    client.disconnect();
+    throw new Error(
+      `the rate-limit tests need a Redis at ${url} (set TEST_REDIS_URL to use another): ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+}
+
+async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+function expectRateHeaders(res: HttpResponse, bucket: string, limit: number, remaining: number): void {
+  const h = res.headers;
+  expect(h.get('ratelimit-policy'), 'RateLimit-Policy').to.equal(`"${bucket}";q=${limit};w=60`);
+  const match = /^"([a-z]+)";r=(\d+);t=(\d+)$/.exec(h.get('ratelimit') ?? '');
+  expect(match, `RateLimit: ${h.get('ratelimit')}`).to.not.equal(null);
+  const [, name, r, t] = match!;
+  expect(name).to.equal(bucket);
+  expect(Number(r)).to.equal(remaining);
+  expect(Number(t)).to.be.within(0, 60);
+  expect(h.get('x-ratelimit-limit')).to.equal(String(limit));
+  expect(h.get('x-ratelimit-remaining')).to.equal(String(remaining));
+  const reset = Number(h.get('x-ratelimit-reset'));
+  const now = Date.now() / 1000;
+  expect(reset, 'X-RateLimit-Reset is epoch seconds within the window').to.be.within(now - 1, now + 61);
+  expect(Math.abs(reset - (Math.floor(now) + Number(t))), 'Reset and t agree').to.be.at.most(2);
+}
+
+function expectNoRateHeaders(res: HttpResponse): void {
+  for (const name of [
+    'ratelimit',
+    'ratelimit-policy',
+    'x-ratelimit-limit',
+    'x-ratelimit-remaining',
+    'x-ratelimit-reset',
+  ]) {
+    expect(res.headers.get(name), name).to.equal(null);
+  }
+}
+
+function expectRateLimited(res: HttpResponse): number {
+  expect(res.status, JSON.stringify(res.body)).to.equal(429);
+  expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+  expect(res.body).to.include({ status: 429, code: 'RATE_LIMITED', type: 'about:blank' });
+  expect(res.body.request_id).to.equal(res.headers.get('x-request-id'));
+  const retryAfter = res.headers.get('retry-after');
+  expect(retryAfter).to.match(/^\d+$/);
+  expect(Number(retryAfter)).to.be.within(1, 60);
+  return Number(retryAfter);
+}
+
+const from = (ip: string): { headers: Record<string, string> } => ({ headers: { 'X-Forwarded-For': ip } });
+
+/**
+ * Until its connection is ready an instance counts in memory; wait for a request (from an address
+ * of its own) to land in Redis so that the counts the tests look at are the shared ones.
+ */
+async function warmUp(app: TestApp, redis: Redis, prefix: string, ip: string): Promise<void> {
+  await until('the instance to count in Redis', async () => {
+    await app.http.get('/v1/openapi.json', from(ip));
+    return (await redis.exists(`${prefix}:standard:ip:${ip}`)) === 1;
+  });
+}
+
+describe('rate limits', function () {
+  this.timeout(60_000);
+  let redis: Redis;
+  const prefixes: string[] = [];
+  const track = (prefix: string): string => {
+    prefixes.push(prefix);
+    return prefix;
+  };
+
+  before(async () => {
+    redis = await connectRedis(REDIS_URL);
+  });
+  after(async () => {
+    if (!redis) return;
+    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    await redis.quit();
+  });
+
+  describe('with Redis', () => {
+    let app: TestApp;
+    let prefix: string;
+    before(async () => {
+      prefix = track(uniquePrefix());
+      app = await startTestApp({
+        extraRoutes: [...edgeRoutes(() => app.runtime.db), bulkRoute],
+        env: {
+          REDIS_URL,
+          RATE_LIMIT_KEY_PREFIX: prefix,
+          RATE_LIMIT_STANDARD: '1000',
+          RATE_LIMIT_BULK: '100',
+          TRUST_PROXY: 'true',
+        },
+      });
+      await warmUp(app, redis, prefix, '192.0.2.1');
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    it('reports both header sets on a success and counts in Redis', async () => {
+      const res = await app.http.get('/v1/_edge/db', from('10.1.0.1'));
+      expect(res.status).to.equal(200);
+      expectRateHeaders(res, 'standard', 1000, 999);
+      expect(await redis.get(`${prefix}:standard:ip:10.1.0.1`)).to.equal('1');
+      expect(await redis.pttl(`${prefix}:standard:ip:10.1.0.1`)).to.be.within(1, 60_000);
+    });
+
+    it('reports them on errors too: 404 under /v1, 405, 400 and 413', async () => {
+      const ip = '10.1.0.2';
+      const notFound = await app.http.get('/v1/does/not/exist', from(ip));
+      expect(notFound.status).to.equal(404);
+      expectRateHeaders(notFound, 'standard', 1000, 999);
+
+      const notAllowed = await app.http.delete('/v1/openapi.json', from(ip));
+      expect(notAllowed.status).to.equal(405);
+      expectRateHeaders(notAllowed, 'standard', 1000, 998);
+
+      const invalid = await app.http.post(`/v1/_edge/echo/${ID}`, { name: '' }, from(ip));
+      expect(invalid.status).to.equal(400);
+      expect(invalid.body.code).to.equal('VALIDATION_FAILED');
+      expectRateHeaders(invalid, 'standard', 1000, 997);
+
+      const tooLarge = await app.http.post(`/v1/_edge/echo/${ID}`, undefined, {
+        raw: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
+        headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': ip },
+      });
+      expect(tooLarge.status).to.equal(413);
+      expectRateHeaders(tooLarge, 'standard', 1000, 996);
+
+      const failed = await app.http.get('/v1/_edge/boom', from(ip));
+      expect(failed.status).to.equal(500);
+      expectRateHeaders(failed, 'standard', 1000, 995);
+    });
+
+    it('reports them on a 401 and counts an unauthenticated caller by address', async () => {
+      const ip = '10.1.0.6';
+      const res = await app.http.get('/v1/clients', {
+        headers: { 'X-Forwarded-For': ip, Authorization: 'Bearer nope' },
+      });
+      expect(res.status).to.equal(401);
+      expect(res.body.code).to.equal('UNAUTHENTICATED');
+      expectRateHeaders(res, 'standard', 1000, 999);
+      expect(await redis.get(`${prefix}:standard:ip:${ip}`)).to.equal('1');
+    });
+
+    it('counts an authenticated caller by client id, whatever its address', async () => {
+      const admin = await authed(app);
+      const seen: number[] = [];
+      for (const ip of ['10.1.1.1', '10.1.1.2', '10.1.1.3']) {
+        const res = await admin.get('/v1/clients', from(ip));
+        expect(res.status, res.text).to.equal(200);
+        seen.push(Number(res.headers.get('x-ratelimit-remaining')));
+      }
+      expect(seen).to.deep.equal([999, 998, 997]);
+      expect(await redis.get(`${prefix}:standard:client:${ADMIN.id}`)).to.equal('3');
+      expect(await redis.keys(`${prefix}:standard:ip:10.1.1.*`)).to.deep.equal([]);
+    });
+
+    it('leaves operational endpoints and paths outside /v1 unlimited and without headers', async () => {
+      for (const path of ['/healthz', '/readyz', '/metrics', '/nothing-here']) {
+        const res = await app.http.get(path, from('10.1.0.3'));
+        expect(res.status, path).to.be.oneOf([200, 404]);
+        expectNoRateHeaders(res);
+      }
+      expect(await redis.keys(`${prefix}:*:ip:10.1.0.3`)).to.deep.equal([]);
+    });
+
+    it('decreases the remaining count by one per request', async () => {
+      for (let i = 1; i <= 5; i += 1) {
+        const res = await app.http.get('/v1/openapi.json', from('10.1.0.4'));
+        expect(res.status).to.equal(200);
+        expectRateHeaders(res, 'standard', 1000, 1000 - i);
+      }
+    });
+
+    it('counts each bucket separately', async () => {
+      const ip = '10.1.0.5';
+      await app.http.get('/v1/openapi.json', from(ip));
+      const bulk = await app.http.get('/v1/_rl/bulk', from(ip));
+      expect(bulk.status).to.equal(200);
+      expectRateHeaders(bulk, 'bulk', 100, 99);
+      const standard = await app.http.get('/v1/openapi.json', from(ip));
+      expectRateHeaders(standard, 'standard', 1000, 998);
+      expect(await redis.get(`${prefix}:bulk:ip:${ip}`)).to.equal('1');
+    });
+  });
+
+  describe('over the limit', () => {
+    let app: TestApp;
+    before(async () => {
+      const prefix = track(uniquePrefix());
+      app = await startTestApp({
+        extraRoutes: edgeRoutes(() => app.runtime.db),
+        env: { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '5', TRUST_PROXY: 'true' },
+      });
+      await warmUp(app, redis, prefix, '192.0.2.1');
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    it('answers 429 RATE_LIMITED with Retry-After and the rate-limit headers', async () => {
+      const ip = '10.2.0.1';
+      for (let i = 1; i <= 5; i += 1) {
+        const res = await app.http.get('/v1/_edge/db', from(ip));
+        expect(res.status).to.equal(200);
+        expectRateHeaders(res, 'standard', 5, 5 - i);
+      }
+      const limited = await app.http.get('/v1/_edge/db', from(ip));
+      const retryAfter = expectRateLimited(limited);
+      expectRateHeaders(limited, 'standard', 5, 0);
+      expect(Number(/t=(\d+)/.exec(limited.headers.get('ratelimit')!)![1])).to.be.at.most(retryAfter);
+
+      // The limit covers the whole bucket, unknown paths and errors included.
+      expectRateLimited(await app.http.get('/v1/does/not/exist', from(ip)));
+      expectRateLimited(await app.http.post(`/v1/_edge/echo/${ID}`, { name: 'x' }, from(ip)));
+    });
+
+    it('counts every source address separately', async () => {
+      const [a, b] = ['10.2.0.2', '10.2.0.3'];
+      for (let i = 0; i < 5; i += 1) await app.http.get('/v1/openapi.json', from(a));
+      expectRateLimited(await app.http.get('/v1/openapi.json', from(a)));
+      const other = await app.http.get('/v1/openapi.json', from(b));
+      expect(other.status).to.equal(200);
+      expectRateHeaders(other, 'standard', 5, 4);
+    });
+
+    it('keeps unlimited endpoints available to a limited caller', async () => {
+      const ip = '10.2.0.4';
+      for (let i = 0; i < 6; i += 1) await app.http.get('/v1/openapi.json', from(ip));
+      expect((await app.http.get('/healthz', from(ip))).status).to.equal(200);
+    });
+  });
+
+  describe('in memory (no REDIS_URL)', () => {
+    let app: TestApp;
+    let prefix: string;
+    before(async () => {
+      prefix = track(uniquePrefix());
+      app = await startTestApp({
+        extraRoutes: edgeRoutes(() => app.runtime.db),
+        env: { RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '3', TRUST_PROXY: 'true' },
+      });
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    it('counts, reports and limits without Redis', async () => {
+      for (let i = 1; i <= 3; i += 1) {
+        const res = await app.http.get('/v1/_edge/db', from('10.3.0.1'));
+        expect(res.status).to.equal(200);
+        expectRateHeaders(res, 'standard', 3, 3 - i);
+      }
+      const limited = await app.http.get('/v1/_edge/db', from('10.3.0.1'));
+      expectRateLimited(limited);
+      expectRateHeaders(limited, 'standard', 3, 0);
+      expect((await app.http.get('/v1/_edge/db', from('10.3.0.2'))).status).to.equal(200);
+      expect(await redis.keys(`${prefix}:*`), 'nothing reaches Redis').to.deep.equal([]);
+    });
+  });
+
+  describe('several instances', () => {
+    let one: TestApp;
+    let two: TestApp;
+    before(async () => {
+      const prefix = track(uniquePrefix());
+      const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '4', TRUST_PROXY: 'true' };
+      one = await startTestApp({ env });
+      two = await startTestApp({ env, keepData: true });
+      await warmUp(one, redis, prefix, '192.0.2.1');
+      await warmUp(two, redis, prefix, '192.0.2.2');
+    });
+    after(async () => {
+      await one?.close();
+      await two?.close();
+    });
+
+    it('share one bucket through Redis', async () => {
+      const ip = '10.4.0.1';
+      const seen: number[] = [];
+      for (const app of [one, two, one, two]) {
+        const res = await app.http.get('/v1/openapi.json', from(ip));
+        expect(res.status).to.equal(200);
+        seen.push(Number(res.headers.get('x-ratelimit-remaining')));
+      }
+      expect(seen).to.deep.equal([3, 2, 1, 0]);
+      expectRateLimited(await one.http.get('/v1/openapi.json', from(ip)));
+      expectRateLimited(await two.http.get('/v1/openapi.json', from(ip)));
+    });
+  });
+
+  describe('when Redis fails', () => {
+    let port: number;
+    let url: string;
+    let server: ChildProcess | undefined;
+    let one: TestApp;
+    let two: TestApp;
+    let prefix: string;
+
+    async function startRedis(): Promise<void> {
+      const child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        {
+          stdio: 'ignore',
+        },
+      );
+      server = child;
+      const failed = new Promise<never>((_, reject) => {
+        child.once('error', (err) => reject(new Error(`cannot start redis-server: ${err.message}`)));
+        child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
+      });
+      failed.catch(() => {});
+      await Promise.race([
+        failed,
+        until('the test Redis to accept connections', async () => {
+          try {
+            const probe = await connectRedis(url);
+            await probe.quit();
+            return true;
+          } catch {
+            return false;
+          }
+        }),
+      ]);
+    }
+
+    async function stopRedis(): Promise<void> {
+      const child = server;
+      server = undefined;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    }
+
+    const warnings = (app: TestApp): number =>
+      app.logs.entries().filter((e) => /Redis is unreachable/.test(String(e['msg']))).length;
+    const recoveries = (app: TestApp): number =>
+      app.logs.entries().filter((e) => /Redis is reachable again/.test(String(e['msg']))).length;
+
+    before(async () => {
+      port = await freePort();
+      url = `redis://127.0.0.1:${port}`;
+      await startRedis();
+      prefix = uniquePrefix();
+      const env = {
+        REDIS_URL: url,
+        RATE_LIMIT_KEY_PREFIX: prefix,
+        RATE_LIMIT_STANDARD: '100',
+        TRUST_PROXY: 'true',
+      };
+      one = await startTestApp({ extraRoutes: edgeRoutes(() => one.runtime.db), env });
+      two = await startTestApp({ env, keepData: true });
+      const probe = await connectRedis(url);
+      try {
+        await warmUp(one, probe, prefix, '192.0.2.1');
+        await warmUp(two, probe, prefix, '192.0.2.2');
+      } finally {
+        await probe.quit();
+      }
+    });
+    after(async () => {
+      await one?.close();
+      await two?.close();
+      await stopRedis();
+    });
+
+    it('keeps serving with headers, counting in memory, and shares again once Redis is back', async () => {
+      const ip = '10.5.0.1';
+      const first = await one.http.get('/v1/_edge/db', from(ip));
+      expectRateHeaders(first, 'standard', 100, 99);
+      const probe = await connectRedis(url);
+      const count = await probe.get(`${prefix}:standard:ip:${ip}`);
+      await probe.quit();
+      expect(count, 'the count is in the test Redis').to.equal('1');
+
+      await stopRedis();
+
+      for (let i = 1; i <= 5; i += 1) {
+        const started = Date.now();
+        const res = await one.http.get('/v1/_edge/db', from(ip));
+        expect(res.status).to.equal(200);
+        expect(Date.now() - started, 'no waiting on the dead Redis').to.be.below(1_500);
+        // Memory counting starts afresh: the requests seen during the outage.
+        expectRateHeaders(res, 'standard', 100, 100 - i);
+      }
+      // Reconnection attempts keep failing meanwhile; the outage is reported once.
+      await sleep(1_000);
+      expect(warnings(one)).to.equal(1);
+      const notFound = await one.http.get('/v1/nowhere', from(ip));
+      expect(notFound.status).to.equal(404);
+      expect(notFound.headers.get('x-ratelimit-remaining')).to.equal('94');
+
+      await startRedis();
+      await until('both instances to reconnect', () => recoveries(one) === 1 && recoveries(two) === 1);
+
+      const again = '10.5.0.2';
+      const seen: number[] = [];
+      for (const app of [one, two, one, two]) {
+        const res = await app.http.get('/v1/openapi.json', from(again));
+        expect(res.status).to.equal(200);
+        seen.push(Number(res.headers.get('x-ratelimit-remaining')));
+      }
+      expect(seen, 'the instances share the count again').to.deep.equal([99, 98, 97, 96]);
+    });
+  });
+
+  describe('when Redis is unreachable from the start', () => {
+    it('counts in memory, warns once and still closes promptly', async () => {
+      const logs = new LogCapture();
+      const config = testConfig({
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+        RATE_LIMIT_KEY_PREFIX: uniquePrefix(),
+        RATE_LIMIT_STANDARD: '10',
+      });
+      const rl = createRateLimiting(config, createLogger('info', logs));
+      try {
+        for (let i = 1; i <= 3; i += 1) {
+          const started = Date.now();
+          const quota = await rl.limiter.consume('standard', 'ip:10.7.0.1');
+          expect(Date.now() - started).to.be.below(1_000);
+          expect(quota).to.include({
+            bucket: 'standard',
+            limit: 10,
+            windowS: 60,
+            allowed: true,
+            remaining: 10 - i,
+          });
+        }
+        await rl.authFailures.recordFailure('cli_x', '10.7.0.1');
+        expect(await rl.authFailures.blockedForS('cli_x', '10.7.0.1')).to.equal(0);
+        await sleep(1_000);
+        const warned = logs.entries().filter((e) => /Redis is unreachable/.test(String(e['msg'])));
+        expect(warned).to.have.length(1);
+        expect(warned[0]!['level']).to.equal('warn');
+      } finally {
+        const started = Date.now();
+        await rl.close();
+        expect(Date.now() - started).to.be.below(1_000);
+      }
+    });
+  });
+
+  describe('callers identified by their client', () => {
+    let rl: RateLimiting;
+    let server: HttpServer;
+    let base: string;
+    let prefix: string;
+
+    before(async () => {
+      prefix = track(uniquePrefix());
+      const config = testConfig({ REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '2' });
+      const logger = createLogger('warn', new LogCapture());
+      rl = createRateLimiting(config, logger);
+      const koa = new Koa();
+      koa.use(async (ctx, next) => {
+        stateOf(ctx).log = logger;
+        await next();
+      });
+      koa.use(errorHandler(logger));
+      // Stands in for the authentication middleware, which runs before the rate limit.
+      koa.use(async (ctx, next) => {
+        const clientId = ctx.get('X-Test-Client');
+        if (clientId) {
+          stateOf(ctx).auth = { clientId, scopes: new Set(), tokenId: 't', expiresAt: Date.now() + 60_000 };
+        }
+        await next();
+      });
+      koa.use(rateLimit(rl.limiter, config));
+      koa.use((ctx) => {
+        ctx.body = { ok: true };
+      });
+      const handle = koa.callback();
+      server = createServer((req, res) => void handle(req, res));
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await until('the limiter to reach Redis', async () => {
+        await fetch(`${base}/v1/warm-up`);
+        return (await redis.keys(`${prefix}:standard:ip:*`)).length > 0;
+      });
+    });
+    after(async () => {
+      server?.close();
+      await rl?.close();
+    });
+
+    it('counts an authenticated client under its id, wherever it connects from', async () => {
+      const call = (client: string): Promise<Response> =>
+        fetch(`${base}/v1/anything`, { headers: { 'X-Test-Client': client } });
+      expect((await call('cli_a')).status).to.equal(200);
+      expect((await call('cli_a')).status).to.equal(200);
+      const limited = await call('cli_a');
+      expect(limited.status).to.equal(429);
+      expect(limited.headers.get('retry-after')).to.match(/^\d+$/);
+      expect((await call('cli_b')).status).to.equal(200);
+      expect(await redis.get(`${prefix}:standard:client:cli_a`)).to.equal('3');
+      expect(await redis.get(`${prefix}:standard:client:cli_b`)).to.equal('1');
+    });
+  });
+
+  for (const mode of ['redis', 'memory'] as const) {
+    describe(`authentication failure guard (${mode})`, () => {
+      let rl: RateLimiting;
+      let prefix: string;
+      before(async () => {
+        prefix = track(uniquePrefix());
+        const env: Record<string, string> = {
+          RATE_LIMIT_KEY_PREFIX: prefix,
+          AUTH_FAILURE_LIMIT: '3',
+          AUTH_FAILURE_IP_LIMIT: '5',
+          AUTH_FAILURE_WINDOW_S: '120',
+        };
+        if (mode === 'redis') env['REDIS_URL'] = REDIS_URL;
+        rl = createRateLimiting(testConfig(env), createLogger('warn', new LogCapture()));
+        if (mode === 'redis') {
+          // Failures would be counted in memory until the connection is ready.
+          await until('the guard to count in Redis', async () => {
+            await rl.authFailures.recordFailure(undefined, '192.0.2.1');
+            return (await redis.exists(`${prefix}:authfail:ip:192.0.2.1`)) === 1;
+          });
+        }
+      });
+      after(async () => {
+        await rl?.close();
+      });
+
+      it('blocks a client id after the configured number of failures', async () => {
+        const guard = rl.authFailures;
+        expect(await guard.blockedForS('cli_one', '10.6.0.1')).to.equal(0);
+        await guard.recordFailure('cli_one', '10.6.0.1');
+        await guard.recordFailure('cli_one', '10.6.0.2');
+        expect(await guard.blockedForS('cli_one', '10.6.0.3')).to.equal(0);
+        await guard.recordFailure('cli_one', '10.6.0.3');
+        const wait = await guard.blockedForS('cli_one', '10.6.0.4');
+        expect(wait).to.be.within(1, 120);
+        // Another client from the same address is not affected.
+        expect(await guard.blockedForS('cli_two', '10.6.0.3')).to.equal(0);
+      });
+
+      it('blocks a source address after the configured number of failures, whatever the client id', async () => {
+        const guard = rl.authFailures;
+        const ip = '10.6.1.1';
+        for (let i = 0; i < 4; i += 1) await guard.recordFailure(`cli_guess${i}`, ip);
+        expect(await guard.blockedForS('cli_fresh', ip)).to.equal(0);
+        await guard.recordFailure(undefined, ip);
+        expect(await guard.blockedForS('cli_fresh', ip)).to.be.within(1, 120);
+        expect(await guard.blockedForS(undefined, ip)).to.be.within(1, 120);
+        expect(await guard.blockedForS('cli_fresh', '10.6.1.2')).to.equal(0);
+      });
+
+      it('clears a client id on success', async () => {
+        const guard = rl.authFailures;
+        await guard.recordFailure('cli_three', '10.6.2.1');
+        await guard.recordFailure('cli_three', '10.6.2.2');
+        await guard.recordSuccess('cli_three');
+        await guard.recordFailure('cli_three', '10.6.2.3');
+        await guard.recordFailure('cli_three', '10.6.2.4');
+        expect(await guard.blockedForS('cli_three', '10.6.2.5')).to.equal(0);
+        await guard.recordFailure('cli_three', '10.6.2.5');
+        expect(await guard.blockedForS('cli_three', '10.6.2.5')).to.be.within(1, 120);
+      });
+
+      it('keys long client ids by hash', async () => {
+        const guard = rl.authFailures;
+        const long = `cli_${'x'.repeat(5_000)}`;
+        for (let i = 0; i < 3; i += 1) await guard.recordFailure(long, `10.6.3.${i}`);
+        expect(await guard.blockedForS(long, '10.6.3.9')).to.be.within(1, 120);
+        if (mode === 'redis') {
+          const keys = await redis.keys(`${prefix}:authfail:client:*`);
+          expect(keys).to.have.length.above(0);
+          for (const key of keys) expect(key.length).to.be.below(200);
+        }
+      });
+    });
+  }
+});
