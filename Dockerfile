@@ -8,8 +8,10 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production PORT=8080
+ENV NODE_ENV=production PORT=8080 NEO4J_DATA_DIR=/app/data
 WORKDIR /app
+# Holds the generated key-encryption key when KEY_ENCRYPTION_KEY is not configured.
+RUN mkdir -p /app/data && chown node:node /app/data
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

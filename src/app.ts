@@ -18,6 +18,9 @@ import { authenticate, authorize } from './http/middleware/auth.js';
 import { auditRoutes } from './http/routes/audit.js';
 import { authRoutes } from './http/routes/auth.js';
 import { clientRoutes } from './http/routes/clients.js';
+import { principalSearchRoutes } from './http/routes/principal-search.js';
+import { groupRoutes } from './http/routes/groups.js';
+import { principalRoutes } from './http/routes/principals.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -48,6 +51,9 @@ export function allRoutes(deps: AppDeps, openapi: () => unknown): AnyRoute[] {
     ...authRoutes({ ...deps.services, issuer: deps.config.tokens.issuer }),
     ...clientRoutes(deps.services),
     ...auditRoutes(deps.services),
+    ...principalSearchRoutes({ db: deps.db }),
+    ...groupRoutes(deps.services),
+    ...principalRoutes({ principals: deps.services.principals, db: deps.db }),
     ...(deps.extraRoutes ?? []),
   ];
 }

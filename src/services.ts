@@ -5,7 +5,9 @@ import { SigningKeys } from './auth/signing-keys.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config/config.js';
 import type { Database } from './db/database.js';
+import { GroupService } from './groups/service.js';
 import type { Logger } from './logging/logger.js';
+import { PrincipalService } from './principals/service.js';
 import type { RateLimiting } from './ratelimit/index.js';
 
 /** The domain services the HTTP routes call. */
@@ -14,6 +16,8 @@ export interface Services {
   clients: ClientService;
   keys: SigningKeys;
   tokens: TokenService;
+  principals: PrincipalService;
+  groups: GroupService;
   /** Stops background work (key refresh, token purge). */
   stop(): void;
 }
@@ -41,14 +45,19 @@ export async function createServices(
   tokens.startPurge();
   const clients = new ClientService(db, config.clients, rateLimiting.authFailures, logger);
   await clients.bootstrap();
+  const principals = new PrincipalService(db);
+  await principals.startRiskRefresh(3_600_000, logger);
   return {
     audit: new AuditRepository(db),
     clients,
     keys,
     tokens,
+    principals,
+    groups: new GroupService(db),
     stop: () => {
       keys.stop();
       tokens.stop();
+      principals.stop();
     },
   };
 }

@@ -10,3 +10,18 @@ export function composeQuery(template: string, marker: string, fragments: readon
   const text = fragments.map((f) => ` AND (${f})`).join('');
   return template.slice(0, at) + text + template.slice(at + marker.length);
 }
+
+/**
+ * Inserts generated text at each block-comment marker of a catalogue template (at every
+ * occurrence, since a query may repeat a clause in several subqueries). A marker sits where the
+ * template stays valid Cypher without its insertion, so the catalogue's EXPLAIN check covers it.
+ * Insertions follow the same rule as `composeQuery`: fixed text and whitelisted identifiers only.
+ */
+export function fillMarkers(template: string, insertions: Readonly<Record<string, string>>): string {
+  let text = template;
+  for (const [marker, insertion] of Object.entries(insertions)) {
+    if (!text.includes(marker)) throw new Error(`query template lacks the marker ${marker}`);
+    text = text.split(marker).join(insertion);
+  }
+  return text;
+}

@@ -9,6 +9,7 @@ import neo4j, {
   type Driver,
   type ManagedTransaction,
   type Session,
+  type Transaction,
 } from 'neo4j-driver';
 import { AppError, conflict, unavailable } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
@@ -20,6 +21,18 @@ const Q = defineQueries('system', ['ping']);
 
 export type Params = Record<string, unknown>;
 export type Row = Record<string, unknown>;
+
+/** One operator of an executed query plan. */
+export interface PlanOperator {
+  operator: string;
+  rows: number;
+}
+
+interface PlanStep {
+  operatorType: string;
+  rows?: number;
+  children: PlanStep[];
+}
 
 /** A transaction that runs named queries of the catalogue and returns plain JS rows. */
 export interface Tx {
@@ -101,7 +114,86 @@ export class Database {
 
   /** A single named read query. */
   query<T = Row>(name: string, params: Params = {}): Promise<T[]> {
-    return this.read(name, (tx) => tx.run<T>(name, params));
+    return this.statement<T>(name, this.catalogue.get(name), params);
+  }
+
+  /**
+   * A read whose work runs a single statement (or statements that need no common snapshot):
+   * each runs as an auto-commit query, one network round trip instead of the two of a managed
+   * transaction, which matters on the per-request token check and the common lookups.
+   */
+  readStatements<T>(unit: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+    const exec = <R>(name: string, text: string, params: Params): Promise<R[]> =>
+      this.statement<R>(name, text, params);
+    return work({
+      run: <R>(name: string, params: Params = {}) => exec<R>(name, this.catalogue.get(name), params),
+      first: async <R>(name: string, params: Params = {}) =>
+        (await exec<R>(name, this.catalogue.get(name), params))[0],
+      runComposed: <R>(name: string, text: string, params: Params = {}) => exec<R>(name, text, params),
+    }).catch((err: unknown) => {
+      throw err instanceof AppError ? err : this.mapError(err);
+    });
+  }
+
+  /** One auto-commit read statement, retried (briefly) on transient errors like a managed one. */
+  private async statement<T>(unit: string, text: string, params: Params): Promise<T[]> {
+    if (!this.health.isUp) {
+      throw unavailable('the database is unreachable; retry shortly', RETRY_AFTER_S);
+    }
+    const { metrics } = this.options;
+    const endTimer = metrics.dbDuration.startTimer({ mode: 'read', unit });
+    metrics.dbSessionsActive.inc();
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        const session = this.driver.session({
+          database: this.options.database,
+          defaultAccessMode: neo4j.session.READ,
+        });
+        try {
+          const result = await session.run(text, toNeo4jParams(params), {
+            metadata: { app: 'principals-access-service', unit },
+          });
+          metrics.dbTransactions.inc({ mode: 'read', unit, outcome: 'ok' });
+          return result.records.map((r) => fromNeo4j(r.toObject()) as T);
+        } catch (err) {
+          const retry =
+            attempt < 3 &&
+            err instanceof Neo4jError &&
+            err.code.startsWith('Neo.TransientError.') &&
+            !CONNECTIVITY_CODES.has(err.code);
+          if (!retry) {
+            metrics.dbTransactions.inc({ mode: 'read', unit, outcome: 'error' });
+            throw this.mapError(err);
+          }
+          await new Promise((r) => setTimeout(r, 20 * attempt));
+        } finally {
+          await session.close().catch(() => undefined);
+        }
+      }
+    } finally {
+      metrics.dbSessionsActive.dec();
+      endTimer();
+    }
+  }
+
+  /**
+   * Runs write work in an explicit transaction that is always rolled back: the database does
+   * all of the work and keeps none of it (used to warm up the JIT before a measurement).
+   */
+  async rehearse(unit: string, work: (tx: Tx) => Promise<unknown>): Promise<void> {
+    const session = this.driver.session({
+      database: this.options.database,
+      defaultAccessMode: neo4j.session.WRITE,
+    });
+    const tx = session.beginTransaction({ metadata: { app: 'principals-access-service', unit } });
+    try {
+      await work(this.wrap(tx));
+    } catch (err) {
+      throw this.mapError(err);
+    } finally {
+      await tx.rollback().catch(() => undefined);
+      await session.close();
+    }
   }
 
   /** A cheap round trip that fails fast: the readiness check and the recovery probe. */
@@ -127,6 +219,32 @@ export class Database {
     try {
       const result = await session.run(text, toNeo4jParams(params));
       return result.records.map((r) => fromNeo4j(r.toObject()) as Row);
+    } catch (err) {
+      throw this.mapError(err);
+    } finally {
+      await session.close();
+    }
+  }
+
+  /**
+   * Runs a read statement under PROFILE and lists the operators of its executed plan, depth
+   * first, with the rows each produced: how tests check that a query is served by an index.
+   */
+  async profile(text: string, params: Params = {}): Promise<PlanOperator[]> {
+    const session = this.driver.session({
+      database: this.options.database,
+      defaultAccessMode: neo4j.session.READ,
+    });
+    try {
+      const result = await session.run(`PROFILE ${text}`, toNeo4jParams(params));
+      const operators: PlanOperator[] = [];
+      const walk = (step: PlanStep): void => {
+        operators.push({ operator: step.operatorType.replace(/@.*$/, ''), rows: step.rows ?? 0 });
+        step.children.forEach(walk);
+      };
+      const plan: PlanStep | false = result.summary.profile || result.summary.plan;
+      if (plan) walk(plan);
+      return operators;
     } catch (err) {
       throw this.mapError(err);
     } finally {
@@ -172,7 +290,7 @@ export class Database {
     }
   }
 
-  private wrap(tx: ManagedTransaction): Tx {
+  private wrap(tx: ManagedTransaction | Transaction): Tx {
     const exec = async <T>(text: string, params: Params): Promise<T[]> => {
       const result = await tx.run(text, toNeo4jParams(params));
       return result.records.map((r) => fromNeo4j(r.toObject()) as T);
@@ -201,6 +319,21 @@ export class Database {
     }
     return err;
   }
+}
+
+/** An RFC 3339 instant as a Neo4j DATETIME value in UTC, for writes that skip `datetime()` parsing. */
+export function dateTimeParam(iso: string): InstanceType<typeof neo4j.types.DateTime> {
+  const d = new Date(iso);
+  return new neo4j.types.DateTime(
+    d.getUTCFullYear(),
+    d.getUTCMonth() + 1,
+    d.getUTCDate(),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+    d.getUTCMilliseconds() * 1_000_000,
+    0,
+  );
 }
 
 /** Integers become Neo4j integers (JS numbers would arrive as floats); the rest passes as is. */

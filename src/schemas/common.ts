@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TString } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { idPattern, type IdKind } from '../ids.js';
 
 /**
@@ -64,3 +64,17 @@ export const Problem = Type.Object(
 
 /** Objects the API accepts: unknown properties are an error, never silently dropped. */
 export const Strict = { additionalProperties: false } as const;
+
+/**
+ * A map whose keys follow a pattern. (A TypeBox Record with a key pattern would let keys that
+ * miss the pattern through unchecked.)
+ */
+export function KeyedMap<T extends TSchema>(
+  value: T,
+  options: { keyPattern: string; maxProperties?: number; title?: string; description?: string },
+) {
+  const { keyPattern, ...rest } = options;
+  return Type.Unsafe<Record<string, Static<T>>>(
+    Type.Object({}, { ...rest, additionalProperties: value, propertyNames: { pattern: keyPattern } }),
+  );
+}

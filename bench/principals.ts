@@ -1,0 +1,382 @@
+/**
+ * Identity-graph benchmark: generates a realistic organisation (100,000 principals of all four
+ * types with a manager tree, 5,000 nested groups, attributes from a few dozen keys), loads it
+ * in batches, then measures the HTTP API end to end (token check and rate limiter included):
+ * list, get, search (equality, $in, $contains, date ranges) and relationships at depth 3.
+ *
+ *   npm run bench                      # embedded Neo4j in a throwaway directory
+ *   NEO4J_URI=bolt://... npm run bench # an existing (empty) Neo4j
+ *
+ * Knobs: BENCH_PRINCIPALS (100000), BENCH_GROUPS (5000), BENCH_REQUESTS per scenario and round
+ * (200), BENCH_ROUNDS (3), BENCH_BATCH (1000), BENCH_LOADERS concurrent load transactions (2),
+ * BENCH_WARMUP_PRINCIPALS (30000: loaded first in transactions that roll back, so the JVM's JIT is
+ * warm when the measured load starts; its own rate is reported as the cold-start rate).
+ * Results also go to bench/results/*.json.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config/config.js';
+import { provideNeo4j } from '../src/db/local-neo4j.js';
+import { createLogger } from '../src/logging/logger.js';
+import { createRuntime } from '../src/runtime.js';
+import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
+import { startServer } from '../src/server.js';
+import { DEPARTMENTS, generateOrg, rng, TEAMS } from './org.js';
+
+const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
+const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
+const GROUPS = env('BENCH_GROUPS', 5_000);
+const REQUESTS = env('BENCH_REQUESTS', 200);
+const ROUNDS = env('BENCH_ROUNDS', 3);
+const BATCH = env('BENCH_BATCH', 1_000);
+const LOADERS = env('BENCH_LOADERS', 2);
+const WARMUP_PRINCIPALS = env('BENCH_WARMUP_PRINCIPALS', 30_000);
+const WARMUP = 50;
+
+const ADMIN_ID = 'cli_01JBENCH000000000000000000';
+const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, rank)]!;
+}
+
+const median = (values: number[]): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+
+interface Scenario {
+  name: string;
+  /** p99 target in ms, from the brief. */
+  target: number;
+  request: (i: number) => { method: string; path: string; body?: unknown };
+}
+
+async function main(): Promise<void> {
+  const log = (message: string): void => {
+    process.stdout.write(`${message}\n`);
+  };
+  const now = Date.UTC(2026, 10, 1);
+  log(`generating an organisation of ${PRINCIPALS} principals and ${GROUPS} groups`);
+  const org = generateOrg({ principals: PRINCIPALS, groups: GROUPS, seed: 42, now });
+
+  const neo4j = await provideNeo4j(
+    {
+      uri: process.env['NEO4J_URI'] || undefined,
+      user: process.env['NEO4J_USER'] || 'neo4j',
+      password: process.env['NEO4J_PASSWORD'] ?? '',
+    },
+    {
+      provider: 'auto',
+      dataDir: undefined,
+      port: 0,
+      heap: '2g',
+      pageCache: '1g',
+      progress: (m) => log(`[neo4j] ${m}`),
+    },
+  );
+  const config = loadConfig({
+    LOG_LEVEL: 'warn',
+    KEY_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+    BOOTSTRAP_CLIENT_ID: ADMIN_ID,
+    BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
+    CLIENT_SECRET_HASH_COST: '12',
+    RATE_LIMIT_STANDARD: '100000000',
+    NEO4J_DATA_DIR: path.join(os.tmpdir(), 'pas-bench'),
+  });
+  const logger = createLogger('warn');
+  try {
+    await run(config, logger, neo4j, org, now, log);
+  } finally {
+    await neo4j.stop();
+  }
+}
+
+async function run(
+  config: ReturnType<typeof loadConfig>,
+  logger: ReturnType<typeof createLogger>,
+  neo4j: { uri: string; user: string; password: string },
+  org: ReturnType<typeof generateOrg>,
+  now: number,
+  log: (m: string) => void,
+): Promise<void> {
+  const runtime = await createRuntime({ config, logger, neo4j });
+  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000, logger });
+  const base = `http://127.0.0.1:${server.address.port}`;
+  try {
+    // --- load ---------------------------------------------------------------------------------
+    const loader = new BulkLoader(runtime.db);
+    let coldRate: number | undefined;
+    const existing = await runtime.db.runAutoCommit('MATCH (p:Principal) RETURN count(p) AS n');
+    if ((existing[0]?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
+    const loadPrincipals = async (
+      rows: SeedPrincipal[],
+      into: BulkLoader = loader,
+    ): Promise<{ nodesMs: number; managersMs: number }> => {
+      const started = Date.now();
+      // The first batch alone: it creates most of the attribute vocabulary, which the concurrent
+      // batches below then mostly read.
+      const pending = await into.principals(rows.slice(0, BATCH));
+      let next = BATCH;
+      const worker = async (): Promise<void> => {
+        while (next < rows.length) {
+          const from = next;
+          next += BATCH;
+          pending.push(...(await into.principals(rows.slice(from, from + BATCH))));
+        }
+      };
+      await Promise.all(Array.from({ length: LOADERS }, worker));
+      const nodesMs = Date.now() - started;
+      // Reports whose manager was still being written by the other transaction.
+      await into.managers(pending);
+      return { nodesMs, managersMs: Date.now() - started - nodesMs };
+    };
+    if (WARMUP_PRINCIPALS > 0) {
+      const warm = generateOrg({
+        principals: WARMUP_PRINCIPALS,
+        groups: 0,
+        seed: 4242,
+        now: now - 86_400_000,
+      });
+      const t0 = Date.now();
+      // The same batches in transactions that are rolled back: the JVM warms up on exactly the
+      // code the measured load runs, and the graph stays empty.
+      await loadPrincipals(warm.principals, new BulkLoader(runtime.db, 'seed', true));
+      coldRate = Math.round(warm.principals.length / ((Date.now() - t0) / 1000));
+      log(
+        `warm-up: ${warm.principals.length} principals rehearsed at ${coldRate}/s on a cold JVM (rolled back)`,
+      );
+    }
+    let began = Date.now();
+    const { nodesMs, managersMs } = await loadPrincipals(org.principals);
+    const loadMs = Date.now() - began;
+    began = Date.now();
+    const at = new Date(now).toISOString();
+    for (let i = 0; i < org.groups.length; i += BATCH) await loader.groups(org.groups.slice(i, i + BATCH));
+    for (let i = 0; i < org.nesting.length; i += BATCH * 5)
+      await loader.nesting(org.nesting.slice(i, i + BATCH * 5), at);
+    for (let i = 0; i < org.memberships.length; i += BATCH * 5) {
+      await loader.memberships(org.memberships.slice(i, i + BATCH * 5), at);
+    }
+    const groupsMs = Date.now() - began;
+    const load = {
+      cold_start_principals_per_s: coldRate,
+      principals: org.principals.length,
+      seconds: loadMs / 1000,
+      principals_per_s: Math.round(org.principals.length / (loadMs / 1000)),
+      nodes_and_attributes_s: nodesMs / 1000,
+      manager_edges_s: managersMs / 1000,
+      groups: org.groups.length,
+      memberships: org.memberships.length + org.nesting.length,
+      groups_and_memberships_s: groupsMs / 1000,
+    };
+    log(
+      `loaded ${load.principals} principals in ${load.seconds.toFixed(1)} s = ${load.principals_per_s}/s ` +
+        `(principals with attribute and manager links ${load.nodes_and_attributes_s.toFixed(1)} s, deferred manager links ${load.manager_edges_s.toFixed(1)} s); ` +
+        `${load.groups} groups and ${load.memberships} memberships in ${load.groups_and_memberships_s.toFixed(1)} s`,
+    );
+
+    // --- token --------------------------------------------------------------------------------
+    const tokenRes = await fetch(`${base}/v1/auth/token`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from(`${ADMIN_ID}:${ADMIN_SECRET}`).toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials',
+    });
+    const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+
+    // --- scenarios ------------------------------------------------------------------------------
+    const random = rng(7);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+    const day = 86_400_000;
+    const ids = org.principals.map((p) => p.id);
+    const agents = org.principals.filter((p) => p.type === 'AI_AGENT');
+    const search = (query: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      method: 'POST',
+      path: '/v1/principals/search',
+      body: { query, limit: 50, ...extra },
+    });
+    const scenarios: Scenario[] = [
+      {
+        name: 'list (page 1)',
+        target: 30,
+        request: () => ({ method: 'GET', path: '/v1/principals?limit=50' }),
+      },
+      {
+        name: 'list (type filter, page 5)',
+        target: 30,
+        request: () => ({
+          method: 'GET',
+          path: `/v1/principals?type=${pick(['SERVICE_ACCOUNT', 'AI_AGENT', 'API_KEY'])}&limit=50&page=5`,
+        }),
+      },
+      { name: 'get', target: 10, request: () => ({ method: 'GET', path: `/v1/principals/${pick(ids)}` }) },
+      { name: 'search equality', target: 30, request: () => search({ attributes: { team: pick(TEAMS) } }) },
+      {
+        name: 'search equality + type + status',
+        target: 30,
+        request: () =>
+          search({
+            type: ['SERVICE_ACCOUNT', 'AI_AGENT'],
+            status: 'active',
+            attributes: { team: pick(TEAMS), environment: 'prod' },
+          }),
+      },
+      {
+        name: 'search $in',
+        target: 30,
+        request: () =>
+          search(
+            { type: 'USER', attributes: { department: { $in: [pick(DEPARTMENTS), pick(DEPARTMENTS)] } } },
+            { sort: { field: 'name', order: 'asc' } },
+          ),
+      },
+      {
+        name: 'search $contains (array)',
+        target: 30,
+        request: () =>
+          search({
+            type: 'AI_AGENT',
+            attributes: { capabilities: { $contains: pick(['code_execution', 'payments', 'shell']) } },
+          }),
+      },
+      {
+        name: 'search $contains (text)',
+        target: 30,
+        request: () => search({ attributes: { role: { $contains: pick(['counsel', 'recruit', 'scien']) } } }),
+      },
+      {
+        name: 'search date range (last_login 7 days)',
+        target: 30,
+        request: () => {
+          const from = now - (30 + Math.floor(random() * 300)) * day;
+          return search(
+            {
+              last_login: { $gte: new Date(from).toISOString(), $lt: new Date(from + 7 * day).toISOString() },
+            },
+            { sort: { field: 'last_login', order: 'desc' } },
+          );
+        },
+      },
+      {
+        name: 'search date range (created_at 30 days)',
+        target: 30,
+        request: () => {
+          const from = now - (60 + Math.floor(random() * 900)) * day;
+          return search({
+            created_at: { $gte: new Date(from).toISOString(), $lt: new Date(from + 30 * day).toISOString() },
+          });
+        },
+      },
+      {
+        name: 'relationships depth 3 (director)',
+        target: 30,
+        request: () => ({
+          method: 'GET',
+          path: `/v1/principals/${pick(org.managers)}/relationships?depth=3`,
+        }),
+      },
+      {
+        name: 'relationships depth 3 (anyone)',
+        target: 30,
+        request: () => ({ method: 'GET', path: `/v1/principals/${pick(ids)}/relationships?depth=3` }),
+      },
+      {
+        name: 'get agent',
+        target: 10,
+        request: () => ({ method: 'GET', path: `/v1/principals/${pick(agents).id}` }),
+      },
+    ];
+
+    const call = async (req: { method: string; path: string; body?: unknown }): Promise<number> => {
+      const t0 = process.hrtime.bigint();
+      const res = await fetch(`${base}${req.path}`, {
+        method: req.method,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(req.body ? { 'Content-Type': 'application/json' } : {}),
+        },
+        ...(req.body ? { body: JSON.stringify(req.body) } : {}),
+      });
+      await res.arrayBuffer();
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (res.status !== 200) throw new Error(`${req.method} ${req.path} answered ${res.status}`);
+      return ms;
+    };
+
+    const results: Record<string, { medians: number[]; p99s: number[]; target: number }> = {};
+    for (const s of scenarios) {
+      for (let i = 0; i < WARMUP; i += 1) await call(s.request(i));
+      results[s.name] = { medians: [], p99s: [], target: s.target };
+    }
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      for (const s of scenarios) {
+        const samples: number[] = [];
+        for (let i = 0; i < REQUESTS; i += 1) samples.push(await call(s.request(i)));
+        samples.sort((a, b) => a - b);
+        results[s.name]!.medians.push(percentile(samples, 50));
+        results[s.name]!.p99s.push(percentile(samples, 99));
+      }
+      log(`round ${round}/${ROUNDS} done`);
+    }
+
+    log('');
+    log(
+      `HTTP latency, ${REQUESTS} requests per scenario and round, ${ROUNDS} rounds (ms; median of the rounds' values)`,
+    );
+    log(
+      `${'scenario'.padEnd(42)} ${'median'.padStart(7)} ${'p99'.padStart(7)} ${'target'.padStart(7)} ${'p99/target'.padStart(11)}  per-round p99`,
+    );
+    const table = Object.entries(results).map(([name, r]) => {
+      const row = {
+        scenario: name,
+        median_ms: median(r.medians),
+        p99_ms: median(r.p99s),
+        target_p99_ms: r.target,
+        ratio: median(r.p99s) / r.target,
+        rounds_p99_ms: r.p99s,
+      };
+      log(
+        `${name.padEnd(42)} ${row.median_ms.toFixed(2).padStart(7)} ${row.p99_ms.toFixed(2).padStart(7)} ${String(r.target).padStart(7)} ${row.ratio.toFixed(2).padStart(11)}  ${r.p99s.map((v) => v.toFixed(1)).join(' / ')}`,
+      );
+      return row;
+    });
+    log('');
+    log(
+      `load: ${load.principals_per_s} principals/s (target >= 5000, ratio ${(load.principals_per_s / 5000).toFixed(2)})`,
+    );
+
+    const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, `principals-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    await writeFile(
+      file,
+      JSON.stringify(
+        {
+          shape: { PRINCIPALS, GROUPS, REQUESTS, ROUNDS, BATCH },
+          machine: { cpus: os.cpus().length, node: process.version },
+          load,
+          latency: table,
+        },
+        null,
+        2,
+      ),
+    );
+    log(`results written to ${path.relative(process.cwd(), file)}`);
+  } finally {
+    await server.shutdown();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,18 @@
+// API groups and connector groups alike; name_key is unique, so a name clash within one
+// source fails on the constraint.
+CREATE (g:Group {
+  id: $id,
+  name: $name,
+  name_key: $nameKey,
+  description: $description,
+  source: $source,
+  connector_source: $connectorSource,
+  connector_id: $connectorId,
+  created_at: datetime($now),
+  created_by: $createdBy,
+  updated_at: datetime($now)
+})
+RETURN g {
+  .id, .name, .description, .source, .connector_source, .connector_id, .created_at, .created_by, .updated_at,
+  member_count: 0
+} AS group

@@ -1,0 +1,2 @@
+MATCH (p:Principal {id: $id})
+RETURN properties(p) AS props

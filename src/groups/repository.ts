@@ -1,0 +1,183 @@
+import { defineQueries } from '../db/catalogue.js';
+import type { Tx } from '../db/database.js';
+
+const Q = defineQueries('groups', [
+  'create',
+  'get',
+  'lock',
+  'page',
+  'page_by_connector',
+  'update',
+  'delete',
+  'nesting_lock',
+  'lock_member',
+  'nesting_check',
+  'add_member',
+  'remove_member',
+  'members',
+  'members_transitive',
+]);
+
+export type GroupSource = 'api' | 'connector';
+
+export interface Group {
+  id: string;
+  name: string;
+  description: string | null;
+  source: GroupSource;
+  connector_source: string | null;
+  connector_id: string | null;
+  member_count: number;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+}
+
+/** A group as read under its lock: without the member count, which grows with the group. */
+export type LockedGroup = Omit<Group, 'member_count'>;
+
+export interface NewGroup {
+  id: string;
+  name: string;
+  description: string | null;
+  source: GroupSource;
+  connectorSource: string | null;
+  connectorId: string | null;
+  createdBy: string;
+}
+
+/** A member as the queries return it: `type` is `GROUP` for a nested group. */
+export interface MemberRow {
+  id: string;
+  name: string;
+  type: string;
+  email: string | null;
+}
+
+export interface GroupChanges {
+  name?: string;
+  /** `null` removes the description. */
+  description?: string | null;
+}
+
+/**
+ * The unique key behind "names are unique per source": among API groups, and among the groups
+ * of one connector, compared without case and surrounding space.
+ */
+export function groupNameKey(name: string, connectorSource: string | null): string {
+  const key = name.trim().toLowerCase();
+  return connectorSource === null ? `api:${key}` : `connector:${connectorSource}:${key}`;
+}
+
+type Row<T extends { source: GroupSource }> = Omit<T, 'source'> & { source: string | null };
+
+/** A node without `source` (written by other tooling) counts as an API group. */
+function toGroup<T extends { source: GroupSource }>(row: Row<T>): T {
+  return { ...row, source: row.source === 'connector' ? 'connector' : 'api' } as T;
+}
+
+/** Named queries over group nodes and MEMBER_OF edges; always inside the caller's transaction. */
+export const groupRepository = {
+  async create(tx: Tx, g: NewGroup, now: string): Promise<Group> {
+    const row = await tx.first<{ group: Row<Group> }>(Q.create, {
+      id: g.id,
+      name: g.name,
+      nameKey: groupNameKey(g.name, g.source === 'connector' ? g.connectorSource : null),
+      description: g.description,
+      source: g.source,
+      connectorSource: g.connectorSource,
+      connectorId: g.connectorId,
+      createdBy: g.createdBy,
+      now,
+    });
+    return toGroup(row!.group);
+  },
+
+  async get(tx: Tx, id: string): Promise<Group | undefined> {
+    const row = await tx.first<{ group: Row<Group> }>(Q.get, { id });
+    return row ? toGroup(row.group) : undefined;
+  },
+
+  /** The group under its write lock, for the rest of the transaction. */
+  async lock(tx: Tx, id: string): Promise<LockedGroup | undefined> {
+    const row = await tx.first<{ group: Row<LockedGroup> }>(Q.lock, { id });
+    return row ? toGroup(row.group) : undefined;
+  },
+
+  async list(
+    tx: Tx,
+    filter: { connectorSource: string | null },
+    skip: number,
+    limit: number,
+  ): Promise<{ total: number; groups: Group[] }> {
+    const row = await tx.first<{ total: number; groups: Row<Group>[] }>(
+      filter.connectorSource === null ? Q.page : Q.page_by_connector,
+      { connectorSource: filter.connectorSource, skip, limit },
+    );
+    return { total: row?.total ?? 0, groups: (row?.groups ?? []).map(toGroup) };
+  },
+
+  async update(tx: Tx, current: LockedGroup, changes: GroupChanges, now: string): Promise<Group> {
+    const set: Record<string, string | null> = {};
+    if (changes.name !== undefined) {
+      set['name'] = changes.name;
+      set['name_key'] = groupNameKey(
+        changes.name,
+        current.source === 'connector' ? current.connector_source : null,
+      );
+    }
+    if (changes.description !== undefined) set['description'] = changes.description;
+    const row = await tx.first<{ group: Row<Group> }>(Q.update, { id: current.id, set, now });
+    return toGroup(row!.group);
+  },
+
+  /** Deletes the group and its edges; says how many members it had and which groups it was in. */
+  async delete(tx: Tx, id: string): Promise<{ members: number; groups: string[] }> {
+    const row = await tx.first<{ members: number; groups: string[] }>(Q.delete, { id });
+    return row ?? { members: 0, groups: [] };
+  },
+
+  /** Serialises every nesting of a group inside another; take it before any group lock. */
+  async lockNesting(tx: Tx): Promise<void> {
+    await tx.run(Q.nesting_lock);
+  },
+
+  /**
+   * A principal or group under its write lock, with its status (principals) and the time it
+   * joined the group, if it is a member already.
+   */
+  async lockMember(
+    tx: Tx,
+    groupId: string,
+    memberId: string,
+  ): Promise<{ member: MemberRow & { status: string | null }; addedAt: string | null } | undefined> {
+    return tx.first(Q.lock_member, { groupId, memberId });
+  },
+
+  /** Whether nesting would close a cycle, and the number of levels the deepest chain would have. */
+  async nestingCheck(tx: Tx, groupId: string, memberId: string): Promise<{ cycle: boolean; levels: number }> {
+    const row = await tx.first<{ cycle: boolean; levels: number }>(Q.nesting_check, { groupId, memberId });
+    return row!;
+  },
+
+  async addMember(tx: Tx, groupId: string, memberId: string, addedBy: string, now: string): Promise<string> {
+    const row = await tx.first<{ addedAt: string }>(Q.add_member, { groupId, memberId, addedBy, now });
+    return row!.addedAt;
+  },
+
+  async removeMember(tx: Tx, groupId: string, memberId: string): Promise<boolean> {
+    const row = await tx.first<{ removed: number }>(Q.remove_member, { groupId, memberId });
+    return (row?.removed ?? 0) > 0;
+  },
+
+  /** A page of members, or undefined when the group does not exist. */
+  async members(
+    tx: Tx,
+    id: string,
+    transitive: boolean,
+    skip: number,
+    limit: number,
+  ): Promise<{ total: number; members: MemberRow[] } | undefined> {
+    return tx.first(transitive ? Q.members_transitive : Q.members, { id, skip, limit });
+  },
+};

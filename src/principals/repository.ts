@@ -1,0 +1,180 @@
+import { defineQueries } from '../db/catalogue.js';
+import type { Tx } from '../db/database.js';
+import {
+  ATTR_PREFIX,
+  attributeEntries,
+  fromProperties,
+  META_PREFIX,
+  optionalProperties,
+  prefixed,
+  STATUS_LABEL,
+  TYPE_LABEL,
+  type Attributes,
+  type AttributeValue,
+  type Metadata,
+  type Principal,
+  type PrincipalStatus,
+  type PrincipalType,
+  type RiskFactor,
+} from './model.js';
+
+const Q = defineQueries('principals', [
+  'create',
+  'get',
+  'lock',
+  'update',
+  'delete',
+  'manager_check',
+  'relationships',
+]);
+
+export interface NewPrincipal {
+  id: string;
+  type: PrincipalType;
+  name: string;
+  description?: string | null;
+  email?: string | null;
+  attributes: Attributes;
+  metadata: Metadata;
+  status: PrincipalStatus;
+  connectorSource?: string | null;
+  connectorId?: string | null;
+  lastLogin?: string | null;
+  createdBy: string;
+  risk: { score: number; factors: RiskFactor[] };
+}
+
+export interface PrincipalChanges {
+  name?: string;
+  description?: string | null;
+  status?: PrincipalStatus;
+  email?: string | null;
+  /** Keys to set, or to remove when `null`. */
+  attributes?: Record<string, AttributeValue | null>;
+  metadata?: Record<string, string | null>;
+  /** The manager after the change, when it changes (`null`: no manager any more). */
+  manager?: { id: string | null };
+  risk: { score: number; factors: RiskFactor[] };
+}
+
+export interface RelatedPrincipal {
+  id: string;
+  name: string;
+  type: string;
+  email: string | null;
+}
+
+export interface RelationshipRows {
+  managers: { depth: number; principal: RelatedPrincipal }[];
+  reports: { depth: number; count: number; principals: RelatedPrincipal[] }[];
+  groups: { depth: number; count: number; groups: { id: string; name: string }[] }[];
+}
+
+/** Named queries over principal nodes; always inside the caller's transaction. */
+export const principalRepository = {
+  async create(tx: Tx, p: NewPrincipal, now: string): Promise<Principal> {
+    const props: Record<string, unknown> = {
+      ...prefixed(ATTR_PREFIX, p.attributes),
+      ...prefixed(META_PREFIX, p.metadata),
+    };
+    Object.assign(props, optionalProperties(p));
+    const managerId = p.attributes['manager_id'];
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.create, {
+      id: p.id,
+      type: p.type,
+      labels: [TYPE_LABEL[p.type], STATUS_LABEL[p.status]],
+      name: p.name,
+      status: p.status,
+      now,
+      createdBy: p.createdBy,
+      lastLogin: p.lastLogin ?? null,
+      riskScore: p.risk.score,
+      riskFactors: JSON.stringify(p.risk.factors),
+      props,
+      entries: attributeEntries(p.attributes),
+      managerId: typeof managerId === 'string' ? managerId : null,
+    });
+    return fromProperties(row!.props);
+  },
+
+  async get(tx: Tx, id: string): Promise<Principal | undefined> {
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.get, { id });
+    return row ? fromProperties(row.props) : undefined;
+  },
+
+  /** Reads the principal and holds its write lock until the transaction ends. */
+  async lock(tx: Tx, id: string): Promise<Principal | undefined> {
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.lock, { id });
+    return row ? fromProperties(row.props) : undefined;
+  },
+
+  async update(
+    tx: Tx,
+    current: { id: string; status: PrincipalStatus },
+    changes: PrincipalChanges,
+    now: string,
+  ): Promise<Principal> {
+    const id = current.id;
+    const set: Record<string, unknown> = {
+      ...prefixed(ATTR_PREFIX, changes.attributes ?? {}),
+      ...prefixed(META_PREFIX, changes.metadata ?? {}),
+    };
+    for (const field of ['name', 'description', 'status', 'email'] as const) {
+      if (changes[field] !== undefined) set[field] = changes[field];
+    }
+    const changedKeys = Object.keys(changes.attributes ?? {});
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.update, {
+      id,
+      set,
+      now,
+      riskScore: changes.risk.score,
+      riskFactors: JSON.stringify(changes.risk.factors),
+      changedKeys,
+      entries: attributeEntries(changes.attributes ?? {}),
+      fromStatusLabel: STATUS_LABEL[current.status],
+      toStatusLabel: STATUS_LABEL[changes.status ?? current.status],
+      managerChanged: changes.manager !== undefined,
+      managerId: changes.manager?.id ?? null,
+    });
+    return fromProperties(row!.props);
+  },
+
+  async delete(
+    tx: Tx,
+    id: string,
+    deletedBy: string,
+    now: string,
+  ): Promise<{ principal: Principal; groups: string[] }> {
+    const row = await tx.first<{ props: Record<string, unknown>; groups: string[] }>(Q.delete, {
+      id,
+      deletedBy,
+      now,
+    });
+    return { principal: fromProperties(row!.props), groups: row!.groups };
+  },
+
+  async relationships(
+    tx: Tx,
+    id: string,
+    types: readonly string[],
+    depth: number,
+    cap: number,
+  ): Promise<RelationshipRows | undefined> {
+    return tx.first<RelationshipRows>(Q.relationships, { id, types: [...types], depth, cap });
+  },
+
+  async managerCheck(
+    tx: Tx,
+    id: string,
+    managerId: string,
+  ): Promise<{ exists: boolean; status: PrincipalStatus | null; cycle: boolean }> {
+    const row = await tx.first<{ exists: boolean; status: PrincipalStatus | null; cycle: boolean | null }>(
+      Q.manager_check,
+      {
+        id,
+        managerId,
+      },
+    );
+    return { exists: row?.exists ?? false, status: row?.status ?? null, cycle: row?.cycle ?? false };
+  },
+};

@@ -1,0 +1,388 @@
+import { diffMaps, recordEvent, type Changes, type OperationContext } from '../audit/audit.js';
+import type { Database, Tx } from '../db/database.js';
+import { AppError, notFound, validationFailed } from '../errors/errors.js';
+import { newId } from '../ids.js';
+import { nowIso } from '../time.js';
+import { defineQueries } from '../db/catalogue.js';
+import {
+  etagOf,
+  fromProperties,
+  MANAGER_KEY,
+  MAX_KEYS,
+  type Attributes,
+  type AttributeValue,
+  type Metadata,
+  type Principal,
+  type PrincipalType,
+} from './model.js';
+import { principalRepository as repo } from './repository.js';
+import { assessRisk, DORMANT_AFTER_DAYS } from './risk.js';
+import { groupSummary, summary } from './views.js';
+
+export const RELATIONSHIP_TYPES = ['manager', 'reports', 'group_member'] as const;
+export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
+/** Most principals listed per relationship entry; `count` keeps the true number. */
+export const RELATIONSHIP_CAP = 1000;
+
+type Related = ReturnType<typeof summary> | ReturnType<typeof groupSummary>;
+export type RelationshipEntry =
+  | { type: 'manager'; principal: ReturnType<typeof summary>; depth: number }
+  | {
+      type: 'reports' | 'group_member';
+      principals: Related[];
+      depth: number;
+      count: number;
+      truncated?: true;
+    };
+
+export interface CreatePrincipalInput {
+  type: PrincipalType;
+  name: string;
+  description?: string;
+  attributes?: Attributes;
+  metadata?: Metadata;
+}
+
+export interface PatchPrincipalInput {
+  name?: string;
+  description?: string | null;
+  status?: 'active' | 'suspended';
+  email?: string;
+  attributes?: Record<string, AttributeValue | null>;
+  metadata?: Record<string, string | null>;
+}
+
+const Q = defineQueries('principals', ['dormant_candidates', 'set_risk']);
+
+/** Attributes an AI agent must give as arrays, per the contract. */
+const AGENT_ARRAY_KEYS = ['capabilities', 'allowed_tools'];
+
+const USER_OWNED_FIELDS = ['name', 'description', 'status', 'email'] as const;
+
+function managedByConnector(message: string): AppError {
+  return new AppError('PRINCIPAL_MANAGED_BY_CONNECTOR', message);
+}
+
+/** RFC 9110 If-Match with strong comparison: `*` or a list of entity tags. */
+export function assertIfMatch(ifMatch: string | undefined, current: { version: number }): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const tags = ifMatch.split(',').map((t) => t.trim());
+  if (!tags.includes(etagOf(current))) {
+    throw new AppError('PRECONDITION_FAILED', `If-Match does not match the current ETag ${etagOf(current)}`);
+  }
+}
+
+function checkAgentArrays(
+  type: PrincipalType,
+  attributes: Record<string, unknown> | undefined,
+  pointer: string,
+): void {
+  if (type !== 'AI_AGENT' || !attributes) return;
+  const errors = AGENT_ARRAY_KEYS.filter((k) => typeof attributes[k] === 'string').map((k) => ({
+    pointer: `${pointer}/${k}`,
+    message: 'must be an array of strings for AI_AGENT principals',
+  }));
+  if (errors.length > 0) throw validationFailed('invalid attributes for an AI agent', errors);
+}
+
+/** Applies a one-level merge patch: supplied keys are set, `null` removes a key, others stay. */
+function merge<T>(
+  current: Record<string, T>,
+  patch: Record<string, T | null> | undefined,
+): Record<string, T> {
+  if (!patch) return current;
+  const next: Record<string, T> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  return next;
+}
+
+/** Only the entries of a patch that change something, so no-op writes stay no-ops. */
+function effective<T>(
+  current: Record<string, T>,
+  patch: Record<string, T | null> | undefined,
+): Record<string, T | null> {
+  const out: Record<string, T | null> = {};
+  for (const [key, value] of Object.entries(patch ?? {})) {
+    if (value === null ? key in current : JSON.stringify(current[key]) !== JSON.stringify(value))
+      out[key] = value;
+  }
+  return out;
+}
+
+/** The principals of the identity graph: lifecycle, attributes, manager edges, risk. */
+export class PrincipalService {
+  private riskTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Recomputes the stored risk of principals that became dormant with the passage of time;
+   * every other input of the score changes through a write, which recomputes it there.
+   */
+  async refreshTimeBasedRisk(now = Date.now(), batch = 1_000): Promise<number> {
+    const dormantBefore = new Date(now - DORMANT_AFTER_DAYS * 86_400_000).toISOString();
+    let total = 0;
+    for (;;) {
+      const updated = await this.db.write('principals/refresh_risk', async (tx) => {
+        const rows = await tx.run<{ props: Record<string, unknown> }>(Q.dormant_candidates, {
+          dormantBefore,
+          batch,
+        });
+        const changes = rows.map(({ props }) => {
+          const p = fromProperties(props);
+          const risk = assessRisk(p, now);
+          return { id: p.id, score: risk.score, factors: JSON.stringify(risk.factors) };
+        });
+        if (changes.length > 0) await tx.run(Q.set_risk, { rows: changes });
+        return changes.length;
+      });
+      total += updated;
+      if (updated < batch) return total;
+    }
+  }
+
+  /** Refreshes once now (before serving) and then periodically in the background. */
+  async startRiskRefresh(
+    intervalMs: number,
+    logger: { warn: (o: object, m: string) => void },
+  ): Promise<void> {
+    const tick = (): Promise<void> =>
+      this.refreshTimeBasedRisk().then(
+        () => undefined,
+        (err: unknown) => logger.warn({ err }, 'risk refresh failed'),
+      );
+    await tick();
+    this.riskTimer = setInterval(() => void tick(), intervalMs);
+    this.riskTimer.unref();
+  }
+
+  stop(): void {
+    if (this.riskTimer) clearInterval(this.riskTimer);
+  }
+
+  async create(input: CreatePrincipalInput, op: OperationContext): Promise<Principal> {
+    if (input.type === 'USER') {
+      throw managedByConnector('USER principals are created by identity connectors, not through the API');
+    }
+    const attributes = input.attributes ?? {};
+    const metadata = input.metadata ?? {};
+    checkAgentArrays(input.type, attributes, '/attributes');
+    const id = newId('principal');
+    return this.db.write('principals/create', async (tx) => {
+      const managerId = attributes[MANAGER_KEY];
+      if (typeof managerId === 'string') await this.assertManager(tx, id, managerId);
+      const risk = assessRisk({ type: input.type, status: 'active', attributes, metadata, last_login: null });
+      const principal = await repo.create(
+        tx,
+        {
+          id,
+          type: input.type,
+          name: input.name,
+          description: input.description ?? null,
+          attributes,
+          metadata,
+          status: 'active',
+          createdBy: op.actor.id,
+          risk,
+        },
+        nowIso(),
+      );
+      await recordEvent(tx, op, {
+        type: 'principal.created',
+        target: { type: 'principal', id },
+        changes: {
+          type: { to: input.type },
+          name: { to: input.name },
+          status: { to: 'active' },
+          ...(input.description !== undefined ? { description: { to: input.description } } : {}),
+          ...diffMaps(null, attributes, 'attributes'),
+          ...diffMaps(null, metadata, 'metadata'),
+        },
+      });
+      return principal;
+    });
+  }
+
+  async get(id: string): Promise<Principal> {
+    const principal = await this.db.readStatements('principals/get', (tx) => repo.get(tx, id));
+    if (!principal) throw notFound('principal', id);
+    return principal;
+  }
+
+  async update(
+    id: string,
+    patch: PatchPrincipalInput,
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<Principal> {
+    return this.db.write('principals/update', async (tx) => {
+      const current = await repo.lock(tx, id);
+      if (!current) throw notFound('principal', id);
+      if (current.status === 'deleted') throw new AppError('PRINCIPAL_DELETED', `principal ${id} is deleted`);
+      assertIfMatch(ifMatch, current);
+      if (current.type === 'USER') {
+        const owned = USER_OWNED_FIELDS.filter((f) => patch[f] !== undefined);
+        if (owned.length > 0) {
+          throw managedByConnector(
+            `${owned.join(', ')} of USER principals come from their identity connector; only attributes and metadata may change`,
+          );
+        }
+      } else if (patch.email !== undefined) {
+        throw validationFailed('email belongs to USER principals only', [
+          { pointer: '/email', message: 'is only accepted for USER principals' },
+        ]);
+      }
+      checkAgentArrays(current.type, patch.attributes, '/attributes');
+
+      const attributeChanges = effective(current.attributes, patch.attributes);
+      const metadataChanges = effective(current.metadata, patch.metadata);
+      const attributes = merge(current.attributes, attributeChanges);
+      const metadata = merge(current.metadata, metadataChanges);
+      if (Object.keys(attributes).length > MAX_KEYS) {
+        throw validationFailed('too many attributes', [
+          { pointer: '/attributes', message: `would hold more than ${MAX_KEYS} keys` },
+        ]);
+      }
+      if (Object.keys(metadata).length > MAX_KEYS) {
+        throw validationFailed('too many metadata keys', [
+          { pointer: '/metadata', message: `would hold more than ${MAX_KEYS} keys` },
+        ]);
+      }
+      let manager: { id: string | null } | undefined;
+      if (MANAGER_KEY in attributeChanges) {
+        const next = attributeChanges[MANAGER_KEY];
+        if (typeof next === 'string') await this.assertManager(tx, id, next);
+        manager = { id: typeof next === 'string' ? next : null };
+      }
+
+      const fields: Changes = {};
+      if (patch.name !== undefined && patch.name !== current.name)
+        fields['name'] = { from: current.name, to: patch.name };
+      if (patch.description !== undefined && patch.description !== current.description) {
+        fields['description'] = { from: current.description, to: patch.description };
+      }
+      const statusChanged = patch.status !== undefined && patch.status !== current.status;
+      const changes: Changes = {
+        ...fields,
+        ...diffMaps(current.attributes, attributes, 'attributes'),
+        ...diffMaps(current.metadata, metadata, 'metadata'),
+      };
+      if (Object.keys(changes).length === 0 && !statusChanged) return current;
+
+      const status = patch.status ?? current.status;
+      const risk = assessRisk({
+        type: current.type,
+        status,
+        attributes,
+        metadata,
+        last_login: current.last_login,
+      });
+      const updated = await repo.update(
+        tx,
+        current,
+        {
+          ...(fields['name'] ? { name: patch.name } : {}),
+          ...(fields['description'] ? { description: patch.description } : {}),
+          ...(statusChanged ? { status } : {}),
+          attributes: attributeChanges,
+          metadata: metadataChanges,
+          ...(manager ? { manager } : {}),
+          risk,
+        },
+        nowIso(),
+      );
+      const target = { type: 'principal', id };
+      if (Object.keys(changes).length > 0)
+        await recordEvent(tx, op, { type: 'principal.updated', target, changes });
+      if (statusChanged) {
+        await recordEvent(tx, op, {
+          type: 'principal.status_changed',
+          target,
+          changes: { status: { from: current.status, to: status } },
+        });
+      }
+      return updated;
+    });
+  }
+
+  async delete(id: string, ifMatch: string | undefined, op: OperationContext): Promise<Principal> {
+    return this.db.write('principals/delete', async (tx) => {
+      const current = await repo.lock(tx, id);
+      if (!current) throw notFound('principal', id);
+      if (current.type === 'USER') {
+        throw managedByConnector(
+          'USER principals are removed by their identity connector, not through the API',
+        );
+      }
+      if (current.status === 'deleted')
+        throw new AppError('PRINCIPAL_DELETED', `principal ${id} is already deleted`);
+      assertIfMatch(ifMatch, current);
+      const { principal, groups } = await repo.delete(tx, id, op.actor.id, nowIso());
+      await recordEvent(tx, op, {
+        type: 'principal.deleted',
+        target: { type: 'principal', id },
+        changes: {
+          status: { from: current.status, to: 'deleted' },
+          ...(groups.length > 0 ? { groups: { from: groups.sort(), to: [] } } : {}),
+        },
+      });
+      return principal;
+    });
+  }
+
+  /**
+   * The identity graph around a principal: managers by depth, then reports by depth, then
+   * groups by depth; levels with nobody are left out.
+   */
+  async relationships(
+    id: string,
+    types: readonly RelationshipType[],
+    depth: number,
+  ): Promise<{ principal_id: string; relationships: RelationshipEntry[] }> {
+    const rows = await this.db.readStatements('principals/relationships', (tx) =>
+      repo.relationships(tx, id, types, depth, RELATIONSHIP_CAP),
+    );
+    if (!rows) throw notFound('principal', id);
+    const entries: RelationshipEntry[] = [];
+    for (const m of rows.managers)
+      entries.push({ type: 'manager', principal: summary(m.principal), depth: m.depth });
+    const level = (
+      type: 'reports' | 'group_member',
+      depthOf: number,
+      count: number,
+      items: Related[],
+    ): RelationshipEntry => ({
+      type,
+      principals: items,
+      depth: depthOf,
+      count,
+      ...(count > items.length ? { truncated: true as const } : {}),
+    });
+    for (const r of [...rows.reports].sort((a, b) => a.depth - b.depth)) {
+      entries.push(level('reports', r.depth, r.count, r.principals.map(summary)));
+    }
+    for (const g of [...rows.groups].sort((a, b) => a.depth - b.depth)) {
+      entries.push(level('group_member', g.depth, g.count, g.groups.map(groupSummary)));
+    }
+    return { principal_id: id, relationships: entries };
+  }
+
+  /** A manager must exist, not be deleted, and not make the chain of managers a cycle. */
+  private async assertManager(tx: Tx, id: string, managerId: string): Promise<void> {
+    const check = await repo.managerCheck(tx, id, managerId);
+    const pointer = '/attributes/manager_id';
+    if (!check.exists || check.status === 'deleted') {
+      throw new AppError('REFERENCE_NOT_FOUND', `manager ${managerId} does not exist`, {
+        errors: [{ pointer, message: 'names no existing principal' }],
+      });
+    }
+    if (check.cycle) {
+      throw new AppError('CYCLE_DETECTED', `${managerId} reports to ${id}, directly or indirectly`, {
+        errors: [{ pointer, message: 'would make the chain of managers a cycle' }],
+      });
+    }
+  }
+}

@@ -1,0 +1,148 @@
+import { defineQueries } from '../db/catalogue.js';
+import { dateTimeParam, type Database } from '../db/database.js';
+import {
+  ATTR_PREFIX,
+  attributeEntries,
+  META_PREFIX,
+  optionalProperties,
+  prefixed,
+  STATUS_LABEL,
+  TYPE_LABEL,
+  type Attributes,
+  type Metadata,
+  type PrincipalType,
+} from '../principals/model.js';
+import { assessRisk } from '../principals/risk.js';
+
+const Q = defineQueries('seed', ['principals', 'managers', 'groups', 'memberships', 'nesting']);
+
+export interface SeedPrincipal {
+  id: string;
+  type: PrincipalType;
+  name: string;
+  email?: string;
+  description?: string;
+  attributes: Attributes;
+  metadata: Metadata;
+  connectorSource?: string;
+  connectorId?: string;
+  createdAt: string;
+  lastLogin?: string | null;
+}
+
+export interface SeedGroup {
+  id: string;
+  name: string;
+  description?: string;
+  createdAt: string;
+}
+
+export interface SeedMembership {
+  groupId: string;
+  memberId: string;
+}
+
+/**
+ * Loads an already-consistent identity graph in batches, one transaction per batch, bypassing
+ * the per-request checks (manager existence, cycles) and the audit trail. For benchmarks and
+ * bulk imports of trusted data only; the API never takes this path.
+ */
+export class BulkLoader {
+  /**
+   * @param rehearsal when true, `principals()` does all the work in transactions that are rolled
+   *   back, leaving the graph untouched: a warm-up for the database's JIT before measuring.
+   */
+  constructor(
+    private readonly db: Database,
+    private readonly actor = 'seed',
+    private readonly rehearsal = false,
+  ) {}
+
+  /**
+   * Writes principals with their attribute links and manager edges. Returns the principals whose
+   * manager was not in the graph yet (a later batch, or one still being written): link those with
+   * `managers()` once everything is loaded.
+   */
+  async principals(rows: SeedPrincipal[]): Promise<SeedPrincipal[]> {
+    const vocabulary: { key: string; value: string }[] = [];
+    const positions = new Map<string, number>();
+    const positionOf = (key: string, value: string): number => {
+      const id = `${key}\u0000${value}`;
+      let at = positions.get(id);
+      if (at === undefined) {
+        at = vocabulary.length;
+        vocabulary.push({ key, value });
+        positions.set(id, at);
+      }
+      return at;
+    };
+    const params = rows.map((p) => {
+      const risk = assessRisk({
+        type: p.type,
+        status: 'active',
+        attributes: p.attributes,
+        metadata: p.metadata,
+        last_login: p.lastLogin ?? null,
+      });
+      const created = dateTimeParam(p.createdAt);
+      const props: Record<string, unknown> = {
+        ...prefixed(ATTR_PREFIX, p.attributes),
+        ...prefixed(META_PREFIX, p.metadata),
+        id: p.id,
+        type: p.type,
+        name: p.name,
+        status: 'active',
+        created_at: created,
+        created_by: this.actor,
+        updated_at: created,
+        version: 1,
+        risk_score: risk.score,
+        risk_factors: JSON.stringify(risk.factors),
+      };
+      Object.assign(props, optionalProperties(p));
+      if (p.lastLogin) props['last_login'] = dateTimeParam(p.lastLogin);
+      const managerId = p.attributes['manager_id'];
+      return {
+        labels: ['Principal', TYPE_LABEL[p.type], STATUS_LABEL.active],
+        managerId: typeof managerId === 'string' ? managerId : null,
+        props,
+        links: attributeEntries(p.attributes).map((e) => ({
+          at: positionOf(e.key, e.value),
+          array: e.array,
+        })),
+      };
+    });
+    if (this.rehearsal) {
+      await this.db.rehearse(Q.principals, (tx) => tx.run(Q.principals, { rows: params, vocabulary }));
+      return [];
+    }
+    const [result] = await this.db.write(Q.principals, (tx) =>
+      tx.run<{ pending: string[] }>(Q.principals, { rows: params, vocabulary }),
+    );
+    const pending = new Set(result?.pending ?? []);
+    return rows.filter((p) => pending.has(p.id));
+  }
+
+  /** REPORTS_TO edges for rows whose attributes name a manager; run once every manager exists. */
+  async managers(rows: SeedPrincipal[]): Promise<void> {
+    const links = rows
+      .filter((p) => typeof p.attributes['manager_id'] === 'string')
+      .map((p) => ({ id: p.id, managerId: p.attributes['manager_id'] as string }));
+    if (links.length > 0) await this.db.write(Q.managers, (tx) => tx.run(Q.managers, { rows: links }));
+  }
+
+  async groups(rows: SeedGroup[]): Promise<void> {
+    const params = rows.map((g) => ({ ...g, description: g.description ?? null, createdBy: this.actor }));
+    await this.db.write(Q.groups, (tx) => tx.run(Q.groups, { rows: params }));
+  }
+
+  async memberships(rows: SeedMembership[], createdAt: string): Promise<void> {
+    const params = rows.map((m) => ({ ...m, addedAt: createdAt, addedBy: this.actor }));
+    await this.db.write(Q.memberships, (tx) => tx.run(Q.memberships, { rows: params }));
+  }
+
+  async nesting(rows: SeedMembership[], createdAt: string): Promise<void> {
+    const params = rows.map((m) => ({ ...m, addedAt: createdAt, addedBy: this.actor }));
+    await this.db.write(Q.nesting, (tx) => tx.run(Q.nesting, { rows: params }));
+  }
+}

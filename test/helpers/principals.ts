@@ -1,0 +1,63 @@
+import { newId } from '../../src/ids.js';
+import type {
+  Attributes,
+  Metadata,
+  Principal,
+  PrincipalStatus,
+  PrincipalType,
+} from '../../src/principals/model.js';
+import { principalRepository } from '../../src/principals/repository.js';
+import { assessRisk } from '../../src/principals/risk.js';
+import { nowIso } from '../../src/time.js';
+import type { TestApp } from './app.js';
+
+export interface InsertPrincipal {
+  type?: PrincipalType;
+  name: string;
+  email?: string;
+  description?: string;
+  attributes?: Attributes;
+  metadata?: Metadata;
+  status?: PrincipalStatus;
+  connectorSource?: string;
+  connectorId?: string;
+  lastLogin?: string;
+}
+
+/**
+ * Writes a principal straight through the repository, as an identity connector will: the only
+ * way tests get USER principals (the API refuses to create them) and a quick way to seed data.
+ * Manager ids must name principals that exist.
+ */
+export async function insertPrincipal(app: TestApp, input: InsertPrincipal): Promise<Principal> {
+  const type = input.type ?? 'USER';
+  const attributes = input.attributes ?? {};
+  const metadata = input.metadata ?? {};
+  const status = input.status ?? 'active';
+  const lastLogin = input.lastLogin ?? null;
+  const risk = assessRisk({ type, status, attributes, metadata, last_login: lastLogin });
+  return app.runtime.db.write('test/insert_principal', (tx) =>
+    principalRepository.create(
+      tx,
+      {
+        id: newId('principal'),
+        type,
+        name: input.name,
+        description: input.description ?? null,
+        email:
+          input.email ??
+          (type === 'USER' ? `${input.name.toLowerCase().replace(/\W+/g, '.')}@example.com` : null),
+        attributes,
+        metadata,
+        status,
+        connectorSource: input.connectorSource ?? (type === 'USER' ? 'okta' : null),
+        connectorId:
+          input.connectorId ?? (type === 'USER' ? `00u${Math.random().toString(36).slice(2, 12)}` : null),
+        lastLogin,
+        createdBy: 'con_test',
+        risk,
+      },
+      nowIso(),
+    ),
+  );
+}

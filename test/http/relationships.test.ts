@@ -1,0 +1,206 @@
+import { expect } from 'chai';
+import type { Principal } from '../../src/principals/model.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { authed } from '../helpers/auth.js';
+import type { HttpClient } from '../helpers/http.js';
+import { insertPrincipal } from '../helpers/principals.js';
+
+/**
+ * Org chart used throughout:
+ *   ceo ← vp ← mgr ← {zoe, adam, bob(deleted later)}
+ *                  ← lead ← intern
+ *   mgr also manages svc (a service account)
+ */
+describe('principal relationships', () => {
+  let app: TestApp;
+  let api: HttpClient;
+  const p: Record<string, Principal> = {};
+
+  before(async () => {
+    app = await startTestApp();
+    api = await authed(app);
+    p['ceo'] = await insertPrincipal(app, { name: 'Cora CEO' });
+    p['vp'] = await insertPrincipal(app, { name: 'Victor VP', attributes: { manager_id: p['ceo'].id } });
+    p['mgr'] = await insertPrincipal(app, { name: 'Mia Manager', attributes: { manager_id: p['vp'].id } });
+    for (const name of ['Zoe', 'Adam', 'Bob', 'Lead']) {
+      p[name.toLowerCase()] = await insertPrincipal(app, { name, attributes: { manager_id: p['mgr'].id } });
+    }
+    p['intern'] = await insertPrincipal(app, {
+      name: 'Ivy Intern',
+      attributes: { manager_id: p['lead']!.id },
+    });
+    const svc = await api.post('/v1/principals', {
+      type: 'SERVICE_ACCOUNT',
+      name: 'Mia-sync',
+      attributes: { manager_id: p['mgr'].id },
+    });
+    p['svc'] = svc.body;
+    const bob = await api.post('/v1/principals', {
+      type: 'SERVICE_ACCOUNT',
+      name: 'Bobby bot',
+      attributes: { manager_id: p['mgr'].id },
+    });
+    p['bot'] = bob.body;
+    await api.delete(`/v1/principals/${bob.body.id}`);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  const rel = async (id: string, query = '') => {
+    const res = await api.get(`/v1/principals/${id}/relationships${query}`);
+    expect(res.status, res.text).to.equal(200);
+    return res.body as { principal_id: string; relationships: any[] };
+  };
+  const names = (entry: any) => entry.principals.map((x: any) => x.name);
+
+  it('depth 1 (default): direct manager, then direct reports sorted by name', async () => {
+    const body = await rel(p['mgr']!.id);
+    expect(body.principal_id).to.equal(p['mgr']!.id);
+    expect(body.relationships.map((e) => [e.type, e.depth])).to.deep.equal([
+      ['manager', 1],
+      ['reports', 1],
+    ]);
+    expect(body.relationships[0].principal).to.deep.equal({
+      id: p['vp']!.id,
+      name: 'Victor VP',
+      type: 'USER',
+      email: p['vp']!.email,
+    });
+    expect(names(body.relationships[1])).to.deep.equal(['Adam', 'Bob', 'Lead', 'Mia-sync', 'Zoe']);
+    expect(body.relationships[1].count).to.equal(5);
+    expect(body.relationships[1]).not.to.have.property('truncated');
+    const svcEntry = body.relationships[1].principals.find((x: any) => x.name === 'Mia-sync');
+    expect(svcEntry).to.deep.equal({
+      id: p['svc']!.id,
+      name: 'Mia-sync',
+      type: 'SERVICE_ACCOUNT',
+      email: null,
+    });
+  });
+
+  it('depth 3: the manager chain in order, then reports level by level', async () => {
+    const body = await rel(p['intern']!.id, '?depth=3');
+    expect(body.relationships.map((e) => [e.type, e.depth, e.principal?.name])).to.deep.equal([
+      ['manager', 1, 'Lead'],
+      ['manager', 2, 'Mia Manager'],
+      ['manager', 3, 'Victor VP'],
+    ]);
+    const top = await rel(p['vp']!.id, '?depth=3&type=reports');
+    expect(top.relationships.map((e) => [e.type, e.depth, e.count])).to.deep.equal([
+      ['reports', 1, 1],
+      ['reports', 2, 5],
+      ['reports', 3, 1],
+    ]);
+    expect(names(top.relationships[2])).to.deep.equal(['Ivy Intern']);
+  });
+
+  it('filters by type and omits empty levels', async () => {
+    expect((await rel(p['ceo']!.id, '?type=manager&depth=3')).relationships).to.deep.equal([]);
+    const reports = await rel(p['ceo']!.id, '?type=reports&depth=2');
+    expect(reports.relationships.map((e) => e.depth)).to.deep.equal([1, 2]);
+    expect((await rel(p['zoe']!.id, '?type=reports')).relationships).to.deep.equal([]);
+    expect((await rel(p['zoe']!.id, '?type=group_member&depth=3')).relationships).to.deep.equal([]);
+  });
+
+  it('never shows deleted principals, and a deleted principal has no relationships left', async () => {
+    const body = await rel(p['mgr']!.id, '?type=reports');
+    expect(names(body.relationships[0])).not.to.include('Bobby bot');
+    expect((await rel(p['bot']!.id, '?depth=3')).relationships).to.deep.equal([]);
+  });
+
+  it('breaks name ties on id', async () => {
+    const boss = await insertPrincipal(app, { name: 'Tie Boss' });
+    const twins = [];
+    for (let i = 0; i < 3; i += 1)
+      twins.push(await insertPrincipal(app, { name: 'Same Name', attributes: { manager_id: boss.id } }));
+    const body = await rel(boss.id, '?type=reports');
+    expect(body.relationships[0].principals.map((x: any) => x.id)).to.deep.equal(
+      twins.map((t) => t.id).sort(),
+    );
+  });
+
+  it('caps each entry at 1000 principals, keeping the true count and marking truncation', async () => {
+    const boss = await insertPrincipal(app, { name: 'Big Boss' });
+    // Seeded in bulk: 1,001 direct reports.
+    await app.runtime.db.runAutoCommit(
+      `MATCH (b:Principal {id: $boss})
+       UNWIND range(1, 1001) AS i
+       CREATE (r:Principal:User {id: 'prn_01JZ' + right('0000000000000000000000' + toString(i), 22),
+         type: 'USER', name: 'Report ' + right('0000' + toString(i), 4), status: 'active',
+         created_at: datetime(), updated_at: datetime(), created_by: 'test', version: 1, risk_score: 0})
+       CREATE (r)-[:REPORTS_TO]->(b)`,
+      { boss: boss.id },
+    );
+    const body = await rel(boss.id, '?type=reports');
+    const entry = body.relationships[0];
+    expect(entry.count).to.equal(1001);
+    expect(entry.principals).to.have.length(1000);
+    expect(entry.truncated).to.equal(true);
+    expect(entry.principals[0].name).to.equal('Report 0001');
+    expect(entry.principals[999].name).to.equal('Report 1000');
+  });
+
+  it('lists groups by nesting distance, each at its shortest distance, with type GROUP', async () => {
+    const group = async (name: string) => (await api.post('/v1/groups', { name })).body.id as string;
+    const add = async (groupId: string, memberId: string) => {
+      const res = await api.put(`/v1/groups/${groupId}/members/${memberId}`);
+      expect(res.status, res.text).to.equal(200);
+    };
+    const eng = await group('Engineering');
+    const platform = await group('Platform');
+    const allStaff = await group('All Staff');
+    const company = await group('Company');
+    const oncall = await group('Oncall');
+    // zoe → platform → eng → allStaff → company; zoe → oncall → allStaff (a diamond).
+    await add(platform, p['zoe']!.id);
+    await add(oncall, p['zoe']!.id);
+    await add(eng, platform);
+    await add(allStaff, eng);
+    await add(allStaff, oncall);
+    await add(company, allStaff);
+
+    const one = await rel(p['zoe']!.id, '?type=group_member');
+    expect(one.relationships).to.deep.equal([
+      {
+        type: 'group_member',
+        depth: 1,
+        count: 2,
+        principals: [
+          { id: oncall, name: 'Oncall', type: 'GROUP' },
+          { id: platform, name: 'Platform', type: 'GROUP' },
+        ],
+      },
+    ]);
+    const three = await rel(p['zoe']!.id, '?type=group_member&depth=3');
+    expect(three.relationships.map((e) => [e.depth, e.principals.map((g: any) => g.name)])).to.deep.equal([
+      [1, ['Oncall', 'Platform']],
+      [2, ['All Staff', 'Engineering']],
+      [3, ['Company']],
+    ]);
+    // All three kinds together, in the documented order.
+    const all = await rel(p['lead']!.id, '?depth=2');
+    await add(eng, p['lead']!.id);
+    const withGroups = await rel(p['lead']!.id, '?depth=2');
+    expect(withGroups.relationships.map((e) => `${e.type}:${e.depth}`)).to.deep.equal([
+      ...all.relationships.map((e) => `${e.type}:${e.depth}`),
+      'group_member:1',
+      'group_member:2',
+    ]);
+    expect(withGroups.relationships.map((e) => e.type)).to.deep.equal([
+      'manager',
+      'manager',
+      'reports',
+      'group_member',
+      'group_member',
+    ]);
+  });
+
+  it('validates type and depth', async () => {
+    for (const q of ['depth=0', 'depth=4', 'depth=two', 'depth=1.5', 'type=peers', 'type=MANAGER']) {
+      const res = await api.get(`/v1/principals/${p['mgr']!.id}/relationships?${q}`);
+      expect(res.status, q).to.equal(400);
+      expect(res.body.errors[0].pointer).to.match(/^\/query\/(depth|type)$/);
+    }
+  });
+});
