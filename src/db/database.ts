@@ -181,18 +181,24 @@ export class Database {
    * all of the work and keeps none of it (used to warm up the JIT before a measurement).
    */
   async rehearse(unit: string, work: (tx: Tx) => Promise<unknown>): Promise<void> {
-    const session = this.driver.session({
-      database: this.options.database,
-      defaultAccessMode: neo4j.session.WRITE,
-    });
-    const tx = session.beginTransaction({ metadata: { app: 'principals-access-service', unit } });
-    try {
-      await work(this.wrap(tx));
-    } catch (err) {
-      throw this.mapError(err);
-    } finally {
-      await tx.rollback().catch(() => undefined);
-      await session.close();
+    for (let attempt = 1; ; attempt += 1) {
+      const session = this.driver.session({
+        database: this.options.database,
+        defaultAccessMode: neo4j.session.WRITE,
+      });
+      const tx = session.beginTransaction({ metadata: { app: 'principals-access-service', unit } });
+      try {
+        await work(this.wrap(tx));
+        return;
+      } catch (err) {
+        // Concurrent rehearsals that create the same unique values can deadlock, like real
+        // writes; managed transactions retry those, and so does this.
+        const transient = err instanceof Neo4jError && err.code.startsWith('Neo.TransientError.');
+        if (!transient || attempt >= 5) throw this.mapError(err);
+      } finally {
+        await tx.rollback().catch(() => undefined);
+        await session.close();
+      }
     }
   }
 
@@ -342,14 +348,20 @@ export function toNeo4jParams(value: unknown): never {
 }
 
 function convertParam(value: unknown): unknown {
-  if (typeof value === 'number' && Number.isInteger(value)) return neo4j.int(value);
-  if (Array.isArray(value)) return value.map(convertParam);
-  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = convertParam(v);
+  if (typeof value === 'number') return Number.isInteger(value) ? neo4j.int(value) : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i += 1) out[i] = convertParam(value[i]);
     return out;
   }
-  return value;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = convertParam(v);
+  }
+  return out;
 }
 
 /** Neo4j values as plain JS: temporals as RFC 3339 strings, nodes as their properties. */

@@ -137,7 +137,11 @@ export function prefixed<T>(prefix: string, map: Record<string, T | null>): Reco
 export interface AttributeEntry {
   key: string;
   value: string;
-  array: boolean;
+  /**
+   * `true` on a link to an element of an array attribute; `null` (no property stored, so a
+   * scalar link costs no property record) on a link to a string value.
+   */
+  array: true | null;
 }
 
 /** The attribute value nodes a set of attributes links to (one per array element). */
@@ -148,7 +152,7 @@ export function attributeEntries(attributes: Record<string, AttributeValue | nul
     if (Array.isArray(value)) {
       for (const element of new Set(value)) entries.push({ key, value: element, array: true });
     } else {
-      entries.push({ key, value, array: false });
+      entries.push({ key, value, array: null });
     }
   }
   return entries;

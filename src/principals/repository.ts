@@ -160,7 +160,19 @@ export const principalRepository = {
     depth: number,
     cap: number,
   ): Promise<RelationshipRows | undefined> {
-    return tx.first<RelationshipRows>(Q.relationships, { id, types: [...types], depth, cap });
+    type Person = [string, string, string, string | null];
+    const row = await tx.first<{
+      managers: { depth: number; principal: Person }[];
+      reports: { depth: number; count: number; principals: Person[] }[];
+      groups: { depth: number; count: number; groups: [string, string][] }[];
+    }>(Q.relationships, { id, types: [...types], depth, cap });
+    if (!row) return undefined;
+    const person = ([pid, name, type, email]: Person): RelatedPrincipal => ({ id: pid, name, type, email });
+    return {
+      managers: row.managers.map((m) => ({ depth: m.depth, principal: person(m.principal) })),
+      reports: row.reports.map((r) => ({ ...r, principals: r.principals.map(person) })),
+      groups: row.groups.map((g) => ({ ...g, groups: g.groups.map(([gid, name]) => ({ id: gid, name })) })),
+    };
   },
 
   async managerCheck(

@@ -214,11 +214,12 @@ function anchorPredicate(
       };
     case '$contains': {
       // The node-only part filters value nodes before their links are expanded; the link then
-      // says whether the value was an array element (which must equal the operand) or a string.
+      // says whether the value was an array element (which must equal the operand; only those
+      // links carry `array: true`) or a string.
       // A principal links to one node per distinct element, so at most one matches per principal.
       const v = params.add(operand);
       return {
-        predicate: `${k} AND a0.value IS NOT NULL AND toLower(a0.value) CONTAINS toLower(${v}) AND (NOT r0.array OR a0.value = ${v})`,
+        predicate: `${k} AND a0.value IS NOT NULL AND toLower(a0.value) CONTAINS toLower(${v}) AND (NOT coalesce(r0.array, false) OR a0.value = ${v})`,
         duplicates: false,
       };
     }

@@ -1,5 +1,5 @@
 import { defineQueries } from '../db/catalogue.js';
-import { dateTimeParam, type Database } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import {
   ATTR_PREFIX,
   attributeEntries,
@@ -84,7 +84,6 @@ export class BulkLoader {
         metadata: p.metadata,
         last_login: p.lastLogin ?? null,
       });
-      const created = dateTimeParam(p.createdAt);
       const props: Record<string, unknown> = {
         ...prefixed(ATTR_PREFIX, p.attributes),
         ...prefixed(META_PREFIX, p.metadata),
@@ -92,19 +91,18 @@ export class BulkLoader {
         type: p.type,
         name: p.name,
         status: 'active',
-        created_at: created,
         created_by: this.actor,
-        updated_at: created,
         version: 1,
         risk_score: risk.score,
         risk_factors: JSON.stringify(risk.factors),
       };
       Object.assign(props, optionalProperties(p));
-      if (p.lastLogin) props['last_login'] = dateTimeParam(p.lastLogin);
       const managerId = p.attributes['manager_id'];
       return {
         labels: ['Principal', TYPE_LABEL[p.type], STATUS_LABEL.active],
         managerId: typeof managerId === 'string' ? managerId : null,
+        createdAt: Date.parse(p.createdAt),
+        lastLogin: p.lastLogin ? Date.parse(p.lastLogin) : null,
         props,
         links: attributeEntries(p.attributes).map((e) => ({
           at: positionOf(e.key, e.value),

@@ -164,7 +164,7 @@ describe('search compiler', () => {
       expect(inList.text).to.match(/a0\.key = \$v\d+ AND a0\.value IN \$v\d+/);
       expect(inList.text).to.include('collect(DISTINCT p)');
       const contains = compile({ query: { attributes: { role: { $contains: 'eng' } } } });
-      expect(contains.text).to.include('NOT r0.array OR a0.value =');
+      expect(contains.text).to.include('NOT coalesce(r0.array, false) OR a0.value =');
       expect(contains.text).not.to.include('DISTINCT');
     });
 
