@@ -327,21 +327,6 @@ export class Database {
   }
 }
 
-/** An RFC 3339 instant as a Neo4j DATETIME value in UTC, for writes that skip `datetime()` parsing. */
-export function dateTimeParam(iso: string): InstanceType<typeof neo4j.types.DateTime> {
-  const d = new Date(iso);
-  return new neo4j.types.DateTime(
-    d.getUTCFullYear(),
-    d.getUTCMonth() + 1,
-    d.getUTCDate(),
-    d.getUTCHours(),
-    d.getUTCMinutes(),
-    d.getUTCSeconds(),
-    d.getUTCMilliseconds() * 1_000_000,
-    0,
-  );
-}
-
 /** Integers become Neo4j integers (JS numbers would arrive as floats); the rest passes as is. */
 export function toNeo4jParams(value: unknown): never {
   return convertParam(value) as never;
