@@ -51,9 +51,9 @@ export function allRoutes(deps: AppDeps, openapi: () => unknown): AnyRoute[] {
     ...authRoutes({ ...deps.services, issuer: deps.config.tokens.issuer }),
     ...clientRoutes(deps.services),
     ...auditRoutes(deps.services),
-    ...principalSearchRoutes({ db: deps.db }),
+    ...principalSearchRoutes(deps.services),
     ...groupRoutes(deps.services),
-    ...principalRoutes({ principals: deps.services.principals, db: deps.db }),
+    ...principalRoutes(deps.services),
     ...(deps.extraRoutes ?? []),
   ];
 }

@@ -34,6 +34,11 @@ interface PlanStep {
   children: PlanStep[];
 }
 
+/** Errors Neo4j marks as worth retrying (deadlocks, lock timeouts, a busy database). */
+function isTransient(err: unknown): boolean {
+  return err instanceof Neo4jError && err.code.startsWith('Neo.TransientError.');
+}
+
 /** A transaction that runs named queries of the catalogue and returns plain JS rows. */
 export interface Tx {
   run<T = Row>(name: string, params?: Params): Promise<T[]>;
@@ -156,11 +161,7 @@ export class Database {
           metrics.dbTransactions.inc({ mode: 'read', unit, outcome: 'ok' });
           return result.records.map((r) => fromNeo4j(r.toObject()) as T);
         } catch (err) {
-          const retry =
-            attempt < 3 &&
-            err instanceof Neo4jError &&
-            err.code.startsWith('Neo.TransientError.') &&
-            !CONNECTIVITY_CODES.has(err.code);
+          const retry = attempt < 3 && isTransient(err) && !CONNECTIVITY_CODES.has((err as Neo4jError).code);
           if (!retry) {
             metrics.dbTransactions.inc({ mode: 'read', unit, outcome: 'error' });
             throw this.mapError(err);
@@ -193,8 +194,7 @@ export class Database {
       } catch (err) {
         // Concurrent rehearsals that create the same unique values can deadlock, like real
         // writes; managed transactions retry those, and so does this.
-        const transient = err instanceof Neo4jError && err.code.startsWith('Neo.TransientError.');
-        if (!transient || attempt >= 5) throw this.mapError(err);
+        if (!isTransient(err) || attempt >= 5) throw this.mapError(err);
       } finally {
         await tx.rollback().catch(() => undefined);
         await session.close();
@@ -319,7 +319,7 @@ export class Database {
       if (err.code === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
         return conflict('a resource with the same unique value already exists');
       }
-      if (err.code.startsWith('Neo.TransientError.') || err.code.includes('TransactionTimedOut')) {
+      if (isTransient(err) || err.code.includes('TransactionTimedOut')) {
         return unavailable('the database is busy; retry shortly', 1, err);
       }
     }

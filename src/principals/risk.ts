@@ -15,6 +15,12 @@ const HIGH_RISK_CAPABILITIES = new Set([
 
 type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'>;
 
+/** An attribute's values: an array as it is, a string as a list of one, nothing as empty. */
+function valuesOf(attributes: Principal['attributes'], key: string): string[] {
+  const value = attributes[key];
+  return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+}
+
 /**
  * The risk of a principal from what the graph knows about it, as points per factor; the score
  * is their sum, capped at 100. Pure: the same inputs and time give the same result.
@@ -28,13 +34,12 @@ export function assessRisk(p: RiskInput, now: number = Date.now()): { score: num
       factors.push({ code: 'DORMANT', points: 25 });
   }
   if (p.type === 'AI_AGENT') {
-    const tools = p.attributes['allowed_tools'];
-    const list = Array.isArray(tools) ? tools : typeof tools === 'string' ? [tools] : [];
+    const list = valuesOf(p.attributes, 'allowed_tools');
     if (list.includes('*')) factors.push({ code: 'BROAD_TOOL_ACCESS', points: 40 });
     else if (list.length > MANY_TOOLS) factors.push({ code: 'BROAD_TOOL_ACCESS', points: 25 });
-    const caps = p.attributes['capabilities'];
-    const capabilities = Array.isArray(caps) ? caps : typeof caps === 'string' ? [caps] : [];
-    const risky = capabilities.filter((c) => HIGH_RISK_CAPABILITIES.has(c.toLowerCase()));
+    const risky = valuesOf(p.attributes, 'capabilities').filter((c) =>
+      HIGH_RISK_CAPABILITIES.has(c.toLowerCase()),
+    );
     if (risky.length > 0)
       factors.push({ code: 'HIGH_RISK_CAPABILITY', points: Math.min(30, 15 * risky.length) });
   }

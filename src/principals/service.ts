@@ -15,18 +15,19 @@ import {
   type Principal,
   type PrincipalType,
 } from './model.js';
-import { principalRepository as repo } from './repository.js';
+import { principalRepository as repo, type RelatedPrincipal } from './repository.js';
 import { assessRisk, DORMANT_AFTER_DAYS } from './risk.js';
-import { groupSummary, summary } from './views.js';
+import { DEFAULT_LIMIT, DEFAULT_PAGE, searchPrincipals, type SearchRequest } from './search.js';
+import { groupSummary } from './views.js';
 
 export const RELATIONSHIP_TYPES = ['manager', 'reports', 'group_member'] as const;
 export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
 /** Most principals listed per relationship entry; `count` keeps the true number. */
 export const RELATIONSHIP_CAP = 1000;
 
-type Related = ReturnType<typeof summary> | ReturnType<typeof groupSummary>;
+type Related = RelatedPrincipal | ReturnType<typeof groupSummary>;
 export type RelationshipEntry =
-  | { type: 'manager'; principal: ReturnType<typeof summary>; depth: number }
+  | { type: 'manager'; principal: RelatedPrincipal; depth: number }
   | {
       type: 'reports' | 'group_member';
       principals: Related[];
@@ -206,6 +207,17 @@ export class PrincipalService {
     });
   }
 
+  /**
+   * A page of principals matching a search (POST /principals/search, and GET /principals with
+   * its filters), with the true total and the page and limit it used.
+   */
+  async search(
+    request: SearchRequest,
+  ): Promise<{ total: number; items: Principal[]; page: number; limit: number }> {
+    const { total, items } = await searchPrincipals(this.db, request);
+    return { total, items, page: request.page ?? DEFAULT_PAGE, limit: request.limit ?? DEFAULT_LIMIT };
+  }
+
   async get(id: string): Promise<Principal> {
     const principal = await this.db.readStatements('principals/get', (tx) => repo.get(tx, id));
     if (!principal) throw notFound('principal', id);
@@ -347,8 +359,7 @@ export class PrincipalService {
     );
     if (!rows) throw notFound('principal', id);
     const entries: RelationshipEntry[] = [];
-    for (const m of rows.managers)
-      entries.push({ type: 'manager', principal: summary(m.principal), depth: m.depth });
+    for (const m of rows.managers) entries.push({ type: 'manager', principal: m.principal, depth: m.depth });
     const level = (
       type: 'reports' | 'group_member',
       depthOf: number,
@@ -362,7 +373,7 @@ export class PrincipalService {
       ...(count > items.length ? { truncated: true as const } : {}),
     });
     for (const r of [...rows.reports].sort((a, b) => a.depth - b.depth)) {
-      entries.push(level('reports', r.depth, r.count, r.principals.map(summary)));
+      entries.push(level('reports', r.depth, r.count, r.principals));
     }
     for (const g of [...rows.groups].sort((a, b) => a.depth - b.depth)) {
       entries.push(level('group_member', g.depth, g.count, g.groups.map(groupSummary)));

@@ -1,12 +1,11 @@
-import type { Database } from '../../db/database.js';
-import { DEFAULT_LIMIT, DEFAULT_PAGE, searchPrincipals } from '../../principals/search.js';
+import type { PrincipalService } from '../../principals/service.js';
 import { listItem } from '../../principals/views.js';
 import { PrincipalList } from '../../schemas/principals.js';
 import { MAX_CONDITIONS, MAX_IN_VALUES, SearchPrincipalsBody } from '../../schemas/search.js';
 import { pagination } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
-export function principalSearchRoutes(deps: { db: Database }): AnyRoute[] {
+export function principalSearchRoutes(deps: { principals: PrincipalService }): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -27,9 +26,7 @@ export function principalSearchRoutes(deps: { db: Database }): AnyRoute[] {
       body: SearchPrincipalsBody,
       responses: { 200: { description: 'A page of matching principals', schema: PrincipalList } },
       handler: async ({ body }) => {
-        const page = body.page ?? DEFAULT_PAGE;
-        const limit = body.limit ?? DEFAULT_LIMIT;
-        const { total, items } = await searchPrincipals(deps.db, body);
+        const { total, items, page, limit } = await deps.principals.search(body);
         return { body: { data: items.map(listItem), pagination: pagination(total, page, limit) } };
       },
     }),

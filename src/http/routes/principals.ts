@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import type { Database } from '../../db/database.js';
 import { etagOf } from '../../principals/model.js';
-import { searchPrincipals } from '../../principals/search.js';
 import { RELATIONSHIP_TYPES, type PrincipalService } from '../../principals/service.js';
 import { createdRecord, fullRecord, listItem, updatedRecord } from '../../principals/views.js';
 import { Id } from '../../schemas/common.js';
@@ -29,7 +27,7 @@ function ifMatch(ctx: Context): string | undefined {
   return ctx.get('If-Match') || undefined;
 }
 
-export function principalRoutes(deps: { principals: PrincipalService; db: Database }): AnyRoute[] {
+export function principalRoutes(deps: { principals: PrincipalService }): AnyRoute[] {
   const read = {
     tags: ['Principals'],
     auth: { scope: 'principals:read' as const },
@@ -52,17 +50,15 @@ export function principalRoutes(deps: { principals: PrincipalService; db: Databa
       query: PrincipalListQuery,
       responses: { 200: { description: 'A page of principals', schema: PrincipalList } },
       handler: async ({ query }) => {
-        const page = query.page ?? 1;
-        const limit = query.limit ?? 50;
-        const { total, items } = await searchPrincipals(deps.db, {
+        const { total, items, page, limit } = await deps.principals.search({
           query: {
             ...(query.type ? { type: query.type } : {}),
             ...(query.status ? { status: query.status } : {}),
             ...(query.connector_source ? { connector_source: query.connector_source } : {}),
           },
           sort: { field: 'created_at', order: 'desc' },
-          page,
-          limit,
+          ...(query.page !== undefined ? { page: query.page } : {}),
+          ...(query.limit !== undefined ? { limit: query.limit } : {}),
         });
         return { body: { data: items.map(listItem), pagination: pagination(total, page, limit) } };
       },
