@@ -1,7 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
-import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -12,11 +11,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
-    plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver': { node: true } },
     rules: {
-      'import-x/no-cycle': ['error', { maxDepth: 10 }],
-      'import-x/no-duplicates': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-floating-promises': 'error',
@@ -26,6 +21,42 @@ export default tseslint.config(
       'no-console': 'error',
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
+  },
+  {
+    // The layers point one way: the HTTP edge (src/http) calls into the domain, never the other
+    // way round. Only the entry point, which composes the two, imports from it.
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/**', 'src/main.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)http(/|$)',
+              message: 'src/http is the outermost layer: move what you need out of it instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Cypher is run through the database layer only.
+    files: ['src/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(db/database|db/catalogue|neo4j-driver)(\\.js)?$',
+              message: 'routes call services; only services and repositories talk to the database.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

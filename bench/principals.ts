@@ -10,20 +10,21 @@
  * Knobs: BENCH_PRINCIPALS (100000), BENCH_GROUPS (5000), BENCH_REQUESTS per scenario and round
  * (200), BENCH_ROUNDS (3), BENCH_LOAD_ROUNDS (3: the principals are loaded this many times, the
  * graph emptied in between, and the median rate is reported), BENCH_BATCH (1000), BENCH_LOADERS
- * concurrent load transactions (2), BENCH_WARMUP_PRINCIPALS (30000: loaded first in transactions
- * that roll back, so the JVM's JIT is warm when the measured load starts; its own rate is
- * reported as the cold-start rate).
+ * concurrent load transactions (2), BENCH_WARMUP_PRINCIPALS (30000: loaded first and removed
+ * again, so the JVM's JIT is warm when the measured load starts; its own rate is reported as the
+ * cold-start rate).
  * Results also go to bench/results/*.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config/config.js';
+import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
 import { provideNeo4j } from '../src/db/local-neo4j.js';
 import { createLogger } from '../src/logging/logger.js';
 import { createRuntime } from '../src/runtime.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
-import { startServer } from '../src/server.js';
+import { startServer } from '../src/http/server.js';
 import { DEPARTMENTS, generateOrg, rng, TEAMS } from './org.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -39,6 +40,17 @@ const WARMUP = 50;
 
 const ADMIN_ID = 'cli_01JBENCH000000000000000000';
 const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
+
+/** A statement of the benchmark's own (setting up and emptying the graph), in a transaction of its own. */
+async function cypher(db: Database, text: string): Promise<Record<string, unknown>[]> {
+  const session = db.driver.session();
+  try {
+    const result = await session.run(text, toNeo4jParams({}));
+    return result.records.map((r) => fromNeo4j(r.toObject()) as Record<string, unknown>);
+  } finally {
+    await session.close();
+  }
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -113,29 +125,33 @@ async function run(
   try {
     // --- load ---------------------------------------------------------------------------------
     const loader = new BulkLoader(runtime.db);
+    const emptyGraph = () =>
+      cypher(
+        runtime.db,
+        'MATCH (n) WHERE n:Principal OR n:Attribute CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS',
+      );
     let coldRate: number | undefined;
-    const existing = await runtime.db.runAutoCommit('MATCH (p:Principal) RETURN count(p) AS n');
+    const existing = await cypher(runtime.db, 'MATCH (p:Principal) RETURN count(p) AS n');
     if ((existing[0]?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
     const loadPrincipals = async (
       rows: SeedPrincipal[],
-      into: BulkLoader = loader,
     ): Promise<{ nodesMs: number; managersMs: number }> => {
       const started = Date.now();
       // The first batch alone: it creates most of the attribute vocabulary, which the concurrent
       // batches below then mostly read.
-      const pending = await into.principals(rows.slice(0, BATCH));
+      const pending = await loader.principals(rows.slice(0, BATCH));
       let next = BATCH;
       const worker = async (): Promise<void> => {
         while (next < rows.length) {
           const from = next;
           next += BATCH;
-          pending.push(...(await into.principals(rows.slice(from, from + BATCH))));
+          pending.push(...(await loader.principals(rows.slice(from, from + BATCH))));
         }
       };
       await Promise.all(Array.from({ length: LOADERS }, worker));
       const nodesMs = Date.now() - started;
       // Reports whose manager was still being written by the other transaction.
-      await into.managers(pending);
+      await loader.managers(pending);
       return { nodesMs, managersMs: Date.now() - started - nodesMs };
     };
     if (WARMUP_PRINCIPALS > 0) {
@@ -146,12 +162,13 @@ async function run(
         now: now - 86_400_000,
       });
       const t0 = Date.now();
-      // The same batches in transactions that are rolled back: the JVM warms up on exactly the
-      // code the measured load runs, and the graph stays empty.
-      await loadPrincipals(warm.principals, new BulkLoader(runtime.db, 'seed', true));
+      // The same kind of batches, removed again afterwards: the JVM warms up on exactly the code
+      // the measured load runs, and the measured load starts from an empty graph.
+      await loadPrincipals(warm.principals);
       coldRate = Math.round(warm.principals.length / ((Date.now() - t0) / 1000));
+      await emptyGraph();
       log(
-        `warm-up: ${warm.principals.length} principals rehearsed at ${coldRate}/s on a cold JVM (rolled back)`,
+        `warm-up: ${warm.principals.length} principals loaded at ${coldRate}/s on a cold JVM (then removed)`,
       );
     }
     const rates: number[] = [];
@@ -159,9 +176,7 @@ async function run(
     for (let round = 1; round <= LOAD_ROUNDS; round += 1) {
       if (round > 1) {
         // Empty the graph again (outside the measurement) so every round loads the same data.
-        await runtime.db.runAutoCommit(
-          'MATCH (n) WHERE n:Principal OR n:Attribute CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS',
-        );
+        await emptyGraph();
       }
       const began = Date.now();
       const { managersMs } = await loadPrincipals(org.principals);

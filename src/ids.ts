@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   report: 'rpt',
   webhook: 'whk',
   delivery: 'dlv',
+  job: 'job',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

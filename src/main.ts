@@ -2,7 +2,7 @@ import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { provideNeo4j, type Neo4jEndpoint } from './db/local-neo4j.js';
 import { createLogger } from './logging/logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { startServer, type Server } from './server.js';
+import { startServer, type Server } from './http/server.js';
 
 function readConfig(): Config {
   try {

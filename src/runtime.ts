@@ -1,31 +1,66 @@
-import { createApp, type App } from './app.js';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { AuditRepository } from './audit/repository.js';
+import { ClientService } from './auth/clients.js';
+import { resolveKeyEncryptionKey } from './auth/key-encryption.js';
+import { OAuthServer } from './auth/oauth.js';
+import { Revocations } from './auth/revocations.js';
+import { SigningKeys } from './auth/signing-keys.js';
+import { TokenService } from './auth/tokens.js';
+import { CLOCK_TOLERANCE_S, TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/config.js';
 import { Catalogue } from './db/catalogue.js';
 import { Database, createDriver } from './db/database.js';
 import { loadMigrations, migrate } from './db/migrations.js';
-import type { AnyRoute } from './http/route.js';
-import type { Lifecycle } from './http/routes/operations.js';
+import { ChangeFeed } from './events/feed.js';
+import { EventSink } from './events/sink.js';
+import { GroupService } from './groups/service.js';
+import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
-import { createServices, type Services } from './services.js';
 
+/** The domain services the HTTP routes call. */
+export interface Services {
+  audit: AuditRepository;
+  clients: ClientService;
+  keys: SigningKeys;
+  tokens: TokenService;
+  verifier: TokenVerifier;
+  oauth: OAuthServer;
+  principals: PrincipalService;
+  groups: GroupService;
+}
+
+/**
+ * The service without its HTTP edge: the database, the change feed, background work and the
+ * domain services, started and stopped as one.
+ */
 export interface Runtime {
-  app: App;
+  config: Config;
+  logger: Logger;
   db: Database;
   metrics: Metrics;
-  lifecycle: Lifecycle;
   rateLimiting: RateLimiting;
+  feed: ChangeFeed;
+  jobs: JobRunner;
   services: Services;
-  close(): Promise<void>;
+  /** Names this instance in job leases and change messages. */
+  instanceId: string;
+  /** Set once shutdown begins: readiness fails so load balancers stop sending traffic. */
+  draining: boolean;
+  /**
+   * Stops background work (running jobs get `drainMs` to finish, then are released to other
+   * instances), then the change feed, the rate limiter's store and the database driver.
+   */
+  close(drainMs?: number): Promise<void>;
 }
 
 export interface RuntimeOptions {
   config: Config;
   logger: Logger;
   neo4j: { uri: string; user: string; password: string };
-  validateResponses?: boolean;
-  extraRoutes?: AnyRoute[];
   /** How long to wait at boot for a database that is still starting. */
   connectTimeoutMs?: number;
 }
@@ -48,13 +83,8 @@ async function waitForDatabase(db: Database, timeoutMs: number, logger: Logger):
   }
 }
 
-/**
- * Wires the service together on a database: driver, query catalogue, schema migrations, app.
- * `main.ts` adds the HTTP server and signals; tests use this directly.
- */
-export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+async function openDatabase(options: RuntimeOptions, metrics: Metrics): Promise<Database> {
   const { config, logger } = options;
-  const metrics = createMetrics();
   const catalogue = await Catalogue.load();
   const driver = createDriver(options.neo4j.uri, options.neo4j.user, options.neo4j.password, config.neo4j);
   const db = new Database(driver, catalogue, {
@@ -71,38 +101,128 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await db.close();
     throw err;
   }
-  const lifecycle: Lifecycle = { draining: false };
+  return db;
+}
+
+/**
+ * Wires the service together on a database and starts its background work. `main.ts` adds the
+ * HTTP server and signals; tests and the benchmark use this directly.
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const { config, logger } = options;
+  const instanceId = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const metrics = createMetrics();
+  const db = await openDatabase(options, metrics);
   const rateLimiting = createRateLimiting(config, logger);
-  let services: Services;
-  try {
-    services = await createServices(config, db, rateLimiting, logger);
-  } catch (err) {
+  const feed = new ChangeFeed(db, {
+    logger,
+    instanceId,
+    redisUrl: config.redisUrl,
+    channel: config.events.channel,
+  });
+  const closeAll = async (): Promise<void> => {
+    await feed.close();
     await rateLimiting.close();
     await db.close();
+  };
+  try {
+    // The feed starts from the current end of the change sequence before any state that follows
+    // it is loaded, so that no change can fall between the two.
+    await feed.open();
+    const events = new EventSink(feed);
+    const { tokens: tokenSettings } = config;
+    const keys = new SigningKeys(db, {
+      alg: tokenSettings.signingAlg,
+      rotationDays: tokenSettings.keyRotationDays,
+      retainRetiredS: tokenSettings.accessTtlS + 300,
+      kek: await resolveKeyEncryptionKey(tokenSettings.keyEncryptionKey, config.localNeo4j.dataDir, logger),
+      logger,
+    });
+    await keys.refresh();
+    const revocations = new Revocations(db, tokenSettings.accessTtlS * 1000, CLOCK_TOLERANCE_S * 1000);
+    await revocations.load();
+    feed.subscribe(revocations.onChange);
+    const verifier = new TokenVerifier(keys, revocations, {
+      issuer: tokenSettings.issuer,
+      audience: tokenSettings.audience,
+      cacheSize: tokenSettings.cacheSize,
+    });
+    const tokens = new TokenService(db, events, keys, tokenSettings, logger);
+    const clients = new ClientService(db, events, config.clients, rateLimiting.authFailures, logger);
+    await clients.bootstrap();
+    const principals = new PrincipalService(db, events);
+    const services: Services = {
+      audit: new AuditRepository(db),
+      clients,
+      keys,
+      tokens,
+      verifier,
+      oauth: new OAuthServer(clients, tokens, tokenSettings.issuer),
+      principals,
+      groups: new GroupService(db, events),
+    };
+
+    const jobs = new JobRunner(db, {
+      instanceId,
+      pollMs: config.jobs.pollIntervalMs,
+      leaseMs: config.jobs.leaseMs,
+      logger,
+    });
+    jobs.every({
+      name: 'events.poll',
+      scope: 'instance',
+      everyMs: config.events.pollIntervalMs,
+      run: () => feed.poll(),
+    });
+    jobs.every({
+      name: 'tokens.keys',
+      scope: 'instance',
+      everyMs: tokenSettings.keyCheckIntervalMs,
+      run: async () => {
+        await keys.refresh();
+        revocations.prune();
+        verifier.prune();
+      },
+    });
+    jobs.every({
+      name: 'tokens.purge',
+      scope: 'cluster',
+      everyMs: tokenSettings.purgeIntervalMs,
+      run: async () => {
+        await tokens.purge();
+      },
+    });
+    jobs.every({
+      name: 'principals.risk',
+      scope: 'cluster',
+      everyMs: config.risk.refreshIntervalMs,
+      run: async () => {
+        await principals.refreshTimeBasedRisk();
+      },
+    });
+    jobs.start();
+
+    let closing: Promise<void> | undefined;
+    const runtime: Runtime = {
+      config,
+      logger,
+      db,
+      metrics,
+      rateLimiting,
+      feed,
+      jobs,
+      services,
+      instanceId,
+      draining: false,
+      close: (drainMs = config.shutdownTimeoutMs) => {
+        runtime.draining = true;
+        closing ??= jobs.stop(drainMs).then(closeAll);
+        return closing;
+      },
+    };
+    return runtime;
+  } catch (err) {
+    await closeAll();
     throw err;
   }
-  const app = createApp({
-    config,
-    logger,
-    metrics,
-    db,
-    lifecycle,
-    rateLimiter: rateLimiting.limiter,
-    services,
-    validateResponses: options.validateResponses ?? false,
-    extraRoutes: options.extraRoutes ?? [],
-  });
-  return {
-    app,
-    db,
-    metrics,
-    lifecycle,
-    rateLimiting,
-    services,
-    close: async () => {
-      services.stop();
-      await rateLimiting.close();
-      await db.close();
-    },
-  };
 }

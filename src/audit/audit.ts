@@ -1,8 +1,3 @@
-import type { Tx } from '../db/database.js';
-import { defineQueries } from '../db/catalogue.js';
-import { newId } from '../ids.js';
-import { nowIso } from '../time.js';
-
 export const AUDIT_EVENT_TYPES = [
   'principal.created',
   'principal.updated',
@@ -63,8 +58,6 @@ export interface AuditEventInput {
   reason?: string;
 }
 
-const Q = defineQueries('audit', ['record']);
-
 /** Field names whose values must never reach the audit trail, whatever a caller passes. */
 const SECRET_FIELD = /secret|password|hash|token|private|credential/i;
 
@@ -100,27 +93,74 @@ export function diffMaps(
   return changes;
 }
 
-/**
- * Writes the event inside the caller's transaction, so the change and its record commit
- * together or not at all.
- */
-export async function recordEvent(tx: Tx, op: OperationContext, input: AuditEventInput): Promise<string> {
-  const id = newId('event');
+/** An audit event as the API shows it. */
+export interface AuditEvent {
+  id: string;
+  type: string;
+  occurred_at: string;
+  actor: { type: string; id: string };
+  target: { type: string; id: string };
+  outcome: 'success' | 'failure';
+  request_id: string | null;
+  source_ip: string | null;
+  user_agent: string | null;
+  reason?: string;
+  changes: Changes | null;
+}
+
+/** An audit event as an `(:AuditEvent)` node holds it: flat properties, changes as JSON. */
+export interface StoredEvent {
+  id: string;
+  type: string;
+  occurred_at: string;
+  actor_type: string;
+  actor_id: string;
+  target_type: string;
+  target_id: string;
+  outcome: 'success' | 'failure';
+  request_id: string | null;
+  source_ip: string | null;
+  user_agent: string | null;
+  reason: string | null;
+  changes: string | null;
+}
+
+export function toStored(
+  id: string,
+  op: OperationContext,
+  input: AuditEventInput,
+  occurredAt: string,
+): StoredEvent {
   const changes = scrubChanges(input.changes);
-  await tx.run(Q.record, {
+  return {
     id,
     type: input.type,
-    occurredAt: nowIso(),
-    actorType: op.actor.type,
-    actorId: op.actor.id,
-    targetType: input.target.type,
-    targetId: input.target.id,
+    occurred_at: occurredAt,
+    actor_type: op.actor.type,
+    actor_id: op.actor.id,
+    target_type: input.target.type,
+    target_id: input.target.id,
     outcome: input.outcome ?? 'success',
-    requestId: op.meta.requestId,
-    sourceIp: op.meta.sourceIp,
-    userAgent: op.meta.userAgent?.slice(0, 512) ?? null,
+    request_id: op.meta.requestId,
+    source_ip: op.meta.sourceIp,
+    user_agent: op.meta.userAgent?.slice(0, 512) ?? null,
     reason: input.reason ?? null,
     changes: changes ? JSON.stringify(changes) : null,
-  });
-  return id;
+  };
+}
+
+export function fromStored(row: StoredEvent): AuditEvent {
+  return {
+    id: row.id,
+    type: row.type,
+    occurred_at: row.occurred_at,
+    actor: { type: row.actor_type, id: row.actor_id },
+    target: { type: row.target_type, id: row.target_id },
+    outcome: row.outcome,
+    request_id: row.request_id ?? null,
+    source_ip: row.source_ip ?? null,
+    user_agent: row.user_agent ?? null,
+    ...(row.reason ? { reason: row.reason } : {}),
+    changes: row.changes ? (JSON.parse(row.changes) as Changes) : null,
+  };
 }

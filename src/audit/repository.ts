@@ -1,22 +1,12 @@
 import { defineQueries } from '../db/catalogue.js';
 import { composeQuery } from '../db/compose.js';
+import { fromStored, type AuditEvent, type StoredEvent } from './audit.js';
 import type { Database } from '../db/database.js';
+import { validationFailed } from '../errors/errors.js';
+import type { Page, Paged } from '../pagination.js';
+import { parseInstant } from '../time.js';
 
 const Q = defineQueries('audit', ['get', 'count', 'page']);
-
-export interface AuditEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
-  actor: { type: string; id: string };
-  target: { type: string; id: string };
-  outcome: 'success' | 'failure';
-  request_id: string | null;
-  source_ip: string | null;
-  user_agent: string | null;
-  reason?: string;
-  changes: Record<string, { from?: unknown; to?: unknown }> | null;
-}
 
 export interface AuditFilters {
   /** Exact types and `prefix.*` forms. */
@@ -28,36 +18,13 @@ export interface AuditFilters {
   until?: string;
 }
 
-interface StoredEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
-  actor_type: string;
-  actor_id: string;
-  target_type: string;
-  target_id: string;
-  outcome: 'success' | 'failure';
-  request_id: string | null;
-  source_ip: string | null;
-  user_agent: string | null;
-  reason: string | null;
-  changes: string | null;
-}
-
-function toEvent(row: StoredEvent): AuditEvent {
-  return {
-    id: row.id,
-    type: row.type,
-    occurred_at: row.occurred_at,
-    actor: { type: row.actor_type, id: row.actor_id },
-    target: { type: row.target_type, id: row.target_id },
-    outcome: row.outcome,
-    request_id: row.request_id ?? null,
-    source_ip: row.source_ip ?? null,
-    user_agent: row.user_agent ?? null,
-    ...(row.reason ? { reason: row.reason } : {}),
-    changes: row.changes ? (JSON.parse(row.changes) as AuditEvent['changes']) : null,
-  };
+function instant(text: string): string {
+  const parsed = parseInstant(text);
+  if (parsed === undefined)
+    throw validationFailed('not a timestamp', [
+      { pointer: '', message: `${text} is not an RFC 3339 instant` },
+    ]);
+  return parsed;
 }
 
 /** Predicates for the given filters; each one refers to its value only through a parameter. */
@@ -92,11 +59,11 @@ function predicates(filters: AuditFilters): { fragments: string[]; params: Recor
   }
   if (filters.since !== undefined) {
     fragments.push('e.occurred_at >= datetime($since)');
-    params['since'] = filters.since;
+    params['since'] = instant(filters.since);
   }
   if (filters.until !== undefined) {
     fragments.push('e.occurred_at < datetime($until)');
-    params['until'] = filters.until;
+    params['until'] = instant(filters.until);
   }
   return { fragments, params };
 }
@@ -105,29 +72,24 @@ export class AuditRepository {
   constructor(private readonly db: Database) {}
 
   async get(id: string): Promise<AuditEvent | undefined> {
-    const rows = await this.db.query<{ event: StoredEvent }>(Q.get, { id });
-    return rows[0] ? toEvent(rows[0].event) : undefined;
+    const rows = await this.db.run<{ event: StoredEvent }>(Q.get, { id });
+    return rows[0] ? fromStored(rows[0].event) : undefined;
   }
 
-  async list(
-    filters: AuditFilters,
-    page: number,
-    limit: number,
-  ): Promise<{ total: number; items: AuditEvent[] }> {
+  async list(filters: AuditFilters, page: Page): Promise<Paged<AuditEvent>> {
     const { fragments, params } = predicates(filters);
-    const catalogue = this.db.catalogue;
+    const composed = (name: string) => ({
+      name,
+      text: composeQuery(this.db.catalogue.get(name), '/*FILTERS*/', fragments),
+    });
     return this.db.read('audit/list', async (tx) => {
-      const [count] = await tx.runComposed<{ total: number }>(
-        Q.count,
-        composeQuery(catalogue.get(Q.count), '/*FILTERS*/', fragments),
-        params,
-      );
-      const rows = await tx.runComposed<{ event: StoredEvent }>(
-        Q.page,
-        composeQuery(catalogue.get(Q.page), '/*FILTERS*/', fragments),
-        { ...params, skip: (page - 1) * limit, limit },
-      );
-      return { total: count?.total ?? 0, items: rows.map((r) => toEvent(r.event)) };
+      const [count] = await tx.run<{ total: number }>(composed(Q.count), params);
+      const rows = await tx.run<{ event: StoredEvent }>(composed(Q.page), {
+        ...params,
+        skip: page.skip,
+        limit: page.limit,
+      });
+      return { total: count?.total ?? 0, items: rows.map((r) => fromStored(r.event)), page };
     });
   }
 }

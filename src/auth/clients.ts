@@ -1,9 +1,13 @@
-import { recordEvent, SYSTEM_CONTEXT, type OperationContext, type RequestMeta } from '../audit/audit.js';
+import { SYSTEM_CONTEXT, type OperationContext, type RequestMeta } from '../audit/audit.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
+import type { Static } from '@sinclair/typebox';
 import { AppError, conflict, notFound } from '../errors/errors.js';
-import { SCOPES, type Scope } from '../http/route.js';
+import type { Page, Paged } from '../pagination.js';
+import type { ClientSchema, DeletedClient } from '../schemas/clients.js';
+import { SCOPES, type Scope } from './scopes.js';
 import { newId } from '../ids.js';
+import type { EventSink } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
 import type { AuthFailureGuard } from '../ratelimit/index.js';
 import { OAuthError } from './oauth-error.js';
@@ -21,18 +25,15 @@ const Q = defineQueries('clients', [
   'bootstrap',
 ]);
 
-export interface ClientView {
-  id: string;
-  name: string;
-  scopes: string[];
-  status: 'active' | 'deleted';
-  created_at: string;
-  created_by: string;
-  deleted_at?: string;
-  deleted_by?: string;
-}
+export type ClientView = Static<typeof ClientSchema>;
+export type DeletedClientView = Static<typeof DeletedClient>;
 
-function view(row: ClientView & { deleted_at?: string | null; deleted_by?: string | null }): ClientView {
+type StoredClient = Omit<ClientView, 'deleted_at' | 'deleted_by'> & {
+  deleted_at?: string | null;
+  deleted_by?: string | null;
+};
+
+function view(row: StoredClient): ClientView {
   const { deleted_at, deleted_by, ...rest } = row;
   return { ...rest, ...(deleted_at ? { deleted_at } : {}), ...(deleted_by ? { deleted_by } : {}) };
 }
@@ -49,6 +50,7 @@ export interface ClientSettings {
 export class ClientService {
   constructor(
     private readonly db: Database,
+    private readonly events: EventSink,
     private readonly settings: ClientSettings,
     private readonly authFailures: AuthFailureGuard,
     private readonly logger: Logger,
@@ -65,7 +67,7 @@ export class ClientService {
     const id = newId('client');
     try {
       const client = await this.db.write('clients/create', async (tx) => {
-        const row = await tx.first<{ client: ClientView }>(Q.create, {
+        const row = await tx.first<{ client: StoredClient }>(Q.create, {
           id,
           name,
           nameKey: nameKey(name),
@@ -73,7 +75,7 @@ export class ClientService {
           secretHash,
           createdBy: op.actor.id,
         });
-        await recordEvent(tx, op, {
+        this.events.record(tx, op, {
           type: 'client.created',
           target: { type: 'client', id },
           changes: { name: { to: name }, scopes: { to: scopes } },
@@ -89,24 +91,20 @@ export class ClientService {
   }
 
   async get(id: string): Promise<ClientView> {
-    const [row] = await this.db.query<{ client: ClientView }>(Q.get, { id });
+    const row = await this.db.first<{ client: StoredClient }>(Q.get, { id });
     if (!row) throw notFound('client', id);
     return view(row.client);
   }
 
-  async list(
-    statuses: ('active' | 'deleted')[],
-    page: number,
-    limit: number,
-  ): Promise<{ total: number; items: ClientView[] }> {
+  async list(statuses: ClientView['status'][], page: Page): Promise<Paged<ClientView>> {
     return this.db.read('clients/list', async (tx) => {
       const [count] = await tx.run<{ total: number }>(Q.count, { statuses });
-      const rows = await tx.run<{ client: ClientView }>(Q.page, {
+      const rows = await tx.run<{ client: StoredClient }>(Q.page, {
         statuses,
-        skip: (page - 1) * limit,
-        limit,
+        skip: page.skip,
+        limit: page.limit,
       });
-      return { total: count?.total ?? 0, items: rows.map((r) => view(r.client)) };
+      return { total: count?.total ?? 0, items: rows.map((r) => view(r.client)), page };
     });
   }
 
@@ -114,10 +112,7 @@ export class ClientService {
    * Deletes a client and revokes its tokens. The last active client holding `clients:admin`
    * cannot be deleted: nobody could manage clients afterwards.
    */
-  async delete(
-    id: string,
-    op: OperationContext,
-  ): Promise<{ id: string; status: 'deleted'; deleted_at: string; deleted_by: string }> {
+  async delete(id: string, op: OperationContext): Promise<DeletedClientView> {
     return this.db.write('clients/delete', async (tx) => {
       const current = await tx.first<{ client: { id: string; scopes: string[]; status: string } }>(Q.lock, {
         id,
@@ -132,11 +127,11 @@ export class ClientService {
           );
         }
       }
-      const [row] = await tx.run<{
-        client: { id: string; status: 'deleted'; deleted_at: string; deleted_by: string };
-        revoked: number;
-      }>(Q.delete, { id, deletedBy: op.actor.id });
-      await recordEvent(tx, op, {
+      const [row] = await tx.run<{ client: DeletedClientView; revoked: number }>(Q.delete, {
+        id,
+        deletedBy: op.actor.id,
+      });
+      this.events.record(tx, op, {
         type: 'client.deleted',
         target: { type: 'client', id },
         changes: { status: { from: 'active', to: 'deleted' } },
@@ -161,18 +156,12 @@ export class ClientService {
       throw new OAuthError(
         'temporarily_unavailable',
         `too many failed authentication attempts; retry in ${waitS} s`,
-        429,
-        {
-          'Retry-After': String(waitS),
-        },
+        { retryAfterS: waitS },
       );
     }
-    const [row] = await this.db.query<{ status: string; secretHash: string; scopes: string[] }>(
-      Q.credentials,
-      {
-        id: clientId,
-      },
-    );
+    const row = await this.db.first<{ status: string; secretHash: string; scopes: string[] }>(Q.credentials, {
+      id: clientId,
+    });
     const ok = row
       ? await verifySecret(secret, row.secretHash)
       : await verifyNothing(this.settings.secretHashCost);
@@ -183,7 +172,7 @@ export class ClientService {
     await this.authFailures.recordFailure(clientId, ip);
     const reason = !row ? 'unknown_client' : row.status !== 'active' ? 'client_deleted' : 'invalid_secret';
     await this.recordFailure(clientId, reason, meta);
-    throw new OAuthError('invalid_client', 'client authentication failed', 401);
+    throw new OAuthError('invalid_client', 'client authentication failed');
   }
 
   /** On a store without clients, creates the admin client that holds every scope. */
@@ -201,7 +190,7 @@ export class ClientService {
         secretHash,
       });
       if (rows.length === 0) return false;
-      await recordEvent(tx, SYSTEM_CONTEXT, {
+      this.events.record(tx, SYSTEM_CONTEXT, {
         type: 'client.created',
         target: { type: 'client', id },
         changes: { name: { to: name }, scopes: { to: [...SCOPES] } },
@@ -225,8 +214,8 @@ export class ClientService {
   private async recordFailure(clientId: string, reason: string, meta: RequestMeta): Promise<void> {
     const shownId = clientId.slice(0, 128);
     try {
-      await this.db.write('audit/auth_failed', (tx) =>
-        recordEvent(
+      await this.db.write('audit/auth_failed', async (tx) =>
+        this.events.record(
           tx,
           { actor: { type: 'client', id: shownId }, meta },
           { type: 'auth.failed', target: { type: 'client', id: shownId }, outcome: 'failure', reason },

@@ -1,6 +1,6 @@
 /**
  * An error of the OAuth 2.0 endpoints, answered as RFC 6749 §5.2 `{ error, error_description }`
- * rather than problem details.
+ * rather than problem details. The HTTP edge picks the status and headers from what it says.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -12,12 +12,18 @@ export type OAuthErrorCode =
   | 'unsupported_token_type'
   | 'temporarily_unavailable';
 
+export interface OAuthErrorOptions {
+  /** For `temporarily_unavailable`: seconds until the caller may try again. */
+  retryAfterS?: number;
+  /** The client authenticated with HTTP Basic, so a failure answers with a Basic challenge. */
+  viaBasic?: boolean;
+}
+
 export class OAuthError extends Error {
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
-    readonly status = 400,
-    readonly headers: Record<string, string> = {},
+    readonly options: OAuthErrorOptions = {},
   ) {
     super(description);
     this.name = 'OAuthError';

@@ -40,7 +40,6 @@ export interface SigningKeyOptions {
   retainRetiredS: number;
   kek: Buffer;
   logger: Logger;
-  refreshIntervalMs?: number;
 }
 
 export class KeyDecryptionError extends Error {
@@ -49,13 +48,12 @@ export class KeyDecryptionError extends Error {
 
 /**
  * Token signing keys, persisted in Neo4j (private halves encrypted) so that restarts and every
- * instance share them. Instances reload periodically and whenever a token names an unknown kid,
- * which is how a key created by another instance becomes known here.
+ * instance share them. Instances refresh periodically (a task of the runtime) and whenever a
+ * token names an unknown kid, which is how a key created by another instance becomes known here.
  */
 export class SigningKeys {
   private keys = new Map<string, LoadedKey>();
   private active: LoadedKey | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private lastReload = 0;
   private reloading: Promise<void> | undefined;
 
@@ -64,20 +62,13 @@ export class SigningKeys {
     private readonly options: SigningKeyOptions,
   ) {}
 
-  async init(): Promise<void> {
+  /**
+   * Loads the keys and creates the first (or a due) active key. Run at start and then
+   * periodically: a key created by another instance becomes known here that way too.
+   */
+  async refresh(): Promise<void> {
     await this.reload();
     await this.rotateIfDue();
-    const interval = this.options.refreshIntervalMs ?? 60_000;
-    this.timer = setInterval(() => {
-      this.reload()
-        .then(() => this.rotateIfDue())
-        .catch((err: unknown) => this.options.logger.warn({ err }, 'signing key refresh failed'));
-    }, interval);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
   }
 
   /** The key new tokens are signed with. */
@@ -136,7 +127,7 @@ export class SigningKeys {
 
   private async load(): Promise<void> {
     const retiredAfter = new Date(Date.now() - this.options.retainRetiredS * 1000).toISOString();
-    const rows = await this.db.query<{ key: StoredKey }>(Q.list, { retiredAfter });
+    const rows = await this.db.run<{ key: StoredKey }>(Q.list, { retiredAfter });
     const keys = new Map<string, LoadedKey>();
     let active: LoadedKey | undefined;
     for (const { key } of rows) {

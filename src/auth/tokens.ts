@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import jwt, { type JwtPayload } from 'jsonwebtoken';
-import { recordEvent, type OperationContext } from '../audit/audit.js';
+import { SYSTEM_CONTEXT, type OperationContext } from '../audit/audit.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
-import type { AuthContext } from '../http/state.js';
+import type { EventSink } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
 import { OAuthError } from './oauth-error.js';
 import { generateSecret, sha256 } from './secrets.js';
 import type { SigningKeys } from './signing-keys.js';
+import { looksLikeJwt } from './verifier.js';
 
 const Q = defineQueries('tokens', [
   'create_family',
@@ -17,7 +18,6 @@ const Q = defineQueries('tokens', [
   'revoke_family',
   'find_access',
   'revoke_access',
-  'access_status',
   'purge_expired',
 ]);
 
@@ -36,14 +36,6 @@ export interface TokenResponse {
   refresh_token: string;
 }
 
-/** Why a bearer token was refused; the message goes into `WWW-Authenticate` and the problem detail. */
-export class InvalidTokenError extends Error {
-  override name = 'InvalidTokenError';
-}
-
-const CLOCK_TOLERANCE_S = 30;
-const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
-
 /** Scopes asked for (space-separated) within those allowed; nothing asked means all of them. */
 export function narrowScope(requested: string | undefined, allowed: readonly string[]): string[] {
   if (requested === undefined || requested.trim() === '') return [...allowed];
@@ -55,10 +47,6 @@ export function narrowScope(requested: string | undefined, allowed: readonly str
   return asked;
 }
 
-function looksLikeJwt(token: string): boolean {
-  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
-}
-
 type RefreshOutcome =
   | { kind: 'ok'; clientId: string; scope: string[]; jti: string; refreshToken: string }
   | { kind: 'invalid'; reason: string }
@@ -67,14 +55,14 @@ type RefreshOutcome =
 
 /**
  * OAuth tokens: RFC 9068 access tokens signed with the shared keys, and opaque refresh tokens
- * kept only as digests. Every access token is recorded, so that revoking it, its family or its
- * client takes effect on the very next request on every instance.
+ * kept only as digests. Every token is recorded, so that it can be revoked one by one, with its
+ * family or with its client; each revocation is an audit event, which is how every instance's
+ * revocation view (src/auth/revocations.ts) learns of it.
  */
 export class TokenService {
-  private purgeTimer: NodeJS.Timeout | undefined;
-
   constructor(
     private readonly db: Database,
+    private readonly events: EventSink,
     private readonly keys: SigningKeys,
     private readonly settings: TokenSettings,
     private readonly logger: Logger,
@@ -100,7 +88,7 @@ export class TokenService {
         refreshExpiresAt: new Date(now + this.settings.refreshTtlDays * 86_400_000).toISOString(),
       }),
     );
-    if (rows.length === 0) throw new OAuthError('invalid_client', 'client authentication failed', 401);
+    if (rows.length === 0) throw new OAuthError('invalid_client', 'client authentication failed');
     return this.respond(client.id, scope, jti, refreshToken, now);
   }
 
@@ -134,9 +122,9 @@ export class TokenService {
       }
       if (row.status === 'rotated' && row.familyStatus === 'active') {
         await tx.run(Q.revoke_family, { familyId: row.familyId, reason: 'refresh_token_reuse' });
-        await recordEvent(
+        this.events.record(
           tx,
-          { ...op, actor: { type: 'system', id: 'system' } },
+          { ...op, actor: SYSTEM_CONTEXT.actor },
           {
             type: 'token.revoked',
             target: { type: 'token_family', id: row.familyId },
@@ -181,52 +169,6 @@ export class TokenService {
     }
   }
 
-  /** Verifies a bearer access token, revocation included. */
-  async verify(token: string): Promise<AuthContext> {
-    if (!looksLikeJwt(token)) throw new InvalidTokenError('the access token is malformed');
-    const decoded = jwt.decode(token, { complete: true });
-    if (!decoded || typeof decoded.payload === 'string')
-      throw new InvalidTokenError('the access token is malformed');
-    const { header } = decoded;
-    if (typeof header.typ !== 'string' || !ACCESS_TOKEN_TYPES.has(header.typ.toLowerCase())) {
-      throw new InvalidTokenError('the token is not an access token (typ must be at+jwt)');
-    }
-    if (typeof header.kid !== 'string') throw new InvalidTokenError('the access token names no signing key');
-    const key = await this.keys.verificationKey(header.kid);
-    if (!key) throw new InvalidTokenError('the access token is signed with an unknown key');
-    let claims: JwtPayload;
-    try {
-      claims = jwt.verify(token, key.publicKey, {
-        algorithms: [key.alg],
-        issuer: this.settings.issuer,
-        audience: this.settings.audience,
-        clockTolerance: CLOCK_TOLERANCE_S,
-      }) as JwtPayload;
-    } catch (err) {
-      const name = (err as Error).name;
-      if (name === 'TokenExpiredError') throw new InvalidTokenError('the access token has expired');
-      if (name === 'NotBeforeError') throw new InvalidTokenError('the access token is not valid yet');
-      throw new InvalidTokenError(`the access token is invalid: ${(err as Error).message}`);
-    }
-    const { sub, jti, scope, iat, exp } = claims;
-    if (
-      typeof sub !== 'string' ||
-      claims['client_id'] !== sub ||
-      typeof jti !== 'string' ||
-      typeof scope !== 'string' ||
-      typeof iat !== 'number' ||
-      typeof exp !== 'number'
-    ) {
-      throw new InvalidTokenError('the access token lacks required claims');
-    }
-    if (iat > Date.now() / 1000 + CLOCK_TOLERANCE_S)
-      throw new InvalidTokenError('the access token is not valid yet');
-    const [row] = await this.db.query<{ status: string }>(Q.access_status, { jti });
-    if (!row) throw new InvalidTokenError('the access token is not known');
-    if (row.status !== 'active') throw new InvalidTokenError('the access token has been revoked');
-    return { clientId: sub, scopes: new Set(scope.split(' ')), tokenId: jti, expiresAt: exp * 1000 };
-  }
-
   /**
    * RFC 7009 revocation. Unknown tokens are accepted silently; a token of another client is
    * refused unless the caller administers clients. Revoking a refresh token revokes its family.
@@ -252,7 +194,7 @@ export class TokenService {
     await this.db.write('tokens/revoke_self', async (tx) => {
       const revoked = await tx.run(Q.revoke_access, { jti });
       if (revoked.length > 0) {
-        await recordEvent(tx, op, {
+        this.events.record(tx, op, {
           type: 'token.revoked',
           target: { type: 'access_token', id: jti },
           changes: { status: { from: 'active', to: 'revoked' } },
@@ -261,17 +203,7 @@ export class TokenService {
     });
   }
 
-  startPurge(intervalMs = 10 * 60_000): void {
-    this.purgeTimer = setInterval(() => {
-      this.purge().catch((err: unknown) => this.logger.warn({ err }, 'token purge failed'));
-    }, intervalMs);
-    this.purgeTimer.unref();
-  }
-
-  stop(): void {
-    if (this.purgeTimer) clearInterval(this.purgeTimer);
-  }
-
+  /** Forgets tokens that expired more than a day ago (a periodic job). */
   async purge(batch = 5_000): Promise<number> {
     let total = 0;
     for (;;) {
@@ -313,7 +245,7 @@ export class TokenService {
       this.assertMayRevoke(found.clientId, caller);
       if (found.status !== 'revoked') {
         await tx.run(Q.revoke_access, { jti });
-        await recordEvent(tx, op, {
+        this.events.record(tx, op, {
           type: 'token.revoked',
           target: { type: 'access_token', id: jti },
           changes: { status: { from: found.status, to: 'revoked' } },
@@ -338,7 +270,7 @@ export class TokenService {
       this.assertMayRevoke(found.clientId, caller);
       if (found.familyStatus !== 'revoked') {
         await tx.run(Q.revoke_family, { familyId: found.familyId, reason: 'revoked' });
-        await recordEvent(tx, op, {
+        this.events.record(tx, op, {
           type: 'token.revoked',
           target: { type: 'token_family', id: found.familyId },
           changes: { status: { from: found.familyStatus, to: 'revoked' } },

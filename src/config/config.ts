@@ -30,6 +30,7 @@ export const ConfigSchema = Type.Object({
   NEO4J_TX_RETRY_MS: Type.Optional(Type.Integer({ minimum: 0 })),
   NEO4J_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   NEO4J_LOCAL_PORT: Type.Optional(Port),
+  NEO4J_LOCAL_HTTP_PORT: Type.Optional(Port),
   NEO4J_LOCAL_HEAP: Type.Optional(MemorySize),
   NEO4J_LOCAL_PAGECACHE: Type.Optional(MemorySize),
   NEO4J_PROVIDER: Type.Optional(
@@ -38,9 +39,6 @@ export const ConfigSchema = Type.Object({
 
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+' })),
   RATE_LIMIT_STANDARD: Type.Optional(PositiveInt),
-  RATE_LIMIT_DECISIONS: Type.Optional(PositiveInt),
-  RATE_LIMIT_BULK: Type.Optional(PositiveInt),
-  RATE_LIMIT_SCIM: Type.Optional(PositiveInt),
   RATE_LIMIT_WINDOW_S: Type.Optional(PositiveInt),
   RATE_LIMIT_KEY_PREFIX: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:_-]{1,64}$' })),
   AUTH_FAILURE_LIMIT: Type.Optional(PositiveInt),
@@ -56,56 +54,21 @@ export const ConfigSchema = Type.Object({
   CLIENT_SECRET_HASH_COST: Type.Optional(Type.Integer({ minimum: 10, maximum: 20 })),
   BOOTSTRAP_CLIENT_ID: Type.Optional(Type.String({ pattern: idPattern('client') })),
   BOOTSTRAP_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 24, maxLength: 256 })),
+  TOKEN_CACHE_SIZE: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+
+  EVENTS_CHANNEL: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,128}$' })),
+  EVENT_POLL_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
+  JOB_POLL_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
+  JOB_LEASE_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
+  RISK_REFRESH_INTERVAL_S: Type.Optional(PositiveInt),
+  TOKEN_PURGE_INTERVAL_S: Type.Optional(PositiveInt),
+  SIGNING_KEY_CHECK_INTERVAL_S: Type.Optional(PositiveInt),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
 
-export interface Config {
-  port: number;
-  host: string;
-  publicBaseUrl: string;
-  logLevel: string;
-  trustProxy: boolean;
-  shutdownTimeoutMs: number;
-  neo4j: {
-    uri: string | undefined;
-    user: string;
-    password: string;
-    database: string;
-    maxPoolSize: number;
-    connectionTimeoutMs: number;
-    txRetryMs: number;
-  };
-  localNeo4j: {
-    provider: 'auto' | 'docker' | 'maven';
-    dataDir: string;
-    port: number;
-    heap: string;
-    pageCache: string;
-  };
-  redisUrl: string | undefined;
-  rateLimits: {
-    windowS: number;
-    keyPrefix: string;
-    buckets: Record<'standard' | 'decisions' | 'bulk' | 'scim', number>;
-    authFailures: { perClient: number; perIp: number; windowS: number };
-  };
-  tokens: {
-    issuer: string;
-    audience: string;
-    accessTtlS: number;
-    refreshTtlDays: number;
-    signingAlg: 'ES256' | 'RS256';
-    keyRotationDays: number;
-    /** 32 bytes; undefined means a per-installation key kept under the data directory. */
-    keyEncryptionKey: Buffer | undefined;
-  };
-  clients: {
-    secretHashCost: number;
-    bootstrapId: string | undefined;
-    bootstrapSecret: string | undefined;
-  };
-}
+/** The validated settings, grouped by concern; their types follow from the schema above. */
+export type Config = ReturnType<typeof settings>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -153,7 +116,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     });
     throw new ConfigError([...new Set(problems)]);
   }
-  const c = candidate;
+  return settings(candidate);
+}
+
+function settings(c: RawConfig) {
   const port = c.PORT ?? 8080;
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const kek = c.KEY_ENCRYPTION_KEY === undefined ? undefined : Buffer.from(c.KEY_ENCRYPTION_KEY, 'base64');
@@ -182,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       provider: c.NEO4J_PROVIDER ?? 'auto',
       dataDir: c.NEO4J_DATA_DIR ?? './data',
       port: c.NEO4J_LOCAL_PORT ?? 7687,
+      httpPort: c.NEO4J_LOCAL_HTTP_PORT ?? 7474,
       heap: c.NEO4J_LOCAL_HEAP ?? '1g',
       pageCache: c.NEO4J_LOCAL_PAGECACHE ?? '256m',
     },
@@ -189,12 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: {
       windowS: c.RATE_LIMIT_WINDOW_S ?? 60,
       keyPrefix: c.RATE_LIMIT_KEY_PREFIX ?? 'pas:rl',
-      buckets: {
-        standard: c.RATE_LIMIT_STANDARD ?? 1000,
-        decisions: c.RATE_LIMIT_DECISIONS ?? 10_000,
-        bulk: c.RATE_LIMIT_BULK ?? 100,
-        scim: c.RATE_LIMIT_SCIM ?? 1800,
-      },
+      buckets: { standard: c.RATE_LIMIT_STANDARD ?? 1000 },
       authFailures: {
         perClient: c.AUTH_FAILURE_LIMIT ?? 10,
         perIp: c.AUTH_FAILURE_IP_LIMIT ?? 100,
@@ -208,12 +170,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       refreshTtlDays: c.REFRESH_TOKEN_TTL_DAYS ?? 30,
       signingAlg: c.SIGNING_ALG ?? 'ES256',
       keyRotationDays: c.SIGNING_KEY_ROTATION_DAYS ?? 30,
+      /** 32 bytes; undefined means a per-installation key kept under the data directory. */
       keyEncryptionKey: kek,
+      /** Verified access tokens kept in memory, so a repeated token skips the signature check. */
+      cacheSize: c.TOKEN_CACHE_SIZE ?? 10_000,
+      keyCheckIntervalMs: (c.SIGNING_KEY_CHECK_INTERVAL_S ?? 60) * 1000,
+      purgeIntervalMs: (c.TOKEN_PURGE_INTERVAL_S ?? 600) * 1000,
     },
     clients: {
       secretHashCost: c.CLIENT_SECRET_HASH_COST ?? 15,
       bootstrapId: c.BOOTSTRAP_CLIENT_ID,
       bootstrapSecret: c.BOOTSTRAP_CLIENT_SECRET,
     },
+    events: {
+      /** Redis channel on which instances tell each other about committed changes. */
+      channel: c.EVENTS_CHANNEL ?? 'pas:events',
+      /** How often each instance asks Neo4j whether changes committed elsewhere. */
+      pollIntervalMs: c.EVENT_POLL_INTERVAL_MS ?? 500,
+    },
+    jobs: {
+      pollIntervalMs: c.JOB_POLL_INTERVAL_MS ?? 1_000,
+      leaseMs: (c.JOB_LEASE_S ?? 30) * 1000,
+    },
+    risk: { refreshIntervalMs: (c.RISK_REFRESH_INTERVAL_S ?? 3_600) * 1000 },
   };
 }

@@ -9,7 +9,6 @@ import neo4j, {
   type Driver,
   type ManagedTransaction,
   type Session,
-  type Transaction,
 } from 'neo4j-driver';
 import { AppError, conflict, unavailable } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
@@ -22,33 +21,33 @@ const Q = defineQueries('system', ['ping']);
 export type Params = Record<string, unknown>;
 export type Row = Record<string, unknown>;
 
-/** One operator of an executed query plan. */
-export interface PlanOperator {
-  operator: string;
-  rows: number;
+/**
+ * A query to run: the name of a catalogue query, or text assembled from a catalogue template
+ * and generated predicates (src/db/compose.ts) under that template's name. Composed text holds
+ * only catalogue text and whitelisted identifiers; every value goes in the parameters.
+ */
+export type Query = string | { readonly name: string; readonly text: string };
+
+/** Runs queries and returns plain JS rows. */
+export interface Reader {
+  run<T = Row>(query: Query, params?: Params): Promise<T[]>;
+  first<T = Row>(query: Query, params?: Params): Promise<T | undefined>;
 }
 
-interface PlanStep {
-  operatorType: string;
-  rows?: number;
-  children: PlanStep[];
+/** A transaction of a unit of work. */
+export interface Tx extends Reader {
+  /**
+   * Work to do in this transaction after the unit's own work, just before it commits. Hooks
+   * belong to one attempt: when the driver retries the unit, the new attempt registers its own.
+   */
+  beforeCommit(hook: () => Promise<void>): void;
+  /** Work to do once this transaction has committed; `write` awaits it before returning. */
+  afterCommit(hook: () => Promise<void> | void): void;
 }
 
 /** Errors Neo4j marks as worth retrying (deadlocks, lock timeouts, a busy database). */
 function isTransient(err: unknown): boolean {
   return err instanceof Neo4jError && err.code.startsWith('Neo.TransientError.');
-}
-
-/** A transaction that runs named queries of the catalogue and returns plain JS rows. */
-export interface Tx {
-  run<T = Row>(name: string, params?: Params): Promise<T[]>;
-  first<T = Row>(name: string, params?: Params): Promise<T | undefined>;
-  /**
-   * Runs a query assembled from a catalogue template and generated predicates. Callers must
-   * build `text` only from catalogue text and whitelisted identifiers; every value goes in
-   * `params`.
-   */
-  runComposed<T = Row>(unit: string, text: string, params?: Params): Promise<T[]>;
 }
 
 export interface DatabaseOptions {
@@ -89,10 +88,17 @@ export function createDriver(
 }
 
 /**
- * The one way the service talks to Neo4j: managed read and write units of work over named
- * queries, with Neo4j values turned into plain JS and Neo4j errors into domain errors.
+ * The one way the service talks to Neo4j, with Neo4j values turned into plain JS and Neo4j
+ * errors into domain errors. Its entry points:
+ * - `run` / `first`: one read statement in its own auto-commit transaction (one round trip,
+ *   briefly retried on transient errors); the database is itself a `Reader`.
+ * - `read(unit, work)`: reads that must see one snapshot, in a managed read transaction.
+ * - `write(unit, work)`: a managed write transaction, retried by the driver on transient errors
+ *   (so `work` must be idempotent), with before- and after-commit hooks.
+ * - `schema(statement)`: a schema statement in a transaction of its own (migrations).
+ * - `ping()`: a cheap round trip for the readiness check and the recovery probe.
  */
-export class Database {
+export class Database implements Reader {
   readonly health: DbHealth;
 
   constructor(
@@ -109,7 +115,15 @@ export class Database {
     );
   }
 
-  read<T>(unit: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  run<T = Row>(query: Query, params: Params = {}): Promise<T[]> {
+    return this.statement<T>(query, params);
+  }
+
+  async first<T = Row>(query: Query, params: Params = {}): Promise<T | undefined> {
+    return (await this.statement<T>(query, params))[0];
+  }
+
+  read<T>(unit: string, work: (tx: Reader) => Promise<T>): Promise<T> {
     return this.unitOfWork('read', unit, work);
   }
 
@@ -117,92 +131,17 @@ export class Database {
     return this.unitOfWork('write', unit, work);
   }
 
-  /** A single named read query. */
-  query<T = Row>(name: string, params: Params = {}): Promise<T[]> {
-    return this.statement<T>(name, this.catalogue.get(name), params);
-  }
-
-  /**
-   * A read whose work runs a single statement (or statements that need no common snapshot):
-   * each runs as an auto-commit query, one network round trip instead of the two of a managed
-   * transaction, which matters on the per-request token check and the common lookups.
-   */
-  readStatements<T>(unit: string, work: (tx: Tx) => Promise<T>): Promise<T> {
-    const exec = <R>(name: string, text: string, params: Params): Promise<R[]> =>
-      this.statement<R>(name, text, params);
-    return work({
-      run: <R>(name: string, params: Params = {}) => exec<R>(name, this.catalogue.get(name), params),
-      first: async <R>(name: string, params: Params = {}) =>
-        (await exec<R>(name, this.catalogue.get(name), params))[0],
-      runComposed: <R>(name: string, text: string, params: Params = {}) => exec<R>(name, text, params),
-    }).catch((err: unknown) => {
-      throw err instanceof AppError ? err : this.mapError(err);
-    });
-  }
-
-  /** One auto-commit read statement, retried (briefly) on transient errors like a managed one. */
-  private async statement<T>(unit: string, text: string, params: Params): Promise<T[]> {
-    if (!this.health.isUp) {
-      throw unavailable('the database is unreachable; retry shortly', RETRY_AFTER_S);
-    }
-    const { metrics } = this.options;
-    const endTimer = metrics.dbDuration.startTimer({ mode: 'read', unit });
-    metrics.dbSessionsActive.inc();
+  async schema(statement: string): Promise<void> {
+    const session = this.driver.session({ database: this.options.database });
     try {
-      for (let attempt = 1; ; attempt += 1) {
-        const session = this.driver.session({
-          database: this.options.database,
-          defaultAccessMode: neo4j.session.READ,
-        });
-        try {
-          const result = await session.run(text, toNeo4jParams(params), {
-            metadata: { app: 'principals-access-service', unit },
-          });
-          metrics.dbTransactions.inc({ mode: 'read', unit, outcome: 'ok' });
-          return result.records.map((r) => fromNeo4j(r.toObject()) as T);
-        } catch (err) {
-          const retry = attempt < 3 && isTransient(err) && !CONNECTIVITY_CODES.has((err as Neo4jError).code);
-          if (!retry) {
-            metrics.dbTransactions.inc({ mode: 'read', unit, outcome: 'error' });
-            throw this.mapError(err);
-          }
-          await new Promise((r) => setTimeout(r, 20 * attempt));
-        } finally {
-          await session.close().catch(() => undefined);
-        }
-      }
+      await session.run(statement);
+    } catch (err) {
+      throw this.mapError(err);
     } finally {
-      metrics.dbSessionsActive.dec();
-      endTimer();
+      await session.close();
     }
   }
 
-  /**
-   * Runs write work in an explicit transaction that is always rolled back: the database does
-   * all of the work and keeps none of it (used to warm up the JIT before a measurement).
-   */
-  async rehearse(unit: string, work: (tx: Tx) => Promise<unknown>): Promise<void> {
-    for (let attempt = 1; ; attempt += 1) {
-      const session = this.driver.session({
-        database: this.options.database,
-        defaultAccessMode: neo4j.session.WRITE,
-      });
-      const tx = session.beginTransaction({ metadata: { app: 'principals-access-service', unit } });
-      try {
-        await work(this.wrap(tx));
-        return;
-      } catch (err) {
-        // Concurrent rehearsals that create the same unique values can deadlock, like real
-        // writes; managed transactions retry those, and so does this.
-        if (!isTransient(err) || attempt >= 5) throw this.mapError(err);
-      } finally {
-        await tx.rollback().catch(() => undefined);
-        await session.close();
-      }
-    }
-  }
-
-  /** A cheap round trip that fails fast: the readiness check and the recovery probe. */
   async ping(timeoutMs = 2_000): Promise<void> {
     const session = this.driver.session({ database: this.options.database });
     let timer: NodeJS.Timeout | undefined;
@@ -219,48 +158,50 @@ export class Database {
     }
   }
 
-  /** Runs a statement outside a managed transaction (schema commands). */
-  async runAutoCommit(text: string, params: Params = {}): Promise<Row[]> {
-    const session = this.driver.session({ database: this.options.database });
-    try {
-      const result = await session.run(text, toNeo4jParams(params));
-      return result.records.map((r) => fromNeo4j(r.toObject()) as Row);
-    } catch (err) {
-      throw this.mapError(err);
-    } finally {
-      await session.close();
-    }
-  }
-
-  /**
-   * Runs a read statement under PROFILE and lists the operators of its executed plan, depth
-   * first, with the rows each produced: how tests check that a query is served by an index.
-   */
-  async profile(text: string, params: Params = {}): Promise<PlanOperator[]> {
-    const session = this.driver.session({
-      database: this.options.database,
-      defaultAccessMode: neo4j.session.READ,
-    });
-    try {
-      const result = await session.run(`PROFILE ${text}`, toNeo4jParams(params));
-      const operators: PlanOperator[] = [];
-      const walk = (step: PlanStep): void => {
-        operators.push({ operator: step.operatorType.replace(/@.*$/, ''), rows: step.rows ?? 0 });
-        step.children.forEach(walk);
-      };
-      const plan: PlanStep | false = result.summary.profile || result.summary.plan;
-      if (plan) walk(plan);
-      return operators;
-    } catch (err) {
-      throw this.mapError(err);
-    } finally {
-      await session.close();
-    }
-  }
-
   async close(): Promise<void> {
     this.health.stop();
     await this.driver.close();
+  }
+
+  private resolve(query: Query): { name: string; text: string } {
+    return typeof query === 'string' ? { name: query, text: this.catalogue.get(query) } : query;
+  }
+
+  private async statement<T>(query: Query, params: Params): Promise<T[]> {
+    if (!this.health.isUp) {
+      throw unavailable('the database is unreachable; retry shortly', RETRY_AFTER_S);
+    }
+    const { name, text } = this.resolve(query);
+    const { metrics } = this.options;
+    const endTimer = metrics.dbDuration.startTimer({ mode: 'read', unit: name });
+    metrics.dbSessionsActive.inc();
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        const session = this.driver.session({
+          database: this.options.database,
+          defaultAccessMode: neo4j.session.READ,
+        });
+        try {
+          const result = await session.run(text, toNeo4jParams(params), {
+            metadata: { app: 'principals-access-service', unit: name },
+          });
+          metrics.dbTransactions.inc({ mode: 'read', unit: name, outcome: 'ok' });
+          return result.records.map((r) => fromNeo4j(r.toObject()) as T);
+        } catch (err) {
+          const retry = attempt < 3 && isTransient(err) && !CONNECTIVITY_CODES.has((err as Neo4jError).code);
+          if (!retry) {
+            metrics.dbTransactions.inc({ mode: 'read', unit: name, outcome: 'error' });
+            throw this.mapError(err);
+          }
+          await new Promise((r) => setTimeout(r, 20 * attempt));
+        } finally {
+          await session.close().catch(() => undefined);
+        }
+      }
+    } finally {
+      metrics.dbSessionsActive.dec();
+      endTimer();
+    }
   }
 
   private async unitOfWork<T>(
@@ -274,6 +215,9 @@ export class Database {
     const { metrics } = this.options;
     const endTimer = metrics.dbDuration.startTimer({ mode, unit });
     let session: Session | undefined;
+    // The after-commit hooks of the attempt that committed (the driver may run `fn` again).
+    let committed: (() => Promise<void> | void)[] = [];
+    let result: T;
     metrics.dbSessionsActive.inc();
     try {
       session = this.driver.session({
@@ -281,11 +225,17 @@ export class Database {
         defaultAccessMode: mode === 'read' ? neo4j.session.READ : neo4j.session.WRITE,
       });
       const txConfig = { metadata: { app: 'principals-access-service', unit } };
-      const fn = (tx: ManagedTransaction): Promise<T> => work(this.wrap(tx));
-      const result =
+      const fn = async (tx: ManagedTransaction): Promise<T> => {
+        const before: (() => Promise<void>)[] = [];
+        const after: (() => Promise<void> | void)[] = [];
+        const value = await work(this.wrap(tx, before, after));
+        for (const hook of before) await hook();
+        committed = after;
+        return value;
+      };
+      result =
         mode === 'read' ? await session.executeRead(fn, txConfig) : await session.executeWrite(fn, txConfig);
       metrics.dbTransactions.inc({ mode, unit, outcome: 'ok' });
-      return result;
     } catch (err) {
       metrics.dbTransactions.inc({ mode, unit, outcome: err instanceof AppError ? 'rejected' : 'error' });
       throw this.mapError(err);
@@ -294,18 +244,35 @@ export class Database {
       endTimer();
       if (session) await session.close().catch(() => undefined);
     }
+    for (const hook of committed) {
+      try {
+        await hook();
+      } catch (err) {
+        // The change is committed and will be acknowledged; a failing follower cannot undo it.
+        this.options.logger.error({ err, unit }, 'after-commit work failed');
+      }
+    }
+    return result;
   }
 
-  private wrap(tx: ManagedTransaction | Transaction): Tx {
-    const exec = async <T>(text: string, params: Params): Promise<T[]> => {
-      const result = await tx.run(text, toNeo4jParams(params));
+  private wrap(
+    tx: ManagedTransaction,
+    before: (() => Promise<void>)[],
+    after: (() => Promise<void> | void)[],
+  ): Tx {
+    const exec = async <T>(query: Query, params: Params): Promise<T[]> => {
+      const result = await tx.run(this.resolve(query).text, toNeo4jParams(params));
       return result.records.map((r) => fromNeo4j(r.toObject()) as T);
     };
     return {
-      run: <T>(name: string, params: Params = {}) => exec<T>(this.catalogue.get(name), params),
-      first: async <T>(name: string, params: Params = {}) =>
-        (await exec<T>(this.catalogue.get(name), params))[0],
-      runComposed: <T>(_unit: string, text: string, params: Params = {}) => exec<T>(text, params),
+      run: <T>(query: Query, params: Params = {}) => exec<T>(query, params),
+      first: async <T>(query: Query, params: Params = {}) => (await exec<T>(query, params))[0],
+      beforeCommit: (hook) => {
+        before.push(hook);
+      },
+      afterCommit: (hook) => {
+        after.push(hook);
+      },
     };
   }
 

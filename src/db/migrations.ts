@@ -54,7 +54,7 @@ export async function loadMigrations(dir = path.join(defaultCypherDir(), 'schema
 export async function migrate(db: Database, migrations: Migration[]): Promise<number[]> {
   const applied = new Map<number, string>();
   try {
-    const rows = await db.query<{ version: number; checksum: string }>(Q.migration_list);
+    const rows = await db.run<{ version: number; checksum: string }>(Q.migration_list);
     for (const row of rows) applied.set(row.version, row.checksum);
   } catch (err) {
     throw err instanceof Error ? err : new MigrationError(String(err));
@@ -71,7 +71,7 @@ export async function migrate(db: Database, migrations: Migration[]): Promise<nu
       continue;
     }
     for (const statement of migration.statements) {
-      await db.runAutoCommit(statement);
+      await db.schema(statement);
     }
     await db.write('system/migration_record', (tx) =>
       tx.run(Q.migration_record, {
@@ -82,6 +82,6 @@ export async function migrate(db: Database, migrations: Migration[]): Promise<nu
     );
     done.push(migration.version);
   }
-  if (done.length > 0) await db.runAutoCommit('CALL db.awaitIndexes(300)');
+  if (done.length > 0) await db.schema('CALL db.awaitIndexes(300)');
   return done;
 }

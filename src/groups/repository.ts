@@ -1,5 +1,8 @@
 import { defineQueries } from '../db/catalogue.js';
-import type { Tx } from '../db/database.js';
+import type { Reader, Tx } from '../db/database.js';
+import type { Page } from '../pagination.js';
+import type { Static } from '@sinclair/typebox';
+import type { GroupSchema } from '../schemas/groups.js';
 
 const Q = defineQueries('groups', [
   'create',
@@ -20,18 +23,7 @@ const Q = defineQueries('groups', [
 
 export type GroupSource = 'api' | 'connector';
 
-export interface Group {
-  id: string;
-  name: string;
-  description: string | null;
-  source: GroupSource;
-  connector_source: string | null;
-  connector_id: string | null;
-  member_count: number;
-  created_at: string;
-  created_by: string;
-  updated_at: string;
-}
+export type Group = Static<typeof GroupSchema>;
 
 /** A group as read under its lock: without the member count, which grows with the group. */
 export type LockedGroup = Omit<Group, 'member_count'>;
@@ -93,7 +85,7 @@ export const groupRepository = {
     return toGroup(row!.group);
   },
 
-  async get(tx: Tx, id: string): Promise<Group | undefined> {
+  async get(tx: Reader, id: string): Promise<Group | undefined> {
     const row = await tx.first<{ group: Row<Group> }>(Q.get, { id });
     return row ? toGroup(row.group) : undefined;
   },
@@ -105,14 +97,13 @@ export const groupRepository = {
   },
 
   async list(
-    tx: Tx,
+    tx: Reader,
     filter: { connectorSource: string | null },
-    skip: number,
-    limit: number,
+    page: Page,
   ): Promise<{ total: number; groups: Group[] }> {
     const row = await tx.first<{ total: number; groups: Row<Group>[] }>(
       filter.connectorSource === null ? Q.page : Q.page_by_connector,
-      { connectorSource: filter.connectorSource, skip, limit },
+      { connectorSource: filter.connectorSource, skip: page.skip, limit: page.limit },
     );
     return { total: row?.total ?? 0, groups: (row?.groups ?? []).map(toGroup) };
   },
@@ -172,12 +163,15 @@ export const groupRepository = {
 
   /** A page of members, or undefined when the group does not exist. */
   async members(
-    tx: Tx,
+    tx: Reader,
     id: string,
     transitive: boolean,
-    skip: number,
-    limit: number,
+    page: Page,
   ): Promise<{ total: number; members: MemberRow[] } | undefined> {
-    return tx.first(transitive ? Q.members_transitive : Q.members, { id, skip, limit });
+    return tx.first(transitive ? Q.members_transitive : Q.members, {
+      id,
+      skip: page.skip,
+      limit: page.limit,
+    });
   },
 };

@@ -1,8 +1,10 @@
-import { recordEvent, type Changes, type OperationContext } from '../audit/audit.js';
+import { type Changes, type OperationContext } from '../audit/audit.js';
 import type { Database, Tx } from '../db/database.js';
+import type { EventSink } from '../events/sink.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import { isId, newId } from '../ids.js';
-import { groupSummary, summary } from '../principals/views.js';
+import { groupSummary, summary } from '../principals/model.js';
+import type { Page, Paged } from '../pagination.js';
 import { nowIso } from '../time.js';
 import {
   groupRepository as repo,
@@ -71,7 +73,10 @@ async function uniqueName<T>(name: string | undefined, work: () => Promise<T>): 
 
 /** Groups of principals and of other groups; connector groups are read-only here. */
 export class GroupService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+  ) {}
 
   async create(input: CreateGroupInput, op: OperationContext): Promise<Group> {
     const name = input.name.trim();
@@ -91,7 +96,7 @@ export class GroupService {
           },
           nowIso(),
         );
-        await recordEvent(tx, op, {
+        this.events.record(tx, op, {
           type: 'group.created',
           target: { type: 'group', id },
           changes: {
@@ -105,20 +110,18 @@ export class GroupService {
   }
 
   async get(id: string): Promise<Group> {
-    const group = await this.db.readStatements('groups/get', (tx) => repo.get(tx, id));
+    const group = await repo.get(this.db, id);
     if (!group) throw notFound('group', id);
     return group;
   }
 
-  async list(
-    filter: { connectorSource?: string },
-    page: number,
-    limit: number,
-  ): Promise<{ total: number; items: Group[] }> {
-    const { total, groups } = await this.db.readStatements('groups/list', (tx) =>
-      repo.list(tx, { connectorSource: filter.connectorSource ?? null }, (page - 1) * limit, limit),
+  async list(filter: { connectorSource?: string | undefined }, page: Page): Promise<Paged<Group>> {
+    const { total, groups } = await repo.list(
+      this.db,
+      { connectorSource: filter.connectorSource ?? null },
+      page,
     );
-    return { total, items: groups };
+    return { total, items: groups, page };
   }
 
   async update(id: string, patch: PatchGroupInput, op: OperationContext): Promise<Group> {
@@ -139,7 +142,7 @@ export class GroupService {
         // A patch that changes nothing writes nothing, so it leaves no event either.
         if (Object.keys(changes).length === 0) return (await repo.get(tx, id))!;
         const updated = await repo.update(tx, current, set, nowIso());
-        await recordEvent(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
+        this.events.record(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
         return updated;
       }),
     );
@@ -150,7 +153,7 @@ export class GroupService {
       const current = await this.lockWritable(tx, id);
       const deletedAt = nowIso();
       const { members, groups } = await repo.delete(tx, id);
-      await recordEvent(tx, op, {
+      this.events.record(tx, op, {
         type: 'group.deleted',
         target: { type: 'group', id },
         changes: {
@@ -165,17 +168,10 @@ export class GroupService {
   }
 
   /** Direct members, or with `transitive` every principal and group reachable through nesting. */
-  async members(
-    id: string,
-    transitive: boolean,
-    page: number,
-    limit: number,
-  ): Promise<{ total: number; items: GroupMember[] }> {
-    const rows = await this.db.readStatements('groups/members', (tx) =>
-      repo.members(tx, id, transitive, (page - 1) * limit, limit),
-    );
+  async members(id: string, transitive: boolean, page: Page): Promise<Paged<GroupMember>> {
+    const rows = await repo.members(this.db, id, transitive, page);
     if (!rows) throw notFound('group', id);
-    return { total: rows.total, items: rows.members.map(memberView) };
+    return { total: rows.total, items: rows.members.map(memberView), page };
   }
 
   /**
@@ -212,7 +208,7 @@ export class GroupService {
         }
       }
       const addedAt = await repo.addMember(tx, groupId, memberId, op.actor.id, nowIso());
-      await recordEvent(tx, op, {
+      this.events.record(tx, op, {
         type: 'group.member_added',
         target: { type: 'group', id: groupId },
         changes: { members: { to: memberId } },
@@ -231,7 +227,7 @@ export class GroupService {
       await this.lockWritable(tx, groupId);
       const removed = await repo.removeMember(tx, groupId, memberId);
       if (removed) {
-        await recordEvent(tx, op, {
+        this.events.record(tx, op, {
           type: 'group.member_removed',
           target: { type: 'group', id: groupId },
           changes: { members: { from: memberId } },

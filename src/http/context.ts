@@ -1,7 +1,9 @@
 import type { Context } from 'koa';
 import type { OperationContext, RequestMeta } from '../audit/audit.js';
+import type { AuthContext } from '../auth/verifier.js';
 import { AppError } from '../errors/errors.js';
-import { stateOf, type AuthContext } from './state.js';
+import type { Paged } from '../pagination.js';
+import { stateOf } from './state.js';
 
 export function requestMeta(ctx: Context): RequestMeta {
   return {
@@ -23,6 +25,11 @@ export function operationContext(ctx: Context): OperationContext {
   return { actor: { type: 'client', id: callerOf(ctx).clientId }, meta: requestMeta(ctx) };
 }
 
-export function pagination(total: number, page: number, limit: number) {
-  return { total, page, per_page: limit, pages: Math.ceil(total / limit) };
+/** A page of a list as the API answers it: `{ data, pagination }`. */
+export function listBody<T, U = T>(paged: Paged<T>, view?: (item: T) => U) {
+  const { total, items, page } = paged;
+  return {
+    data: view ? items.map(view) : items,
+    pagination: { total, page: page.page, per_page: page.limit, pages: Math.ceil(total / page.limit) },
+  };
 }

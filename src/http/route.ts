@@ -1,26 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Context } from 'koa';
-
-export const SCOPES = [
-  'principals:read',
-  'principals:write',
-  'groups:read',
-  'groups:write',
-  'policies:read',
-  'policies:write',
-  'decisions:evaluate',
-  'decisions:read',
-  'audit:read',
-  'audit:reports',
-  'webhooks:read',
-  'webhooks:write',
-  'clients:admin',
-  'connectors:admin',
-] as const;
-
-export type Scope = (typeof SCOPES)[number];
-
-export type Bucket = 'standard' | 'decisions' | 'bulk' | 'scim';
+import type { Scope } from '../auth/scopes.js';
+import type { Bucket } from '../ratelimit/index.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -65,6 +46,11 @@ interface RouteCommon {
   bodyTypes?: readonly ('json' | 'form')[];
   /** When false, an empty body is accepted and arrives as `undefined`. */
   bodyRequired?: boolean;
+  /**
+   * Runs on the parsed body before schema validation, for a rule that decides the answer
+   * whatever else the body holds (it throws to refuse).
+   */
+  bodyGuard?: (body: unknown) => void;
   responses: Record<number, ResponseSpec>;
   /** Errors of this operation use the OAuth 2.0 format of RFC 6749 §5.2 instead of problem details. */
   oauthErrors?: boolean;

@@ -3,9 +3,10 @@ import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import typeis from 'type-is';
 import { AppError, validationFailed } from '../errors/errors.js';
+import { compile, inputAjv, responseAjv, toFieldErrors, type Validator } from '../schemas/validator.js';
+import { readQuery } from './query.js';
 import { koaPath, type AnyRoute } from './route.js';
 import { stateOf } from './state.js';
-import { bodyAjv, compile, queryAjv, responseAjv, toFieldErrors, type Validator } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -61,7 +62,7 @@ export function buildRouteTable(routes: readonly AnyRoute[], options: RouteTable
 function operationMiddleware(route: AnyRoute, options: RouteTableOptions): Middleware[] {
   const chain: Middleware[] = [];
   if (route.params) {
-    const check = compile(queryAjv, route.params);
+    const check = compile(inputAjv, route.params);
     chain.push(async (ctx, next) => {
       const params = { ...(ctx.params as Record<string, string>) };
       if (!check(params)) throw new AppError('NOT_FOUND', `${ctx.path} does not exist`);
@@ -71,11 +72,16 @@ function operationMiddleware(route: AnyRoute, options: RouteTableOptions): Middl
     });
   }
   if (route.query) {
-    const check = compile(queryAjv, route.query);
+    const schema = route.query;
+    const check = compile(inputAjv, schema);
     chain.push(async (ctx, next) => {
-      const query: Record<string, unknown> = { ...ctx.query };
-      if (!check(query)) {
-        throw validationFailed('invalid query parameters', toFieldErrors(check.errors, '/query'));
+      const { values: query, errors } = readQuery(schema, ctx.query);
+      const valid = check(query);
+      if (errors.length > 0 || !valid) {
+        // Parameters that could not be read are left out of `query`: only their own error counts.
+        const unread = new Set(errors.map((e) => e.pointer));
+        const invalid = toFieldErrors(check.errors, '/query').filter((e) => !unread.has(e.pointer));
+        throw validationFailed('invalid query parameters', [...errors, ...invalid]);
       }
       const state = stateOf(ctx);
       state.input = { ...state.input, query };
@@ -91,7 +97,7 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
   const kinds = route.bodyTypes ?? ['json'];
   const accepted = kinds.flatMap((k) => MEDIA_TYPES[k]);
   const required = route.bodyRequired ?? true;
-  const check = compile(bodyAjv, route.body!);
+  const check = compile(inputAjv, route.body!);
   const parse = bodyParser({
     enableTypes: [...kinds],
     jsonLimit: BODY_LIMIT_BYTES,
@@ -131,6 +137,7 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
         throw validationFailed('a request body is required', [{ pointer: '', message: 'is required' }]);
     } else {
       if (typeis(ctx.req, MEDIA_TYPES.form)) body = normaliseForm(body);
+      route.bodyGuard?.(body);
       if (!check(body)) throw validationFailed('the request body is invalid', toFieldErrors(check.errors));
     }
     state.input = { ...state.input, body };

@@ -1,14 +1,7 @@
 import type { Context } from 'koa';
+import type { AuthContext } from '../auth/verifier.js';
 import type { Logger } from '../logging/logger.js';
 import type { AnyRoute } from './route.js';
-
-/** The caller of an authenticated request. */
-export interface AuthContext {
-  clientId: string;
-  scopes: ReadonlySet<string>;
-  tokenId: string;
-  expiresAt: number;
-}
 
 /** What the middleware chain records on `ctx.state`, typed in one place. */
 export interface RequestState {

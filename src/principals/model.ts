@@ -1,8 +1,19 @@
-export const PRINCIPAL_TYPES = ['USER', 'SERVICE_ACCOUNT', 'API_KEY', 'AI_AGENT'] as const;
-export type PrincipalType = (typeof PRINCIPAL_TYPES)[number];
+import {
+  KEY_PATTERN,
+  MAX_KEYS,
+  PRINCIPAL_STATUSES,
+  PRINCIPAL_TYPES,
+  type AttributeValue,
+  type Attributes,
+  type Metadata,
+  type Principal,
+  type PrincipalStatus,
+  type PrincipalType,
+  type RiskFactor,
+} from '../schemas/principals.js';
 
-export const PRINCIPAL_STATUSES = ['active', 'suspended', 'deprovisioned', 'deleted'] as const;
-export type PrincipalStatus = (typeof PRINCIPAL_STATUSES)[number];
+export { KEY_PATTERN, MAX_KEYS, PRINCIPAL_STATUSES, PRINCIPAL_TYPES };
+export type { AttributeValue, Attributes, Metadata, Principal, PrincipalStatus, PrincipalType, RiskFactor };
 
 /**
  * Each principal also carries its status as a label: filtering on a label reads the node record
@@ -24,42 +35,9 @@ export const TYPE_LABEL: Record<PrincipalType, string> = {
   AI_AGENT: 'AiAgent',
 };
 
-export type AttributeValue = string | string[];
-export type Attributes = Record<string, AttributeValue>;
-export type Metadata = Record<string, string>;
-
-export interface RiskFactor {
-  code: string;
-  points: number;
-}
-
-export interface Principal {
-  id: string;
-  type: PrincipalType;
-  name: string;
-  description: string | null;
-  email: string | null;
-  attributes: Attributes;
-  metadata: Metadata;
-  connector_source: string | null;
-  connector_id: string | null;
-  status: PrincipalStatus;
-  created_at: string;
-  created_by: string;
-  updated_at: string;
-  last_login: string | null;
-  deleted_at: string | null;
-  deleted_by: string | null;
-  risk_score: number;
-  risk_factors: RiskFactor[];
-  version: number;
-}
-
 /** Attribute and metadata keys live on the node as `attr.<key>` and `meta.<key>` properties. */
 export const ATTR_PREFIX = 'attr.';
 export const META_PREFIX = 'meta.';
-export const KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_.-]{0,63}$';
-export const MAX_KEYS = 64;
 
 /**
  * The manager link is kept as a REPORTS_TO edge, not as an attribute value node, so it is
@@ -67,8 +45,14 @@ export const MAX_KEYS = 64;
  */
 export const MANAGER_KEY = 'manager_id';
 
-export function etagOf(principal: { version: number }): string {
-  return `"v${principal.version}"`;
+/** A principal as it appears among relationships and group members. */
+export function summary(p: { id: string; name: string; type: string; email?: string | null }) {
+  return { id: p.id, name: p.name, type: p.type, email: p.email ?? null };
+}
+
+/** A group as it appears among a principal's relationships or a group's members. */
+export function groupSummary(g: { id: string; name: string }) {
+  return { id: g.id, name: g.name, type: 'GROUP' as const };
 }
 
 /** Node properties → principal record. */

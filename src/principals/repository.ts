@@ -1,5 +1,5 @@
 import { defineQueries } from '../db/catalogue.js';
-import type { Tx } from '../db/database.js';
+import type { Reader, Tx } from '../db/database.js';
 import {
   ATTR_PREFIX,
   attributeEntries,
@@ -97,7 +97,7 @@ export const principalRepository = {
     return fromProperties(row!.props);
   },
 
-  async get(tx: Tx, id: string): Promise<Principal | undefined> {
+  async get(tx: Reader, id: string): Promise<Principal | undefined> {
     const row = await tx.first<{ props: Record<string, unknown> }>(Q.get, { id });
     return row ? fromProperties(row.props) : undefined;
   },
@@ -154,7 +154,7 @@ export const principalRepository = {
   },
 
   async relationships(
-    tx: Tx,
+    tx: Reader,
     id: string,
     types: readonly string[],
     depth: number,

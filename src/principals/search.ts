@@ -1,8 +1,8 @@
 import { defineQueries, type Catalogue } from '../db/catalogue.js';
 import { fillMarkers } from '../db/compose.js';
 import type { Database } from '../db/database.js';
+import { parseInstant } from '../time.js';
 import {
-  normaliseInstant,
   SCORE_FIELDS,
   TEXT_FIELDS,
   TIMESTAMP_FIELDS,
@@ -112,7 +112,7 @@ function isOperatorObject(value: unknown): value is Partial<Record<Operator, unk
 }
 
 function instant(value: unknown): string {
-  const normal = typeof value === 'string' ? normaliseInstant(value) : undefined;
+  const normal = typeof value === 'string' ? parseInstant(value) : undefined;
   // validateSearchBody has already refused anything else.
   if (normal === undefined) throw new Error('unvalidated timestamp operand');
   return normal;
@@ -463,13 +463,7 @@ export async function searchPrincipals(
   request: SearchRequest,
 ): Promise<{ total: number; items: Principal[] }> {
   const compiled = compileSearch(request, db.catalogue);
-  const rows = await db.readStatements('principals/search', (tx) =>
-    tx.runComposed<{ total: number; rows: Record<string, unknown>[] }>(
-      compiled.name,
-      compiled.text,
-      compiled.params,
-    ),
-  );
+  const rows = await db.run<{ total: number; rows: Record<string, unknown>[] }>(compiled, compiled.params);
   const row = rows[0];
   return { total: row?.total ?? 0, items: (row?.rows ?? []).map(fromProperties) };
 }

@@ -1,12 +1,14 @@
-import { diffMaps, recordEvent, type Changes, type OperationContext } from '../audit/audit.js';
+import { diffMaps, type Changes, type OperationContext } from '../audit/audit.js';
 import type { Database, Tx } from '../db/database.js';
+import type { EventSink } from '../events/sink.js';
 import { AppError, notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../ids.js';
+import { pageOf, type Paged } from '../pagination.js';
 import { nowIso } from '../time.js';
 import { defineQueries } from '../db/catalogue.js';
 import {
-  etagOf,
   fromProperties,
+  groupSummary,
   MANAGER_KEY,
   MAX_KEYS,
   type Attributes,
@@ -17,8 +19,7 @@ import {
 } from './model.js';
 import { principalRepository as repo, type RelatedPrincipal } from './repository.js';
 import { assessRisk, DORMANT_AFTER_DAYS } from './risk.js';
-import { DEFAULT_LIMIT, DEFAULT_PAGE, searchPrincipals, type SearchRequest } from './search.js';
-import { groupSummary } from './views.js';
+import { searchPrincipals, type SearchRequest } from './search.js';
 
 export const RELATIONSHIP_TYPES = ['manager', 'reports', 'group_member'] as const;
 export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
@@ -64,13 +65,19 @@ function managedByConnector(message: string): AppError {
   return new AppError('PRINCIPAL_MANAGED_BY_CONNECTOR', message);
 }
 
-/** RFC 9110 If-Match with strong comparison: `*` or a list of entity tags. */
-export function assertIfMatch(ifMatch: string | undefined, current: { version: number }): void {
-  if (ifMatch === undefined || ifMatch.trim() === '*') return;
-  const tags = ifMatch.split(',').map((t) => t.trim());
-  if (!tags.includes(etagOf(current))) {
-    throw new AppError('PRECONDITION_FAILED', `If-Match does not match the current ETag ${etagOf(current)}`);
-  }
+/**
+ * A conditional write proceeds only from one of the versions the caller expects (undefined:
+ * from any version).
+ */
+export function assertVersion(
+  expected: readonly number[] | undefined,
+  current: { id: string; version: number },
+): void {
+  if (expected === undefined || expected.includes(current.version)) return;
+  throw new AppError(
+    'PRECONDITION_FAILED',
+    `${current.id} has changed: it is at version ${current.version}, not the one expected`,
+  );
 }
 
 function checkAgentArrays(
@@ -115,9 +122,10 @@ function effective<T>(
 
 /** The principals of the identity graph: lifecycle, attributes, manager edges, risk. */
 export class PrincipalService {
-  private riskTimer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+  ) {}
 
   /**
    * Recomputes the stored risk of principals that became dormant with the passage of time;
@@ -143,25 +151,6 @@ export class PrincipalService {
       total += updated;
       if (updated < batch) return total;
     }
-  }
-
-  /** Refreshes once now (before serving) and then periodically in the background. */
-  async startRiskRefresh(
-    intervalMs: number,
-    logger: { warn: (o: object, m: string) => void },
-  ): Promise<void> {
-    const tick = (): Promise<void> =>
-      this.refreshTimeBasedRisk().then(
-        () => undefined,
-        (err: unknown) => logger.warn({ err }, 'risk refresh failed'),
-      );
-    await tick();
-    this.riskTimer = setInterval(() => void tick(), intervalMs);
-    this.riskTimer.unref();
-  }
-
-  stop(): void {
-    if (this.riskTimer) clearInterval(this.riskTimer);
   }
 
   async create(input: CreatePrincipalInput, op: OperationContext): Promise<Principal> {
@@ -191,7 +180,7 @@ export class PrincipalService {
         },
         nowIso(),
       );
-      await recordEvent(tx, op, {
+      this.events.record(tx, op, {
         type: 'principal.created',
         target: { type: 'principal', id },
         changes: {
@@ -211,15 +200,13 @@ export class PrincipalService {
    * A page of principals matching a search (POST /principals/search, and GET /principals with
    * its filters), with the true total and the page and limit it used.
    */
-  async search(
-    request: SearchRequest,
-  ): Promise<{ total: number; items: Principal[]; page: number; limit: number }> {
+  async search(request: SearchRequest): Promise<Paged<Principal>> {
     const { total, items } = await searchPrincipals(this.db, request);
-    return { total, items, page: request.page ?? DEFAULT_PAGE, limit: request.limit ?? DEFAULT_LIMIT };
+    return { total, items, page: pageOf(request) };
   }
 
   async get(id: string): Promise<Principal> {
-    const principal = await this.db.readStatements('principals/get', (tx) => repo.get(tx, id));
+    const principal = await repo.get(this.db, id);
     if (!principal) throw notFound('principal', id);
     return principal;
   }
@@ -227,14 +214,14 @@ export class PrincipalService {
   async update(
     id: string,
     patch: PatchPrincipalInput,
-    ifMatch: string | undefined,
+    expectedVersions: readonly number[] | undefined,
     op: OperationContext,
   ): Promise<Principal> {
     return this.db.write('principals/update', async (tx) => {
       const current = await repo.lock(tx, id);
       if (!current) throw notFound('principal', id);
       if (current.status === 'deleted') throw new AppError('PRINCIPAL_DELETED', `principal ${id} is deleted`);
-      assertIfMatch(ifMatch, current);
+      assertVersion(expectedVersions, current);
       if (current.type === 'USER') {
         const owned = USER_OWNED_FIELDS.filter((f) => patch[f] !== undefined);
         if (owned.length > 0) {
@@ -308,9 +295,9 @@ export class PrincipalService {
       );
       const target = { type: 'principal', id };
       if (Object.keys(changes).length > 0)
-        await recordEvent(tx, op, { type: 'principal.updated', target, changes });
+        this.events.record(tx, op, { type: 'principal.updated', target, changes });
       if (statusChanged) {
-        await recordEvent(tx, op, {
+        this.events.record(tx, op, {
           type: 'principal.status_changed',
           target,
           changes: { status: { from: current.status, to: status } },
@@ -320,7 +307,11 @@ export class PrincipalService {
     });
   }
 
-  async delete(id: string, ifMatch: string | undefined, op: OperationContext): Promise<Principal> {
+  async delete(
+    id: string,
+    expectedVersions: readonly number[] | undefined,
+    op: OperationContext,
+  ): Promise<Principal> {
     return this.db.write('principals/delete', async (tx) => {
       const current = await repo.lock(tx, id);
       if (!current) throw notFound('principal', id);
@@ -331,9 +322,9 @@ export class PrincipalService {
       }
       if (current.status === 'deleted')
         throw new AppError('PRINCIPAL_DELETED', `principal ${id} is already deleted`);
-      assertIfMatch(ifMatch, current);
+      assertVersion(expectedVersions, current);
       const { principal, groups } = await repo.delete(tx, id, op.actor.id, nowIso());
-      await recordEvent(tx, op, {
+      this.events.record(tx, op, {
         type: 'principal.deleted',
         target: { type: 'principal', id },
         changes: {
@@ -354,9 +345,7 @@ export class PrincipalService {
     types: readonly RelationshipType[],
     depth: number,
   ): Promise<{ principal_id: string; relationships: RelationshipEntry[] }> {
-    const rows = await this.db.readStatements('principals/relationships', (tx) =>
-      repo.relationships(tx, id, types, depth, RELATIONSHIP_CAP),
-    );
+    const rows = await repo.relationships(this.db, id, types, depth, RELATIONSHIP_CAP);
     if (!rows) throw notFound('principal', id);
     const entries: RelationshipEntry[] = [];
     for (const m of rows.managers) entries.push({ type: 'manager', principal: m.principal, depth: m.depth });

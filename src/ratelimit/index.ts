@@ -2,8 +2,14 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config/config.js';
-import type { Bucket } from '../http/route.js';
 import type { Logger } from '../logging/logger.js';
+
+/**
+ * The rate-limit buckets operations count against. A bucket exists from the release whose
+ * operations use it (the contract also names `decisions`, `bulk` and the per-connector `scim`).
+ */
+export const BUCKETS = ['standard'] as const;
+export type Bucket = (typeof BUCKETS)[number];
 
 export interface Quota {
   bucket: Bucket;
@@ -34,8 +40,6 @@ export interface RateLimiting {
   authFailures: AuthFailureGuard;
   close(): Promise<void>;
 }
-
-const BUCKETS: readonly Bucket[] = ['standard', 'decisions', 'bulk', 'scim'];
 
 type Counter = RateLimiterMemory | RateLimiterRedis;
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { SCOPES } from '../http/route.js';
+import { SCOPES } from '../auth/scopes.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 
 export const ScopeSchema = Type.Union(

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { idPattern, type IdKind } from '../ids.js';
+import { DEFAULT_LIMIT, DEFAULT_PAGE, MAX_LIMIT, MAX_PAGE } from '../pagination.js';
 
 /**
  * Building blocks shared by every resource schema. A schema with a `title` becomes a named
@@ -18,17 +19,27 @@ export const Pagination = Type.Object(
   {
     total: Type.Integer({ minimum: 0, description: 'Total matching items' }),
     page: Type.Integer({ minimum: 1 }),
-    per_page: Type.Integer({ minimum: 1, maximum: 100, description: 'Page size used' }),
+    per_page: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: 'Page size used' }),
     pages: Type.Integer({ minimum: 0, description: 'ceil(total / per_page)' }),
   },
   { additionalProperties: false, title: 'Pagination' },
 );
 
+export const PageNumber = Type.Integer({
+  minimum: 1,
+  maximum: MAX_PAGE,
+  description: `Page number, from 1 (default ${DEFAULT_PAGE})`,
+});
+export const PageSize = Type.Integer({
+  minimum: 1,
+  maximum: MAX_LIMIT,
+  description: `Page size, 1-${MAX_LIMIT} (default ${DEFAULT_LIMIT})`,
+});
+
+/** The paging parameters of every list. */
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1-100' }),
-  ),
+  page: Type.Optional(PageNumber),
+  limit: Type.Optional(PageSize),
 };
 
 export function Paginated<T extends TSchema>(item: T, title: string): TSchema {
@@ -61,9 +72,6 @@ export const Problem = Type.Object(
   },
   { additionalProperties: false, title: 'Problem', description: 'RFC 9457 problem details' },
 );
-
-/** Objects the API accepts: unknown properties are an error, never silently dropped. */
-export const Strict = { additionalProperties: false } as const;
 
 /**
  * A map whose keys follow a pattern. (A TypeBox Record with a key pattern would let keys that

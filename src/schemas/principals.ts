@@ -1,14 +1,17 @@
-import { Type, type TLiteral, type TUnion } from '@sinclair/typebox';
-import {
-  KEY_PATTERN,
-  MAX_KEYS,
-  PRINCIPAL_STATUSES,
-  PRINCIPAL_TYPES,
-  type AttributeValue,
-} from '../principals/model.js';
+import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { Id, KeyedMap, PageQuery, Paginated, Timestamp } from './common.js';
 
-function literals<T extends string>(
+export const PRINCIPAL_TYPES = ['USER', 'SERVICE_ACCOUNT', 'API_KEY', 'AI_AGENT'] as const;
+export type PrincipalType = (typeof PRINCIPAL_TYPES)[number];
+
+export const PRINCIPAL_STATUSES = ['active', 'suspended', 'deprovisioned', 'deleted'] as const;
+export type PrincipalStatus = (typeof PRINCIPAL_STATUSES)[number];
+
+/** Keys of attributes and metadata. */
+export const KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_.-]{0,63}$';
+export const MAX_KEYS = 64;
+
+export function literals<T extends string>(
   values: readonly T[],
   options: Record<string, unknown> = {},
 ): TUnion<TLiteral<T>[]> {
@@ -25,6 +28,9 @@ const AttrString = Type.String({ maxLength: 1024 });
 export const AttributeValueSchema = Type.Union([AttrString, Type.Array(AttrString, { maxItems: 100 })], {
   description: 'A string (at most 1024 characters) or an array of at most 100 such strings',
 });
+export type AttributeValue = Static<typeof AttributeValueSchema>;
+export type Attributes = Record<string, AttributeValue>;
+export type Metadata = Record<string, string>;
 
 /** Attribute maps as stored and returned. */
 export const AttributesSchema = KeyedMap(AttributeValueSchema, {
@@ -102,76 +108,123 @@ export const RiskFactorSchema = Type.Object(
   { code: Type.String(), points: Type.Integer({ minimum: 0, maximum: 100 }) },
   { additionalProperties: false, title: 'RiskFactor' },
 );
+export type RiskFactor = Static<typeof RiskFactorSchema>;
 
-export const PrincipalSchema = Type.Object(
-  {
-    id: Id('principal'),
-    type: PrincipalTypeSchema,
-    email: Type.Optional(NullableString),
-    name: Type.String(),
-    description: NullableString,
-    attributes: AttributesSchema,
-    metadata: MetadataSchema,
-    connector_source: NullableString,
-    connector_id: NullableString,
-    status: PrincipalStatusSchema,
-    created_at: Timestamp,
-    created_by: Type.String(),
-    updated_at: Timestamp,
-    last_login: NullableTimestamp,
-    risk_score: Type.Integer({ minimum: 0, maximum: 100 }),
-    risk_factors: Type.Array(RiskFactorSchema),
-    deleted_at: Type.Optional(Timestamp),
-    deleted_by: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false, title: 'Principal' },
-);
+const principalFields = {
+  id: Id('principal'),
+  type: PrincipalTypeSchema,
+  email: NullableString,
+  name: Type.String(),
+  description: NullableString,
+  attributes: AttributesSchema,
+  metadata: MetadataSchema,
+  connector_source: NullableString,
+  connector_id: NullableString,
+  status: PrincipalStatusSchema,
+  created_at: Timestamp,
+  created_by: Type.String(),
+  updated_at: Timestamp,
+  last_login: NullableTimestamp,
+  deleted_at: NullableTimestamp,
+  deleted_by: NullableString,
+  risk_score: Type.Integer({ minimum: 0, maximum: 100 }),
+  risk_factors: Type.Array(RiskFactorSchema),
+};
 
-export const PrincipalListItem = Type.Object(
-  {
-    id: Id('principal'),
-    type: PrincipalTypeSchema,
-    email: Type.Optional(NullableString),
-    name: Type.String(),
-    attributes: AttributesSchema,
-    connector_source: NullableString,
-    status: PrincipalStatusSchema,
-    created_at: Timestamp,
-    last_login: NullableTimestamp,
-  },
-  { additionalProperties: false, title: 'PrincipalListItem' },
+/** A principal as the service holds it; `version` counts its changes and makes its ETag. */
+export const PrincipalRecord = Type.Object(
+  { ...principalFields, version: Type.Integer({ minimum: 1 }) },
+  { additionalProperties: false },
 );
+export type Principal = Static<typeof PrincipalRecord>;
+
+type PrincipalField = keyof typeof principalFields;
+
+/**
+ * Fields a response shows only where they apply: `email` on USER principals, `deleted_at` and
+ * `deleted_by` once deleted (and then never null).
+ */
+const CONDITIONAL: Partial<Record<PrincipalField, TSchema>> = {
+  email: NullableString,
+  deleted_at: Timestamp,
+  deleted_by: Type.String(),
+};
+
+/**
+ * A response shape: the record's fields named here, in this order. Responses are projected
+ * through the same schema (src/http/views.ts), so the fields a response carries and the fields
+ * its schema documents cannot differ.
+ */
+function principalView(title: string, fields: readonly PrincipalField[]) {
+  const properties: Record<string, TSchema> = {};
+  for (const field of fields) {
+    const conditional = CONDITIONAL[field];
+    properties[field] = conditional ? Type.Optional(conditional) : principalFields[field];
+  }
+  return Type.Object(properties, { additionalProperties: false, title });
+}
+
+/** The full record of GET /principals/{id}. */
+export const PrincipalSchema = principalView('Principal', [
+  'id',
+  'type',
+  'email',
+  'name',
+  'description',
+  'attributes',
+  'metadata',
+  'connector_source',
+  'connector_id',
+  'status',
+  'created_at',
+  'created_by',
+  'updated_at',
+  'last_login',
+  'risk_score',
+  'risk_factors',
+  'deleted_at',
+  'deleted_by',
+]);
+
+/** List and search items: the subset of fields the contract gives them. */
+export const PrincipalListItem = principalView('PrincipalListItem', [
+  'id',
+  'type',
+  'email',
+  'name',
+  'attributes',
+  'connector_source',
+  'status',
+  'created_at',
+  'last_login',
+]);
 
 export const PrincipalList = Paginated(PrincipalListItem, 'PrincipalList');
 
-export const CreatedPrincipal = Type.Object(
-  {
-    id: Id('principal'),
-    type: PrincipalTypeSchema,
-    name: Type.String(),
-    description: NullableString,
-    attributes: AttributesSchema,
-    metadata: MetadataSchema,
-    status: PrincipalStatusSchema,
-    created_at: Timestamp,
-    created_by: Type.String(),
-  },
-  { additionalProperties: false, title: 'CreatedPrincipal' },
-);
+/** The response of POST /principals: the seed's fields. */
+export const CreatedPrincipal = principalView('CreatedPrincipal', [
+  'id',
+  'type',
+  'name',
+  'description',
+  'attributes',
+  'metadata',
+  'status',
+  'created_at',
+  'created_by',
+]);
 
-export const UpdatedPrincipal = Type.Object(
-  {
-    id: Id('principal'),
-    type: PrincipalTypeSchema,
-    email: Type.Optional(NullableString),
-    name: Type.String(),
-    attributes: AttributesSchema,
-    metadata: MetadataSchema,
-    status: PrincipalStatusSchema,
-    updated_at: Timestamp,
-  },
-  { additionalProperties: false, title: 'UpdatedPrincipal' },
-);
+/** The response of PATCH /principals/{id}. */
+export const UpdatedPrincipal = principalView('UpdatedPrincipal', [
+  'id',
+  'type',
+  'email',
+  'name',
+  'attributes',
+  'metadata',
+  'status',
+  'updated_at',
+]);
 
 export const DeletedPrincipal = Type.Object(
   { id: Id('principal'), status: Type.Literal('deleted'), deleted_at: Timestamp, deleted_by: Type.String() },

@@ -1,9 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { validationFailed, type FieldError } from '../errors/errors.js';
-import { bodyAjv, compile, toFieldErrors } from '../http/validation.js';
 import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../principals/model.js';
-import { KeyedMap } from './common.js';
+import { parseInstant } from '../time.js';
+import { KeyedMap, PageQuery } from './common.js';
 import { PrincipalStatusSchema, PrincipalTypeSchema } from './principals.js';
+import { compile, inputAjv, toFieldErrors } from './validator.js';
 
 /**
  * The body of POST /principals/search. The schema catches the shape (operators, operand types,
@@ -170,10 +171,7 @@ export const SearchPrincipalsBody = Type.Object(
   {
     query: Type.Optional(SearchQuery),
     sort: Type.Optional(SearchSort),
-    page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1 (default 1)' })),
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100 (default 50)' }),
-    ),
+    ...PageQuery,
   },
   {
     additionalProperties: false,
@@ -198,41 +196,6 @@ export function conditionCount(value: unknown): number {
   return isOperatorObject(value) ? Object.keys(value).length : 1;
 }
 
-const INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
-
-/**
- * An RFC 3339 timestamp as the same instant in UTC (`...Z`), keeping sub-millisecond digits, or
- * undefined when it is not a real instant. Comparing UTC forms makes `+02:00` and `Z` agree, and
- * the strict shape keeps Neo4j's parser from ever seeing text it would reject.
- */
-export function normaliseInstant(text: string): string | undefined {
-  const m = INSTANT.exec(text);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const fraction = m[7];
-  const sign = m[8] === '-' ? -1 : 1;
-  const offsetHours = Number(m[9] ?? 0);
-  const offsetMinutes = Number(m[10] ?? 0);
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const daysIn = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn[month - 1]!) return undefined;
-  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return undefined;
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, 0);
-  const utc = new Date(date.getTime() - sign * (offsetHours * 60 + offsetMinutes) * 60_000).toISOString();
-  if (!/^\d{4}-/.test(utc)) return undefined;
-  return `${utc.slice(0, 19)}${fraction ? `.${fraction}` : ''}Z`;
-}
-
 /**
  * Checks of a schema-valid body that the schema cannot express: the total number of conditions
  * and timestamps that name a real instant. Pointers lead into the body.
@@ -255,7 +218,7 @@ export function searchBodyErrors(body: SearchPrincipalsRequest): FieldError[] {
     const value: unknown = query[field];
     const at = `/query/${field}`;
     const check = (operand: unknown, pointer: string): void => {
-      if (typeof operand === 'string' && normaliseInstant(operand) === undefined) {
+      if (typeof operand === 'string' && parseInstant(operand) === undefined) {
         errors.push({ pointer, message: 'must be an RFC 3339 timestamp naming a real instant' });
       }
     };
@@ -271,7 +234,7 @@ export function searchBodyErrors(body: SearchPrincipalsRequest): FieldError[] {
   return errors;
 }
 
-const checkShape = compile<SearchPrincipalsRequest>(bodyAjv, SearchPrincipalsBody);
+const checkShape = compile<SearchPrincipalsRequest>(inputAjv, SearchPrincipalsBody);
 
 /**
  * The body checked against the schema and `searchBodyErrors`; throws VALIDATION_FAILED with

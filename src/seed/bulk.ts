@@ -48,14 +48,9 @@ export interface SeedMembership {
  * bulk imports of trusted data only; the API never takes this path.
  */
 export class BulkLoader {
-  /**
-   * @param rehearsal when true, `principals()` does all the work in transactions that are rolled
-   *   back, leaving the graph untouched: a warm-up for the database's JIT before measuring.
-   */
   constructor(
     private readonly db: Database,
     private readonly actor = 'seed',
-    private readonly rehearsal = false,
   ) {}
 
   /**
@@ -110,10 +105,6 @@ export class BulkLoader {
         })),
       };
     });
-    if (this.rehearsal) {
-      await this.db.rehearse(Q.principals, (tx) => tx.run(Q.principals, { rows: params, vocabulary }));
-      return [];
-    }
     const [result] = await this.db.write(Q.principals, (tx) =>
       tx.run<{ pending: string[] }>(Q.principals, { rows: params, vocabulary }),
     );

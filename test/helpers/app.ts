@@ -3,7 +3,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import type { AnyRoute } from '../../src/http/route.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { startServer, type Server } from '../../src/server.js';
+import { startServer, type Server } from '../../src/http/server.js';
 import { freePort } from '../../src/db/local-neo4j.js';
 import { resetDatabaseAt } from './db.js';
 import { HttpClient } from './http.js';
@@ -59,8 +59,6 @@ export function testConfig(env: Record<string, string> = {}): Config {
     BOOTSTRAP_CLIENT_ID: ADMIN_CLIENT_ID,
     BOOTSTRAP_CLIENT_SECRET: ADMIN_CLIENT_SECRET,
     RATE_LIMIT_STANDARD: '1000000',
-    RATE_LIMIT_DECISIONS: '1000000',
-    RATE_LIMIT_BULK: '1000000',
     AUTH_FAILURE_LIMIT: '1000',
     AUTH_FAILURE_IP_LIMIT: '100000',
     ...env,
@@ -84,15 +82,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   };
   // Emptied before start-up, so that the bootstrap client and signing key are created afresh.
   if (!options.keepData) await resetDatabaseAt(neo4j);
-  const runtime = await createRuntime({
-    config,
+  const runtime = await createRuntime({ config, logger, neo4j, connectTimeoutMs: 20_000 });
+  const server = await startServer(runtime, {
+    port,
+    host: '127.0.0.1',
+    shutdownTimeoutMs: 5_000,
     logger,
-    neo4j,
     validateResponses: true,
     extraRoutes: options.extraRoutes ?? [],
-    connectTimeoutMs: 20_000,
   });
-  const server = await startServer(runtime, { port, host: '127.0.0.1', shutdownTimeoutMs: 5_000, logger });
   const http = new HttpClient(`http://127.0.0.1:${server.address.port}`);
   return {
     config,

@@ -53,7 +53,7 @@ export function edgeRoutes(db: () => Database): AnyRoute[] {
       rateLimit: 'standard',
       responses: { 200: { description: 'ok', schema: Type.Object({ ok: Type.Integer() }) } },
       handler: async () => {
-        const rows = await db().query<{ ok: number }>('system/ping');
+        const rows = await db().run<{ ok: number }>('system/ping');
         return { body: { ok: rows[0]!.ok } };
       },
     }),

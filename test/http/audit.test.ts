@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { cypher } from '../helpers/db.js';
 import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
 import { authed, basic, tokenFor } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
@@ -153,10 +154,9 @@ describe('audit trail', () => {
     const token = await tokenFor(app.http, { id: made.body.id, secret });
     const everything = JSON.stringify((await admin.get('/v1/audit/events?limit=100')).body);
     const listing = JSON.stringify((await admin.get('/v1/clients?limit=100')).body);
-    const stored = await app.runtime.db.runAutoCommit(
-      'MATCH (c:Client {id: $id}) RETURN c.secret_hash AS h',
-      { id: made.body.id },
-    );
+    const stored = await cypher(app.runtime.db, 'MATCH (c:Client {id: $id}) RETURN c.secret_hash AS h', {
+      id: made.body.id,
+    });
     const hash = String(stored[0]!['h']);
     for (const haystack of [everything, listing, app.logs.text]) {
       expect(haystack).not.to.contain(secret);

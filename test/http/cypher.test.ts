@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { cypher } from '../helpers/db.js';
 import { Catalogue } from '../../src/db/catalogue.js';
 import { loadMigrations, migrate, MigrationError } from '../../src/db/migrations.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -17,7 +18,7 @@ describe('Cypher catalogue and schema on Neo4j', () => {
     const failures: string[] = [];
     for (const name of catalogue.names()) {
       try {
-        await app.runtime.db.runAutoCommit(`EXPLAIN ${catalogue.get(name)}`);
+        await cypher(app.runtime.db, `EXPLAIN ${catalogue.get(name)}`);
       } catch (err) {
         failures.push(`${name}: ${(err as Error).message.split('\n')[0]}`);
       }
@@ -29,9 +30,7 @@ describe('Cypher catalogue and schema on Neo4j', () => {
   it('records each migration once and applies nothing on a second run', async () => {
     const migrations = await loadMigrations();
     expect(await migrate(app.runtime.db, migrations)).to.deep.equal([]);
-    const rows = await app.runtime.db.runAutoCommit(
-      'MATCH (m:SchemaMigration) RETURN m.version AS v ORDER BY v',
-    );
+    const rows = await cypher(app.runtime.db, 'MATCH (m:SchemaMigration) RETURN m.version AS v ORDER BY v');
     expect(rows.map((r) => r['v'])).to.deep.equal(migrations.map((m) => m.version));
   });
 
@@ -48,9 +47,7 @@ describe('Cypher catalogue and schema on Neo4j', () => {
   });
 
   it('creates the constraints the migrations declare', async () => {
-    const rows = await app.runtime.db.runAutoCommit(
-      'SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names',
-    );
+    const rows = await cypher(app.runtime.db, 'SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names');
     expect(rows[0]!['names']).to.include('schema_migration_version');
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { cypher } from '../helpers/db.js';
 import { ADMIN_CLIENT_ID, startTestApp, type TestApp } from '../helpers/app.js';
 import { authed, createClient } from '../helpers/auth.js';
 import { insertConnectorGroup } from '../helpers/groups.js';
@@ -130,7 +131,8 @@ describe('groups', () => {
       expect((await api.get(`/v1/groups/${doomed.id}/members`)).status).to.equal(404);
       expect((await api.delete(`/v1/groups/${doomed.id}`)).status).to.equal(404);
       expect((await api.get(`/v1/groups/${parent.id}`)).body.member_count).to.equal(0);
-      const rows = await app.runtime.db.runAutoCommit(
+      const rows = await cypher(
+        app.runtime.db,
         'MATCH (p:Principal {id: $id}) RETURN COUNT { (p)-[:MEMBER_OF]->() } AS n',
         { id: member.id },
       );
@@ -564,7 +566,8 @@ describe('groups', () => {
           api.put(`/v1/groups/${b.id}/members/${a.id}`),
         ]);
         expect(results.map((r) => r.status).sort()).to.deep.equal([200, 422]);
-        const rows = await app.runtime.db.runAutoCommit(
+        const rows = await cypher(
+          app.runtime.db,
           'MATCH (a:Group {id: $a}), (b:Group {id: $b}) RETURN COUNT { (a)-[:MEMBER_OF]-(b) } AS n',
           { a: a.id, b: b.id },
         );

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { cypher, profile } from '../helpers/db.js';
 import { newId } from '../../src/ids.js';
 import type { Principal } from '../../src/principals/model.js';
 import { compileSearch, type SearchRequest } from '../../src/principals/search.js';
@@ -143,7 +144,8 @@ describe('principal search', () => {
   const seeded = new Map<string, Principal & { risk: number }>();
 
   const store = async (): Promise<string> => {
-    const rows = await app.runtime.db.runAutoCommit(
+    const rows = await cypher(
+      app.runtime.db,
       `MATCH (n) OPTIONAL MATCH (n)-[r]->()
        RETURN count(DISTINCT n) AS nodes, count(r) AS links,
               collect(DISTINCT labels(n)) AS labels, sum(size(keys(n))) AS properties`,
@@ -156,7 +158,8 @@ describe('principal search', () => {
     api = await authed(app);
     const add = async (key: string, seed: Seed): Promise<void> => {
       const principal = await insertPrincipal(app, seed);
-      await app.runtime.db.runAutoCommit(
+      await cypher(
+        app.runtime.db,
         'MATCH (p:Principal {id: $id}) SET p.created_at = datetime($created), p.updated_at = datetime($updated), p.risk_score = $risk',
         { id: principal.id, created: seed.created, updated: plusDay(seed.created), risk: seed.risk },
       );
@@ -815,7 +818,7 @@ describe('principal search', () => {
         expect(await found({ attributes: { tags: { $in: [tricky] } } })).to.deep.equal(['tricky']);
         expect(await found({ attributes: { note: { $startsWith: "o'brien" } } })).to.deep.equal(['tricky']);
       } finally {
-        await app.runtime.db.runAutoCommit('MATCH (p:Principal {id: $id}) DETACH DELETE p', {
+        await cypher(app.runtime.db, 'MATCH (p:Principal {id: $id}) DETACH DELETE p', {
           id: principal.id,
         });
       }
@@ -854,11 +857,12 @@ describe('principal search plans', () => {
       };
     });
     for (let i = 0; i < rows.length; i += 1_000) await loader.principals(rows.slice(i, i + 1_000));
-    await app.runtime.db.runAutoCommit(
+    await cypher(
+      app.runtime.db,
       "MATCH (p:Principal) WHERE toInteger(substring(p.name, 2)) % 50 = 0 SET p.status = 'suspended' REMOVE p:Active SET p:Suspended",
     );
-    await app.runtime.db.runAutoCommit('CALL db.resampleOutdatedIndexes()');
-    await app.runtime.db.runAutoCommit('CALL db.awaitIndexes(60)');
+    await cypher(app.runtime.db, 'CALL db.resampleOutdatedIndexes()');
+    await cypher(app.runtime.db, 'CALL db.awaitIndexes(60)');
   });
   after(async () => {
     await app.close();
@@ -881,7 +885,7 @@ describe('principal search plans', () => {
   /** The operators that produced rows when the compiled search ran. */
   const executed = async (request: SearchRequest) => {
     const { text, params } = compileSearch(request, app.runtime.db.catalogue);
-    const plan = await app.runtime.db.profile(text, params);
+    const plan = await profile(app.runtime.db, text, params);
     return plan.filter((step) => step.rows > 0);
   };
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { cypher } from '../helpers/db.js';
 import { ADMIN_CLIENT_ID, startTestApp, type TestApp } from '../helpers/app.js';
 import { authed, createClient, tokenFor } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
@@ -20,13 +21,11 @@ describe('principals', () => {
   });
 
   const count = async (): Promise<number> =>
-    (await app.runtime.db.runAutoCommit('MATCH (p:Principal) RETURN count(p) AS n'))[0]!['n'] as number;
+    (await cypher(app.runtime.db, 'MATCH (p:Principal) RETURN count(p) AS n'))[0]!['n'] as number;
 
   const snapshot = async (id: string): Promise<string> =>
     JSON.stringify(
-      (
-        await app.runtime.db.runAutoCommit('MATCH (p:Principal {id: $id}) RETURN properties(p) AS p', { id })
-      )[0],
+      (await cypher(app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN properties(p) AS p', { id }))[0],
     );
 
   const create = async (body: Record<string, unknown>) => {
@@ -294,7 +293,8 @@ describe('principals', () => {
       expect(fetched.attributes).to.deep.equal(res.body.attributes);
       expect(fetched.updated_at > p['created_at'] || fetched.updated_at === p['created_at']).to.equal(true);
       // The attribute vocabulary follows: the old value no longer selects the principal.
-      const links = await app.runtime.db.runAutoCommit(
+      const links = await cypher(
+        app.runtime.db,
         'MATCH (:Principal {id: $id})-[r:HAS_ATTRIBUTE]->(a:Attribute) RETURN a.key + "=" + a.value AS kv ORDER BY kv',
         { id: p['id'] },
       );
@@ -470,10 +470,9 @@ describe('principals', () => {
       const svc = await create({ type: 'SERVICE_ACCOUNT', name: 'svc', attributes: { manager_id: boss.id } });
       const managerOf = async (id: string) =>
         (
-          await app.runtime.db.runAutoCommit(
-            'MATCH (:Principal {id: $id})-[:REPORTS_TO]->(m) RETURN m.id AS m',
-            { id },
-          )
+          await cypher(app.runtime.db, 'MATCH (:Principal {id: $id})-[:REPORTS_TO]->(m) RETURN m.id AS m', {
+            id,
+          })
         ).map((r) => r['m']);
       expect(await managerOf(svc['id'])).to.deep.equal([boss.id]);
       await api.patch(`/v1/principals/${svc['id']}`, { attributes: { manager_id: other.id } });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { cypher } from '../helpers/db.js';
 import type { Principal } from '../../src/principals/model.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
@@ -123,7 +124,8 @@ describe('principal relationships', () => {
   it('caps each entry at 1000 principals, keeping the true count and marking truncation', async () => {
     const boss = await insertPrincipal(app, { name: 'Big Boss' });
     // Seeded in bulk: 1,001 direct reports.
-    await app.runtime.db.runAutoCommit(
+    await cypher(
+      app.runtime.db,
       `MATCH (b:Principal {id: $boss})
        UNWIND range(1, 1001) AS i
        CREATE (r:Principal:User {id: 'prn_01JZ' + right('0000000000000000000000' + toString(i), 22),

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { cypher } from '../helpers/db.js';
 import { newId } from '../../src/ids.js';
 import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -71,7 +72,7 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
       query: { attributes: { team: 'core', tags: 'b' } },
     });
     expect(found.body.data.map((p: any) => p.id)).to.deep.equal([boss.id]);
-    const labels = await app.runtime.db.runAutoCommit('MATCH (p:Principal {id: $id}) RETURN labels(p) AS l', {
+    const labels = await cypher(app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN labels(p) AS l', {
       id: bot.id,
     });
     expect((labels[0]!['l'] as string[]).sort()).to.deep.equal(['Active', 'AiAgent', 'Principal']);

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Catalogue } from '../../src/db/catalogue.js';
 import { AppError } from '../../src/errors/errors.js';
 import { compileSearch, type SearchRequest } from '../../src/principals/search.js';
-import { normaliseInstant } from '../../src/schemas/search.js';
+import { MAX_PAGE } from '../../src/pagination.js';
+import { parseInstant } from '../../src/time.js';
 
 /** Values a caller might try to smuggle into the query text. */
 const HOSTILE = [
@@ -197,9 +198,11 @@ describe('search compiler', () => {
     it('pages with skip and limit, and keeps far pages within integer range', () => {
       expect(compile({ page: 3, limit: 20 }).params).to.include({ skip: 40, limit: 20, window: 60 });
       expect(compile({}).params).to.include({ skip: 0, limit: 50 });
-      const far = compile({ page: 1e300, limit: 100 }).params;
-      expect(far['skip']).to.equal(Number.MAX_SAFE_INTEGER);
+      const far = compile({ page: MAX_PAGE, limit: 100 }).params;
+      expect(far['skip']).to.equal((MAX_PAGE - 1) * 100);
+      expect(Number.isSafeInteger(far['skip'])).to.equal(true);
       expect(far['window']).to.equal(2 ** 31);
+      expect(() => compile({ page: MAX_PAGE + 1, limit: 100 })).to.throw('invalid');
     });
 
     it('fills every marker of the templates', () => {
@@ -323,14 +326,14 @@ describe('search compiler', () => {
     });
   });
 
-  describe('normaliseInstant', () => {
+  describe('parseInstant', () => {
     it('keeps the instant and its precision', () => {
-      expect(normaliseInstant('2026-11-22T09:15:02.123Z')).to.equal('2026-11-22T09:15:02.123Z');
-      expect(normaliseInstant('2026-11-22T09:15:02Z')).to.equal('2026-11-22T09:15:02Z');
-      expect(normaliseInstant('2026-01-01T00:30:00.5+01:00')).to.equal('2025-12-31T23:30:00.5Z');
-      expect(normaliseInstant('2024-02-29T23:00:00-02:30')).to.equal('2024-03-01T01:30:00Z');
-      expect(normaliseInstant('2023-02-29T00:00:00Z')).to.equal(undefined);
-      expect(normaliseInstant('0000-01-01T00:00:00Z')).to.equal(undefined);
+      expect(parseInstant('2026-11-22T09:15:02.123Z')).to.equal('2026-11-22T09:15:02.123Z');
+      expect(parseInstant('2026-11-22T09:15:02Z')).to.equal('2026-11-22T09:15:02Z');
+      expect(parseInstant('2026-01-01T00:30:00.5+01:00')).to.equal('2025-12-31T23:30:00.5Z');
+      expect(parseInstant('2024-02-29T23:00:00-02:30')).to.equal('2024-03-01T01:30:00Z');
+      expect(parseInstant('2023-02-29T00:00:00Z')).to.equal(undefined);
+      expect(parseInstant('0000-01-01T00:00:00Z')).to.equal(undefined);
     });
   });
 });

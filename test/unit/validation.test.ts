@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { expect } from 'chai';
-import { bodyAjv, compile, queryAjv, toFieldErrors } from '../../src/http/validation.js';
+import { readQuery } from '../../src/http/query.js';
+import { compile, inputAjv, toFieldErrors } from '../../src/schemas/validator.js';
 
 describe('validation errors as JSON Pointers', () => {
   const schema = Type.Object(
@@ -12,7 +13,7 @@ describe('validation errors as JSON Pointers', () => {
     },
     { additionalProperties: false },
   );
-  const check = compile(bodyAjv, schema);
+  const check = compile(inputAjv, schema);
 
   it('points at a missing required field', () => {
     expect(check({})).to.equal(false);
@@ -32,15 +33,49 @@ describe('validation errors as JSON Pointers', () => {
     expect(errors.map((e) => e.pointer)).to.deep.equal(['/attributes/a~1b']);
   });
 
-  it('prefixes query parameters with /query and coerces their types', () => {
-    const q = compile<{ limit?: number }>(
-      queryAjv,
-      Type.Object({ limit: Type.Optional(Type.Integer({ maximum: 100 })) }),
-    );
-    const ok: Record<string, unknown> = { limit: '20' };
-    expect(q(ok)).to.equal(true);
-    expect(ok['limit']).to.equal(20);
-    expect(q({ limit: '101' })).to.equal(false);
+  it('reads query integers strictly and points at them under /query', () => {
+    const schema = Type.Object({
+      limit: Type.Optional(Type.Integer({ maximum: 100 })),
+      flag: Type.Optional(Type.Boolean()),
+    });
+    expect(readQuery(schema, { limit: '20', flag: 'true', other: 'x' })).to.deep.equal({
+      values: { limit: 20, flag: true },
+      errors: [],
+    });
+    for (const bad of ['0x10', '1e1', '+2', ' 2', '2 ', '007', '1.0', '', 'ten']) {
+      expect(readQuery(schema, { limit: bad }).errors, bad).to.deep.equal([
+        { pointer: '/query/limit', message: 'must be an integer in decimal digits' },
+      ]);
+    }
+    expect(readQuery(schema, { flag: '1' }).errors).to.deep.equal([
+      { pointer: '/query/flag', message: 'must be true or false' },
+    ]);
+    expect(readQuery(schema, { limit: ['1', '2'] }).errors).to.deep.equal([
+      { pointer: '/query/limit', message: 'must be given once' },
+    ]);
+    const q = compile(inputAjv, schema);
+    expect(q(readQuery(schema, { limit: '101' }).values)).to.equal(false);
     expect(toFieldErrors(q.errors, '/query')[0]!.pointer).to.equal('/query/limit');
+  });
+
+  it('accepts only timestamps that name a real instant Neo4j can read', () => {
+    const check = compile(inputAjv, Type.String({ format: 'date-time' }));
+    for (const good of [
+      '2026-12-31T23:59:59Z',
+      '2026-01-01T00:00:00.123456789+02:00',
+      '2024-02-29T00:00:00z',
+    ]) {
+      expect(check(good), good).to.equal(true);
+    }
+    for (const bad of [
+      '2026-12-31T23:59:60Z',
+      '2026-01-01T00:00:00.1234567890Z',
+      '2026-01-01 00:00:00Z',
+      '2023-02-29T00:00:00Z',
+      '2026-01-01T24:00:00Z',
+      '2026-01-01',
+    ]) {
+      expect(check(bad), bad).to.equal(false);
+    }
   });
 });

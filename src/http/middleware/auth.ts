@@ -1,9 +1,7 @@
 import type { Middleware } from 'koa';
-import { InvalidTokenError, type TokenService } from '../../auth/tokens.js';
-import { AppError } from '../../errors/errors.js';
+import { InvalidTokenError, type TokenVerifier } from '../../auth/verifier.js';
+import { HttpError, REALM } from '../problems.js';
 import { stateOf } from '../state.js';
-
-export const REALM = 'principals-access-service';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
@@ -16,7 +14,7 @@ function quoted(text: string): string {
  * only noted here: rate limiting runs next (counting the caller by address) and `authorize`
  * then answers 401, so that the 401 carries the rate-limit headers too.
  */
-export function authenticate(tokens: TokenService): Middleware {
+export function authenticate(tokens: TokenVerifier): Middleware {
   return async (ctx, next) => {
     const state = stateOf(ctx);
     const route = state.route;
@@ -50,17 +48,13 @@ export const authorize: Middleware = async (ctx, next) => {
     const { scope } = route.auth;
     if (!state.auth) {
       const detail = state.authError ?? 'a bearer access token is required';
-      throw new AppError('UNAUTHENTICATED', detail, {
-        headers: {
-          'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${quoted(detail)}"`,
-        },
+      throw new HttpError('UNAUTHENTICATED', detail, {
+        'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${quoted(detail)}"`,
       });
     }
     if (!state.auth.scopes.has(scope)) {
-      throw new AppError('INSUFFICIENT_SCOPE', `this operation needs the ${scope} scope`, {
-        headers: {
-          'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`,
-        },
+      throw new HttpError('INSUFFICIENT_SCOPE', `this operation needs the ${scope} scope`, {
+        'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"`,
       });
     }
   }

@@ -1,11 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../../config/config.js';
-import { AppError } from '../../errors/errors.js';
-import type { Quota, RateLimiter } from '../../ratelimit/index.js';
-import type { Bucket } from '../route.js';
+import { BUCKETS, type Bucket, type Quota, type RateLimiter } from '../../ratelimit/index.js';
+import { HttpError } from '../problems.js';
 import { stateOf } from '../state.js';
-
-const BUCKETS: readonly Bucket[] = ['standard', 'decisions', 'bulk', 'scim'];
 
 /**
  * The bucket a request counts against: the matched operation's, else `standard` for anything
@@ -61,10 +58,11 @@ export function rateLimit(limiter: RateLimiter, config: Config): Middleware {
     }
     setHeaders(ctx, policies[bucket], quota);
     if (!quota.allowed) {
-      throw new AppError(
+      throw new HttpError(
         'RATE_LIMITED',
         `too many requests in the ${bucket} bucket; retry in ${quota.retryAfterS} s`,
-        { headers: { 'Retry-After': String(quota.retryAfterS) } },
+        {},
+        { retryAfterS: quota.retryAfterS },
       );
     }
     await next();

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
+import { SCOPE_DESCRIPTIONS } from '../../auth/scopes.js';
 import { Problem } from '../../schemas/common.js';
-import { type SCOPES, type AnyRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
 
 export interface OpenApiInfo {
   title: string;
@@ -11,23 +12,6 @@ export interface OpenApiInfo {
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-const SCOPE_DESCRIPTIONS: Record<(typeof SCOPES)[number], string> = {
-  'principals:read': 'Read principals, their relationships and access',
-  'principals:write': 'Create, update and delete principals',
-  'groups:read': 'Read groups and memberships',
-  'groups:write': 'Manage groups and memberships',
-  'policies:read': 'Read policies',
-  'policies:write': 'Write and simulate policies',
-  'decisions:evaluate': 'Ask for access decisions',
-  'decisions:read': 'Read recorded decisions',
-  'audit:read': 'Read audit events',
-  'audit:reports': 'Generate and read audit reports',
-  'webhooks:read': 'Read webhooks and deliveries',
-  'webhooks:write': 'Manage webhooks',
-  'clients:admin': 'Manage API clients',
-  'connectors:admin': 'Manage identity connectors',
-};
 
 /**
  * Collects schemas that carry a `title` as named components and replaces them by references,

@@ -3,7 +3,8 @@ import type { AuditRepository } from '../../audit/repository.js';
 import { notFound } from '../../errors/errors.js';
 import { AuditEventList, AuditEventSchema, AuditListQuery } from '../../schemas/audit.js';
 import { Id } from '../../schemas/common.js';
-import { pagination } from '../context.js';
+import { pageOf } from '../../pagination.js';
+import { listBody } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 export function auditRoutes(deps: { audit: AuditRepository }): AnyRoute[] {
@@ -19,23 +20,21 @@ export function auditRoutes(deps: { audit: AuditRepository }): AnyRoute[] {
       rateLimit: 'standard',
       query: AuditListQuery,
       responses: { 200: { description: 'A page of events', schema: AuditEventList } },
-      handler: async ({ query }) => {
-        const page = query.page ?? 1;
-        const limit = query.limit ?? 50;
-        const { total, items } = await deps.audit.list(
-          {
-            ...(query.type ? { types: query.type.split(',') } : {}),
-            ...(query.actor_id ? { actorId: query.actor_id } : {}),
-            ...(query.target_id ? { targetId: query.target_id } : {}),
-            ...(query.outcome ? { outcome: query.outcome } : {}),
-            ...(query.since ? { since: query.since } : {}),
-            ...(query.until ? { until: query.until } : {}),
-          },
-          page,
-          limit,
-        );
-        return { body: { data: items, pagination: pagination(total, page, limit) } };
-      },
+      handler: async ({ query }) => ({
+        body: listBody(
+          await deps.audit.list(
+            {
+              ...(query.type ? { types: query.type.split(',') } : {}),
+              ...(query.actor_id ? { actorId: query.actor_id } : {}),
+              ...(query.target_id ? { targetId: query.target_id } : {}),
+              ...(query.outcome ? { outcome: query.outcome } : {}),
+              ...(query.since ? { since: query.since } : {}),
+              ...(query.until ? { until: query.until } : {}),
+            },
+            pageOf(query),
+          ),
+        ),
+      }),
     }),
     defineRoute({
       method: 'GET',

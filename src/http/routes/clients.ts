@@ -9,7 +9,8 @@ import {
   DeletedClient,
 } from '../../schemas/clients.js';
 import { Id } from '../../schemas/common.js';
-import { operationContext, pagination } from '../context.js';
+import { pageOf } from '../../pagination.js';
+import { listBody, operationContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 const IdParams = Type.Object({ id: Id('client') });
@@ -30,12 +31,9 @@ export function clientRoutes(deps: { clients: ClientService }): AnyRoute[] {
       description: 'Newest first. `status` selects active (default) or deleted clients.',
       query: ClientListQuery,
       responses: { 200: { description: 'A page of clients', schema: ClientList } },
-      handler: async ({ query }) => {
-        const page = query.page ?? 1;
-        const limit = query.limit ?? 50;
-        const { total, items } = await deps.clients.list([query.status ?? 'active'], page, limit);
-        return { body: { data: items, pagination: pagination(total, page, limit) } };
-      },
+      handler: async ({ query }) => ({
+        body: listBody(await deps.clients.list([query.status ?? 'active'], pageOf(query))),
+      }),
     }),
     defineRoute({
       ...common,

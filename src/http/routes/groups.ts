@@ -13,7 +13,8 @@ import {
   PatchGroupBody,
   RemovedGroupMember,
 } from '../../schemas/groups.js';
-import { operationContext, pagination } from '../context.js';
+import { pageOf } from '../../pagination.js';
+import { listBody, operationContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 const READ_ONLY = {
@@ -37,16 +38,9 @@ export function groupRoutes(deps: { groups: GroupService }): AnyRoute[] {
       description: 'Ordered by `name`, then `id`. `connector_source` selects the groups of one connector.',
       query: GroupListQuery,
       responses: { 200: { description: 'A page of groups', schema: GroupList } },
-      handler: async ({ query }) => {
-        const page = query.page ?? 1;
-        const limit = query.limit ?? 50;
-        const { total, items } = await deps.groups.list(
-          query.connector_source !== undefined ? { connectorSource: query.connector_source } : {},
-          page,
-          limit,
-        );
-        return { body: { data: items, pagination: pagination(total, page, limit) } };
-      },
+      handler: async ({ query }) => ({
+        body: listBody(await deps.groups.list({ connectorSource: query.connector_source }, pageOf(query))),
+      }),
     }),
     defineRoute({
       ...write,
@@ -118,12 +112,9 @@ export function groupRoutes(deps: { groups: GroupService }): AnyRoute[] {
       params: GroupIdParams,
       query: GroupMembersQuery,
       responses: { 200: { description: 'A page of members', schema: GroupMemberList } },
-      handler: async ({ params, query }) => {
-        const page = query.page ?? 1;
-        const limit = query.limit ?? 50;
-        const { total, items } = await deps.groups.members(params.id, query.transitive ?? false, page, limit);
-        return { body: { data: items, pagination: pagination(total, page, limit) } };
-      },
+      handler: async ({ params, query }) => ({
+        body: listBody(await deps.groups.members(params.id, query.transitive ?? false, pageOf(query))),
+      }),
     }),
     defineRoute({
       ...write,

@@ -1,13 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { Database } from '../../db/database.js';
 import { unavailable } from '../../errors/errors.js';
 import type { Metrics } from '../../metrics.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-
-export interface Lifecycle {
-  /** Set once shutdown begins: readiness fails so load balancers stop sending traffic. */
-  draining: boolean;
-}
 
 const Health = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false, title: 'Health' });
 
@@ -20,9 +14,11 @@ const Readiness = Type.Object(
 );
 
 export function operationRoutes(deps: {
-  db: Database;
+  /** Whether the database answers now. */
+  databaseUp: () => Promise<boolean>;
   metrics: Metrics;
-  lifecycle: Lifecycle;
+  /** True once shutdown has begun. */
+  draining: () => boolean;
   openapi: () => unknown;
 }): AnyRoute[] {
   return [
@@ -50,8 +46,8 @@ export function operationRoutes(deps: {
         503: { description: 'Not ready (`UNAVAILABLE`)' },
       },
       handler: async () => {
-        if (deps.lifecycle.draining) throw unavailable('the service is shutting down', 5);
-        if (!(await deps.db.health.probe())) throw unavailable('the database is unreachable', 5);
+        if (deps.draining()) throw unavailable('the service is shutting down', 5);
+        if (!(await deps.databaseUp())) throw unavailable('the database is unreachable', 5);
         return { body: { status: 'ready', checks: { neo4j: 'up' } } };
       },
     }),

@@ -1,8 +1,9 @@
 import type { PrincipalService } from '../../principals/service.js';
-import { listItem } from '../../principals/views.js';
+
 import { PrincipalList } from '../../schemas/principals.js';
 import { MAX_CONDITIONS, MAX_IN_VALUES, SearchPrincipalsBody } from '../../schemas/search.js';
-import { pagination } from '../context.js';
+import { listBody } from '../context.js';
+import { principalListItem } from '../views.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 export function principalSearchRoutes(deps: { principals: PrincipalService }): AnyRoute[] {
@@ -25,10 +26,9 @@ export function principalSearchRoutes(deps: { principals: PrincipalService }): A
       rateLimit: 'standard',
       body: SearchPrincipalsBody,
       responses: { 200: { description: 'A page of matching principals', schema: PrincipalList } },
-      handler: async ({ body }) => {
-        const { total, items, page, limit } = await deps.principals.search(body);
-        return { body: { data: items.map(listItem), pagination: pagination(total, page, limit) } };
-      },
+      handler: async ({ body }) => ({
+        body: listBody(await deps.principals.search(body), principalListItem),
+      }),
     }),
   ];
 }

@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { etagOf } from '../../principals/model.js';
 import { RELATIONSHIP_TYPES, type PrincipalService } from '../../principals/service.js';
-import { createdRecord, fullRecord, listItem, updatedRecord } from '../../principals/views.js';
 import { Id } from '../../schemas/common.js';
 import {
   CreatedPrincipal,
@@ -16,15 +14,37 @@ import {
   RelationshipsQuery,
   UpdatedPrincipal,
 } from '../../schemas/principals.js';
-import { operationContext, pagination } from '../context.js';
+import { AppError } from '../../errors/errors.js';
+import { listBody, operationContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
+import {
+  createdPrincipal,
+  etagOf,
+  ifMatchVersions,
+  principalListItem,
+  principalView,
+  updatedPrincipal,
+} from '../views.js';
 
 const IdParams = Type.Object({ id: Id('principal') });
 
 const ETAG = { ETag: { description: 'Entity tag for If-Match', schema: Type.String() } };
 
-function ifMatch(ctx: Context): string | undefined {
-  return ctx.get('If-Match') || undefined;
+function ifMatch(ctx: Context): number[] | undefined {
+  return ifMatchVersions(ctx.get('If-Match') || undefined);
+}
+
+/**
+ * USER principals arrive only through identity connectors: asking to create one is refused as
+ * such, whatever else the body holds (an `email`, fields of its own, invalid values).
+ */
+function refuseUser(body: unknown): void {
+  if (body !== null && typeof body === 'object' && (body as { type?: unknown }).type === 'USER') {
+    throw new AppError(
+      'PRINCIPAL_MANAGED_BY_CONNECTOR',
+      'USER principals are created by identity connectors, not through the API',
+    );
+  }
 }
 
 export function principalRoutes(deps: { principals: PrincipalService }): AnyRoute[] {
@@ -49,19 +69,21 @@ export function principalRoutes(deps: { principals: PrincipalService }): AnyRout
         'Newest first (`created_at` descending, then `id` descending). `status` defaults to every status except `deleted`.',
       query: PrincipalListQuery,
       responses: { 200: { description: 'A page of principals', schema: PrincipalList } },
-      handler: async ({ query }) => {
-        const { total, items, page, limit } = await deps.principals.search({
-          query: {
-            ...(query.type ? { type: query.type } : {}),
-            ...(query.status ? { status: query.status } : {}),
-            ...(query.connector_source ? { connector_source: query.connector_source } : {}),
-          },
-          sort: { field: 'created_at', order: 'desc' },
-          ...(query.page !== undefined ? { page: query.page } : {}),
-          ...(query.limit !== undefined ? { limit: query.limit } : {}),
-        });
-        return { body: { data: items.map(listItem), pagination: pagination(total, page, limit) } };
-      },
+      handler: async ({ query }) => ({
+        body: listBody(
+          await deps.principals.search({
+            query: {
+              ...(query.type ? { type: query.type } : {}),
+              ...(query.status ? { status: query.status } : {}),
+              ...(query.connector_source ? { connector_source: query.connector_source } : {}),
+            },
+            sort: { field: 'created_at', order: 'desc' },
+            ...(query.page !== undefined ? { page: query.page } : {}),
+            ...(query.limit !== undefined ? { limit: query.limit } : {}),
+          }),
+          principalListItem,
+        ),
+      }),
     }),
     defineRoute({
       ...write,
@@ -72,6 +94,7 @@ export function principalRoutes(deps: { principals: PrincipalService }): AnyRout
       description:
         'SERVICE_ACCOUNT, AI_AGENT and API_KEY principals. USER principals come from identity connectors (403 `PRINCIPAL_MANAGED_BY_CONNECTOR`). `attributes.manager_id` must name an existing principal (422 `REFERENCE_NOT_FOUND`).',
       body: CreatePrincipalBody,
+      bodyGuard: refuseUser,
       responses: {
         201: { description: 'Created', schema: CreatedPrincipal, headers: ETAG },
         403: { description: '`PRINCIPAL_MANAGED_BY_CONNECTOR` (USER) or `INSUFFICIENT_SCOPE`' },
@@ -81,7 +104,7 @@ export function principalRoutes(deps: { principals: PrincipalService }): AnyRout
         const principal = await deps.principals.create(body, operationContext(ctx));
         return {
           status: 201,
-          body: createdRecord(principal),
+          body: createdPrincipal(principal),
           headers: { Location: `/v1/principals/${principal.id}`, ETag: etagOf(principal) },
         };
       },
@@ -98,7 +121,7 @@ export function principalRoutes(deps: { principals: PrincipalService }): AnyRout
       responses: { 200: { description: 'The principal', schema: PrincipalSchema, headers: ETAG } },
       handler: async ({ params }) => {
         const principal = await deps.principals.get(params.id);
-        return { body: fullRecord(principal), headers: { ETag: etagOf(principal) } };
+        return { body: principalView(principal), headers: { ETag: etagOf(principal) } };
       },
     }),
     defineRoute({
@@ -122,7 +145,7 @@ export function principalRoutes(deps: { principals: PrincipalService }): AnyRout
       },
       handler: async ({ ctx, params, body }) => {
         const principal = await deps.principals.update(params.id, body, ifMatch(ctx), operationContext(ctx));
-        return { body: updatedRecord(principal), headers: { ETag: etagOf(principal) } };
+        return { body: updatedPrincipal(principal), headers: { ETag: etagOf(principal) } };
       },
     }),
     defineRoute({

@@ -1,12 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from './logging/logger.js';
-import type { Runtime } from './runtime.js';
+import type { Logger } from '../logging/logger.js';
+import type { Runtime } from '../runtime.js';
+import { createApp, type App, type AppOptions } from './app.js';
 
 export interface Server {
+  app: App;
   http: http.Server;
   address: AddressInfo;
-  /** Stops accepting, waits for in-flight requests (at most `timeoutMs`), then closes the runtime. */
+  /**
+   * Stops accepting, waits for in-flight requests (at most `shutdownTimeoutMs`), then closes the
+   * runtime (background work gets the same time to drain).
+   */
   shutdown(): Promise<void>;
 }
 
@@ -19,9 +24,10 @@ export class PortInUseError extends Error {
 
 export async function startServer(
   runtime: Runtime,
-  options: { port: number; host: string; shutdownTimeoutMs: number; logger: Logger },
+  options: { port: number; host: string; shutdownTimeoutMs: number; logger: Logger } & AppOptions,
 ): Promise<Server> {
-  const handle = runtime.app.koa.callback();
+  const app = createApp(runtime, options);
+  const handle = app.koa.callback();
   // Koa's handler settles every request itself, errors included; nothing is left to await here.
   const server = http.createServer((req, res) => void handle(req, res));
   const address = await new Promise<AddressInfo>((resolve, reject) => {
@@ -36,7 +42,7 @@ export async function startServer(
     stopping ??= (async () => {
       const { logger } = options;
       const began = Date.now();
-      runtime.lifecycle.draining = true;
+      runtime.draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Keep-alive connections that go idle after their last response are closed as they do.
@@ -49,13 +55,13 @@ export async function startServer(
       clearInterval(sweep);
       clearTimeout(force);
       const drained = Date.now();
-      await runtime.close();
+      await runtime.close(options.shutdownTimeoutMs);
       logger.info(
         { drain_ms: drained - began, close_ms: Date.now() - drained },
-        'http server and database driver closed',
+        'http server, background work and database driver closed',
       );
     })();
     return stopping;
   };
-  return { http: server, address, shutdown };
+  return { app, http: server, address, shutdown };
 }

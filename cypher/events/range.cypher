@@ -1,0 +1,5 @@
+// Events committed after $after, up to $upTo, in commit order.
+MATCH (e:AuditEvent)
+WHERE e.seq > $after AND e.seq <= $upTo
+RETURN e {.*} AS event
+ORDER BY e.seq, e.id

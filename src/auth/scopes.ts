@@ -1,0 +1,25 @@
+/**
+ * The scopes a client may hold, one per family of operations. Only scopes that some operation
+ * requires are listed: a scope is advertised (token endpoint metadata, OpenAPI, client creation)
+ * from the release that first uses it. `test/http/operations.test.ts` keeps this list and the
+ * operations in step.
+ */
+export const SCOPES = [
+  'principals:read',
+  'principals:write',
+  'groups:read',
+  'groups:write',
+  'audit:read',
+  'clients:admin',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'principals:read': 'Read principals, their relationships and access',
+  'principals:write': 'Create, update and delete principals',
+  'groups:read': 'Read groups and memberships',
+  'groups:write': 'Manage groups and memberships',
+  'audit:read': 'Read audit events',
+  'clients:admin': 'Manage API clients',
+};

@@ -1,0 +1,156 @@
+import { Redis } from 'ioredis';
+import { fromStored, type AuditEvent, type StoredEvent } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Reader } from '../db/database.js';
+import type { Logger } from '../logging/logger.js';
+
+const Q = defineQueries('events', ['head', 'range']);
+
+/** A committed change: its audit event, with its place in the commit order. */
+export interface ChangeEvent extends AuditEvent {
+  seq: number;
+}
+
+/**
+ * Follows committed changes. A listener may see an event more than once and, across instances,
+ * not always in commit order: it must be idempotent, and update from what the event names
+ * rather than assume what came before.
+ */
+export type ChangeListener = (event: ChangeEvent) => void | Promise<void>;
+
+export interface ChangeFeedOptions {
+  logger: Logger;
+  /** Names this instance in what it publishes, so it can ignore its own messages. */
+  instanceId: string;
+  /** With Redis, instances hear of each other's changes at once; without, by polling. */
+  redisUrl: string | undefined;
+  channel: string;
+}
+
+/** How many sequence numbers one poll reads at most; a backlog takes several polls. */
+const POLL_SPAN = 1_000;
+
+interface Message {
+  from: string;
+  events: ChangeEvent[];
+}
+
+/**
+ * Tells listeners of this instance about every committed change, wherever it was made: changes
+ * committed here at once (before the write returns), changes of other instances through Redis
+ * pub/sub when configured and, always, through a poll of the event sequence in Neo4j, which
+ * misses nothing because sequence numbers are handed out in commit order.
+ */
+export class ChangeFeed {
+  private readonly listeners: ChangeListener[] = [];
+  /** Every event up to this number has been delivered here. */
+  private head = 0;
+  /** Events delivered ahead of the poll (local or through Redis), by id, with their number. */
+  private readonly early = new Map<string, number>();
+  private publisher: Redis | undefined;
+  private subscriber: Redis | undefined;
+
+  constructor(
+    private readonly db: Reader,
+    private readonly options: ChangeFeedOptions,
+  ) {}
+
+  subscribe(listener: ChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Starts following from the current end of the sequence. Call it before loading the state
+   * that listeners keep current, so that no change falls between the two.
+   */
+  async open(): Promise<void> {
+    this.head = (await this.db.first<{ head: number }>(Q.head))?.head ?? 0;
+    const url = this.options.redisUrl;
+    if (!url) return;
+    const connection = {
+      lazyConnect: false,
+      connectTimeout: 2_000,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
+    };
+    this.publisher = new Redis(url, { ...connection, enableOfflineQueue: false });
+    this.subscriber = new Redis(url, connection);
+    // Errors are logged by the rate limiter's client already; the poll covers any gap.
+    this.publisher.on('error', () => undefined);
+    this.subscriber.on('error', () => undefined);
+    this.subscriber.on('message', (_channel: string, text: string) => {
+      void this.receive(text);
+    });
+    this.subscriber.subscribe(this.options.channel).catch((err: unknown) => {
+      this.options.logger.warn({ err }, 'cannot subscribe to change events in Redis; polling only');
+    });
+  }
+
+  /** Changes just committed on this instance: listeners first, then the other instances. */
+  async committed(events: ChangeEvent[]): Promise<void> {
+    for (const event of events) this.early.set(event.id, event.seq);
+    await this.deliver(events);
+    if (this.publisher?.status === 'ready') {
+      const message: Message = { from: this.options.instanceId, events };
+      this.publisher.publish(this.options.channel, JSON.stringify(message)).catch(() => undefined);
+    }
+  }
+
+  /** Delivers every change committed since the last poll that has not reached this instance. */
+  async poll(): Promise<void> {
+    for (;;) {
+      const head = (await this.db.first<{ head: number }>(Q.head))?.head ?? 0;
+      if (head <= this.head) return;
+      const upTo = Math.min(head, this.head + POLL_SPAN);
+      const rows = await this.db.run<{ event: StoredEvent & { seq: number } }>(Q.range, {
+        after: this.head,
+        upTo,
+      });
+      const missed = rows
+        .map(({ event }) => ({ ...fromStored(event), seq: event.seq }))
+        .filter((event) => !this.early.has(event.id));
+      await this.deliver(missed);
+      this.head = upTo;
+      for (const [id, seq] of this.early) if (seq <= upTo) this.early.delete(id);
+      if (upTo === head) return;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      [this.publisher, this.subscriber].map(async (client) => {
+        if (!client) return;
+        if (client.status === 'ready') {
+          await client.quit().catch(() => client.disconnect());
+        } else {
+          client.disconnect();
+        }
+      }),
+    );
+  }
+
+  private async receive(text: string): Promise<void> {
+    let message: Message;
+    try {
+      message = JSON.parse(text) as Message;
+    } catch {
+      return;
+    }
+    if (message.from === this.options.instanceId || !Array.isArray(message.events)) return;
+    const fresh = message.events.filter((event) => event.seq > this.head && !this.early.has(event.id));
+    for (const event of fresh) this.early.set(event.id, event.seq);
+    await this.deliver(fresh);
+  }
+
+  private async deliver(events: ChangeEvent[]): Promise<void> {
+    for (const event of events) {
+      for (const listener of this.listeners) {
+        try {
+          await listener(event);
+        } catch (err) {
+          this.options.logger.error({ err, event: event.id, type: event.type }, 'change listener failed');
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,125 @@
+import Koa, { type Middleware } from 'koa';
+import type { Runtime } from '../runtime.js';
+import { authenticate, authorize } from './middleware/auth.js';
+import { errorHandler } from './middleware/errors.js';
+import { rateLimit } from './middleware/rate-limit.js';
+import { requestContext } from './middleware/request-context.js';
+import { buildOpenApi } from './openapi/build.js';
+import { HttpError } from './problems.js';
+import type { AnyRoute } from './route.js';
+import { buildRouteTable, type RouteTable } from './router.js';
+import { auditRoutes } from './routes/audit.js';
+import { authRoutes } from './routes/auth.js';
+import { clientRoutes } from './routes/clients.js';
+import { groupRoutes } from './routes/groups.js';
+import { operationRoutes } from './routes/operations.js';
+import { principalSearchRoutes } from './routes/principal-search.js';
+import { principalRoutes } from './routes/principals.js';
+import { stateOf } from './state.js';
+
+export const API_VERSION = '1.0.0';
+
+export interface AppOptions {
+  /** Check each response against its schema; tests turn this on. */
+  validateResponses?: boolean;
+  /** Operations added to the built-in ones (the test suite uses this to exercise the HTTP edge). */
+  extraRoutes?: AnyRoute[];
+}
+
+export interface App {
+  koa: Koa;
+  routes: RouteTable;
+  openapi: Record<string, unknown>;
+}
+
+/** Every operation of the service; the OpenAPI document and the router are built from this list. */
+export function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] = []): AnyRoute[] {
+  const { services } = runtime;
+  return [
+    ...operationRoutes({
+      databaseUp: () => runtime.db.health.probe(),
+      metrics: runtime.metrics,
+      draining: () => runtime.draining,
+      openapi,
+    }),
+    ...authRoutes(services),
+    ...clientRoutes(services),
+    ...auditRoutes(services),
+    ...principalSearchRoutes(services),
+    ...groupRoutes(services),
+    ...principalRoutes(services),
+    ...extra,
+  ];
+}
+
+const securityHeaders: Middleware = async (ctx, next) => {
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  if (ctx.path.startsWith('/v1/') || ctx.path.startsWith('/scim/')) ctx.set('Cache-Control', 'no-store');
+  await next();
+};
+
+function resolveRoute(routes: RouteTable): Middleware {
+  return async (ctx, next) => {
+    const { route, allowed } = routes.resolve(ctx.method, ctx.path);
+    const state = stateOf(ctx);
+    if (route) {
+      state.route = route;
+      state.routeTemplate = route.path;
+    }
+    state.allowedMethods = allowed;
+    await next();
+  };
+}
+
+/** Answers requests no operation took: OPTIONS, 405 with `Allow`, or 404. */
+const unmatched: Middleware = async (ctx, next) => {
+  await next();
+  const state = stateOf(ctx);
+  if (state.route || ctx.body !== undefined) return;
+  const allowed = (state.allowedMethods ?? []).filter((m) => m !== 'OPTIONS');
+  if (allowed.length > 0) {
+    const allow = [...allowed, 'OPTIONS'].join(', ');
+    ctx.set('Allow', allow);
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    throw new HttpError(
+      'METHOD_NOT_ALLOWED',
+      `${ctx.method} is not allowed on ${ctx.path}; use ${allowed.join(', ')}`,
+      { Allow: allow },
+    );
+  }
+  throw new HttpError('NOT_FOUND', `no resource at ${ctx.path}`, {});
+};
+
+export function createApp(runtime: Runtime, options: AppOptions = {}): App {
+  const { config, logger, metrics } = runtime;
+  let document: Record<string, unknown> = {};
+  const routes = buildRouteTable(
+    allRoutes(runtime, () => document, options.extraRoutes),
+    { validateResponses: options.validateResponses ?? false },
+  );
+  document = buildOpenApi(routes.routes, {
+    title: 'Principals and Access Service',
+    version: API_VERSION,
+    description:
+      'Identity graph and authorization service: principals, groups, policies, access decisions and audit.',
+    serverUrl: config.publicBaseUrl,
+    tokenUrl: `${config.publicBaseUrl}/v1/auth/token`,
+  });
+
+  const koa = new Koa({ proxy: config.trustProxy });
+  koa.silent = true;
+  koa.on('error', (err: unknown) => logger.error({ err }, 'unhandled error outside a request'));
+  koa.use(requestContext(logger, metrics));
+  koa.use(errorHandler(logger));
+  koa.use(securityHeaders);
+  koa.use(unmatched);
+  koa.use(resolveRoute(routes));
+  koa.use(authenticate(runtime.services.verifier));
+  koa.use(rateLimit(runtime.rateLimiting.limiter, config));
+  koa.use(authorize);
+  koa.use(routes.dispatch);
+  return { koa, routes, openapi: document };
+}

@@ -1,0 +1,419 @@
+import { defineQueries } from '../db/catalogue.js';
+import type { Database, Tx } from '../db/database.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logging/logger.js';
+
+const Q = defineQueries('jobs', [
+  'schedule_claim',
+  'schedule_done',
+  'enqueue',
+  'candidates',
+  'claim',
+  'renew',
+  'progress',
+  'finish',
+  'get',
+  'purge',
+]);
+
+/** Work that recurs. */
+export interface PeriodicTask {
+  name: string;
+  everyMs: number;
+  /**
+   * `instance`: every instance runs it on its own timer (it keeps something of this process
+   * current). `cluster`: it runs once per period across all instances, under a lease in Neo4j;
+   * when the instance running it stops, another takes the next run.
+   */
+  scope: 'instance' | 'cluster';
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** What a one-off job's handler receives. */
+export interface JobContext<P = unknown> {
+  id: string;
+  payload: P;
+  /** 1 on the first run; more when an earlier run failed or its instance stopped. */
+  attempt: number;
+  /** Where an interrupted earlier run got to, as it last reported. */
+  progress: unknown;
+  /**
+   * Aborted when the instance shuts down: stop soon by throwing (`signal.throwIfAborted()`);
+   * the job is then released for another instance to resume. Returning means the job is done.
+   */
+  signal: AbortSignal;
+  /** Records how far the job got (also what a resumed run starts from). */
+  reportProgress(progress: unknown): Promise<void>;
+}
+
+export type JobHandler<P = unknown> = (job: JobContext<P>) => Promise<void>;
+
+export interface JobRecord {
+  id: string;
+  kind: string;
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  payload: unknown;
+  attempts: number;
+  progress: unknown;
+  error: string | null;
+}
+
+export interface JobRunnerOptions {
+  /** Names this instance in leases. */
+  instanceId: string;
+  /** How often to look for due jobs and cluster tasks. */
+  pollMs: number;
+  /** A lease lasts this long unless renewed; the holder renews it at a third of that. */
+  leaseMs: number;
+  logger: Logger;
+  /** Jobs run at the same time on this instance. */
+  concurrency?: number;
+  /** Finished jobs are forgotten after this long. */
+  retentionMs?: number;
+}
+
+const DEFAULT_ATTEMPTS = 5;
+const RETRY_BASE_MS = 5_000;
+
+interface Running {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Background work of one instance: periodic tasks and one-off jobs. Jobs are nodes in Neo4j,
+ * claimed under a lease that the instance renews while it works, so that with several
+ * instances a job runs once, and a job whose instance stopped (crashed, or was killed) is taken
+ * over once its lease runs out. `start` and `stop` belong to the runtime alone.
+ */
+export class JobRunner {
+  private readonly tasks: PeriodicTask[] = [];
+  private readonly handlers = new Map<string, JobHandler<never>>();
+  private readonly running = new Map<string, Running>();
+  /** When each cluster task is next due, as last seen in the graph. */
+  private readonly nextDue = new Map<string, number>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: JobRunnerOptions,
+  ) {}
+
+  every(task: PeriodicTask): void {
+    if (this.started) throw new Error('register tasks before the runner starts');
+    this.tasks.push(task);
+  }
+
+  handle<P>(kind: string, handler: JobHandler<P>): void {
+    if (this.started) throw new Error('register handlers before the runner starts');
+    this.handlers.set(kind, handler);
+  }
+
+  /**
+   * Adds a job in the caller's transaction, so it exists if and only if the change that asks
+   * for it commits.
+   */
+  async enqueue(
+    tx: Tx,
+    kind: string,
+    payload: unknown,
+    options: { runAt?: Date; maxAttempts?: number } = {},
+  ): Promise<string> {
+    const id = newId('job');
+    await tx.run(Q.enqueue, {
+      id,
+      kind,
+      payload: JSON.stringify(payload ?? null),
+      maxAttempts: options.maxAttempts ?? DEFAULT_ATTEMPTS,
+      runAt: (options.runAt ?? new Date()).toISOString(),
+      now: new Date().toISOString(),
+    });
+    return id;
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const row = await this.db.first<{ job: Record<string, unknown> }>(Q.get, { id });
+    if (!row) return undefined;
+    const job = row.job;
+    return {
+      id: job['id'] as string,
+      kind: job['kind'] as string,
+      status: job['status'] as JobRecord['status'],
+      payload: parseJson(job['payload']),
+      attempts: job['attempts'] as number,
+      progress: parseJson(job['progress']),
+      error: (job['error'] as string | null) ?? null,
+    };
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const task of this.tasks) {
+      if (task.scope === 'instance') this.loop(task.everyMs, () => this.runInstanceTask(task));
+    }
+    const clusterTasks = this.tasks.filter((t) => t.scope === 'cluster');
+    const retentionMs = this.options.retentionMs ?? 7 * 86_400_000;
+    clusterTasks.push({
+      name: 'jobs.purge',
+      everyMs: Math.min(retentionMs, 3_600_000),
+      scope: 'cluster',
+      run: () => this.purge(retentionMs),
+    });
+    this.loop(this.options.pollMs, async () => {
+      await Promise.all(clusterTasks.map((task) => this.runClusterTask(task)));
+      await this.claimJobs();
+    });
+    this.loop(Math.max(50, Math.floor(this.options.leaseMs / 3)), () => this.renewLeases());
+  }
+
+  /**
+   * Stops taking work, asks running work to stop (its signal aborts) and waits for it at most
+   * `timeoutMs`; jobs still unfinished then are released so that another instance takes them
+   * at once rather than after their lease.
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const run of this.running.values()) run.controller.abort();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    await Promise.race([Promise.all([...this.running.values()].map((r) => r.done)), timedOut]);
+    clearTimeout(timer);
+    const left = [...this.running.keys()].filter((key) => key.startsWith('job:'));
+    await Promise.all(
+      left.map((key) => this.finish(key.slice(4), { status: 'pending', error: null, release: true })),
+    );
+  }
+
+  /** Runs `work` every `everyMs`, never overlapping itself, until the runner stops. */
+  private loop(everyMs: number, work: () => Promise<void>): void {
+    const tick = (): void => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        if (this.stopping) return;
+        work()
+          .catch((err: unknown) => this.options.logger.warn({ err }, 'background work failed'))
+          .finally(() => {
+            if (!this.stopping) tick();
+          });
+      }, everyMs);
+      timer.unref();
+      this.timers.add(timer);
+    };
+    // The first run comes at once, then at the interval.
+    const first = setTimeout(() => {
+      this.timers.delete(first);
+      if (this.stopping) return;
+      work()
+        .catch((err: unknown) => this.options.logger.warn({ err }, 'background work failed'))
+        .finally(() => {
+          if (!this.stopping) tick();
+        });
+    }, 0);
+    first.unref();
+    this.timers.add(first);
+  }
+
+  private async runInstanceTask(task: PeriodicTask): Promise<void> {
+    await this.track(`task:${task.name}`, async (signal) => {
+      try {
+        await task.run(signal);
+      } catch (err) {
+        this.options.logger.warn({ err, task: task.name }, 'periodic task failed');
+      }
+    });
+  }
+
+  private async runClusterTask(task: PeriodicTask): Promise<void> {
+    const due = this.nextDue.get(task.name);
+    if ((due !== undefined && due > Date.now()) || this.running.has(`schedule:${task.name}`)) return;
+    const startedAt = new Date().toISOString();
+    const row = await this.db.write(Q.schedule_claim, (tx) =>
+      tx.first<{ claimed: boolean; nextRunAt: string }>(Q.schedule_claim, {
+        name: task.name,
+        owner: this.options.instanceId,
+        leaseMs: this.options.leaseMs,
+        now: startedAt,
+      }),
+    );
+    if (!row?.claimed) {
+      if (row) this.nextDue.set(task.name, Date.parse(row.nextRunAt));
+      return;
+    }
+    // Not awaited: a long task must not hold up the poll loop (jobs, other tasks).
+    void this.track(`schedule:${task.name}`, async (signal) => {
+      let error: string | null = null;
+      try {
+        await task.run(signal);
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+        this.options.logger.warn({ err, task: task.name }, 'periodic task failed');
+      }
+      const done = await this.db
+        .write(Q.schedule_done, (tx) =>
+          tx.first<{ nextRunAt: string }>(Q.schedule_done, {
+            name: task.name,
+            owner: this.options.instanceId,
+            startedAt,
+            everyMs: task.everyMs,
+            error,
+          }),
+        )
+        .catch((err: unknown) => {
+          this.options.logger.warn({ err, task: task.name }, 'could not record a periodic run');
+          return undefined;
+        });
+      if (done) this.nextDue.set(task.name, Date.parse(done.nextRunAt));
+    });
+  }
+
+  private async claimJobs(): Promise<void> {
+    const free =
+      (this.options.concurrency ?? 2) - [...this.running.keys()].filter((k) => k.startsWith('job:')).length;
+    if (free <= 0 || this.handlers.size === 0 || this.stopping) return;
+    const now = new Date().toISOString();
+    const candidates = await this.db.run<{ id: string }>(Q.candidates, {
+      now,
+      kinds: [...this.handlers.keys()],
+      limit: free * 2,
+    });
+    let started = 0;
+    for (const { id } of candidates) {
+      if (started >= free || this.stopping) break;
+      const row = await this.db.write(Q.claim, (tx) =>
+        tx.first<{
+          job: {
+            id: string;
+            kind: string;
+            payload: string;
+            attempts: number;
+            max_attempts: number;
+            progress: string | null;
+          };
+        }>(Q.claim, {
+          id,
+          owner: this.options.instanceId,
+          leaseMs: this.options.leaseMs,
+          now: new Date().toISOString(),
+        }),
+      );
+      if (!row) continue;
+      started += 1;
+      void this.runJob(row.job);
+    }
+  }
+
+  private async runJob(job: {
+    id: string;
+    kind: string;
+    payload: string;
+    attempts: number;
+    max_attempts: number;
+    progress: string | null;
+  }): Promise<void> {
+    const handler = this.handlers.get(job.kind)!;
+    await this.track(`job:${job.id}`, async (signal) => {
+      try {
+        await handler({
+          id: job.id,
+          payload: parseJson(job.payload) as never,
+          attempt: job.attempts,
+          progress: parseJson(job.progress),
+          signal,
+          reportProgress: async (progress) => {
+            await this.db.write(Q.progress, (tx) =>
+              tx.run(Q.progress, {
+                id: job.id,
+                owner: this.options.instanceId,
+                progress: JSON.stringify(progress),
+              }),
+            );
+          },
+        });
+        await this.finish(job.id, { status: 'completed', error: null });
+      } catch (err) {
+        // A run cut short by shutdown is released for another instance to take over at once;
+        // only real failures count against the job.
+        if (signal.aborted) {
+          await this.finish(job.id, { status: 'pending', error: null, release: true });
+          return;
+        }
+        const error = err instanceof Error ? err.message : String(err);
+        this.options.logger.warn({ err, job: job.id, kind: job.kind }, 'job failed');
+        const retry = job.attempts < job.max_attempts;
+        await this.finish(job.id, {
+          status: retry ? 'pending' : 'failed',
+          error,
+          ...(retry ? { runAt: new Date(Date.now() + RETRY_BASE_MS * 2 ** (job.attempts - 1)) } : {}),
+        });
+      }
+    });
+  }
+
+  private async finish(
+    id: string,
+    outcome: { status: JobRecord['status']; error: string | null; runAt?: Date; release?: boolean },
+  ): Promise<void> {
+    try {
+      await this.db.write(Q.finish, (tx) =>
+        tx.run(Q.finish, {
+          id,
+          owner: this.options.instanceId,
+          status: outcome.status,
+          error: outcome.error,
+          runAt: outcome.runAt?.toISOString() ?? null,
+          release: outcome.release ?? false,
+          now: new Date().toISOString(),
+        }),
+      );
+    } catch (err) {
+      // The lease runs out on its own, and another instance takes the job over then.
+      this.options.logger.warn({ err, job: id }, 'could not record the end of a job');
+    }
+  }
+
+  /** Keeps the leases of running work alive, so no other instance takes it over meanwhile. */
+  private async renewLeases(): Promise<void> {
+    const keys = [...this.running.keys()];
+    const jobs = keys.filter((k) => k.startsWith('job:')).map((k) => k.slice(4));
+    const schedules = keys.filter((k) => k.startsWith('schedule:')).map((k) => k.slice(9));
+    if (jobs.length === 0 && schedules.length === 0) return;
+    await this.db.write(Q.renew, (tx) =>
+      tx.run(Q.renew, {
+        jobs,
+        schedules,
+        owner: this.options.instanceId,
+        leaseMs: this.options.leaseMs,
+        now: new Date().toISOString(),
+      }),
+    );
+  }
+
+  private async track(key: string, work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const controller = new AbortController();
+    const done = work(controller.signal).finally(() => this.running.delete(key));
+    this.running.set(key, { controller, done });
+    await done;
+  }
+
+  private async purge(retentionMs: number): Promise<void> {
+    const before = new Date(Date.now() - retentionMs).toISOString();
+    for (;;) {
+      const row = await this.db.write(Q.purge, (tx) =>
+        tx.first<{ removed: number }>(Q.purge, { before, batch: 1_000 }),
+      );
+      if ((row?.removed ?? 0) < 1_000) return;
+    }
+  }
+}
+
+function parseJson(value: unknown): unknown {
+  return typeof value === 'string' ? (JSON.parse(value) as unknown) : (value ?? null);
+}
