@@ -81,9 +81,19 @@ export class ChangeFeed {
     this.subscriber.on('message', (_channel: string, text: string) => {
       void this.receive(text);
     });
-    this.subscriber.subscribe(this.options.channel).catch((err: unknown) => {
-      this.options.logger.warn({ err }, 'cannot subscribe to change events in Redis; polling only');
-    });
+    // Subscribed before serving, when Redis answers; otherwise the poll alone keeps this instance
+    // current until the subscription (which ioredis renews on every reconnection) succeeds.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.subscriber.subscribe(this.options.channel),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer from Redis')), 2_000);
+      }),
+    ])
+      .catch((err: unknown) => {
+        this.options.logger.warn({ err }, 'not subscribed to change events in Redis yet; polling meanwhile');
+      })
+      .finally(() => clearTimeout(timer));
   }
 
   /** Changes just committed on this instance: listeners first, then the other instances. */

@@ -5,6 +5,7 @@ import { errorHandler } from './middleware/errors.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestContext } from './middleware/request-context.js';
 import { buildOpenApi } from './openapi/build.js';
+import { Conformance } from './openapi/conformance.js';
 import { HttpError } from './problems.js';
 import type { AnyRoute } from './route.js';
 import { buildRouteTable, type RouteTable } from './router.js';
@@ -20,8 +21,10 @@ import { stateOf } from './state.js';
 export const API_VERSION = '1.0.0';
 
 export interface AppOptions {
-  /** Check each response against its schema; tests turn this on. */
+  /** Check each response against the OpenAPI document; tests turn this on. */
   validateResponses?: boolean;
+  /** Told of each response that breaks the OpenAPI document (with `validateResponses`). */
+  onContractViolation?: (violation: string) => void;
   /** Operations added to the built-in ones (the test suite uses this to exercise the HTTP edge). */
   extraRoutes?: AnyRoute[];
 }
@@ -30,6 +33,8 @@ export interface App {
   koa: Koa;
   routes: RouteTable;
   openapi: Record<string, unknown>;
+  /** With `validateResponses`: every response checked against the OpenAPI document. */
+  conformance: Conformance | undefined;
 }
 
 /** Every operation of the service; the OpenAPI document and the router are built from this list. */
@@ -111,6 +116,10 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.silent = true;
+  const conformance = options.validateResponses
+    ? new Conformance(document, options.onContractViolation)
+    : undefined;
+  if (conformance) koa.use(conformance.middleware());
   koa.on('error', (err: unknown) => logger.error({ err }, 'unhandled error outside a request'));
   koa.use(requestContext(logger, metrics));
   koa.use(errorHandler(logger));
@@ -121,5 +130,5 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
   koa.use(rateLimit(runtime.rateLimiting.limiter, config));
   koa.use(authorize);
   koa.use(routes.dispatch);
-  return { koa, routes, openapi: document };
+  return { koa, routes, openapi: document, conformance };
 }

@@ -70,10 +70,11 @@ export interface JobRunnerOptions {
   concurrency?: number;
   /** Finished jobs are forgotten after this long. */
   retentionMs?: number;
+  /** A failed job is retried after this, doubled at each further failure. */
+  retryBaseMs?: number;
 }
 
 const DEFAULT_ATTEMPTS = 5;
-const RETRY_BASE_MS = 5_000;
 
 interface Running {
   controller: AbortController;
@@ -234,19 +235,20 @@ export class JobRunner {
   private async runClusterTask(task: PeriodicTask): Promise<void> {
     const due = this.nextDue.get(task.name);
     if ((due !== undefined && due > Date.now()) || this.running.has(`schedule:${task.name}`)) return;
-    const startedAt = new Date().toISOString();
     const row = await this.db.write(Q.schedule_claim, (tx) =>
       tx.first<{ claimed: boolean; nextRunAt: string }>(Q.schedule_claim, {
         name: task.name,
         owner: this.options.instanceId,
         leaseMs: this.options.leaseMs,
-        now: startedAt,
+        now: new Date().toISOString(),
       }),
     );
     if (!row?.claimed) {
       if (row) this.nextDue.set(task.name, Date.parse(row.nextRunAt));
       return;
     }
+    // The period counts from when the run starts, however long the claim took.
+    const startedAt = new Date().toISOString();
     // Not awaited: a long task must not hold up the poll loop (jobs, other tasks).
     void this.track(`schedule:${task.name}`, async (signal) => {
       let error: string | null = null;
@@ -351,7 +353,9 @@ export class JobRunner {
         await this.finish(job.id, {
           status: retry ? 'pending' : 'failed',
           error,
-          ...(retry ? { runAt: new Date(Date.now() + RETRY_BASE_MS * 2 ** (job.attempts - 1)) } : {}),
+          ...(retry
+            ? { runAt: new Date(Date.now() + (this.options.retryBaseMs ?? 5_000) * 2 ** (job.attempts - 1)) }
+            : {}),
         });
       }
     });

@@ -34,6 +34,8 @@ function build(options: ConstructorParameters<typeof Ajv>[0]): Ajv {
 export const inputAjv = build({ useDefaults: true });
 /** Responses, checked in tests so that no undocumented field (a hash, a secret) leaks out. */
 export const responseAjv = build({});
+/** The OpenAPI document's schemas (held under `components`, which JSON Schema does not know). */
+export const documentAjv = build({ strict: false });
 
 export type Validator<T = unknown> = ValidateFunction<T>;
 

@@ -23,6 +23,17 @@ export class LogCapture extends Writable {
   }
 }
 
+/**
+ * Responses that broke the OpenAPI document, from every test app of the run, with the test that
+ * caused them: the run fails at its end if there is any (test/setup/global.ts).
+ */
+export const contractViolations: string[] = [];
+let currentTest = '(outside a test)';
+
+export function noteCurrentTest(title: string): void {
+  currentTest = title;
+}
+
 export interface TestApp {
   config: Config;
   runtime: Runtime;
@@ -89,9 +100,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     shutdownTimeoutMs: 5_000,
     logger,
     validateResponses: true,
+    onContractViolation: (violation) => contractViolations.push(`${currentTest}: ${violation}`),
     extraRoutes: options.extraRoutes ?? [],
   });
   const http = new HttpClient(`http://127.0.0.1:${server.address.port}`);
+
   return {
     config,
     runtime,

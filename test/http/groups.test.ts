@@ -279,9 +279,9 @@ describe('groups', () => {
       const all = await api.get(`/v1/groups?connector_source=${source}`);
       expect(all.status, all.text).to.equal(200);
       expect(all.body.data.map((g: any) => g.name)).to.deep.equal([...names].sort());
-      expect(
-        all.body.data.every((g: any) => g.source === 'connector' && g.connector_source === source),
-      ).to.equal(true);
+      expect(all.body.data.map((g: any) => [g.source, g.connector_source])).to.deep.equal(
+        names.map(() => ['connector', source]),
+      );
       expect(all.body.pagination).to.deep.equal({ total: 5, page: 1, per_page: 50, pages: 1 });
 
       const pages = [];

@@ -1,4 +1,5 @@
 import { provideNeo4j, type Neo4jEndpoint } from '../../src/db/local-neo4j.js';
+import { contractViolations, noteCurrentTest, startTestApp } from '../helpers/app.js';
 
 /**
  * One Neo4j for the whole run: the configured one (NEO4J_URI), else Docker, else the embedded
@@ -28,8 +29,31 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.env['NEO4J_USER'] = endpoint.user;
   process.env['NEO4J_PASSWORD'] = endpoint.password;
   process.stderr.write(`[neo4j] ${endpoint.source} Neo4j at ${endpoint.uri} (${Date.now() - started} ms)\n`);
+  // One start of the service before any test: it applies the schema migrations and warms the
+  // database up, so that no test's own start-up pays for a cold store.
+  const warm = Date.now();
+  const app = await startTestApp();
+  await app.close();
+  process.stderr.write(`[neo4j] schema applied and warmed up (${Date.now() - warm} ms)\n`);
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {
   await endpoint?.stop();
 }
+
+/**
+ * Every response any test triggers is checked against the OpenAPI document; the run fails at the
+ * end, naming the tests and responses, if one broke it.
+ */
+export const mochaHooks = {
+  beforeEach(this: Mocha.Context): void {
+    noteCurrentTest(this.currentTest?.fullTitle() ?? '(unknown test)');
+  },
+  afterAll(): void {
+    if (contractViolations.length > 0) {
+      throw new Error(
+        `responses that break the OpenAPI document:\n  ${[...new Set(contractViolations)].join('\n  ')}`,
+      );
+    }
+  },
+};

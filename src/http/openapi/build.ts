@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { SCOPE_DESCRIPTIONS } from '../../auth/scopes.js';
+import { OAuthErrorSchema } from '../../schemas/clients.js';
 import { Problem } from '../../schemas/common.js';
 import type { AnyRoute } from '../route.js';
 
@@ -60,11 +61,22 @@ function parameters(schema: TSchema | undefined, where: 'path' | 'query', compon
   });
 }
 
-function problemResponse(description: string): Json {
-  return {
-    description,
-    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-  };
+const PROBLEM: Record<string, Json> = {
+  'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+};
+const OAUTH_ERROR: Record<string, Json> = {
+  'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } },
+};
+
+/**
+ * What an error of this operation looks like: problem details, except on the OAuth endpoints,
+ * whose client errors follow RFC 6749 §5.2 — and whose 429 is either (the request rate limit
+ * answers with a problem, throttled client authentication in the OAuth format).
+ */
+function errorContent(route: AnyRoute, status: number): Record<string, Json> {
+  if (!route.oauthErrors || status >= 500) return PROBLEM;
+  if (status === 429) return { ...OAUTH_ERROR, ...PROBLEM };
+  return OAUTH_ERROR;
 }
 
 const RATE_HEADERS: Record<string, Json> = {
@@ -84,6 +96,7 @@ const RATE_HEADERS: Record<string, Json> = {
 export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Record<string, Json> {
   const components = new Components();
   components.reference(Problem);
+  components.reference(OAuthErrorSchema);
   const paths: Record<string, Record<string, Json>> = {};
 
   for (const route of routes) {
@@ -97,9 +110,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
       } else if (spec.contentType) {
         entry['content'] = { [spec.contentType]: { schema: { type: 'string' } } };
       } else if (Number(status) >= 400) {
-        entry['content'] = {
-          'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
-        };
+        entry['content'] = errorContent(route, Number(status));
       }
       const headers: Record<string, Json> = {};
       for (const [name, h] of Object.entries(spec.headers ?? {})) {
@@ -109,25 +120,28 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
       if (Object.keys(headers).length > 0) entry['headers'] = headers;
       responses[status] = entry;
     }
-    const errors: Record<string, Json> = {};
+    const errors: Record<string, string> = {};
     if (route.params || route.query || route.body)
-      errors['400'] = problemResponse('Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`)');
+      errors['400'] = 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`)';
     if (route.auth !== 'public') {
-      errors['401'] = problemResponse('Missing, invalid, expired or revoked token (`UNAUTHENTICATED`)');
-      errors['403'] = problemResponse(
-        `The token lacks the \`${route.auth.scope}\` scope (\`INSUFFICIENT_SCOPE\`)`,
-      );
+      errors['401'] = 'Missing, invalid, expired or revoked token (`UNAUTHENTICATED`)';
+      errors['403'] = `The token lacks the \`${route.auth.scope}\` scope (\`INSUFFICIENT_SCOPE\`)`;
     }
-    if (route.params) errors['404'] = problemResponse('Not found (`NOT_FOUND`)');
+    if (route.params) errors['404'] = 'Not found (`NOT_FOUND`)';
     if (route.body) {
-      errors['413'] = problemResponse('Body over 1 MiB (`PAYLOAD_TOO_LARGE`)');
-      errors['415'] = problemResponse('Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)');
+      errors['413'] = 'Body over 1 MiB (`PAYLOAD_TOO_LARGE`)';
+      errors['415'] = 'Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)';
     }
-    if (route.rateLimit !== 'none') errors['429'] = problemResponse('Over the rate limit (`RATE_LIMITED`)');
-    errors['500'] = problemResponse('Internal error (`INTERNAL`)');
-    errors['503'] = problemResponse('The database is unreachable (`UNAVAILABLE`)');
-    for (const [status, value] of Object.entries(errors))
-      if (!(status in responses)) responses[status] = value;
+    if (route.rateLimit !== 'none') errors['429'] = 'Over the rate limit (`RATE_LIMITED`)';
+    errors['500'] = 'Internal error (`INTERNAL`)';
+    errors['503'] = 'The database is unreachable (`UNAVAILABLE`)';
+    for (const [status, description] of Object.entries(errors)) {
+      if (!(status in responses)) {
+        const entry: Record<string, Json> = { description, content: errorContent(route, Number(status)) };
+        if (route.rateLimit !== 'none') entry['headers'] = RATE_HEADERS;
+        responses[status] = entry;
+      }
+    }
 
     const operation: Record<string, Json> = {
       operationId: route.operationId,

@@ -2,13 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import type { OAuthServer } from '../../auth/oauth.js';
 import type { SigningKeys } from '../../auth/signing-keys.js';
-import {
-  OAuthErrorSchema,
-  RefreshRequest,
-  RevokeRequest,
-  TokenRequest,
-  TokenResponseSchema,
-} from '../../schemas/clients.js';
+import { RefreshRequest, RevokeRequest, TokenRequest, TokenResponseSchema } from '../../schemas/clients.js';
 import { requestMeta } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 import { stateOf } from '../state.js';
@@ -20,16 +14,16 @@ interface AuthDeps {
 
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
+/** Error statuses of the OAuth endpoints; their bodies follow RFC 6749 §5.2 (see the builder). */
 const oauthResponses = {
   400: {
     description:
       'RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`)',
-    schema: OAuthErrorSchema,
   },
-  401: { description: 'Client authentication failed (`invalid_client`)', schema: OAuthErrorSchema },
+  401: { description: 'Client authentication failed (`invalid_client`)' },
   429: {
-    description: 'Too many requests, or too many failed client authentications',
-    schema: OAuthErrorSchema,
+    description:
+      'Too many requests (problem details, `RATE_LIMITED`), or too many failed client authentications (`temporarily_unavailable`)',
   },
 };
 

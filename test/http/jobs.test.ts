@@ -1,0 +1,209 @@
+import { expect } from 'chai';
+import { JobRunner, type JobRunnerOptions } from '../../src/jobs/runner.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { cypher } from '../helpers/db.js';
+import { eventually } from '../helpers/wait.js';
+
+describe('background jobs', () => {
+  let app: TestApp;
+  const runners: JobRunner[] = [];
+
+  before(async () => {
+    app = await startTestApp();
+  });
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((r) => r.stop(200)));
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  function runner(instanceId: string, options: Partial<JobRunnerOptions> = {}): JobRunner {
+    const r = new JobRunner(app.runtime.db, {
+      instanceId,
+      pollMs: 50,
+      leaseMs: 600,
+      retryBaseMs: 50,
+      logger: app.logger,
+      ...options,
+    });
+    runners.push(r);
+    return r;
+  }
+
+  async function enqueue(
+    r: JobRunner,
+    kind: string,
+    payload: unknown,
+    maxAttempts?: number,
+  ): Promise<string> {
+    return app.runtime.db.write('test/enqueue', (tx) =>
+      r.enqueue(tx, kind, payload, maxAttempts === undefined ? {} : { maxAttempts }),
+    );
+  }
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('runs each job exactly once while two instances compete for it', async () => {
+    const kind = `count-${Date.now()}`;
+    const runs: { job: string; instance: string }[] = [];
+    const a = runner('instance-a');
+    const b = runner('instance-b');
+    for (const [r, name] of [
+      [a, 'instance-a'],
+      [b, 'instance-b'],
+    ] as const) {
+      r.handle<{ n: number }>(kind, async (job) => {
+        runs.push({ job: job.id, instance: name });
+        await sleep(20);
+      });
+    }
+    const ids = await Promise.all(Array.from({ length: 12 }, (_, n) => enqueue(a, kind, { n })));
+    a.start();
+    b.start();
+    await eventually(
+      () => Promise.all(ids.map((id) => a.get(id))),
+      (jobs) => jobs.every((j) => j?.status === 'completed'),
+      10_000,
+    );
+    expect(runs.map((r) => r.job).sort()).to.deep.equal([...ids].sort());
+    expect(new Set(runs.map((r) => r.instance)).size, 'both instances took jobs').to.equal(2);
+  });
+
+  it('takes over a job whose instance stopped renewing its lease, keeping its progress', async () => {
+    const kind = `takeover-${Date.now()}`;
+    const b = runner('survivor');
+    const started: { attempt: number; progress: unknown; at: number }[] = [];
+    b.handle(kind, async (job) => {
+      started.push({ attempt: job.attempt, progress: job.progress, at: Date.now() });
+    });
+    const id = await enqueue(b, kind, {});
+    // Claimed by an instance that then died: its lease runs out without being renewed.
+    const leaseUntil = Date.now() + 800;
+    await cypher(
+      app.runtime.db,
+      `MATCH (j:Job {id: $id})
+       SET j.status = 'running', j.lease_owner = 'crashed-instance', j.attempts = 1,
+           j.lease_until = datetime({epochMillis: $until}), j.progress = '{"done":40}'`,
+      { id, until: leaseUntil },
+    );
+    b.start();
+    await eventually(
+      () => b.get(id),
+      (job) => job?.status === 'completed',
+      5_000,
+    );
+    expect(started).to.have.length(1);
+    expect(started[0]!.attempt).to.equal(2);
+    expect(started[0]!.progress).to.deep.equal({ done: 40 });
+    expect(started[0]!.at, 'not before the lease ran out').to.be.at.least(leaseUntil);
+  });
+
+  it('releases running work on shutdown, so another instance resumes it at once from its progress', async () => {
+    const kind = `release-${Date.now()}`;
+    const a = runner('stopping', { leaseMs: 60_000 });
+    const b = runner('taking-over', { leaseMs: 60_000 });
+    a.handle(kind, async (job) => {
+      await job.reportProgress({ step: 3 });
+      await new Promise<void>((_, reject) => {
+        job.signal.addEventListener('abort', () => reject(new Error('interrupted')));
+      });
+    });
+    const resumed: { attempt: number; progress: unknown }[] = [];
+    b.handle(kind, async (job) => {
+      resumed.push({ attempt: job.attempt, progress: job.progress });
+    });
+    const id = await enqueue(a, kind, {});
+    a.start();
+    await eventually(
+      () => a.get(id),
+      (job) => job?.status === 'running' && (job.progress as { step?: number } | null)?.step === 3,
+      5_000,
+    );
+    await a.stop(1_000);
+    const released = await a.get(id);
+    expect(released).to.include({ status: 'pending', attempts: 0 });
+    b.start();
+    // The lease is a minute: only the release lets the other instance take it now.
+    await eventually(
+      () => b.get(id),
+      (job) => job?.status === 'completed',
+      3_000,
+    );
+    expect(resumed).to.deep.equal([{ attempt: 1, progress: { step: 3 } }]);
+  });
+
+  it('retries a failing job with back-off and marks it failed after its last attempt', async () => {
+    const kind = `failing-${Date.now()}`;
+    const a = runner('retrier');
+    const attempts: number[] = [];
+    a.handle(kind, async (job) => {
+      attempts.push(job.attempt);
+      throw new Error(`boom ${job.attempt}`);
+    });
+    const id = await enqueue(a, kind, {}, 3);
+    a.start();
+    const { value } = await eventually(
+      () => a.get(id),
+      (job) => job?.status === 'failed',
+      5_000,
+    );
+    expect(attempts).to.deep.equal([1, 2, 3]);
+    expect(value).to.include({ attempts: 3, error: 'boom 3' });
+  });
+
+  it('runs a cluster-wide task once per period across instances, never twice at once', async () => {
+    const name = `cluster-${Date.now()}`;
+    const periodMs = 300;
+    const runs: { instance: string; start: number; end: number }[] = [];
+    for (const instance of ['one', 'two', 'three']) {
+      runner(instance).every({
+        name,
+        scope: 'cluster',
+        everyMs: periodMs,
+        run: async () => {
+          const start = Date.now();
+          await sleep(30);
+          runs.push({ instance, start, end: Date.now() });
+        },
+      });
+    }
+    runners.forEach((r) => r.start());
+    await eventually(
+      async () => runs.length,
+      (n) => n >= 5,
+      20_000,
+    );
+    await Promise.all(runners.splice(0).map((r) => r.stop(500)));
+    // Three instances each running it would start about three runs per period.
+    const sorted = [...runs].sort((x, y) => x.start - y.start);
+    for (let i = 1; i < sorted.length; i += 1) {
+      expect(sorted[i]!.start, 'a run starts after the previous one ended').to.be.at.least(
+        sorted[i - 1]!.end,
+      );
+      expect(sorted[i]!.start - sorted[i - 1]!.start, 'and a period after it started').to.be.at.least(
+        periodMs - 5,
+      );
+    }
+  });
+
+  it('runs an instance task on every instance', async () => {
+    const seen = new Set<string>();
+    for (const instance of ['left', 'right']) {
+      runner(instance).every({
+        name: 'local-cache',
+        scope: 'instance',
+        everyMs: 100,
+        run: async () => {
+          seen.add(instance);
+        },
+      });
+    }
+    runners.forEach((r) => r.start());
+    await eventually(
+      async () => seen.size,
+      (size) => size === 2,
+      2_000,
+    );
+  });
+});
