@@ -2,7 +2,9 @@
  * Identity-graph benchmark: generates a realistic organisation (100,000 principals of all four
  * types with a manager tree, 5,000 nested groups, attributes from a few dozen keys), loads it
  * in batches, then measures the HTTP API end to end (token check and rate limiter included):
- * list, get, search (equality, $in, $contains, date ranges) and relationships at depth 3.
+ * list, get, search (equality, $in, $contains, date ranges) and relationships at depth 3; and the
+ * throughput of an authenticated read with the in-memory token check against the previous check
+ * (a signature and a Neo4j read per request), in the same run.
  *
  *   npm run bench                      # embedded Neo4j in a throwaway directory
  *   NEO4J_URI=bolt://... npm run bench # an existing (empty) Neo4j
@@ -12,7 +14,7 @@
  * graph emptied in between, and the median rate is reported), BENCH_BATCH (1000), BENCH_LOADERS
  * concurrent load transactions (2), BENCH_WARMUP_PRINCIPALS (30000: loaded first and removed
  * again, so the JVM's JIT is warm when the measured load starts; its own rate is reported as the
- * cold-start rate).
+ * cold-start rate), BENCH_THROUGHPUT_S (5: seconds per throughput round).
  * Results also go to bench/results/*.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -26,6 +28,7 @@ import { createRuntime } from '../src/runtime.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
 import { startServer } from '../src/http/server.js';
 import { DEPARTMENTS, generateOrg, rng, TEAMS } from './org.js';
+import { measureTokenCheck } from './token-check.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
@@ -37,6 +40,7 @@ const BATCH = env('BENCH_BATCH', 1_000);
 const LOADERS = env('BENCH_LOADERS', 2);
 const WARMUP_PRINCIPALS = env('BENCH_WARMUP_PRINCIPALS', 30_000);
 const WARMUP = 50;
+const THROUGHPUT_S = env('BENCH_THROUGHPUT_S', 5);
 
 const ADMIN_ID = 'cli_01JBENCH000000000000000000';
 const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
@@ -384,6 +388,18 @@ async function run(
         `the first into a brand-new store; target >= 5000, ratio ${(load.principals_per_s / 5000).toFixed(2)})`,
     );
 
+    const tokenCheck = await measureTokenCheck(runtime, base, token, ids, {
+      rounds: ROUNDS,
+      seconds: THROUGHPUT_S,
+    });
+    const rps = (values: number[]) => values.map((v) => Math.round(v)).join(' / ');
+    log(
+      `authenticated GET /v1/principals/{id}, 8 connections, ${THROUGHPUT_S} s per round: ` +
+        `${Math.round(median(tokenCheck.after))} req/s with the in-memory token check (${rps(tokenCheck.after)}) ` +
+        `vs ${Math.round(median(tokenCheck.before))} req/s with the previous check, a signature and a Neo4j read per ` +
+        `request (${rps(tokenCheck.before)}): ratio ${tokenCheck.ratio.toFixed(2)}`,
+    );
+
     const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
     await mkdir(dir, { recursive: true });
     const file = path.join(dir, `principals-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
@@ -395,6 +411,7 @@ async function run(
           machine: { cpus: os.cpus().length, node: process.version },
           load,
           latency: table,
+          token_check: tokenCheck,
         },
         null,
         2,
