@@ -114,7 +114,7 @@ public final class Launcher {
             lines.add("server.http.enabled=true");
             lines.add("server.http.listen_address=" + listen + ":" + httpPort);
             lines.add("server.http.advertised_address=" + listen + ":" + httpPort);
-            // The Browser would otherwise report usage over the internet.
+            // Asks the Browser not to send usage data: a development database has nobody to tell.
             lines.add("client.allow_telemetry=false");
         } else {
             lines.add("server.http.enabled=false");
