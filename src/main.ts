@@ -47,6 +47,14 @@ async function main(): Promise<void> {
     },
     `listening on http://${host}:${server.address.port}`,
   );
+  if (neo4j.browserUrl) {
+    // The embedded Neo4j runs without authentication, a container with the compose-style login.
+    const login = neo4j.password === '' ? 'authentication "No authentication"' : `user ${neo4j.user}`;
+    logger.info(
+      { neo4j_browser: neo4j.browserUrl },
+      `Neo4j Browser at ${neo4j.browserUrl} (connect URL ${neo4j.uri}, ${login})`,
+    );
+  }
 
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {

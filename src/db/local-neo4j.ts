@@ -10,13 +10,16 @@ import { projectRoot } from '../paths.js';
 
 /**
  * A Neo4j the service can talk to: the configured one, a Docker container, or an embedded Neo4j
- * 5.26 run from Maven-resolved jars (tools/neo4j). Whoever asked for it stops it.
+ * 5.26 run from Maven-resolved jars (tools/neo4j), which also serves Neo4j Browser. Whoever asked
+ * for it stops it.
  */
 export interface Neo4jEndpoint {
   uri: string;
   user: string;
   password: string;
   source: 'configured' | 'docker' | 'maven';
+  /** Neo4j Browser served by this Neo4j, when the service started it (e.g. http://127.0.0.1:7474/browser/). */
+  browserUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -26,6 +29,8 @@ export interface LocalNeo4jOptions {
   dataDir: string | undefined;
   /** Bolt port; 0 picks a free one. */
   port: number;
+  /** HTTP port, serving Neo4j Browser; 0 picks a free one; left out, the embedded Neo4j speaks Bolt only. */
+  httpPort?: number;
   heap: string;
   pageCache: string;
   progress: (message: string) => void;
@@ -36,11 +41,17 @@ export class Neo4jUnavailableError extends Error {
 }
 
 export class PortInUseError extends Neo4jUnavailableError {
-  constructor(readonly port: number) {
+  constructor(
+    readonly port: number,
+    readonly connector: 'bolt' | 'http' = 'bolt',
+  ) {
     super(
-      `port ${port} is already in use, so a local Neo4j cannot listen there. ` +
-        `If a Neo4j is already running on it, set NEO4J_URI=bolt://localhost:${port}; ` +
-        'otherwise choose another port with NEO4J_LOCAL_PORT.',
+      connector === 'bolt'
+        ? `port ${port} is already in use, so a local Neo4j cannot listen there. ` +
+            `If a Neo4j is already running on it, set NEO4J_URI=bolt://localhost:${port}; ` +
+            'otherwise choose another port with NEO4J_LOCAL_PORT.'
+        : `port ${port} is already in use, so a local Neo4j cannot serve HTTP (Neo4j Browser) there. ` +
+            'Stop what is listening on it, or choose another port with NEO4J_LOCAL_HTTP_PORT.',
     );
   }
 }
@@ -105,6 +116,7 @@ async function startDockerNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoi
     user: started.getUsername(),
     password: started.getPassword(),
     source: 'docker',
+    browserUrl: `${started.getHttpUri()}/browser/`,
     stop: async () => {
       await started.stop();
     },
@@ -217,6 +229,14 @@ async function compileLauncher(classpath: string): Promise<string> {
   return out;
 }
 
+/** A free port other than those given, for two connectors that must not pick the same one. */
+async function freePortExcept(taken: number[]): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (!taken.includes(port)) return port;
+  }
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -241,6 +261,8 @@ export class LocalNeo4j {
     readonly uri: string,
     readonly home: string,
     readonly port: number,
+    /** Where Neo4j Browser is served, when the HTTP connector is on. */
+    readonly browserUrl: string | undefined,
   ) {
     this.exited = new Promise((resolve) => {
       if (child.exitCode !== null) resolve(child.exitCode);
@@ -262,6 +284,8 @@ export class LocalNeo4j {
   static async start(options: {
     home: string;
     port: number;
+    /** Turns the HTTP connector (and so Neo4j Browser) on; 0 picks a free port. */
+    httpPort?: number;
     heap: string;
     pageCache: string;
     progress: (m: string) => void;
@@ -269,7 +293,8 @@ export class LocalNeo4j {
   }): Promise<LocalNeo4j> {
     const classpath = await resolveClasspath(options.progress);
     const launcherDir = await compileLauncher(classpath);
-    const port = options.port === 0 ? await freePort() : options.port;
+    const port = options.port === 0 ? await freePortExcept([options.httpPort ?? 0]) : options.port;
+    const httpPort = options.httpPort === 0 ? await freePortExcept([port]) : options.httpPort;
     await mkdir(options.home, { recursive: true });
     // The classpath goes through an argument file: hundreds of jars would otherwise fill `ps`.
     const argFile = path.join(launcherDir, 'classpath.args');
@@ -285,6 +310,7 @@ export class LocalNeo4j {
         options.home,
         '--port',
         String(port),
+        ...(httpPort === undefined ? [] : ['--http-port', String(httpPort)]),
         '--pagecache',
         options.pageCache,
       ],
@@ -299,8 +325,10 @@ export class LocalNeo4j {
       const lines = readline.createInterface({ input: child.stdout });
       lines.on('line', (line) => {
         if (line.startsWith('NEO4J_READY ')) resolve();
-        else if (line.startsWith('NEO4J_PORT_IN_USE')) reject(new PortInUseError(port));
-        else if (line.startsWith('NEO4J_FAILED')) {
+        else if (line.startsWith('NEO4J_PORT_IN_USE')) {
+          const taken = Number(line.split(' ')[1]);
+          reject(new PortInUseError(taken, taken === httpPort && taken !== port ? 'http' : 'bolt'));
+        } else if (line.startsWith('NEO4J_FAILED')) {
           reject(new Neo4jUnavailableError(`embedded Neo4j failed to start: ${line.slice(13)}`));
         }
       });
@@ -313,7 +341,13 @@ export class LocalNeo4j {
         ),
       );
     });
-    const instance = new LocalNeo4j(child, `bolt://127.0.0.1:${port}`, options.home, port);
+    const instance = new LocalNeo4j(
+      child,
+      `bolt://127.0.0.1:${port}`,
+      options.home,
+      port,
+      httpPort === undefined ? undefined : `http://127.0.0.1:${httpPort}/browser/`,
+    );
     try {
       await withTimeout(ready, options.timeoutMs ?? 180_000, 'embedded Neo4j start');
       return instance;
@@ -350,6 +384,7 @@ async function startMavenNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoin
     user: 'neo4j',
     password: '',
     source: 'maven',
+    browserUrl: db.browserUrl,
     stop: async () => {
       await db.stop();
       if (ephemeral) {

@@ -57,10 +57,37 @@ describe('embedded Neo4j launcher', function () {
     }
   });
 
+  it('reports an HTTP (Neo4j Browser) port already in use, naming the setting to change', async () => {
+    const httpPort = await freePort();
+    const blocker = net.createServer().listen(httpPort, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
+    try {
+      let error: unknown;
+      try {
+        await LocalNeo4j.start({
+          home,
+          port: 0,
+          httpPort,
+          heap: '256m',
+          pageCache: '16m',
+          progress: () => undefined,
+          timeoutMs: 60_000,
+        });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).to.be.instanceOf(PortInUseError);
+      expect(error).to.include({ port: httpPort, connector: 'http' });
+      expect(String(error)).to.contain('NEO4J_LOCAL_HTTP_PORT');
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('dies with its parent process: no orphan JVM', async () => {
     const script = `
       import { LocalNeo4j } from './src/db/local-neo4j.ts';
-      const db = await LocalNeo4j.start({ home: ${JSON.stringify(path.join(home, 'orphan'))}, port: 0, heap: '256m', pageCache: '16m', progress: () => {} });
+      const db = await LocalNeo4j.start({ home: ${JSON.stringify(path.join(home, 'orphan'))}, port: 0, httpPort: 0, heap: '256m', pageCache: '16m', progress: () => {} });
       console.log('PID ' + db.pid);
       setInterval(() => {}, 1000);
     `;

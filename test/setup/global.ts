@@ -4,7 +4,8 @@ import { contractViolations, noteCurrentTest, startTestApp } from '../helpers/ap
 /**
  * One Neo4j for the whole run: the configured one (NEO4J_URI), else Docker, else the embedded
  * Neo4j from tools/neo4j in a throwaway directory. Without any of them the run fails: tests
- * never skip for want of a database.
+ * never skip for want of a database. A Neo4j started here also serves Neo4j Browser, whose
+ * address the Browser test finds in NEO4J_BROWSER_URL (set it yourself next to NEO4J_URI).
  */
 let endpoint: Neo4jEndpoint | undefined;
 
@@ -20,6 +21,7 @@ export async function mochaGlobalSetup(): Promise<void> {
       provider: (process.env['NEO4J_PROVIDER'] as 'auto' | 'docker' | 'maven' | undefined) ?? 'auto',
       dataDir: undefined,
       port: 0,
+      httpPort: 0,
       heap: '1g',
       pageCache: '256m',
       progress: (message) => process.stderr.write(`[neo4j] ${message}\n`),
@@ -28,7 +30,11 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.env['NEO4J_URI'] = endpoint.uri;
   process.env['NEO4J_USER'] = endpoint.user;
   process.env['NEO4J_PASSWORD'] = endpoint.password;
-  process.stderr.write(`[neo4j] ${endpoint.source} Neo4j at ${endpoint.uri} (${Date.now() - started} ms)\n`);
+  if (endpoint.browserUrl) process.env['NEO4J_BROWSER_URL'] = endpoint.browserUrl;
+  const browser = endpoint.browserUrl ? `, Neo4j Browser at ${endpoint.browserUrl}` : '';
+  process.stderr.write(
+    `[neo4j] ${endpoint.source} Neo4j at ${endpoint.uri}${browser} (${Date.now() - started} ms)\n`,
+  );
   // One start of the service before any test: it applies the schema migrations and warms the
   // database up, so that no test's own start-up pays for a cold store.
   const warm = Date.now();

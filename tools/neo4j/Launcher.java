@@ -14,13 +14,16 @@ import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 
 /**
- * Runs an embedded Neo4j with only the Bolt connector, for local development and the test suite.
+ * Runs an embedded Neo4j for local development and the test suite: the Bolt connector, and with
+ * --http-port also the HTTP connector, which serves Neo4j Browser at /browser/.
  *
- * Usage: java -cp CLASSPATH Launcher.java --home DIR --port PORT [--pagecache SIZE] [--listen HOST]
+ * Usage: java -cp CLASSPATH Launcher.java --home DIR --port PORT [--http-port PORT]
+ *        [--pagecache SIZE] [--listen HOST]
  *
  * Protocol with the parent process (one line each on stdout):
- *   NEO4J_READY bolt://HOST:PORT   the database accepts Bolt connections
- *   NEO4J_PORT_IN_USE PORT         another process holds the port; exit code 3
+ *   NEO4J_READY bolt://HOST:PORT [http://HOST:PORT]
+ *                                  the database accepts Bolt (and HTTP) connections
+ *   NEO4J_PORT_IN_USE PORT         another process holds that port (Bolt or HTTP); exit code 3
  *   NEO4J_FAILED message           start-up failed; exit code 1
  * The process stops cleanly on SIGTERM/SIGINT and when its stdin reaches end-of-file, so a parent
  * that dies (and thereby closes the pipe) never leaves an orphan JVM behind.
@@ -35,12 +38,14 @@ public final class Launcher {
     public static void main(String[] args) throws Exception {
         Path home = null;
         int port = -1;
+        int httpPort = 0;
         String pageCache = "256m";
         String listen = "127.0.0.1";
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--home" -> home = Path.of(args[i + 1]).toAbsolutePath();
                 case "--port" -> port = Integer.parseInt(args[i + 1]);
+                case "--http-port" -> httpPort = Integer.parseInt(args[i + 1]);
                 case "--pagecache" -> pageCache = args[i + 1];
                 case "--listen" -> listen = args[i + 1];
                 default -> {
@@ -49,18 +54,24 @@ public final class Launcher {
                 }
             }
         }
-        if (home == null || port < 1 || port > 65535) {
-            System.out.println("NEO4J_FAILED usage: --home DIR --port PORT [--pagecache SIZE] [--listen HOST]");
+        boolean http = httpPort != 0;
+        if (home == null || !validPort(port) || (http && (!validPort(httpPort) || httpPort == port))) {
+            System.out.println("NEO4J_FAILED usage: --home DIR --port PORT [--http-port PORT] "
+                    + "[--pagecache SIZE] [--listen HOST] (two different ports)");
             System.exit(EXIT_USAGE);
         }
-        if (!portIsFree(listen, port)) {
-            System.out.println("NEO4J_PORT_IN_USE " + port);
-            System.exit(EXIT_PORT_IN_USE);
+        // Neo4j would otherwise fail deep inside start-up, or wait on the port; an early, precise
+        // answer lets the parent say which port to change.
+        for (int wanted : http ? new int[] {port, httpPort} : new int[] {port}) {
+            if (!portIsFree(listen, wanted)) {
+                System.out.println("NEO4J_PORT_IN_USE " + wanted);
+                System.exit(EXIT_PORT_IN_USE);
+            }
         }
 
         Files.createDirectories(home);
         Path conf = home.resolve("neo4j.conf");
-        Files.write(conf, settings(home, listen, port, pageCache), StandardCharsets.UTF_8);
+        Files.write(conf, settings(home, listen, port, httpPort, pageCache), StandardCharsets.UTF_8);
 
         DatabaseManagementService dbms;
         try {
@@ -87,16 +98,28 @@ public final class Launcher {
         stdinWatch.setDaemon(true);
         stdinWatch.start();
 
-        System.out.println("NEO4J_READY bolt://" + listen + ":" + port);
+        System.out.println("NEO4J_READY bolt://" + listen + ":" + port + (http ? " http://" + listen + ":" + httpPort : ""));
         System.out.flush();
         stopped.await();
     }
 
-    private static List<String> settings(Path home, String listen, int port, String pageCache) {
+    private static List<String> settings(Path home, String listen, int port, int httpPort, String pageCache) {
         List<String> lines = new ArrayList<>();
         lines.add("server.bolt.enabled=true");
         lines.add("server.bolt.listen_address=" + listen + ":" + port);
         lines.add("server.bolt.advertised_address=" + listen + ":" + port);
+        if (httpPort != 0) {
+            // Neo4j Browser reads the Bolt address it offers from the HTTP discovery document, which
+            // is built from the advertised addresses above.
+            lines.add("server.http.enabled=true");
+            lines.add("server.http.listen_address=" + listen + ":" + httpPort);
+            lines.add("server.http.advertised_address=" + listen + ":" + httpPort);
+            // Asks the Browser not to send usage data: a development database has nobody to tell.
+            lines.add("client.allow_telemetry=false");
+        } else {
+            lines.add("server.http.enabled=false");
+        }
+        lines.add("server.https.enabled=false");
         lines.add("dbms.security.auth_enabled=false");
         lines.add("server.memory.pagecache.size=" + pageCache);
         lines.add("dbms.usage_report.enabled=false");
@@ -109,6 +132,10 @@ public final class Launcher {
         lines.add("internal.dbms.bolt.netty_server_shutdown_quiet_period=0");
         lines.add("internal.dbms.bolt.netty_server_shutdown_timeout=2s");
         return lines;
+    }
+
+    private static boolean validPort(int port) {
+        return port >= 1 && port <= 65535;
     }
 
     private static boolean portIsFree(String host, int port) {

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { projectRoot } from '../../src/paths.js';
+import type { Principal } from '../../src/principals/model.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { authed } from '../helpers/auth.js';
+import { cypher } from '../helpers/db.js';
+import type { HttpClient } from '../helpers/http.js';
+import { insertPrincipal } from '../helpers/principals.js';
+
+const SECTION = 'Explore the graph';
+
+/** The Cypher blocks of one README section, in the order they appear. */
+function readmeQueries(heading: string): string[] {
+  const readme = readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
+  const start = readme.indexOf(`\n## ${heading}\n`);
+  if (start === -1) throw new Error(`README.md has no "## ${heading}" section`);
+  const rest = readme.slice(start + 1);
+  const end = rest.indexOf('\n## ');
+  const section = end === -1 ? rest : rest.slice(0, end);
+  return [...section.matchAll(/```cypher\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
+}
+
+/**
+ * The README's example graph:
+ *   Alan Turing ← Grace Hopper ← {Ada Lovelace, Edsger Dijkstra}   (REPORTS_TO)
+ *   Engineering ← {Platform ← SRE, Data}; Finance apart             (groups nested by MEMBER_OF)
+ *   Ada in SRE, Edsger in Data, Grace in Engineering, invoice-triage in Platform, Alan in Finance
+ *   AI agents: invoice-triage (owner: Ada's id), release-notes (owner: Grace's email),
+ *   stray-bot (no owner); the service account ci-deploy has an owner but is no agent.
+ */
+describe('README: Explore the graph', function () {
+  // A dozen writes through the service before the first query; a busy machine needs a while.
+  this.timeout(60_000);
+  let app: TestApp;
+  let api: HttpClient;
+  const p: Record<string, Principal> = {};
+
+  before(async () => {
+    app = await startTestApp();
+    api = await authed(app);
+    p['alan'] = await insertPrincipal(app, { name: 'Alan Turing' });
+    p['grace'] = await insertPrincipal(app, {
+      name: 'Grace Hopper',
+      attributes: { manager_id: p['alan'].id },
+    });
+    p['ada'] = await insertPrincipal(app, {
+      name: 'Ada Lovelace',
+      attributes: { manager_id: p['grace'].id },
+    });
+    p['edsger'] = await insertPrincipal(app, {
+      name: 'Edsger Dijkstra',
+      attributes: { manager_id: p['grace'].id },
+    });
+    const agent = (name: string, owner?: string): Promise<Principal> =>
+      insertPrincipal(app, {
+        type: 'AI_AGENT',
+        name,
+        attributes: { capabilities: ['read_tickets'], allowed_tools: ['search'] },
+        metadata: owner === undefined ? {} : { owner },
+      });
+    p['triage'] = await agent('invoice-triage', p['ada'].id);
+    p['notes'] = await agent('release-notes', p['grace'].email!);
+    p['stray'] = await agent('stray-bot');
+    p['deploy'] = await insertPrincipal(app, {
+      type: 'SERVICE_ACCOUNT',
+      name: 'ci-deploy',
+      metadata: { owner: p['alan'].id },
+    });
+
+    const group = async (name: string): Promise<string> => {
+      const res = await api.post('/v1/groups', { name });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.id as string;
+    };
+    const g: Record<string, string> = {};
+    for (const name of ['Engineering', 'Platform', 'SRE', 'Data', 'Finance']) g[name] = await group(name);
+    const add = async (groupId: string, memberId: string): Promise<void> => {
+      const res = await api.put(`/v1/groups/${groupId}/members/${memberId}`);
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+    };
+    await add(g['Engineering']!, g['Platform']!);
+    await add(g['Platform']!, g['SRE']!);
+    await add(g['Engineering']!, g['Data']!);
+    await add(g['SRE']!, p['ada'].id);
+    await add(g['Data']!, p['edsger'].id);
+    await add(g['Engineering']!, p['grace'].id);
+    await add(g['Platform']!, p['triage'].id);
+    await add(g['Finance']!, p['alan'].id);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  /** In README order; `about` names what the query is for, so a reordered README fails clearly. */
+  const expected: { about: string; rows: () => Record<string, unknown>[] }[] = [
+    {
+      about: 'REPORTS_TO',
+      rows: () => [
+        { steps: 1, manager: 'Grace Hopper', type: 'USER', status: 'active' },
+        { steps: 2, manager: 'Alan Turing', type: 'USER', status: 'active' },
+      ],
+    },
+    {
+      about: '(sub:Group)-[:MEMBER_OF',
+      rows: () => [
+        { group: 'Data', depth: 1, path: ['Engineering', 'Data'] },
+        { group: 'Platform', depth: 1, path: ['Engineering', 'Platform'] },
+        { group: 'SRE', depth: 2, path: ['Engineering', 'Platform', 'SRE'] },
+      ],
+    },
+    {
+      about: '(p:Principal)-[:MEMBER_OF',
+      rows: () => [
+        { member: 'Ada Lovelace', type: 'USER' },
+        { member: 'Edsger Dijkstra', type: 'USER' },
+        { member: 'Grace Hopper', type: 'USER' },
+        { member: 'invoice-triage', type: 'AI_AGENT' },
+      ],
+    },
+    {
+      about: 'meta.owner',
+      rows: () => [
+        { agent: 'invoice-triage', owner_ref: p['ada']!.id, owner: 'Ada Lovelace', owner_status: 'active' },
+        {
+          agent: 'release-notes',
+          owner_ref: p['grace']!.email,
+          owner: 'Grace Hopper',
+          owner_status: 'active',
+        },
+        { agent: 'stray-bot', owner_ref: null, owner: null, owner_status: null },
+      ],
+    },
+  ];
+
+  it('has the queries this test knows the answers to', () => {
+    const queries = readmeQueries(SECTION);
+    expect(queries).to.have.length(expected.length);
+    queries.forEach((query, i) => expect(query, `query ${i + 1}`).to.contain(expected[i]!.about));
+  });
+
+  expected.forEach(({ about }, i) => {
+    it(`query ${i + 1} (${about}) returns the expected rows`, async () => {
+      const query = readmeQueries(SECTION)[i];
+      expect(query, `README query ${i + 1}`).to.be.a('string');
+      expect(await cypher(app.runtime.db, query!)).to.deep.equal(expected[i]!.rows());
+    });
+  });
+});
