@@ -18,7 +18,7 @@ import { principalSearchRoutes } from './routes/principal-search.js';
 import { principalRoutes } from './routes/principals.js';
 import { stateOf } from './state.js';
 
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 
 export interface AppOptions {
   /** Check each response against the OpenAPI document; tests turn this on. */
@@ -38,7 +38,7 @@ export interface App {
 }
 
 /** Every operation of the service; the OpenAPI document and the router are built from this list. */
-export function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] = []): AnyRoute[] {
+function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] = []): AnyRoute[] {
   const { services } = runtime;
   return [
     ...operationRoutes({

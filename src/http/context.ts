@@ -14,7 +14,7 @@ export function requestMeta(ctx: Context): RequestMeta {
 }
 
 /** The authenticated caller; operations that require a scope always have one. */
-export function callerOf(ctx: Context): AuthContext {
+function callerOf(ctx: Context): AuthContext {
   const auth = stateOf(ctx).auth;
   if (!auth) throw new AppError('UNAUTHENTICATED', 'authentication required');
   return auth;

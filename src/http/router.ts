@@ -8,7 +8,7 @@ import { readQuery } from './query.js';
 import { koaPath, type AnyRoute } from './route.js';
 import { stateOf } from './state.js';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const MEDIA_TYPES = {
   json: ['application/json', 'application/*+json'],

@@ -193,33 +193,25 @@ export class JobRunner {
     );
   }
 
-  /** Runs `work` every `everyMs`, never overlapping itself, until the runner stops. */
+  /**
+   * Runs `work` at once and then `everyMs` after each run ends (so never overlapping itself),
+   * until the runner stops.
+   */
   private loop(everyMs: number, work: () => Promise<void>): void {
-    const tick = (): void => {
+    const schedule = (delayMs: number): void => {
       const timer = setTimeout(() => {
         this.timers.delete(timer);
         if (this.stopping) return;
         work()
           .catch((err: unknown) => this.options.logger.warn({ err }, 'background work failed'))
           .finally(() => {
-            if (!this.stopping) tick();
+            if (!this.stopping) schedule(everyMs);
           });
-      }, everyMs);
+      }, delayMs);
       timer.unref();
       this.timers.add(timer);
     };
-    // The first run comes at once, then at the interval.
-    const first = setTimeout(() => {
-      this.timers.delete(first);
-      if (this.stopping) return;
-      work()
-        .catch((err: unknown) => this.options.logger.warn({ err }, 'background work failed'))
-        .finally(() => {
-          if (!this.stopping) tick();
-        });
-    }, 0);
-    first.unref();
-    this.timers.add(first);
+    schedule(0);
   }
 
   private async runInstanceTask(task: PeriodicTask): Promise<void> {

@@ -69,7 +69,7 @@ function managedByConnector(message: string): AppError {
  * A conditional write proceeds only from one of the versions the caller expects (undefined:
  * from any version).
  */
-export function assertVersion(
+function assertVersion(
   expected: readonly number[] | undefined,
   current: { id: string; version: number },
 ): void {

@@ -32,58 +32,41 @@ describe('embedded Neo4j launcher', function () {
     await rm(home, { recursive: true, force: true });
   });
 
-  it('reports a port already in use instead of hanging', async () => {
+  /** What starting the launcher with one of its ports held by another process ends in. */
+  async function startWithPortTaken(which: 'bolt' | 'http'): Promise<{ error: unknown; port: number }> {
     const port = await freePort();
     const blocker = net.createServer().listen(port, '127.0.0.1');
     await new Promise((r) => blocker.once('listening', r));
     try {
-      let error: unknown;
-      try {
-        await LocalNeo4j.start({
-          home,
-          port,
-          heap: '256m',
-          pageCache: '16m',
-          progress: () => undefined,
-          timeoutMs: 60_000,
-        });
-      } catch (err) {
-        error = err;
-      }
-      expect(error).to.be.instanceOf(PortInUseError);
-      expect(String(error)).to.contain(String(port));
+      await LocalNeo4j.start({
+        home,
+        port: which === 'bolt' ? port : 0,
+        ...(which === 'http' ? { httpPort: port } : {}),
+        heap: '256m',
+        pageCache: '16m',
+        progress: () => undefined,
+        timeoutMs: 60_000,
+      });
+      return { error: undefined, port };
+    } catch (error) {
+      return { error, port };
     } finally {
       blocker.close();
     }
+  }
+
+  it('reports a port already in use instead of hanging', async () => {
+    const { error, port } = await startWithPortTaken('bolt');
+    expect(error).to.be.instanceOf(PortInUseError);
+    expect(String(error)).to.contain(String(port));
   });
 
   it('reports an HTTP (Neo4j Browser) port already in use, naming the setting to change', async () => {
-    const httpPort = await freePort();
-    const blocker = net.createServer().listen(httpPort, '127.0.0.1');
-    await new Promise((r) => blocker.once('listening', r));
-    try {
-      let error: unknown;
-      try {
-        await LocalNeo4j.start({
-          home,
-          port: 0,
-          httpPort,
-          heap: '256m',
-          pageCache: '16m',
-          progress: () => undefined,
-          timeoutMs: 60_000,
-        });
-      } catch (err) {
-        error = err;
-      }
-      expect(error).to.be.instanceOf(PortInUseError);
-      expect(error).to.include({ port: httpPort, connector: 'http' });
-      expect(String(error)).to.contain('NEO4J_LOCAL_HTTP_PORT');
-    } finally {
-      blocker.close();
-    }
+    const { error, port } = await startWithPortTaken('http');
+    expect(error).to.be.instanceOf(PortInUseError);
+    expect(error).to.include({ port, connector: 'http' });
+    expect(String(error)).to.contain('NEO4J_LOCAL_HTTP_PORT');
   });
-
   it('dies with its parent process: no orphan JVM', async () => {
     const script = `
       import { LocalNeo4j } from './src/db/local-neo4j.ts';
