@@ -89,41 +89,84 @@ OPTIONAL CALL () {
 WITH clauses, counted, COUNT { (:Principal) } AS population
 OPTIONAL CALL (clauses, counted, population) {
   WITH clauses, counted, population
-  WHERE counted IS NULL OR NOT ($q.sort.ordered AND $window * population < counted * counted)
+  WHERE counted IS NULL OR NOT ($q.sort.ordered AND toFloat($window) * population * $q.sort.spread < counted * counted)
   // Only the chosen anchor's list comes out: the rows the filter reads stay small.
   CALL () {
+    // Among the value groups, the one with the fewest links; against it a narrow range, when the
+    // query has one, counted in its index alone. The smaller is the anchor.
     OPTIONAL CALL () {
       WITH $q.anchor AS anchor
       WHERE anchor.kind = 'values'
-      CALL (anchor) {
-        UNWIND anchor.groups AS grp
-        CALL (grp) {
-          UNWIND grp.values AS v
-          OPTIONAL MATCH (a:Attribute {key: grp.key, value: v}) USING INDEX SEEK a:Attribute(key, value)
-          RETURN collect(a) AS nodes, sum(COUNT { (a)<-[:HAS_ATTRIBUTE]-() }) AS links
-        }
-        WITH grp, nodes ORDER BY links ASC LIMIT 1
-        // One value node gives each principal once; several may give an array's owner twice.
-        CALL (nodes) {
-          WITH nodes
-          WHERE size(nodes) = 1
-          UNWIND nodes AS a0
-          MATCH (p)-[:HAS_ATTRIBUTE]->(a0)
-          RETURN collect(p) AS one
-        }
-        CALL (nodes) {
-          WITH nodes
-          WHERE size(nodes) > 1
-          UNWIND nodes AS a0
-          MATCH (p)-[:HAS_ATTRIBUTE]->(a0)
-          RETURN collect(DISTINCT p) AS several
-        }
-        RETURN one + several AS principals, grp.at AS at
+      UNWIND anchor.groups AS grp
+      CALL (grp) {
+        UNWIND grp.values AS v
+        OPTIONAL MATCH (a:Attribute {key: grp.key, value: v}) USING INDEX SEEK a:Attribute(key, value)
+        RETURN collect(a) AS nodes, sum(COUNT { (a)<-[:HAS_ATTRIBUTE]-() }) AS links
       }
-      RETURN principals AS byValues, at AS valueClause
+      RETURN grp, nodes, links
+      ORDER BY links ASC
+      LIMIT 1
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    OPTIONAL CALL (links) {
+      WITH $q.anchor.range AS range
+      WHERE range IS NOT NULL AND links > 0
+      CALL (range) {
+        WITH range
+        WHERE range.kind = 'created_at'
+        RETURN COUNT {
+          MATCH (p:Principal) USING INDEX SEEK p:Principal(created_at)
+          WHERE p.created_at >= datetime(range.lo) + duration({nanoseconds: range.loOpen})
+            AND p.created_at <= datetime(range.hi) - duration({nanoseconds: range.hiOpen})
+        } AS n
+        UNION ALL
+        WITH range
+        WHERE range.kind = 'updated_at'
+        RETURN COUNT {
+          MATCH (p:Principal) USING INDEX SEEK p:Principal(updated_at)
+          WHERE p.updated_at >= datetime(range.lo) + duration({nanoseconds: range.loOpen})
+            AND p.updated_at <= datetime(range.hi) - duration({nanoseconds: range.hiOpen})
+        } AS n
+        UNION ALL
+        WITH range
+        WHERE range.kind = 'last_login'
+        RETURN COUNT {
+          MATCH (p:Principal) USING INDEX SEEK p:Principal(last_login)
+          WHERE p.last_login >= datetime(range.lo) + duration({nanoseconds: range.loOpen})
+            AND p.last_login <= datetime(range.hi) - duration({nanoseconds: range.hiOpen})
+        } AS n
+        UNION ALL
+        WITH range
+        WHERE range.kind = 'risk_score'
+        RETURN COUNT {
+          MATCH (p:Principal) USING INDEX SEEK p:Principal(risk_score)
+          WHERE p.risk_score >= range.lo + range.loOpen AND p.risk_score <= range.hi - range.hiOpen
+        } AS n
+      }
+      RETURN n AS inRange
+    }
+    WITH grp, nodes, CASE WHEN inRange < links THEN $q.anchor.range ELSE $q.anchor END AS anchor
+    OPTIONAL CALL (anchor, grp, nodes) {
+      WITH anchor, grp, nodes
+      WHERE anchor.kind = 'values'
+      // One value node gives each principal once; several may give an array's owner twice.
+      CALL (nodes) {
+        WITH nodes
+        WHERE size(nodes) = 1
+        UNWIND nodes AS a0
+        MATCH (p)-[:HAS_ATTRIBUTE]->(a0)
+        RETURN collect(p) AS one
+      }
+      CALL (nodes) {
+        WITH nodes
+        WHERE size(nodes) > 1
+        UNWIND nodes AS a0
+        MATCH (p)-[:HAS_ATTRIBUTE]->(a0)
+        RETURN collect(DISTINCT p) AS several
+      }
+      RETURN one + several AS byValues, grp.at AS valueClause
+    }
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'key'
       CALL (anchor) {
         MATCH (a0:Attribute) USING INDEX SEEK a0:Attribute(key, value)
@@ -147,8 +190,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(DISTINCT p) AS byKey
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'email'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(email)
@@ -157,8 +200,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS byEmail
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'name'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(name)
@@ -167,8 +210,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS byName
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'connector_source'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(connector_source)
@@ -177,8 +220,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS bySource
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'created_at'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(created_at)
@@ -188,8 +231,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS byCreated
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'updated_at'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(updated_at)
@@ -199,8 +242,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS byUpdated
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'last_login'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(last_login)
@@ -210,8 +253,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS byLogin
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'risk_score'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(risk_score)
@@ -220,8 +263,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS byRisk
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'labels' AND 'User' IN anchor.labels
       CALL () {
         MATCH (p:User)
@@ -229,8 +272,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS users
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'labels' AND 'ServiceAccount' IN anchor.labels
       CALL () {
         MATCH (p:ServiceAccount)
@@ -238,8 +281,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS serviceAccounts
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'labels' AND 'ApiKey' IN anchor.labels
       CALL () {
         MATCH (p:ApiKey)
@@ -247,8 +290,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS apiKeys
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'labels' AND 'AiAgent' IN anchor.labels
       CALL () {
         MATCH (p:AiAgent)
@@ -256,8 +299,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS agents
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'labels' AND 'Suspended' IN anchor.labels
       CALL () {
         MATCH (p:Suspended)
@@ -265,8 +308,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS suspended
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'labels' AND 'Deprovisioned' IN anchor.labels
       CALL () {
         MATCH (p:Deprovisioned)
@@ -274,8 +317,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS deprovisioned
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'labels' AND 'Deleted' IN anchor.labels
       CALL () {
         MATCH (p:Deleted)
@@ -283,8 +326,8 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS deleted
     }
-    CALL () {
-      WITH $q.anchor AS anchor
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'all'
       CALL () {
         MATCH (p:Principal)
@@ -292,7 +335,7 @@ OPTIONAL CALL (clauses, counted, population) {
       }
       RETURN collect(p) AS everyone
     }
-    RETURN CASE $q.anchor.kind
+    RETURN CASE anchor.kind
         WHEN 'values' THEN byValues
         WHEN 'key' THEN byKey
         WHEN 'email' THEN byEmail
@@ -304,7 +347,7 @@ OPTIONAL CALL (clauses, counted, population) {
         WHEN 'risk_score' THEN byRisk
         WHEN 'labels' THEN users + serviceAccounts + apiKeys + agents + suspended + deprovisioned + deleted
         ELSE everyone
-      END AS candidates, CASE WHEN valueClause IS NULL THEN $q.anchor.checked ELSE [valueClause] END AS checked
+      END AS candidates, CASE WHEN valueClause IS NULL THEN anchor.checked ELSE [valueClause] END AS checked
   }
   CALL (clauses, candidates, checked) {
     UNWIND candidates AS p
@@ -315,7 +358,7 @@ OPTIONAL CALL (clauses, counted, population) {
   RETURN matches
 }
 WITH clauses, matches, coalesce(counted, size(matches)) AS total, population
-WITH clauses, matches, total, $q.sort.ordered AND $window * population < total * total AS ordered, [] AS checked
+WITH clauses, matches, total, $q.sort.ordered AND toFloat($window) * population * $q.sort.spread < total * total AS ordered, [] AS checked
 CALL (clauses, matches, total, ordered, checked) {
   WITH clauses, checked, ordered
   WHERE ordered AND $q.sort.key = 'created_at desc'

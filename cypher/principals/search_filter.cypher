@@ -12,12 +12,13 @@
 // name or `attr.<key>`, passed as a value); a field holds one value, an attribute a string or a
 // list, and a list holds when any element does. A missing property gives null, which coalesce
 // turns into false before `neg` flips it, so every literal is true or false, never null.
-// CASE, not OR, decides what is evaluated: the planner may reorder the operands of OR.
+// CASE, not AND or OR, fixes what is evaluated first: the planner may reorder their operands.
 MATCH (p:Principal)
 WITH p, $clauses AS clauses, [] AS checked
-WHERE /*BEGIN*/CASE WHEN $q.allTypes THEN true ELSE any(l IN labels(p) WHERE l IN $q.types) END
-  AND CASE WHEN $q.notDeleted THEN NOT p:Deleted ELSE any(l IN labels(p) WHERE l IN $q.statuses) END
-  AND all(clause IN clauses WHERE CASE
+WHERE /*BEGIN*/CASE
+  WHEN NOT CASE WHEN $q.allTypes THEN true ELSE any(l IN labels(p) WHERE l IN $q.types) END THEN false
+  WHEN NOT CASE WHEN $q.notDeleted THEN NOT p:Deleted ELSE any(l IN labels(p) WHERE l IN $q.statuses) END THEN false
+  ELSE all(clause IN clauses WHERE CASE
     WHEN clause.at IN checked THEN true
     ELSE any(term IN clause.terms WHERE all(c IN term WHERE c.neg <> coalesce(CASE
       WHEN c.op = 'labels' THEN any(l IN labels(p) WHERE l IN c.values)
@@ -49,5 +50,6 @@ WHERE /*BEGIN*/CASE WHEN $q.allTypes THEN true ELSE any(l IN labels(p) WHERE l I
           END))
       END)
     END, false)))
-  END)/*END*/
+  END)
+END/*END*/
 RETURN p.id AS id

@@ -72,7 +72,12 @@ export interface ClauseParam {
 
 /** Where the search starts; `checked` names the clauses it enforces exactly, for the filter to skip. */
 export type AnchorParam = (
-  | { kind: 'values'; groups: { at: number; key: string; values: readonly unknown[] }[] }
+  | {
+      kind: 'values';
+      groups: { at: number; key: string; values: readonly unknown[] }[];
+      /** The anchor instead when it holds fewer principals than the rarest group links to. */
+      range: AnchorParam | null;
+    }
   | { kind: 'key'; key: string; op: string; value: unknown; numeric: boolean }
   | { kind: 'email' | 'name' | 'connector_source'; values: readonly unknown[] }
   | {
@@ -98,6 +103,8 @@ export interface SearchParams {
     key: string;
     field: string;
     desc: boolean;
+    /** Weighs the density guard of the ordered page (see SPREAD). */
+    spread: number;
     ordered: boolean;
     lo: unknown;
     hi: unknown;
@@ -237,6 +244,23 @@ function boundsOf(field: Field, tops: readonly Top[]): Bounds {
 const RANGE_FIELDS = ['created_at', 'updated_at', 'last_login', 'risk_score'] as const;
 
 /**
+ * How wide a closed range is, comparable across fields: the fraction of a year of timestamps, or
+ * of the score's 0-100. Among several, the narrowest likely holds the fewest principals.
+ */
+/** Ranges at most this wide (a quarter of a year, 25 score points) are good places to start. */
+const NARROW = 0.25;
+
+const widthOrWhole = (field: (typeof RANGE_FIELDS)[number], b: Bounds): number =>
+  b.lo !== undefined && b.hi !== undefined ? width(field, b) : Infinity;
+
+function width(field: (typeof RANGE_FIELDS)[number], b: Bounds): number {
+  const lo = b.lo!.value;
+  const hi = b.hi!.value;
+  if (field === 'risk_score') return (Number(hi) - Number(lo)) / 100;
+  return (Date.parse(String(hi)) - Date.parse(String(lo))) / (365 * 86_400_000);
+}
+
+/**
  * A range seek on a timestamp or the score. Open bounds move by the smallest step of the type
  * (a nanosecond, one point), so the inclusive seek is exact; a missing bound lies beyond every
  * stored value.
@@ -265,8 +289,9 @@ const isField = (l: Literal, f: Field): boolean => !isAttribute(l.target) && l.t
 /**
  * Where the search starts, most selective first: email or name equality (an index seek);
  * attribute equalities and `$in` lists (value nodes, the rarest picked at run time); an attribute
- * prefix; the rare statuses; a timestamp or score range; another attribute test on the values of
- * one key; connector source equality; type labels; else every principal.
+ * prefix; the narrowest of the narrow timestamp or score ranges; the rare statuses; any other
+ * range; another attribute test on the values of one key; connector source equality; type
+ * labels; else every principal.
  */
 function chooseAnchor(
   tops: readonly Top[],
@@ -281,13 +306,21 @@ function chooseAnchor(
     const t = seek(f);
     if (t) return { kind: f, values: values(t), checked: [t.at] };
   }
+  const ranges = RANGE_FIELDS.map((f) => ({ f, b: boundsOf(f, positive) }));
+  const narrowRange = ranges
+    .filter(({ b }) => b.lo !== undefined && b.hi !== undefined)
+    .map((r) => ({ ...r, width: width(r.f, r.b) }))
+    .filter((r) => r.width <= NARROW)
+    .sort((x, y) => x.width - y.width)[0];
   const equalities = positive.filter(
     (t) => attributeKey(t.literal) !== undefined && (t.literal.op === '$eq' || t.literal.op === '$in'),
   );
   if (equalities.length > 0) {
     // The group that wins is known only at run time; the statement skips its clause then.
     const groups = equalities.map((t) => ({ at: t.at, key: attributeKey(t.literal)!, values: values(t) }));
-    return { kind: 'values', groups, checked: [] };
+    // A value may be common (environment: prod); a narrow range competes, counted at run time.
+    const range = narrowRange ? rangeAnchor(narrowRange.f, narrowRange.b) : null;
+    return { kind: 'values', groups, range, checked: [] };
   }
   const keyScan = (ops: readonly string[]): AnchorParam | undefined => {
     const t = positive.find((x) => attributeKey(x.literal) !== undefined && ops.includes(x.literal.op));
@@ -305,11 +338,14 @@ function chooseAnchor(
   };
   const prefix = keyScan(['$startsWith']);
   if (prefix) return prefix;
+  if (narrowRange) return rangeAnchor(narrowRange.f, narrowRange.b);
   if (!statuses.has(STATUS_LABEL.active)) return { kind: 'labels', labels: [...statuses], checked: [] };
-  for (const f of RANGE_FIELDS) {
-    const b = boundsOf(f, positive);
-    if (b.lo !== undefined || b.hi !== undefined) return rangeAnchor(f, b);
-  }
+  // A wide range, or one open at one end, may hold most principals; still, an index range is
+  // cheaper to read than value nodes found by a test on every value of a key.
+  const open = ranges
+    .filter(({ b }) => b.lo !== undefined || b.hi !== undefined)
+    .sort((x, y) => widthOrWhole(x.f, x.b) - widthOrWhole(y.f, y.b))[0];
+  if (open) return rangeAnchor(open.f, open.b);
   const other = keyScan(['$contains', '$endsWith', '$gt', '$gte', '$lt', '$lte']);
   if (other) return other;
   const source = seek('connector_source');
@@ -326,8 +362,27 @@ function narrow(set: Set<string>, all: readonly string[], l: Literal, f: 'type' 
   }
 }
 
+/**
+ * How many more matches an ordered index scan needs before it beats sorting them. An index read
+ * in order still has to finish the run of equal sort values it stopped in (ties break on id), and
+ * the score has only 101 values, so its runs are long: it is read in order only when the
+ * matches are a large part of everyone.
+ */
+const SPREAD: Record<SortField, number> = {
+  created_at: 1,
+  updated_at: 1,
+  name: 1,
+  last_login: 1,
+  risk_score: 100,
+};
+
 function sortParams(sort: Sort, tops: readonly Top[]): SearchParams['sort'] {
-  const base = { key: `${sort.field} ${sort.order}`, field: sort.field, desc: sort.order === 'desc' };
+  const base = {
+    key: `${sort.field} ${sort.order}`,
+    field: sort.field,
+    desc: sort.order === 'desc',
+    spread: SPREAD[sort.field],
+  };
   if (sort.field === 'last_login') {
     // An index holds no nulls, so only a sort key every principal has can be read in index order.
     return { ...base, ordered: false, lo: null, hi: null };

@@ -153,7 +153,9 @@ describe('principal search', () => {
     return JSON.stringify(rows);
   };
 
-  before(async () => {
+  before(async function () {
+    // The first app of a run also migrates a brand-new store.
+    this.timeout(60_000);
     app = await startTestApp();
     api = await authed(app);
     const add = async (key: string, seed: Seed): Promise<void> => {

@@ -201,6 +201,15 @@ describe('query representation on Neo4j', () => {
         ['research-agent'],
       ],
       [condition(attribute('tags'), '$endsWith', 'ITE'), ['ci-key']],
+      // Two principals in the window against six linked to payments: the range is the anchor.
+      [
+        and(
+          eq(team, 'payments'),
+          condition(field('created_at'), '$gt', '2026-05-31T00:00:00Z'),
+          condition(field('created_at'), '$lt', '2026-06-02T00:00:00Z'),
+        ),
+        ['support-agent'],
+      ],
       [or(), []],
       [and(), SEEDS.map((s) => s.name).sort()],
     ];

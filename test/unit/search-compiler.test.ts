@@ -1,8 +1,11 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { Catalogue } from '../../src/db/catalogue.js';
 import { AppError } from '../../src/errors/errors.js';
 import { compileSearch, type SearchRequest } from '../../src/principals/search.js';
 import type { SearchParams } from '../../src/query/cypher.js';
+import { SORT_FIELDS } from '../../src/query/model.js';
+import { PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../../src/principals/model.js';
 import { MAX_PAGE } from '../../src/pagination.js';
 import { parseInstant } from '../../src/time.js';
 
@@ -175,6 +178,7 @@ describe('search compiler', () => {
           { at: 2, key: 'environment', values: ['prod'] },
           { at: 4, key: 'team', values: ['payments'] },
         ],
+        range: null,
         checked: [],
       });
       expect(params.types).to.deep.equal(['User']);
@@ -210,11 +214,39 @@ describe('search compiler', () => {
       expect(byAttribute.anchor.kind).to.equal('values');
     });
 
+    it('lets a narrow range compete at run time with the value nodes, and leaves wide ones out', () => {
+      const week = q({
+        query: {
+          last_login: { $gte: '2026-01-01T00:00:00Z', $lt: '2026-01-08T00:00:00Z' },
+          attributes: { environment: 'prod' },
+        },
+      });
+      expect(week.anchor).to.deep.include({
+        kind: 'values',
+        range: {
+          kind: 'last_login',
+          lo: '2026-01-01T00:00:00Z',
+          loOpen: 0,
+          hi: '2026-01-08T00:00:00Z',
+          hiOpen: 1,
+          checked: [1, 2],
+        },
+      });
+      const years = q({
+        query: {
+          last_login: { $gte: '2024-01-01T00:00:00Z', $lt: '2026-01-08T00:00:00Z' },
+          attributes: { environment: 'prod' },
+        },
+      });
+      expect(years.anchor).to.deep.include({ kind: 'values', range: null });
+    });
+
     it('takes sort fields and directions from the whitelist only', () => {
       expect(q({ sort: { field: 'name', order: 'asc' } }).sort).to.deep.equal({
         key: 'name asc',
         field: 'name',
         desc: false,
+        spread: 1,
         ordered: true,
         lo: '',
         hi: null,
@@ -223,7 +255,8 @@ describe('search compiler', () => {
       expect(q({ sort: { field: 'last_login' } }).sort).to.include({ ordered: false, desc: true });
       expect(q({}).sort).to.include({ key: 'created_at desc', ordered: true });
       const ranged = q({ query: { risk_score: { $gte: 40, $lt: 60 } }, sort: { field: 'risk_score' } });
-      expect(ranged.sort).to.include({ lo: 40, hi: 60 });
+      // Scores repeat a lot: an ordered scan must finish each run of equal scores it enters.
+      expect(ranged.sort).to.include({ lo: 40, hi: 60, spread: 100 });
       expect(ranged.anchor).to.include({ kind: 'risk_score', lo: 40, loOpen: 0, hi: 60, hiOpen: 1 });
     });
 
@@ -239,6 +272,102 @@ describe('search compiler', () => {
 
     it('fills every marker of the template', () => {
       expect(compile({}).text).not.to.match(/\/\*[A-Z_]+\*\//);
+    });
+  });
+
+  describe('bounded texts', () => {
+    const word = fc.constantFrom('a', 'payments', 'prod', "x' OR 1=1 //", '*/ MATCH (n) //', 'Ωmega', '');
+    const instant = fc
+      .date({
+        min: new Date('2000-01-01T00:00:00Z'),
+        max: new Date('2030-01-01T00:00:00Z'),
+        noInvalidDate: true,
+      })
+      .map((d) => d.toISOString());
+    const list = <T>(item: fc.Arbitrary<T>) => fc.array(item, { minLength: 1, maxLength: 4 });
+    /** An operator object for a value kind: any subset of its operators, each with a fitting operand. */
+    const operators = (value: fc.Arbitrary<unknown>, range: fc.Arbitrary<unknown>, text: boolean) =>
+      fc.record(
+        {
+          $eq: value,
+          $ne: value,
+          $in: list(value),
+          $nin: list(value),
+          $gt: range,
+          $gte: range,
+          $lt: range,
+          $lte: range,
+          $exists: fc.boolean(),
+          ...(text ? { $contains: word, $startsWith: word } : {}),
+        },
+        { requiredKeys: [] },
+      );
+    const condition = (value: fc.Arbitrary<unknown>, range: fc.Arbitrary<unknown>, text: boolean) =>
+      fc.oneof(
+        value,
+        operators(value, range, text).filter((o) => Object.keys(o).length > 0),
+      );
+    const textCondition = condition(word, fc.oneof(word, fc.integer({ min: -5, max: 50 })), true);
+    const body = fc.record(
+      {
+        query: fc.record(
+          {
+            type: fc.oneof(
+              fc.constantFrom(...PRINCIPAL_TYPES),
+              fc.uniqueArray(fc.constantFrom(...PRINCIPAL_TYPES), { minLength: 1 }),
+            ),
+            status: fc.oneof(
+              fc.constantFrom(...PRINCIPAL_STATUSES),
+              fc.uniqueArray(fc.constantFrom(...PRINCIPAL_STATUSES), { minLength: 1 }),
+            ),
+            name: textCondition,
+            email: textCondition,
+            connector_source: textCondition,
+            created_at: condition(instant, instant, false),
+            updated_at: condition(instant, instant, false),
+            last_login: condition(instant, instant, false),
+            risk_score: condition(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), false),
+            attributes: fc.dictionary(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_.-]{0,8}$/), textCondition, {
+              maxKeys: 4,
+            }),
+          },
+          { requiredKeys: [] },
+        ),
+        sort: fc.record(
+          { field: fc.constantFrom(...SORT_FIELDS), order: fc.constantFrom('asc', 'desc') },
+          { requiredKeys: [] },
+        ),
+        page: fc.integer({ min: 1, max: 1000 }),
+        limit: fc.integer({ min: 1, max: 100 }),
+      },
+      { requiredKeys: [] },
+    );
+
+    it('gives every valid search the same text, with the query only in a map parameter', () => {
+      const texts = new Set<string>();
+      let compiled = 0;
+      fc.assert(
+        fc.property(body, (request) => {
+          let result: ReturnType<typeof compile>;
+          try {
+            result = compile(request);
+          } catch (err) {
+            // Over 32 conditions: refused, as it should be; everything else must compile.
+            expect((err as AppError).errors?.map((e) => e.pointer)).to.deep.equal(['/query']);
+            return;
+          }
+          compiled += 1;
+          texts.add(result.text);
+          // The plan cache keys on parameter types (and list sizes): only a map and integers here.
+          expect(Object.keys(result.params).sort()).to.deep.equal(['limit', 'q', 'skip', 'window']);
+          for (const key of ['skip', 'limit', 'window'] as const) {
+            expect(Number.isSafeInteger(result.params[key]), key).to.equal(true);
+          }
+        }),
+        { numRuns: 2000 },
+      );
+      expect(compiled).to.be.greaterThan(1000);
+      expect(texts.size).to.equal(1);
     });
   });
 
