@@ -349,20 +349,22 @@ OPTIONAL CALL (clauses, counted, population) {
         ELSE everyone
       END AS candidates, CASE WHEN valueClause IS NULL THEN anchor.checked ELSE [valueClause] END AS checked
   }
-  CALL (clauses, candidates, checked) {
+  // The clauses the anchor enforced need no second look at its candidates.
+  WITH candidates, [clause IN clauses WHERE NOT clause.at IN checked] AS residual
+  CALL (residual, candidates) {
     UNWIND candidates AS p
-    WITH p
+    WITH p, residual AS clauses
     WHERE true /*FILTER*/
     RETURN collect(p) AS matches
   }
   RETURN matches
 }
 WITH clauses, matches, coalesce(counted, size(matches)) AS total, population
-WITH clauses, matches, total, $q.sort.ordered AND toFloat($window) * population * $q.sort.spread < total * total AS ordered, [] AS checked
-CALL (clauses, matches, total, ordered, checked) {
-  WITH clauses, checked, ordered
+WITH clauses, matches, total, $q.sort.ordered AND toFloat($window) * population * $q.sort.spread < total * total AS ordered
+CALL (clauses, matches, total, ordered) {
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'created_at desc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(created_at)
     WHERE p.created_at >= datetime($q.sort.lo) AND p.created_at <= datetime($q.sort.hi) /*FILTER*/
     WITH p
@@ -373,9 +375,9 @@ CALL (clauses, matches, total, ordered, checked) {
   }
   RETURN rows
   UNION ALL
-  WITH clauses, checked, ordered
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'created_at asc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(created_at)
     WHERE p.created_at >= datetime($q.sort.lo) AND p.created_at <= datetime($q.sort.hi) /*FILTER*/
     WITH p
@@ -386,9 +388,9 @@ CALL (clauses, matches, total, ordered, checked) {
   }
   RETURN rows
   UNION ALL
-  WITH clauses, checked, ordered
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'updated_at desc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(updated_at)
     WHERE p.updated_at >= datetime($q.sort.lo) AND p.updated_at <= datetime($q.sort.hi) /*FILTER*/
     WITH p
@@ -399,9 +401,9 @@ CALL (clauses, matches, total, ordered, checked) {
   }
   RETURN rows
   UNION ALL
-  WITH clauses, checked, ordered
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'updated_at asc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(updated_at)
     WHERE p.updated_at >= datetime($q.sort.lo) AND p.updated_at <= datetime($q.sort.hi) /*FILTER*/
     WITH p
@@ -412,9 +414,9 @@ CALL (clauses, matches, total, ordered, checked) {
   }
   RETURN rows
   UNION ALL
-  WITH clauses, checked, ordered
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'risk_score desc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(risk_score)
     WHERE p.risk_score >= $q.sort.lo AND p.risk_score <= $q.sort.hi /*FILTER*/
     WITH p
@@ -425,9 +427,9 @@ CALL (clauses, matches, total, ordered, checked) {
   }
   RETURN rows
   UNION ALL
-  WITH clauses, checked, ordered
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'risk_score asc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(risk_score)
     WHERE p.risk_score >= $q.sort.lo AND p.risk_score <= $q.sort.hi /*FILTER*/
     WITH p
@@ -438,9 +440,9 @@ CALL (clauses, matches, total, ordered, checked) {
   }
   RETURN rows
   UNION ALL
-  WITH clauses, checked, ordered
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'name desc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(name)
     WHERE p.name >= $q.sort.lo /*FILTER*/
     WITH p
@@ -451,9 +453,9 @@ CALL (clauses, matches, total, ordered, checked) {
   }
   RETURN rows
   UNION ALL
-  WITH clauses, checked, ordered
+  WITH clauses, ordered
   WHERE ordered AND $q.sort.key = 'name asc'
-  CALL (clauses, checked) {
+  CALL (clauses) {
     MATCH (p:Principal) USING INDEX SEEK p:Principal(name)
     WHERE p.name >= $q.sort.lo /*FILTER*/
     WITH p

@@ -95,6 +95,8 @@ export interface SearchParams {
   anchor: AnchorParam;
   clauses: ClauseParam[];
   allTypes: boolean;
+  /** The one type label allowed, if there is one. */
+  type: string | null;
   types: string[];
   notDeleted: boolean;
   statuses: string[];
@@ -464,6 +466,7 @@ export function compile(
     anchor,
     clauses,
     allTypes: types.size === TYPE_LABELS.length,
+    type: types.size === 1 ? [...types][0]! : null,
     types: [...types],
     notDeleted: statuses.size === everyButDeleted.length && everyButDeleted.every((s) => statuses.has(s)),
     statuses: [...statuses],
