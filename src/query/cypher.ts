@@ -113,7 +113,7 @@ export interface SearchParams {
   };
 }
 
-/** Skip values past this are all "past the end"; the cap keeps Cypher integer arithmetic in range. */
+/** Windows past this are all "far down the list"; the cap keeps the density guard in range. */
 const MAX_WINDOW = 2 ** 31;
 
 const TYPE_LABELS = PRINCIPAL_TYPES.map((t) => TYPE_LABEL[t]);
