@@ -155,7 +155,7 @@ const LOCATIONS = [
 ];
 export const ENVIRONMENTS = ['prod', 'staging', 'dev', 'test'];
 const SERVICE_TYPES = ['batch', 'api', 'etl', 'ci', 'monitoring', 'backup', 'integration', 'stream'];
-const MODELS = ['gpt-4o', 'claude-3', 'llama-3', 'mistral-large', 'gemini-1.5', 'internal-7b'];
+export const MODELS = ['gpt-4o', 'claude-3', 'llama-3', 'mistral-large', 'gemini-1.5', 'internal-7b'];
 const CAPABILITIES = [
   'read_tickets',
   'write_tickets',
@@ -173,7 +173,7 @@ const CAPABILITIES = [
 const TOOLS = Array.from({ length: 30 }, (_, i) => `tool-${i}`);
 const REGIONS = ['us-east-1', 'us-west-2', 'eu-west-1', 'eu-central-1', 'ap-southeast-1', 'ap-northeast-1'];
 const TIERS = ['tier-0', 'tier-1', 'tier-2', 'tier-3', 'tier-4'];
-const PROJECTS = Array.from({ length: 200 }, (_, i) => `project-${i}`);
+export const PROJECTS = Array.from({ length: 200 }, (_, i) => `project-${i}`);
 const COMPLIANCE = ['sox', 'pci', 'hipaa', 'gdpr', 'iso27001', 'soc2'];
 const LANGUAGES = ['en', 'de', 'fr', 'ja', 'es', 'pt', 'zh'];
 

@@ -2,9 +2,10 @@
  * Identity-graph benchmark: generates a realistic organisation (100,000 principals of all four
  * types with a manager tree, 5,000 nested groups, attributes from a few dozen keys), loads it
  * in batches, then measures the HTTP API end to end (token check and rate limiter included):
- * list, get, search (equality, $in, $contains, date ranges) and relationships at depth 3; and the
- * throughput of an authenticated read with the in-memory token check against the previous check
- * (a signature and a Neo4j read per request), in the same run.
+ * list, get, search (equality, $in, $contains, date ranges, and searches whose every request
+ * combines operators, fields and sort in a way never seen before) and relationships at depth 3;
+ * and the throughput of an authenticated read with the in-memory token check against the
+ * previous check (a signature and a Neo4j read per request), in the same run.
  *
  *   npm run bench                      # embedded Neo4j in a throwaway directory
  *   NEO4J_URI=bolt://... npm run bench # an existing (empty) Neo4j
@@ -27,6 +28,7 @@ import { createLogger } from '../src/logging/logger.js';
 import { createRuntime } from '../src/runtime.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
 import { startServer } from '../src/http/server.js';
+import { freshSearches } from './fresh-searches.js';
 import { DEPARTMENTS, generateOrg, rng, TEAMS } from './org.js';
 import { measureTokenCheck } from './token-check.js';
 
@@ -232,6 +234,7 @@ async function run(
     const day = 86_400_000;
     const ids = org.principals.map((p) => p.id);
     const agents = org.principals.filter((p) => p.type === 'AI_AGENT');
+    const fresh = freshSearches(rng(11), now);
     const search = (query: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
       method: 'POST',
       path: '/v1/principals/search',
@@ -307,6 +310,15 @@ async function run(
           return search({
             created_at: { $gte: new Date(from).toISOString(), $lt: new Date(from + 30 * day).toISOString() },
           });
+        },
+      },
+      {
+        // Every request a combination of operators, fields, keys and sort not seen before.
+        name: 'search never-seen combination',
+        target: 30,
+        request: () => {
+          const body = fresh();
+          return { method: 'POST', path: '/v1/principals/search', body };
         },
       },
       {

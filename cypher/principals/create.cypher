@@ -13,6 +13,7 @@ CREATE (p:Principal {
 })
 SET p:$($labels)
 SET p += $props
+SET p.card = [p.id, p.name, p.type, coalesce(p.email, '')]
 WITH p
 CALL (p) {
   UNWIND $entries AS entry

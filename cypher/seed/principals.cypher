@@ -18,7 +18,8 @@ SET p = props {
   .*,
   created_at: datetime.fromepochmillis(row.createdAt),
   updated_at: datetime.fromepochmillis(row.createdAt),
-  last_login: CASE WHEN row.lastLogin IS NOT NULL THEN datetime.fromepochmillis(row.lastLogin) END
+  last_login: CASE WHEN row.lastLogin IS NOT NULL THEN datetime.fromepochmillis(row.lastLogin) END,
+  card: [props.id, props.name, props.type, coalesce(props.email, '')]
 }
 WITH p, row, vocabulary
 CALL (p, row, vocabulary) {

@@ -25,3 +25,17 @@ export function fillMarkers(template: string, insertions: Readonly<Record<string
   }
   return text;
 }
+
+/**
+ * The text between the BEGIN and END block-comment markers of a catalogue query: a piece of
+ * Cypher that other templates share (inserted with `fillMarkers`), kept in a file that is a
+ * statement of its own so that the catalogue's EXPLAIN check covers it.
+ */
+export function fragmentOf(text: string, begin = '/*BEGIN*/', end = '/*END*/'): string {
+  const from = text.indexOf(begin);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from || text.indexOf(begin, from + 1) >= 0 || text.indexOf(end, to + 1) >= 0) {
+    throw new Error(`query text must contain ${begin} ... ${end} exactly once`);
+  }
+  return text.slice(from + begin.length, to).trim();
+}

@@ -45,6 +45,16 @@ export const META_PREFIX = 'meta.';
  */
 export const MANAGER_KEY = 'manager_id';
 
+/**
+ * Every principal that is not deleted carries a `card` property, [id, name, type, email or '']
+ * (Neo4j lists hold no nulls): what principals/relationships returns for each related principal,
+ * in one property read instead of four. Whatever writes a principal's name or email recomputes
+ * the card in the same statement from the node's own properties (principals/create,
+ * principals/update, seed/principals, and the SCIM writes to come); deleting a principal
+ * removes it; migration 005 gave one to principals written before.
+ */
+export type Card = [id: string, name: string, type: string, email: string];
+
 /** A principal as it appears among relationships and group members. */
 export function summary(p: { id: string; name: string; type: string; email?: string | null }) {
   return { id: p.id, name: p.name, type: p.type, email: p.email ?? null };

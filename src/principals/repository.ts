@@ -11,6 +11,7 @@ import {
   TYPE_LABEL,
   type Attributes,
   type AttributeValue,
+  type Card,
   type Metadata,
   type Principal,
   type PrincipalStatus,
@@ -160,14 +161,18 @@ export const principalRepository = {
     depth: number,
     cap: number,
   ): Promise<RelationshipRows | undefined> {
-    type Person = [string, string, string, string | null];
     const row = await tx.first<{
-      managers: { depth: number; principal: Person }[];
-      reports: { depth: number; count: number; principals: Person[] }[];
+      managers: { depth: number; principal: Card }[];
+      reports: { depth: number; count: number; principals: Card[] }[];
       groups: { depth: number; count: number; groups: [string, string][] }[];
     }>(Q.relationships, { id, types: [...types], depth, cap });
     if (!row) return undefined;
-    const person = ([pid, name, type, email]: Person): RelatedPrincipal => ({ id: pid, name, type, email });
+    const person = ([pid, name, type, email]: Card): RelatedPrincipal => ({
+      id: pid,
+      name,
+      type,
+      email: email === '' ? null : email,
+    });
     return {
       managers: row.managers.map((m) => ({ depth: m.depth, principal: person(m.principal) })),
       reports: row.reports.map((r) => ({ ...r, principals: r.principals.map(person) })),

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { validationFailed, type FieldError } from '../errors/errors.js';
 import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../principals/model.js';
+import { SORT_FIELDS, type SortField } from '../query/model.js';
 import { parseInstant } from '../time.js';
 import { KeyedMap, PageQuery } from './common.js';
 import { PrincipalStatusSchema, PrincipalTypeSchema } from './principals.js';
@@ -30,8 +31,7 @@ export type Operator = (typeof OPERATORS)[number];
 export const TEXT_FIELDS = ['name', 'email', 'connector_source'] as const;
 export const TIMESTAMP_FIELDS = ['created_at', 'updated_at', 'last_login'] as const;
 export const SCORE_FIELDS = ['risk_score'] as const;
-export const SORT_FIELDS = ['created_at', 'updated_at', 'name', 'last_login', 'risk_score'] as const;
-export type SortField = (typeof SORT_FIELDS)[number];
+export { SORT_FIELDS, type SortField };
 
 export const MAX_CONDITIONS = 32;
 export const MAX_IN_VALUES = 100;

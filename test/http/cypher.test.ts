@@ -13,7 +13,9 @@ describe('Cypher catalogue and schema on Neo4j', () => {
     await app.close();
   });
 
-  it('every query file compiles (EXPLAIN)', async () => {
+  it('every query file compiles (EXPLAIN)', async function () {
+    // Planning the one principal search statement alone takes a few seconds.
+    this.timeout(90_000);
     const catalogue = await Catalogue.load();
     const failures: string[] = [];
     for (const name of catalogue.names()) {

@@ -5,6 +5,20 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
+import { loadMigrations } from '../../src/db/migrations.js';
+import { newId } from '../../src/ids.js';
+import { principalRepository } from '../../src/principals/repository.js';
+import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
+
+const seedRow = (name: string): SeedPrincipal => ({
+  id: newId('principal'),
+  type: 'USER',
+  name,
+  email: `${name.toLowerCase().replace(/\W+/g, '.')}@example.com`,
+  attributes: {},
+  metadata: {},
+  createdAt: new Date().toISOString(),
+});
 
 /**
  * Org chart used throughout:
@@ -196,6 +210,111 @@ describe('principal relationships', () => {
       'group_member',
       'group_member',
     ]);
+  });
+
+  describe('cards', () => {
+    const cardOf = async (id: string): Promise<unknown> =>
+      (await cypher(app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN p.card AS card', { id }))[0]![
+        'card'
+      ];
+
+    it('stores [id, name, type, email] on every principal written, by the API or in bulk', async () => {
+      const boss = await insertPrincipal(app, { name: 'Card Boss', email: 'card.boss@example.com' });
+      expect(await cardOf(boss.id)).to.deep.equal([boss.id, 'Card Boss', 'USER', 'card.boss@example.com']);
+      const svc = (await api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: 'card-svc' })).body;
+      expect(await cardOf(svc.id)).to.deep.equal([svc.id, 'card-svc', 'SERVICE_ACCOUNT', '']);
+      const bulk = { ...seedRow('Bulk Card'), attributes: { manager_id: boss.id } };
+      await new BulkLoader(app.runtime.db).principals([bulk]);
+      expect(await cardOf(bulk.id)).to.deep.equal([bulk.id, 'Bulk Card', 'USER', 'bulk.card@example.com']);
+      expect(names((await rel(boss.id, '?type=reports')).relationships[0])).to.deep.equal(['Bulk Card']);
+    });
+
+    it('follows a rename, in the card and in the order of reports', async () => {
+      const boss = await insertPrincipal(app, { name: 'Rename Boss' });
+      const a = (
+        await api.post('/v1/principals', {
+          type: 'AI_AGENT',
+          name: 'agent-a',
+          attributes: { manager_id: boss.id },
+        })
+      ).body;
+      const b = (
+        await api.post('/v1/principals', {
+          type: 'AI_AGENT',
+          name: 'agent-b',
+          attributes: { manager_id: boss.id },
+        })
+      ).body;
+      expect(names((await rel(boss.id, '?type=reports')).relationships[0])).to.deep.equal([
+        'agent-a',
+        'agent-b',
+      ]);
+      const res = await api.patch(`/v1/principals/${a.id}`, { name: 'zz-agent-a' });
+      expect(res.status, res.text).to.equal(200);
+      expect(await cardOf(a.id)).to.deep.equal([a.id, 'zz-agent-a', 'AI_AGENT', '']);
+      const entry = (await rel(boss.id, '?type=reports')).relationships[0];
+      expect(entry.principals).to.deep.equal([
+        { id: b.id, name: 'agent-b', type: 'AI_AGENT', email: null },
+        { id: a.id, name: 'zz-agent-a', type: 'AI_AGENT', email: null },
+      ]);
+    });
+
+    it('follows an email change from the identity connector', async () => {
+      const boss = await insertPrincipal(app, { name: 'Mail Boss' });
+      const user = await insertPrincipal(app, { name: 'Mail User', attributes: { manager_id: boss.id } });
+      await app.runtime.db.write('test/email_change', async (tx) => {
+        await principalRepository.update(
+          tx,
+          user,
+          { email: 'new.address@example.com', risk: { score: user.risk_score, factors: user.risk_factors } },
+          new Date().toISOString(),
+        );
+      });
+      expect(await cardOf(user.id)).to.deep.equal([user.id, 'Mail User', 'USER', 'new.address@example.com']);
+      const [entry] = (await rel(boss.id, '?type=reports')).relationships;
+      expect(entry.principals[0]).to.deep.equal({
+        id: user.id,
+        name: 'Mail User',
+        type: 'USER',
+        email: 'new.address@example.com',
+      });
+    });
+
+    it('goes when the principal is deleted', async () => {
+      const boss = await insertPrincipal(app, { name: 'Delete Boss' });
+      const svc = (
+        await api.post('/v1/principals', {
+          type: 'API_KEY',
+          name: 'doomed-key',
+          attributes: { manager_id: boss.id },
+        })
+      ).body;
+      expect(await cardOf(svc.id)).to.be.an('array');
+      expect((await api.delete(`/v1/principals/${svc.id}`)).status).to.equal(200);
+      expect(await cardOf(svc.id)).to.equal(null);
+      expect((await rel(boss.id, '?type=reports')).relationships).to.deep.equal([]);
+    });
+
+    it('is backfilled by the migration for principals written without one, once', async () => {
+      const [migration] = (await loadMigrations()).filter((m) => m.name === 'principal_cards');
+      expect(migration).not.to.equal(undefined);
+      const boss = await insertPrincipal(app, { name: 'Old Boss' });
+      const old = await insertPrincipal(app, { name: 'Old Report', attributes: { manager_id: boss.id } });
+      const gone = await insertPrincipal(app, { name: 'Old Gone', status: 'deleted' });
+      await cypher(app.runtime.db, 'MATCH (p:Principal) WHERE p.id IN $ids REMOVE p.card', {
+        ids: [old.id, gone.id],
+      });
+      // A card that is already there is left as it is.
+      await cypher(app.runtime.db, "MATCH (p:Principal {id: $id}) SET p.card = [p.id, 'Kept', p.type, '']", {
+        id: boss.id,
+      });
+      for (let run = 0; run < 2; run += 1) {
+        for (const statement of migration!.statements) await app.runtime.db.schema(statement);
+        expect(await cardOf(old.id)).to.deep.equal([old.id, 'Old Report', 'USER', old.email]);
+        expect(await cardOf(gone.id)).to.equal(null);
+        expect(await cardOf(boss.id)).to.deep.equal([boss.id, 'Kept', 'USER', '']);
+      }
+    });
   });
 
   it('validates type and depth', async () => {

@@ -1,7 +1,11 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { Catalogue } from '../../src/db/catalogue.js';
 import { AppError } from '../../src/errors/errors.js';
 import { compileSearch, type SearchRequest } from '../../src/principals/search.js';
+import type { SearchParams } from '../../src/query/cypher.js';
+import { SORT_FIELDS } from '../../src/query/model.js';
+import { PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../../src/principals/model.js';
 import { MAX_PAGE } from '../../src/pagination.js';
 import { parseInstant } from '../../src/time.js';
 
@@ -45,6 +49,8 @@ describe('search compiler', () => {
           ? Object.values(value).flatMap(strings)
           : [];
 
+  const q = (request: unknown): SearchParams => compile(request).params.q;
+
   describe('parameters', () => {
     it('puts every value into the parameters and none into the text', () => {
       for (const hostile of HOSTILE) {
@@ -82,117 +88,176 @@ describe('search compiler', () => {
     });
 
     it('normalises instants to UTC before they reach Cypher', () => {
-      const { text, params } = compile({
+      const params = q({
         query: { created_at: { $gte: '2026-01-01T02:00:00+02:00', $lt: '2026-01-02t00:00:00.123456z' } },
       });
-      expect(strings(params)).to.include.members(['2026-01-01T00:00:00Z', '2026-01-02T00:00:00.123456Z']);
-      expect(text).to.match(/p\.created_at >= datetime\(\$v\d+\)/);
-      expect(text).to.match(/p\.created_at < datetime\(\$v\d+\)/);
+      const literals = params.clauses.flatMap((c) => c.terms.flat());
+      expect(literals.map((l) => [l.op, l.value, l.temporal])).to.deep.include.members([
+        ['gte', '2026-01-01T00:00:00Z', true],
+        ['lt', '2026-01-02T00:00:00.123456Z', true],
+      ]);
+      expect(params.anchor).to.include({
+        kind: 'created_at',
+        lo: '2026-01-01T00:00:00Z',
+        loOpen: 0,
+        hi: '2026-01-02T00:00:00.123456Z',
+        hiOpen: 1,
+      });
     });
 
     it('gives numbers to numeric comparisons and strings to text comparisons', () => {
-      const { text, params } = compile({ query: { attributes: { level: { $gt: 5, $lte: 'm' } } } });
-      expect(text).to.include('toFloatOrNull(e) >');
-      expect(text).to.match(/WHERE e <= \$v\d+/);
-      expect(Object.values(params)).to.include(5);
-      expect(Object.values(params)).to.include('m');
+      const literals = q({ query: { attributes: { level: { $gt: 5, $lte: 'm' } } } }).clauses.flatMap((c) =>
+        c.terms.flat(),
+      );
+      expect(literals.map((l) => [l.op, l.value, l.numeric])).to.deep.equal([
+        ['gt', 5, true],
+        ['lte', 'm', false],
+      ]);
     });
 
-    it('uses the same text for the same conditions in another key order', () => {
-      const a = compile({ query: { attributes: { a: { $ne: 'x' }, b: { $in: ['y'] } } } });
-      const b = compile({ query: { attributes: { b: { $in: ['z'] }, a: { $ne: 'w' } } } });
-      expect(a.text).to.equal(b.text);
+    it('uses one text for every search, sort and page', () => {
+      const texts = new Set(
+        [
+          {},
+          { query: { attributes: { a: { $ne: 'x' }, b: { $in: ['y'] } } } },
+          { query: { type: 'USER', email: 'a@example.com' }, sort: { field: 'name', order: 'asc' } },
+          { query: { last_login: { $exists: false } }, sort: { field: 'last_login' }, page: 9 },
+          { query: { status: 'deleted', risk_score: { $gte: 50 } }, limit: 1 },
+        ].map((r) => compile(r).text),
+      );
+      expect(texts.size).to.equal(1);
     });
   });
 
   describe('query shape', () => {
-    it('answers type, status and connector source alone from the listing template', () => {
-      const none = compile({});
-      expect(none.name).to.equal('principals/search_listing');
-      expect(none.params).to.include({ source: null, labels: null });
-      expect(none.params['types']).to.deep.equal(['USER', 'SERVICE_ACCOUNT', 'API_KEY', 'AI_AGENT']);
-      // Every status but deleted: the label test, and deleted principals counted off the total.
-      expect(none.text).to.include('NOT p:Deleted');
-      expect(none.text).to.include('+ COUNT { MATCH (p:Deleted) WHERE true }');
+    it('answers type, status and connector source alone from the label counts', () => {
+      const none = q({});
+      expect(none.counted).to.deep.equal({
+        types: ['User', 'ServiceAccount', 'ApiKey', 'AiAgent'],
+        leftOut: ['Deleted'],
+        source: null,
+      });
+      expect(none).to.include({ allTypes: true, notDeleted: true });
+      expect(none.anchor.kind).to.equal('all');
 
-      const typed = compile({
+      const typed = q({
         query: { type: 'AI_AGENT', connector_source: 'okta', status: ['active', 'deleted'] },
       });
-      expect(typed.name).to.equal('principals/search_listing');
-      expect(typed.params).to.include({ source: 'okta' });
-      expect(typed.params['labels']).to.deep.equal(['AiAgent']);
-      expect(typed.text).to.include('(p:Active OR p:Deleted)');
-      expect(typed.text).to.include(
-        '+ COUNT { MATCH (p:Suspended) WHERE true AND (p:AiAgent) AND (p.connector_source = $source) }',
-      );
-      expect(typed.text).to.include('+ COUNT { MATCH (p:Deprovisioned)');
+      expect(typed.counted).to.deep.equal({
+        types: ['AiAgent'],
+        leftOut: ['Suspended', 'Deprovisioned'],
+        source: 'okta',
+      });
+      expect(typed).to.include({ allTypes: false, notDeleted: false });
+      expect(typed.statuses).to.deep.equal(['Active', 'Deleted']);
+      expect(typed.anchor).to.deep.include({ kind: 'connector_source', values: ['okta'] });
     });
 
     it('counts by matching when the statuses asked for are the rare ones', () => {
-      const { name, text } = compile({ query: { status: 'suspended' } });
-      expect(name).to.equal('principals/search');
-      expect(text).to.include('AND (p:Suspended)');
-      expect(text).not.to.include('NOT p:Deleted');
+      const params = q({ query: { status: 'suspended' } });
+      expect(params.counted).to.equal(null);
+      expect(params.anchor).to.deep.equal({ kind: 'labels', labels: ['Suspended'], checked: [] });
+      expect(q({ query: { name: 'x' } }).counted).to.equal(null);
     });
 
     it('leaves deleted principals out unless the status names them', () => {
-      expect(compile({ query: { name: 'x' } }).text).to.include('AND (NOT p:Deleted)');
-      const deleted = compile({ query: { name: 'x', status: 'deleted' } }).text;
-      expect(deleted).to.include('AND (p:Deleted)');
-      expect(deleted).not.to.include('NOT p:Deleted');
+      expect(q({ query: { name: 'x' } })).to.include({ notDeleted: true });
+      const deleted = q({ query: { name: 'x', status: 'deleted' } });
+      expect(deleted).to.include({ notDeleted: false });
+      expect(deleted.statuses).to.deep.equal(['Deleted']);
     });
 
     it('anchors attribute equalities on their value nodes and lets the query pick the rarest', () => {
-      const { text, params } = compile({
+      const params = q({
         query: { type: ['USER'], attributes: { team: 'payments', environment: 'prod', manager_id: 'prn_x' } },
       });
-      expect(text).to.include('UNWIND $anchors AS anchor');
-      expect(text).to.include('COUNT { (a0)<-[:HAS_ATTRIBUTE]-() }');
       // manager_id has no value nodes, so it is only ever a filter.
-      expect(params['anchors']).to.deep.equal([
-        { key: 'environment', value: 'prod' },
-        { key: 'team', value: 'payments' },
-      ]);
-      // Type labels come from a fixed table and are written out, never taken from the request.
-      expect(text).to.include('AND (p:User)');
+      expect(params.anchor).to.deep.equal({
+        kind: 'values',
+        groups: [
+          { at: 2, key: 'environment', values: ['prod'] },
+          { at: 4, key: 'team', values: ['payments'] },
+        ],
+        range: null,
+        checked: [],
+      });
+      expect(params.types).to.deep.equal(['User']);
+      const $in = q({ query: { attributes: { team: { $in: ['a', 'b'] }, env: { $startsWith: 'pr' } } } });
+      expect($in.anchor).to.deep.include({
+        kind: 'values',
+        groups: [{ at: 2, key: 'team', values: ['a', 'b'] }],
+      });
     });
 
-    it('anchors $in, $startsWith and $contains on the attribute key when nothing better exists', () => {
-      const inList = compile({
-        query: { attributes: { team: { $in: ['a', 'b'] }, env: { $startsWith: 'pr' } } },
-      });
-      expect(inList.text).to.include('-[r0:HAS_ATTRIBUTE]->(a0:Attribute)');
-      expect(inList.text).to.match(/a0\.key = \$v\d+ AND a0\.value IN \$v\d+/);
-      expect(inList.text).to.include('collect(DISTINCT p)');
-      const contains = compile({ query: { attributes: { role: { $contains: 'eng' } } } });
-      expect(contains.text).to.include('NOT coalesce(r0.array, false) OR a0.value =');
-      expect(contains.text).not.to.include('DISTINCT');
+    it('anchors $startsWith and $contains on the values of one key when nothing better exists', () => {
+      const prefix = q({ query: { attributes: { env: { $startsWith: 'pr' }, role: { $contains: 'eng' } } } });
+      expect(prefix.anchor).to.deep.include({ kind: 'key', key: 'env', op: 'startsWith', checked: [] });
+      // $contains is exact on the value nodes, so the filter skips it for the anchor's candidates.
+      const contains = q({ query: { attributes: { role: { $contains: 'eng' } } } });
+      expect(contains.anchor).to.deep.include({ kind: 'key', key: 'role', op: 'contains', checked: [1] });
+      expect(contains.clauses.map((c) => c.at)).to.deep.equal([1]);
     });
 
     it('prefers email and name equality, and timestamps over weak attribute operators', () => {
-      const byEmail = compile({ query: { email: 'a@example.com', attributes: { team: 'x' } } });
-      expect(byEmail.text).not.to.include('HAS_ATTRIBUTE');
-      expect(byEmail.text).to.match(/p\.email = \$v\d+/);
-      const byTime = compile({
+      expect(q({ query: { email: 'a@example.com', attributes: { team: 'x' } } }).anchor).to.deep.equal({
+        kind: 'email',
+        values: ['a@example.com'],
+        checked: [1],
+      });
+      const byTime = q({
         query: { last_login: { $gt: '2026-01-01T00:00:00Z' }, attributes: { role: { $contains: 'eng' } } },
       });
-      expect(byTime.text).not.to.include('HAS_ATTRIBUTE');
-      const byAttribute = compile({
+      expect(byTime.anchor).to.deep.include({ kind: 'last_login', lo: '2026-01-01T00:00:00Z', loOpen: 1 });
+      const byAttribute = q({
         query: { last_login: { $gt: '2026-01-01T00:00:00Z' }, attributes: { role: { $in: ['eng'] } } },
       });
-      expect(byAttribute.text).to.include('HAS_ATTRIBUTE');
+      expect(byAttribute.anchor.kind).to.equal('values');
+    });
+
+    it('lets a narrow range compete at run time with the value nodes, and leaves wide ones out', () => {
+      const week = q({
+        query: {
+          last_login: { $gte: '2026-01-01T00:00:00Z', $lt: '2026-01-08T00:00:00Z' },
+          attributes: { environment: 'prod' },
+        },
+      });
+      expect(week.anchor).to.deep.include({
+        kind: 'values',
+        range: {
+          kind: 'last_login',
+          lo: '2026-01-01T00:00:00Z',
+          loOpen: 0,
+          hi: '2026-01-08T00:00:00Z',
+          hiOpen: 1,
+          checked: [1, 2],
+        },
+      });
+      const years = q({
+        query: {
+          last_login: { $gte: '2024-01-01T00:00:00Z', $lt: '2026-01-08T00:00:00Z' },
+          attributes: { environment: 'prod' },
+        },
+      });
+      expect(years.anchor).to.deep.include({ kind: 'values', range: null });
     });
 
     it('takes sort fields and directions from the whitelist only', () => {
-      const byName = compile({ query: { name: { $exists: true } }, sort: { field: 'name', order: 'asc' } });
-      expect(byName.text).to.include('ORDER BY p.name ASC, p.id ASC');
-      expect(byName.text).to.include('USING INDEX p:Principal(name)');
-      const byLogin = compile({ query: { name: { $exists: true } }, sort: { field: 'last_login' } });
-      expect(byLogin.text).to.include('ORDER BY p.last_login IS NULL, p.last_login DESC, p.id DESC');
-      expect(byLogin.text).not.to.include('USING INDEX');
-      // The ordered branch cannot serve a key some principals lack: its guard never holds.
-      expect(byLogin.params['window']).to.be.greaterThanOrEqual(2 ** 31);
-      expect(compile({}).text).to.include('ORDER BY p.created_at DESC, p.id DESC');
+      expect(q({ sort: { field: 'name', order: 'asc' } }).sort).to.deep.equal({
+        key: 'name asc',
+        field: 'name',
+        desc: false,
+        spread: 1,
+        ordered: true,
+        lo: '',
+        hi: null,
+      });
+      // The ordered branch cannot serve a key some principals lack.
+      expect(q({ sort: { field: 'last_login' } }).sort).to.include({ ordered: false, desc: true });
+      expect(q({}).sort).to.include({ key: 'created_at desc', ordered: true });
+      const ranged = q({ query: { risk_score: { $gte: 40, $lt: 60 } }, sort: { field: 'risk_score' } });
+      // Scores repeat a lot: an ordered scan must finish each run of equal scores it enters.
+      expect(ranged.sort).to.include({ lo: 40, hi: 60, spread: 100 });
+      expect(ranged.anchor).to.include({ kind: 'risk_score', lo: 40, loOpen: 0, hi: 60, hiOpen: 1 });
     });
 
     it('pages with skip and limit, and keeps far pages within integer range', () => {
@@ -205,10 +270,104 @@ describe('search compiler', () => {
       expect(() => compile({ page: MAX_PAGE + 1, limit: 100 })).to.throw('invalid');
     });
 
-    it('fills every marker of the templates', () => {
-      for (const request of [{}, { query: { name: 'x' } }, { query: { attributes: { a: 'b' } } }]) {
-        expect(compile(request).text).not.to.match(/\/\*[A-Z_]+\*\//);
-      }
+    it('fills every marker of the template', () => {
+      expect(compile({}).text).not.to.match(/\/\*[A-Z_]+\*\//);
+    });
+  });
+
+  describe('bounded texts', () => {
+    const word = fc.constantFrom('a', 'payments', 'prod', "x' OR 1=1 //", '*/ MATCH (n) //', 'Ωmega', '');
+    const instant = fc
+      .date({
+        min: new Date('2000-01-01T00:00:00Z'),
+        max: new Date('2030-01-01T00:00:00Z'),
+        noInvalidDate: true,
+      })
+      .map((d) => d.toISOString());
+    const list = <T>(item: fc.Arbitrary<T>) => fc.array(item, { minLength: 1, maxLength: 4 });
+    /** An operator object for a value kind: any subset of its operators, each with a fitting operand. */
+    const operators = (value: fc.Arbitrary<unknown>, range: fc.Arbitrary<unknown>, text: boolean) =>
+      fc.record(
+        {
+          $eq: value,
+          $ne: value,
+          $in: list(value),
+          $nin: list(value),
+          $gt: range,
+          $gte: range,
+          $lt: range,
+          $lte: range,
+          $exists: fc.boolean(),
+          ...(text ? { $contains: word, $startsWith: word } : {}),
+        },
+        { requiredKeys: [] },
+      );
+    const condition = (value: fc.Arbitrary<unknown>, range: fc.Arbitrary<unknown>, text: boolean) =>
+      fc.oneof(
+        value,
+        operators(value, range, text).filter((o) => Object.keys(o).length > 0),
+      );
+    const textCondition = condition(word, fc.oneof(word, fc.integer({ min: -5, max: 50 })), true);
+    const body = fc.record(
+      {
+        query: fc.record(
+          {
+            type: fc.oneof(
+              fc.constantFrom(...PRINCIPAL_TYPES),
+              fc.uniqueArray(fc.constantFrom(...PRINCIPAL_TYPES), { minLength: 1 }),
+            ),
+            status: fc.oneof(
+              fc.constantFrom(...PRINCIPAL_STATUSES),
+              fc.uniqueArray(fc.constantFrom(...PRINCIPAL_STATUSES), { minLength: 1 }),
+            ),
+            name: textCondition,
+            email: textCondition,
+            connector_source: textCondition,
+            created_at: condition(instant, instant, false),
+            updated_at: condition(instant, instant, false),
+            last_login: condition(instant, instant, false),
+            risk_score: condition(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), false),
+            attributes: fc.dictionary(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_.-]{0,8}$/), textCondition, {
+              maxKeys: 4,
+            }),
+          },
+          { requiredKeys: [] },
+        ),
+        sort: fc.record(
+          { field: fc.constantFrom(...SORT_FIELDS), order: fc.constantFrom('asc', 'desc') },
+          { requiredKeys: [] },
+        ),
+        page: fc.integer({ min: 1, max: 1000 }),
+        limit: fc.integer({ min: 1, max: 100 }),
+      },
+      { requiredKeys: [] },
+    );
+
+    it('gives every valid search the same text, with the query only in a map parameter', () => {
+      const texts = new Set<string>();
+      let compiled = 0;
+      fc.assert(
+        fc.property(body, (request) => {
+          let result: ReturnType<typeof compile>;
+          try {
+            result = compile(request);
+          } catch (err) {
+            // Over 32 conditions: refused, as it should be; everything else must compile.
+            expect((err as AppError).errors?.map((e) => e.pointer)).to.deep.equal(['/query']);
+            return;
+          }
+          compiled += 1;
+          texts.add(result.text);
+          // The plan cache keys on parameter types (and list sizes): only a map and integers here.
+          expect(Object.keys(result.params).sort()).to.deep.equal(['limit', 'q', 'skip', 'window']);
+          for (const key of ['skip', 'limit', 'window'] as const) {
+            expect(Number.isSafeInteger(result.params[key]), key).to.equal(true);
+          }
+        }),
+        { numRuns: 2000 },
+      );
+      expect(compiled).to.be.greaterThan(1000);
+      expect(texts.size).to.equal(1);
     });
   });
 
