@@ -151,6 +151,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const clients = new ClientService(db, events, config.clients, rateLimiting.authFailures, logger);
     await clients.bootstrap();
     const principals = new PrincipalService(db, events);
+    const planning = Date.now();
+    await principals.prepareSearch();
+    logger.info({ ms: Date.now() - planning }, 'search statement ready');
     const services: Services = {
       audit: new AuditRepository(db),
       clients,

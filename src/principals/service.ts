@@ -205,6 +205,14 @@ export class PrincipalService {
     return { total, items, page: pageOf(request) };
   }
 
+  /**
+   * Runs one search, so that Neo4j plans the search statement (every search shares it) before a
+   * caller asks: planning it takes seconds, and happens once per database start.
+   */
+  async prepareSearch(): Promise<void> {
+    await this.search({ limit: 1 });
+  }
+
   async get(id: string): Promise<Principal> {
     const principal = await repo.get(this.db, id);
     if (!principal) throw notFound('principal', id);
