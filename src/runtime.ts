@@ -18,6 +18,7 @@ import { GroupService } from './groups/service.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { SearchPlans } from './principals/search-plans.js';
 import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
 
@@ -150,7 +151,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const tokens = new TokenService(db, events, keys, tokenSettings, logger);
     const clients = new ClientService(db, events, config.clients, rateLimiting.authFailures, logger);
     await clients.bootstrap();
-    const principals = new PrincipalService(db, events);
+    const principals = new PrincipalService(
+      db,
+      events,
+      new SearchPlans(db, { perMinute: config.search.plansPerMinute, capacity: 500, logger }),
+    );
     const planning = Date.now();
     await principals.prepareSearch();
     logger.info({ ms: Date.now() - planning }, 'search statement ready');

@@ -61,6 +61,7 @@ export const ConfigSchema = Type.Object({
   JOB_POLL_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
   JOB_LEASE_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
   RISK_REFRESH_INTERVAL_S: Type.Optional(PositiveInt),
+  SEARCH_PLANS_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 0, maximum: 6_000 })),
   TOKEN_PURGE_INTERVAL_S: Type.Optional(PositiveInt),
   SIGNING_KEY_CHECK_INTERVAL_S: Type.Optional(PositiveInt),
 });
@@ -193,5 +194,9 @@ function settings(c: RawConfig) {
       leaseMs: (c.JOB_LEASE_S ?? 30) * 1000,
     },
     risk: { refreshIntervalMs: (c.RISK_REFRESH_INTERVAL_S ?? 3_600) * 1000 },
+    search: {
+      /** New search shapes given a statement of their own per minute (0: the generic one only). */
+      plansPerMinute: c.SEARCH_PLANS_PER_MINUTE ?? 12,
+    },
   };
 }

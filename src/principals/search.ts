@@ -1,7 +1,7 @@
 import type { Catalogue } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import { pageOf } from '../pagination.js';
-import { compile, type CompiledQuery } from '../query/cypher.js';
+import { compile, type CompiledQuery, type Page, type Sort } from '../query/cypher.js';
 import { and, attribute, condition, field, type Condition, type Field, type Query } from '../query/model.js';
 import {
   SCORE_FIELDS,
@@ -11,7 +11,9 @@ import {
   type Operator,
   type SearchPrincipalsRequest,
 } from '../schemas/search.js';
+import { compileShaped } from '../query/shaped.js';
 import { fromProperties, PRINCIPAL_STATUSES, type Principal, type PrincipalStatus } from './model.js';
+import type { SearchPlans } from './search-plans.js';
 
 /** The body of POST /principals/search; GET /principals passes `type`, `status` and `connector_source`. */
 export type SearchRequest = SearchPrincipalsRequest;
@@ -61,22 +63,33 @@ export function toQuery(body: SearchRequest): Query {
  * search text.
  */
 export function compileSearch(input: SearchRequest, catalogue: Pick<Catalogue, 'get'>): CompiledSearch {
-  const request = validateSearchBody(input);
-  const page = pageOf(request);
-  return compile(
-    toQuery(request),
-    { field: request.sort?.field ?? 'created_at', order: request.sort?.order ?? 'desc' },
-    { skip: Math.min(page.skip, MAX_SKIP), limit: page.limit },
-    catalogue,
-  );
+  const { query, sort, page } = searchOf(input);
+  return compile(query, sort, page, catalogue);
 }
 
-/** One round trip: the total and the requested page, as principal records. */
+/** A validated search as the query representation, its sort and its page. */
+export function searchOf(input: SearchRequest): { query: Query; sort: Sort; page: Page } {
+  const request = validateSearchBody(input);
+  const page = pageOf(request);
+  return {
+    query: toQuery(request),
+    sort: { field: request.sort?.field ?? 'created_at', order: request.sort?.order ?? 'desc' },
+    page: { skip: Math.min(page.skip, MAX_SKIP), limit: page.limit },
+  };
+}
+
+/**
+ * One round trip: the total and the requested page, as principal records. A search whose shape
+ * is planned runs the statement written for it; every other runs the generic statement.
+ */
 export async function searchPrincipals(
   db: Database,
   request: SearchRequest,
+  plans?: SearchPlans,
 ): Promise<{ total: number; items: Principal[] }> {
-  const compiled = compileSearch(request, db.catalogue);
+  const { query, sort, page } = searchOf(request);
+  const shaped = plans ? compileShaped(query, sort, page, db.catalogue) : undefined;
+  const compiled = shaped && plans!.ready(shaped) ? shaped : compile(query, sort, page, db.catalogue);
   const rows = await db.run<{ total: number; rows: Record<string, unknown>[] }>(compiled, compiled.params);
   const row = rows[0];
   return { total: row?.total ?? 0, items: (row?.rows ?? []).map(fromProperties) };

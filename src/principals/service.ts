@@ -20,6 +20,7 @@ import {
 import { principalRepository as repo, type RelatedPrincipal } from './repository.js';
 import { assessRisk, DORMANT_AFTER_DAYS } from './risk.js';
 import { searchPrincipals, type SearchRequest } from './search.js';
+import type { SearchPlans } from './search-plans.js';
 
 export const RELATIONSHIP_TYPES = ['manager', 'reports', 'group_member'] as const;
 export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
@@ -125,6 +126,7 @@ export class PrincipalService {
   constructor(
     private readonly db: Database,
     private readonly events: EventSink,
+    private readonly plans: SearchPlans,
   ) {}
 
   /**
@@ -201,7 +203,7 @@ export class PrincipalService {
    * its filters), with the true total and the page and limit it used.
    */
   async search(request: SearchRequest): Promise<Paged<Principal>> {
-    const { total, items } = await searchPrincipals(this.db, request);
+    const { total, items } = await searchPrincipals(this.db, request, this.plans);
     return { total, items, page: pageOf(request) };
   }
 

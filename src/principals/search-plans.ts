@@ -1,0 +1,94 @@
+import type { Reader } from '../db/database.js';
+import type { Logger } from '../logging/logger.js';
+import type { ShapedStatement } from '../query/shaped.js';
+
+export interface SearchPlanOptions {
+  /** Shapes that may be planned per minute (the budget of planning work callers can cause). */
+  perMinute: number;
+  /** Shapes remembered as planned; kept below Neo4j's own plan cache (1,000 by default). */
+  capacity: number;
+  logger: Logger;
+}
+
+/**
+ * Which search shapes run a statement of their own. A statement written for a shape is the
+ * fastest way to answer it, but each new shape costs Neo4j a plan (from a tenth of a second to
+ * seconds as conditions add up), so shapes are admitted only once planned, in the background,
+ * within a budget per minute: no request waits for a plan, and no caller can buy more planning
+ * than the budget by sending never-seen combinations. Until its shape is planned, a search runs
+ * the generic statement, whose one plan serves every combination.
+ */
+export class SearchPlans {
+  /** Planned shapes, least recently used first. */
+  private readonly planned = new Map<string, true>();
+  private readonly queued = new Set<string>();
+  private readonly queue: { statement: ShapedStatement }[] = [];
+  private tokens: number;
+  private refilledAt = Date.now();
+  private working = false;
+
+  constructor(
+    private readonly db: Reader,
+    private readonly options: SearchPlanOptions,
+  ) {
+    this.tokens = options.perMinute;
+  }
+
+  /**
+   * Whether this shape's statement may answer now; when it may not yet, it is planned in the
+   * background if the budget allows.
+   */
+  ready(statement: ShapedStatement): boolean {
+    const key = statement.text;
+    if (this.planned.has(key)) {
+      this.planned.delete(key);
+      this.planned.set(key, true);
+      return true;
+    }
+    if (!this.queued.has(key) && this.take()) {
+      this.queued.add(key);
+      this.queue.push({ statement });
+      void this.work();
+    }
+    return false;
+  }
+
+  /** How many shapes are planned (for tests and metrics). */
+  get size(): number {
+    return this.planned.size;
+  }
+
+  private take(): boolean {
+    const now = Date.now();
+    const perMinute = this.options.perMinute;
+    this.tokens = Math.min(perMinute, this.tokens + ((now - this.refilledAt) / 60_000) * perMinute);
+    this.refilledAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Plans queued shapes one at a time, by running each once (a read, off the request path). */
+  private async work(): Promise<void> {
+    if (this.working) return;
+    this.working = true;
+    try {
+      for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+        const { statement } = next;
+        try {
+          await this.db.run(statement, statement.params);
+          this.planned.set(statement.text, true);
+          if (this.planned.size > this.options.capacity) {
+            this.planned.delete(this.planned.keys().next().value!);
+          }
+        } catch (err) {
+          this.options.logger.warn({ err }, 'could not plan a search shape; the generic statement serves it');
+        } finally {
+          this.queued.delete(statement.text);
+        }
+      }
+    } finally {
+      this.working = false;
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { authed } from '../helpers/auth.js';
+import type { HttpClient } from '../helpers/http.js';
+import { insertPrincipal } from '../helpers/principals.js';
+import { eventually } from '../helpers/wait.js';
+
+/** How often each search statement ran, from the database metrics. */
+async function runs(app: TestApp, unit: string): Promise<number> {
+  const metric = await app.runtime.metrics.dbTransactions.get();
+  return metric.values.filter((v) => v.labels.unit === unit).reduce((sum, v) => sum + v.value, 0);
+}
+
+describe('search shapes planned within a budget', () => {
+  let app: TestApp;
+  let api: HttpClient;
+  before(async () => {
+    app = await startTestApp({ env: { SEARCH_PLANS_PER_MINUTE: '2' } });
+    api = await authed(app);
+    for (const [name, team, env] of [
+      ['ana', 'payments', 'prod'],
+      ['ben', 'payments', 'staging'],
+      ['cid', 'platform', 'prod'],
+    ] as const) {
+      await insertPrincipal(app, { type: 'SERVICE_ACCOUNT', name, attributes: { team, environment: env } });
+    }
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  const search = async (body: unknown): Promise<string[]> => {
+    const res = await api.post('/v1/principals/search', body);
+    expect(res.status, res.text).to.equal(200);
+    return (res.body.data as { name: string }[]).map((p) => p.name);
+  };
+
+  it('answers a new shape with the generic statement, plans it in the background, then answers with its own', async () => {
+    const shapes = [
+      { query: { attributes: { team: 'payments' } }, sort: { field: 'name', order: 'asc' } },
+      { query: { attributes: { environment: { $in: ['prod'] } } }, sort: { field: 'name', order: 'asc' } },
+      {
+        query: { name: { $startsWith: 'c' }, attributes: { team: { $ne: 'x' } } },
+        sort: { field: 'name', order: 'asc' },
+      },
+    ];
+    const expected = [['ana', 'ben'], ['ana', 'cid'], ['cid']];
+    const shapedBefore = await runs(app, 'principals/shaped_search');
+    const genericBefore = await runs(app, 'principals/search');
+    for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
+    expect((await runs(app, 'principals/search')) - genericBefore, 'every first sight is generic').to.equal(
+      3,
+    );
+    // The budget of two plans a minute: two shapes are planned (each by one background run).
+    await eventually(
+      async () => (await runs(app, 'principals/shaped_search')) - shapedBefore,
+      (n) => n === 2,
+      10_000,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await runs(app, 'principals/shaped_search')) - shapedBefore, 'no third plan').to.equal(2);
+
+    const shaped = await runs(app, 'principals/shaped_search');
+    const generic = await runs(app, 'principals/search');
+    for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
+    expect(
+      (await runs(app, 'principals/shaped_search')) - shaped,
+      'the planned shapes run their own',
+    ).to.equal(2);
+    expect((await runs(app, 'principals/search')) - generic, 'the third stays generic').to.equal(1);
+  });
+
+  it('answers every sighting of a shape with the generic statement once the budget is spent', async () => {
+    // Two new shapes take what is left of this minute's budget of two.
+    await search({ query: { attributes: { team: 'nobody' } }, sort: { field: 'created_at', order: 'asc' } });
+    await search({
+      query: { attributes: { team: { $in: ['nobody'] } } },
+      sort: { field: 'created_at', order: 'asc' },
+    });
+    const generic = await runs(app, 'principals/search');
+    const shaped = await runs(app, 'principals/shaped_search');
+    const body = { query: { type: 'AI_AGENT', attributes: { environment: { $startsWith: 'pr' } } } };
+    for (let i = 0; i < 3; i += 1) expect(await search(body)).to.deep.equal([]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await runs(app, 'principals/search')) - generic).to.equal(3);
+    // At most the background runs of the two shapes above, never one of this shape.
+    expect((await runs(app, 'principals/shaped_search')) - shaped).to.be.at.most(2);
+  });
+});
