@@ -13,14 +13,17 @@ export interface SearchPlanOptions {
 /**
  * Which search shapes run a statement of their own. A statement written for a shape is the
  * fastest way to answer it, but each new shape costs Neo4j a plan (from a tenth of a second to
- * seconds as conditions add up), so shapes are admitted only once planned, in the background,
- * within a budget per minute: no request waits for a plan, and no caller can buy more planning
- * than the budget by sending never-seen combinations. Until its shape is planned, a search runs
- * the generic statement, whose one plan serves every combination.
+ * seconds as conditions add up), so a shape earns one by coming back: seen a second time, it is
+ * planned in the background, within a budget per minute, and runs its own statement once
+ * planned. No request waits for a plan, one-off combinations are never planned, and no caller
+ * can buy more planning than the budget. Until then a search runs the generic statement, whose
+ * one plan serves every combination.
  */
 export class SearchPlans {
   /** Planned shapes, least recently used first. */
   private readonly planned = new Map<string, true>();
+  /** Shapes seen once and not planned, oldest first. */
+  private readonly sighted = new Map<string, true>();
   private readonly queued = new Set<string>();
   private readonly queue: { statement: ShapedStatement }[] = [];
   private tokens: number;
@@ -35,8 +38,8 @@ export class SearchPlans {
   }
 
   /**
-   * Whether this shape's statement may answer now; when it may not yet, it is planned in the
-   * background if the budget allows.
+   * Whether this shape's statement may answer now; when it may not yet and the shape comes back,
+   * it is planned in the background if the budget allows.
    */
   ready(statement: ShapedStatement): boolean {
     const key = statement.text;
@@ -45,7 +48,14 @@ export class SearchPlans {
       this.planned.set(key, true);
       return true;
     }
+    if (!this.sighted.has(key)) {
+      this.sighted.set(key, true);
+      if (this.sighted.size > this.options.capacity * 4)
+        this.sighted.delete(this.sighted.keys().next().value!);
+      return false;
+    }
     if (!this.queued.has(key) && this.take()) {
+      this.sighted.delete(key);
       this.queued.add(key);
       this.queue.push({ statement });
       void this.work();

@@ -35,7 +35,7 @@ describe('search shapes planned within a budget', () => {
     return (res.body.data as { name: string }[]).map((p) => p.name);
   };
 
-  it('answers a new shape with the generic statement, plans it in the background, then answers with its own', async () => {
+  it('answers a new shape with the generic statement, plans it in the background when it comes back, then answers with its own', async () => {
     const shapes = [
       { query: { attributes: { team: 'payments' } }, sort: { field: 'name', order: 'asc' } },
       { query: { attributes: { environment: { $in: ['prod'] } } }, sort: { field: 'name', order: 'asc' } },
@@ -48,10 +48,17 @@ describe('search shapes planned within a budget', () => {
     const shapedBefore = await runs(app, 'principals/shaped_search');
     const genericBefore = await runs(app, 'principals/search');
     for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
+    await new Promise((r) => setTimeout(r, 300));
     expect((await runs(app, 'principals/search')) - genericBefore, 'every first sight is generic').to.equal(
       3,
     );
-    // The budget of two plans a minute: two shapes are planned (each by one background run).
+    expect(
+      (await runs(app, 'principals/shaped_search')) - shapedBefore,
+      'a first sight plans nothing',
+    ).to.equal(0);
+    for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
+    expect((await runs(app, 'principals/search')) - genericBefore, 'so is every second sight').to.equal(6);
+    // Coming back, they ask for plans; the budget of two a minute plans two (one background run each).
     await eventually(
       async () => (await runs(app, 'principals/shaped_search')) - shapedBefore,
       (n) => n === 2,
@@ -71,12 +78,17 @@ describe('search shapes planned within a budget', () => {
   });
 
   it('answers every sighting of a shape with the generic statement once the budget is spent', async () => {
-    // Two new shapes take what is left of this minute's budget of two.
-    await search({ query: { attributes: { team: 'nobody' } }, sort: { field: 'created_at', order: 'asc' } });
-    await search({
-      query: { attributes: { team: { $in: ['nobody'] } } },
-      sort: { field: 'created_at', order: 'asc' },
-    });
+    // Two new shapes, each coming back once, take what is left of this minute's budget of two.
+    for (let i = 0; i < 2; i += 1) {
+      await search({
+        query: { attributes: { team: 'nobody' } },
+        sort: { field: 'created_at', order: 'asc' },
+      });
+      await search({
+        query: { attributes: { team: { $in: ['nobody'] } } },
+        sort: { field: 'created_at', order: 'asc' },
+      });
+    }
     const generic = await runs(app, 'principals/search');
     const shaped = await runs(app, 'principals/shaped_search');
     const body = { query: { type: 'AI_AGENT', attributes: { environment: { $startsWith: 'pr' } } } };
