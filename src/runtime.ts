@@ -12,6 +12,12 @@ import type { Config } from './config/config.js';
 import { Catalogue } from './db/catalogue.js';
 import { Database, createDriver } from './db/database.js';
 import { loadMigrations, migrate } from './db/migrations.js';
+import { AccessService } from './decisions/access-service.js';
+import { PolicyIndex } from './decisions/index.js';
+import { DecisionLog } from './decisions/records.js';
+import { DecisionService } from './decisions/service.js';
+import { SimulationService } from './decisions/simulation.js';
+import { IndexSync } from './decisions/sync.js';
 import { ChangeFeed } from './events/feed.js';
 import { EventSink } from './events/sink.js';
 import { GroupService } from './groups/service.js';
@@ -19,8 +25,10 @@ import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { SearchPlans } from './principals/search-plans.js';
+import { PolicyService } from './policies/service.js';
 import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
+import { ResourceService } from './resources/service.js';
 
 /** The domain services the HTTP routes call. */
 export interface Services {
@@ -32,6 +40,18 @@ export interface Services {
   oauth: OAuthServer;
   principals: PrincipalService;
   groups: GroupService;
+  policies: PolicyService;
+  resources: ResourceService;
+  decisions: DecisionService;
+  access: AccessService;
+  simulations: SimulationService;
+}
+
+/** The decision engine's moving parts, for the benchmark and tests that look inside. */
+export interface Engine {
+  index: PolicyIndex;
+  sync: IndexSync;
+  log: DecisionLog;
 }
 
 /**
@@ -45,8 +65,11 @@ export interface Runtime {
   metrics: Metrics;
   rateLimiting: RateLimiting;
   feed: ChangeFeed;
+  /** Where mutations record their changes (audit events, and what follows them). */
+  events: EventSink;
   jobs: JobRunner;
   services: Services;
+  engine: Engine;
   /** Names this instance in job leases and change messages. */
   instanceId: string;
   /** Set once shutdown begins: readiness fails so load balancers stop sending traffic. */
@@ -159,6 +182,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const planning = Date.now();
     await principals.prepareSearch();
     logger.info({ ms: Date.now() - planning }, 'search statement ready');
+    const index = new PolicyIndex();
+    const sync = new IndexSync(db, index, logger);
+    feed.subscribe(sync.onChange);
+    const building = Date.now();
+    const built = await sync.load();
+    logger.info({ ms: Date.now() - building, ...built }, 'decision index built');
+    const decisionLog = new DecisionLog(db, {
+      logger,
+      retentionDays: config.decisions.retentionDays,
+      maxPending: config.decisions.maxPending,
+    });
     const services: Services = {
       audit: new AuditRepository(db),
       clients,
@@ -168,6 +202,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       oauth: new OAuthServer(clients, tokens, tokenSettings.issuer),
       principals,
       groups: new GroupService(db, events),
+      policies: new PolicyService(db, events),
+      resources: new ResourceService(db, events),
+      decisions: new DecisionService(index, decisionLog),
+      access: new AccessService(db, index),
+      simulations: new SimulationService(db, index),
     };
 
     const jobs = new JobRunner(db, {
@@ -208,6 +247,26 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await principals.refreshTimeBasedRisk();
       },
     });
+    jobs.every({
+      name: 'decisions.flush',
+      scope: 'instance',
+      everyMs: config.decisions.flushIntervalMs,
+      run: () => decisionLog.flush(),
+    });
+    jobs.every({
+      name: 'decisions.index_retry',
+      scope: 'instance',
+      everyMs: 1_000,
+      run: () => sync.retry(),
+    });
+    jobs.every({
+      name: 'decisions.purge',
+      scope: 'cluster',
+      everyMs: 3_600_000,
+      run: async () => {
+        await decisionLog.purge();
+      },
+    });
     jobs.start();
 
     let closing: Promise<void> | undefined;
@@ -218,13 +277,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       metrics,
       rateLimiting,
       feed,
+      events,
       jobs,
       services,
+      engine: { index, sync, log: decisionLog },
       instanceId,
       draining: false,
       close: (drainMs = config.shutdownTimeoutMs) => {
         runtime.draining = true;
-        closing ??= jobs.stop(drainMs).then(closeAll);
+        // Decisions answered before the stop are recorded before the database goes.
+        closing ??= jobs
+          .stop(drainMs)
+          .then(() => decisionLog.flush())
+          .then(closeAll);
         return closing;
       },
     };

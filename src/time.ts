@@ -39,3 +39,14 @@ export function parseInstant(text: string): string | undefined {
   if (!/^\d{4}-/.test(utc)) return undefined;
   return `${utc.slice(0, 19)}${fraction ? `.${fraction}` : ''}Z`;
 }
+
+/**
+ * An instant as text that sorts in time order: the normalised form of `parseInstant` with the
+ * fraction padded to nanoseconds. Undefined for text that is not a real instant.
+ */
+export function instantKey(text: string): string | undefined {
+  const normal = parseInstant(text);
+  if (normal === undefined) return undefined;
+  const [whole = normal, fraction = ''] = normal.slice(0, -1).split('.');
+  return `${whole}.${fraction.padEnd(9, '0')}`;
+}

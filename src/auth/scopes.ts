@@ -9,6 +9,10 @@ export const SCOPES = [
   'principals:write',
   'groups:read',
   'groups:write',
+  'policies:read',
+  'policies:write',
+  'decisions:evaluate',
+  'decisions:read',
   'audit:read',
   'clients:admin',
 ] as const;
@@ -20,6 +24,10 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'principals:write': 'Create, update and delete principals',
   'groups:read': 'Read groups and memberships',
   'groups:write': 'Manage groups and memberships',
+  'policies:read': 'Read policies and resources, simulate policies, look up who can access a resource',
+  'policies:write': 'Manage policies and register resources',
+  'decisions:evaluate': 'Ask for access decisions (also through AuthZEN)',
+  'decisions:read': 'Read recorded decisions',
   'audit:read': 'Read audit events',
   'clients:admin': 'Manage API clients',
 };

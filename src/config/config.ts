@@ -39,6 +39,8 @@ export const ConfigSchema = Type.Object({
 
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+' })),
   RATE_LIMIT_STANDARD: Type.Optional(PositiveInt),
+  RATE_LIMIT_DECISIONS: Type.Optional(PositiveInt),
+  RATE_LIMIT_BULK: Type.Optional(PositiveInt),
   RATE_LIMIT_WINDOW_S: Type.Optional(PositiveInt),
   RATE_LIMIT_KEY_PREFIX: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:_-]{1,64}$' })),
   AUTH_FAILURE_LIMIT: Type.Optional(PositiveInt),
@@ -64,6 +66,10 @@ export const ConfigSchema = Type.Object({
   SEARCH_PLANS_PER_MINUTE: Type.Optional(Type.Integer({ minimum: 0, maximum: 6_000 })),
   TOKEN_PURGE_INTERVAL_S: Type.Optional(PositiveInt),
   SIGNING_KEY_CHECK_INTERVAL_S: Type.Optional(PositiveInt),
+  DECISION_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
+  DECISION_FLUSH_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 1_000 })),
+  DECISION_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
+  PRIVILEGE_RISK_INTERVAL_S: Type.Optional(PositiveInt),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
@@ -157,7 +163,11 @@ function settings(c: RawConfig) {
     rateLimits: {
       windowS: c.RATE_LIMIT_WINDOW_S ?? 60,
       keyPrefix: c.RATE_LIMIT_KEY_PREFIX ?? 'pas:rl',
-      buckets: { standard: c.RATE_LIMIT_STANDARD ?? 1000 },
+      buckets: {
+        standard: c.RATE_LIMIT_STANDARD ?? 1000,
+        decisions: c.RATE_LIMIT_DECISIONS ?? 10_000,
+        bulk: c.RATE_LIMIT_BULK ?? 100,
+      },
       authFailures: {
         perClient: c.AUTH_FAILURE_LIMIT ?? 10,
         perIp: c.AUTH_FAILURE_IP_LIMIT ?? 100,
@@ -193,7 +203,18 @@ function settings(c: RawConfig) {
       pollIntervalMs: c.JOB_POLL_INTERVAL_MS ?? 1_000,
       leaseMs: (c.JOB_LEASE_S ?? 30) * 1000,
     },
-    risk: { refreshIntervalMs: (c.RISK_REFRESH_INTERVAL_S ?? 3_600) * 1000 },
+    risk: {
+      refreshIntervalMs: (c.RISK_REFRESH_INTERVAL_S ?? 3_600) * 1000,
+      /** How often the privilege factors are brought up to date after policies or memberships change. */
+      privilegeIntervalMs: (c.PRIVILEGE_RISK_INTERVAL_S ?? 15) * 1000,
+    },
+    decisions: {
+      retentionDays: c.DECISION_RETENTION_DAYS ?? 30,
+      /** Decisions are recorded in batches at this pace: a record trails its answer by at most this. */
+      flushIntervalMs: c.DECISION_FLUSH_INTERVAL_MS ?? 250,
+      /** Records held while the database cannot take them; the oldest are dropped beyond. */
+      maxPending: c.DECISION_MAX_PENDING ?? 200_000,
+    },
     search: {
       /** New search shapes given a statement of their own per minute (0: the generic one only). */
       plansPerMinute: c.SEARCH_PLANS_PER_MINUTE ?? 12,

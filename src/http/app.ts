@@ -14,7 +14,10 @@ import { authRoutes } from './routes/auth.js';
 import { clientRoutes } from './routes/clients.js';
 import { groupRoutes } from './routes/groups.js';
 import { operationRoutes } from './routes/operations.js';
+import { decisionRoutes } from './routes/decisions.js';
+import { policyRoutes } from './routes/policies.js';
 import { principalSearchRoutes } from './routes/principal-search.js';
+import { resourceRoutes } from './routes/resources.js';
 import { principalRoutes } from './routes/principals.js';
 import { stateOf } from './state.js';
 
@@ -53,6 +56,9 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
     ...principalSearchRoutes(services),
     ...groupRoutes(services),
     ...principalRoutes(services),
+    ...policyRoutes(services),
+    ...decisionRoutes(services),
+    ...resourceRoutes(services),
     ...extra,
   ];
 }

@@ -29,20 +29,24 @@ export const principalListItem = projection(PrincipalListItem);
 export const createdPrincipal = projection(CreatedPrincipal);
 export const updatedPrincipal = projection(UpdatedPrincipal);
 
-/** The entity tag of a versioned resource (a principal): strong, from its version. */
-export function etagOf(resource: { version: number }): string {
-  return `"v${resource.version}"`;
+/**
+ * The entity tag of a versioned resource: strong, from its version (`"v3"` for principals;
+ * policies use the bare version, `"3"`, as the contract says).
+ */
+export function etagOf(resource: { version: number }, prefix = 'v'): string {
+  return `"${prefix}${resource.version}"`;
 }
 
 /**
  * RFC 9110 If-Match as the versions a write may proceed from: undefined when any will do (no
  * header, or `*`), else those of the listed entity tags (none, if no tag is one of ours).
  */
-export function ifMatchVersions(header: string | undefined): number[] | undefined {
+export function ifMatchVersions(header: string | undefined, prefix = 'v'): number[] | undefined {
   if (header === undefined || header.trim() === '' || header.trim() === '*') return undefined;
   const versions: number[] = [];
+  const tagPattern = new RegExp(`^"${prefix}([1-9][0-9]{0,15})"$`);
   for (const tag of header.split(',')) {
-    const m = /^"v([1-9][0-9]{0,15})"$/.exec(tag.trim());
+    const m = tagPattern.exec(tag.trim());
     if (m) versions.push(Number(m[1]));
   }
   return versions;

@@ -8,7 +8,7 @@ import {
   STATUS_LABEL,
   TYPE_LABEL,
 } from '../principals/model.js';
-import { parseInstant } from '../time.js';
+import { instantKey, parseInstant } from '../time.js';
 import {
   assertWellFormed,
   isAttribute,
@@ -141,12 +141,6 @@ function instant(value: unknown): string {
   return normal;
 }
 
-/** A sort key for normalised instants: fixed-width fraction, so text order is time order. */
-function instantOrder(normal: string): string {
-  const [whole = normal, fraction = ''] = normal.slice(0, -1).split('.');
-  return `${whole}.${fraction.padEnd(9, '0')}`;
-}
-
 const list = (operand: Operand): readonly (string | number)[] =>
   Array.isArray(operand) ? (operand as readonly (string | number)[]) : [operand as string | number];
 
@@ -204,7 +198,7 @@ interface Bounds {
  */
 function boundsOf(field: Field, tops: readonly Top[]): Bounds {
   const timestamp = kindOf({ field }) === 'timestamp';
-  const key = (v: string | number): string | number => (timestamp ? instantOrder(instant(v)) : v);
+  const key = (v: string | number): string | number => (timestamp ? instantKey(instant(v))! : v);
   let lo: Bound | undefined;
   let hi: Bound | undefined;
   const exact: number[] = [];

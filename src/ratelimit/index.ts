@@ -5,10 +5,11 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 
 /**
- * The rate-limit buckets operations count against. A bucket exists from the release whose
- * operations use it (the contract also names `decisions`, `bulk` and the per-connector `scim`).
+ * The rate-limit buckets operations count against: `decisions` (evaluate), `bulk` (batch,
+ * simulation, and the costlier reads of the engine), `standard` for the rest. A bucket exists
+ * from the release whose operations use it (the contract also names the per-connector `scim`).
  */
-export const BUCKETS = ['standard'] as const;
+export const BUCKETS = ['standard', 'decisions', 'bulk'] as const;
 export type Bucket = (typeof BUCKETS)[number];
 
 export interface Quota {

@@ -36,8 +36,8 @@ export async function insertPrincipal(app: TestApp, input: InsertPrincipal): Pro
   const status = input.status ?? 'active';
   const lastLogin = input.lastLogin ?? null;
   const risk = assessRisk({ type, status, attributes, metadata, last_login: lastLogin });
-  return app.runtime.db.write('test/insert_principal', (tx) =>
-    principalRepository.create(
+  return app.runtime.db.write('test/insert_principal', async (tx) => {
+    const principal = await principalRepository.create(
       tx,
       {
         id: newId('principal'),
@@ -58,6 +58,17 @@ export async function insertPrincipal(app: TestApp, input: InsertPrincipal): Pro
         risk,
       },
       nowIso(),
-    ),
-  );
+    );
+    // Recorded as a connector's change is, so that whatever follows changes (the decision
+    // index) learns of it.
+    app.runtime.events.record(
+      tx,
+      {
+        actor: { type: 'connector', id: 'con_test' },
+        meta: { requestId: null, sourceIp: null, userAgent: null },
+      },
+      { type: 'principal.created', target: { type: 'principal', id: principal.id } },
+    );
+    return principal;
+  });
 }

@@ -1,0 +1,55 @@
+// Effective access of one principal, the graph walked as the service was designed: principal →
+// groups (nested, at any depth) → policies → resources. A principal that is not active has
+// none. Policies selecting it by `match` come in as $matched (the decision index evaluates those
+// queries); every other link is an edge: APPLIES_TO from a policy to the principal or to a group
+// it is in, MEMBER_OF up the nesting, ALLOWS or DENIES to each resource a policy names exactly.
+// A glob reaches the registered resources it matches, by prefix on the resource key index.
+// One row per policy: its grant (src/decisions/access.ts makes the entries) and `since`, when it
+// took effect for the principal: the latest of the policy's activation and the principal's
+// membership along the way (each path counts from its latest MEMBER_OF; the best path counts).
+MATCH (p:Principal {id: $id})
+OPTIONAL CALL (p) {
+  WITH p
+  WHERE p:Active
+  CALL (p) {
+    MATCH (pol:Policy)-[:APPLIES_TO]->(p)
+    RETURN pol, p.created_at AS since
+    UNION ALL
+    MATCH path = (p)-[:MEMBER_OF*1..16]->(g:Group)
+    WITH p, g, min(reduce(t = p.created_at, m IN relationships(path) |
+      CASE WHEN m.added_at > t THEN m.added_at ELSE t END)) AS since
+    MATCH (pol:Policy)-[:APPLIES_TO]->(g)
+    RETURN pol, since
+    UNION ALL
+    MATCH (pol:Policy)
+    WHERE pol.id IN $matched
+    RETURN pol, p.created_at AS since
+  }
+  WITH pol, min(since) AS since
+  WHERE pol.status = 'active'
+  CALL (pol) {
+    MATCH (pol)-[:ALLOWS|DENIES]->(r:Resource)
+    RETURN collect([r.type, r.identifier]) AS exact
+  }
+  CALL (pol) {
+    UNWIND range(0, size(coalesce(pol.glob_types, [])) - 1) AS i
+    WITH pol, i
+    WHERE pol.effect = 'allow'
+    MATCH (r:Resource)
+    WHERE r.type = pol.glob_types[i] AND r.identifier STARTS WITH pol.glob_prefixes[i]
+      AND r.registered AND r.identifier =~ pol.glob_regexes[i]
+    RETURN collect(DISTINCT [pol.glob_types[i], pol.glob_patterns[i], r.identifier]) AS matched
+  }
+  RETURN collect({
+    id: pol.id,
+    effect: pol.effect,
+    actions: pol.actions,
+    conditional: pol.conditions IS NOT NULL,
+    exact: exact,
+    glob_types: coalesce(pol.glob_types, []),
+    glob_patterns: coalesce(pol.glob_patterns, []),
+    matched: matched,
+    granted_at: CASE WHEN pol.activated_at > since THEN pol.activated_at ELSE since END
+  }) AS grants
+}
+RETURN p.status AS status, p.type AS type, p.`attr.allowed_tools` AS allowed_tools, grants

@@ -1,0 +1,2 @@
+MATCH (d:Decision {id: $id})
+RETURN d.record AS record

@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (pol:Policy {id: id})
+RETURN properties(pol) AS props

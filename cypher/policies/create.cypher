@@ -1,0 +1,19 @@
+// A new policy and its first version. $props holds the body as node properties
+// (src/policies/model.ts); its subjects and resources are linked by policies/relink.
+CREATE (pol:Policy {id: $id})
+SET pol += $props,
+    pol.version = 1,
+    pol.activated_at = CASE WHEN $props.status = 'active' THEN datetime($now) END,
+    pol.created_at = datetime($now),
+    pol.created_by = $actor,
+    pol.updated_at = datetime($now),
+    pol.updated_by = $actor
+CREATE (pol)-[:HAS_VERSION]->(:PolicyVersion {
+  policy_id: $id,
+  version: 1,
+  body: $body,
+  status: $props.status,
+  created_at: datetime($now),
+  created_by: $actor
+})
+RETURN properties(pol) AS props

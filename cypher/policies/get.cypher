@@ -1,0 +1,2 @@
+MATCH (pol:Policy {id: $id})
+RETURN properties(pol) AS props

@@ -1,0 +1,18 @@
+// A full replacement: the next version, recorded as a version node of its own. The policy
+// becomes active again (activated_at) when it moves to `active` from another status.
+MATCH (pol:Policy {id: $id})
+WITH pol, pol.status <> 'active' AND $props.status = 'active' AS activating
+SET pol += $props,
+    pol.version = pol.version + 1,
+    pol.activated_at = CASE WHEN activating THEN datetime($now) ELSE pol.activated_at END,
+    pol.updated_at = datetime($now),
+    pol.updated_by = $actor
+CREATE (pol)-[:HAS_VERSION]->(:PolicyVersion {
+  policy_id: $id,
+  version: pol.version,
+  body: $body,
+  status: $props.status,
+  created_at: datetime($now),
+  created_by: $actor
+})
+RETURN properties(pol) AS props

@@ -1,0 +1,2 @@
+MATCH (r:Resource {type: $type, identifier: $identifier})
+RETURN properties(r) AS props

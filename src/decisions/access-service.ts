@@ -1,0 +1,157 @@
+import type { Reader } from '../db/database.js';
+import { notFound } from '../errors/errors.js';
+import type { Page } from '../pagination.js';
+import { globMatches } from '../policies/patterns.js';
+import { accessEntries, entryFor, entryGrants, toolFilter, type AccessEntry, type Grant } from './access.js';
+import type { Overlay } from './engine.js';
+import type { PolicyIndex } from './index.js';
+import type { IxPolicy, IxPrincipal } from './model.js';
+import { decisionRepository as repo } from './repository.js';
+
+const grants = new WeakMap<IxPolicy, Grant>();
+
+/** A compiled policy as a grant (the index does not know when it took effect). */
+export function grantOf(policy: IxPolicy): Grant {
+  let grant = grants.get(policy);
+  if (!grant) {
+    grant = {
+      policyId: policy.id,
+      effect: policy.effect,
+      actions: policy.actions,
+      conditional: policy.conditions !== null,
+      resources: policy.resources,
+      grantedAt: null,
+    };
+    grants.set(policy, grant);
+  }
+  return grant;
+}
+
+/** The grants reaching a principal in the index, seen through an overlay when one is given. */
+export function grantsOf(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay): Grant[] {
+  const out: Grant[] = [];
+  for (const policy of index.policiesOf(p)) if (!overlay?.has(policy.id)) out.push(grantOf(policy));
+  if (overlay) {
+    for (const replacement of overlay.values()) {
+      if (replacement?.active && index.subjectVia(replacement, p) !== null) out.push(grantOf(replacement));
+    }
+  }
+  return out;
+}
+
+/** Registered identifiers of a type that a glob matches, from the index. */
+export function registeredMatching(index: PolicyIndex) {
+  return function* (type: string, glob: Parameters<typeof globMatches>[0]): Iterable<string> {
+    for (const r of index.registeredOf(type)) if (globMatches(glob, r.identifier)) yield r.identifier;
+  };
+}
+
+export interface AccessRecord {
+  principal_id: string;
+  access: (Omit<AccessEntry, 'granted_at'> & { granted_at: string })[];
+  total_resources: number;
+  pagination?: { total: number; page: number; per_page: number; pages: number };
+}
+
+export interface ResourceAccess {
+  resource: { type: string; identifier: string; registered: boolean };
+  principals: {
+    principal: { id: string; name: string; type: string; email: string | null };
+    actions: string[];
+    denied_actions?: string[];
+    granted_by: string[];
+    conditional: boolean;
+  }[];
+  pagination: { total: number; page: number; per_page: number; pages: number };
+}
+
+const pagination = (total: number, page: Page) => ({
+  total,
+  page: page.page,
+  per_page: page.limit,
+  pages: Math.ceil(total / page.limit),
+});
+
+/**
+ * Who can reach what: a principal's effective access, found by walking the graph in Neo4j
+ * (API.md §2), and everyone who can reach a resource (§5.6), from the decision index.
+ */
+export class AccessService {
+  constructor(
+    private readonly db: Reader,
+    private readonly index: PolicyIndex,
+  ) {}
+
+  async principalAccess(
+    id: string,
+    filter: { resourceType?: string | undefined; action?: string | undefined },
+    page: Page | undefined,
+  ): Promise<AccessRecord> {
+    const known = this.index.principals.get(id);
+    const matched = known && known.status === 'active' ? this.index.matchPoliciesOf(known) : [];
+    const found = await repo.principalGrants(this.db, id, matched);
+    if (!found) throw notFound('principal', id);
+    const tools = found.allowedTools === null ? [] : [found.allowedTools].flat();
+    const entries =
+      found.status !== 'active'
+        ? []
+        : accessEntries(
+            found.grants,
+            (type, glob) => found.globMatches.get(`${type}:${glob.pattern}`) ?? [],
+            { type: found.type, attributes: { allowed_tools: tools } },
+            filter,
+          );
+    const access = entries.map((e) => ({ ...e, granted_at: e.granted_at ?? '' }));
+    if (!page) return { principal_id: id, access, total_resources: access.length };
+    return {
+      principal_id: id,
+      access: access.slice(page.skip, page.skip + page.limit),
+      total_resources: access.length,
+      pagination: pagination(access.length, page),
+    };
+  }
+
+  /**
+   * Every active principal with access to a resource, and through which policies: the
+   * principals the allow policies naming it select, each with the entry its own grants make.
+   */
+  whoCanAccess(type: string, identifier: string, action: string | undefined, page: Page): ResourceAccess {
+    const { index } = this;
+    const candidates = index.candidates(type, identifier);
+    const reached = new Set<string>();
+    for (const policy of candidates) {
+      if (policy.effect === 'allow') for (const pid of index.subjectsOf(policy)) reached.add(pid);
+    }
+    const target = { type, identifier, pattern: false };
+    const rows: ResourceAccess['principals'] = [];
+    for (const pid of reached) {
+      const p = index.principals.get(pid);
+      if (!p || p.status !== 'active') continue;
+      const own = candidates.filter((policy) => index.subjectVia(policy, p) !== null).map(grantOf);
+      const entry = entryFor(target, own);
+      if (!entry || !toolFilter(p)(entry)) continue;
+      if (action !== undefined && !entryGrants(entry, action)) continue;
+      rows.push({
+        principal: { id: p.id, name: p.name, type: p.type, email: p.email },
+        actions: entry.actions,
+        ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
+        granted_by: entry.granted_by,
+        conditional: entry.conditional,
+      });
+    }
+    rows.sort((a, b) =>
+      a.principal.name < b.principal.name
+        ? -1
+        : a.principal.name > b.principal.name
+          ? 1
+          : a.principal.id < b.principal.id
+            ? -1
+            : 1,
+    );
+    return {
+      resource: { type, identifier, registered: index.registered(type, identifier) !== undefined },
+      principals: rows.slice(page.skip, page.skip + page.limit),
+      pagination: pagination(rows.length, page),
+    };
+  }
+}

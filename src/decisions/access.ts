@@ -1,0 +1,213 @@
+import {
+  actionCovers,
+  actionMatches,
+  compileGlob,
+  globMatches,
+  isGlob,
+  type Glob,
+} from '../policies/patterns.js';
+
+/**
+ * Effective access from the grants that reach a principal (API.md §2, the access endpoint): one
+ * place that turns "these policies select this principal" into entries, whether the policies
+ * were found by the Cypher traversal (src/decisions/access-repository.ts) or by the in-memory
+ * index (reverse lookup, simulation, risk). Both agree because both end here.
+ */
+
+/** An active policy that selects the principal, with what it says about resources. */
+export interface Grant {
+  policyId: string;
+  effect: 'allow' | 'deny';
+  actions: readonly string[];
+  /** The policy has conditions: what it grants or denies depends on the request. */
+  conditional: boolean;
+  /** Its resources as written: exact identifiers and globs. */
+  resources: readonly { type: string; identifier: string }[];
+  /** When the grant took effect for the principal (the traversal knows; the index does not). */
+  grantedAt: string | null;
+}
+
+export interface AccessEntry {
+  resource: { type: string; identifier: string };
+  pattern?: true;
+  actions: string[];
+  denied_actions?: string[];
+  granted_by: string[];
+  granted_at: string | null;
+  conditional: boolean;
+}
+
+/** A resource an entry may be about: an identifier, or a policy glob standing for what it matches. */
+export interface Candidate {
+  type: string;
+  identifier: string;
+  pattern: boolean;
+}
+
+interface Spec {
+  type: string;
+  identifier: string;
+  glob: Glob | null;
+}
+
+const specsCache = new WeakMap<Grant, Spec[]>();
+
+function specsOf(grant: Grant): Spec[] {
+  let specs = specsCache.get(grant);
+  if (!specs) {
+    specs = grant.resources.map((r) => ({
+      type: r.type,
+      identifier: r.identifier,
+      glob: isGlob(r.identifier) ? compileGlob(r.identifier) : null,
+    }));
+    specsCache.set(grant, specs);
+  }
+  return specs;
+}
+
+/**
+ * Whether a grant's resources include the candidate: an identifier equal to it or a glob
+ * matching it; for a pattern candidate, a glob standing for all it stands for.
+ */
+export function grantCovers(grant: Grant, candidate: Candidate): boolean {
+  for (const spec of specsOf(grant)) {
+    if (spec.type !== candidate.type) continue;
+    if (
+      spec.glob
+        ? globMatches(spec.glob, candidate.identifier)
+        : !candidate.pattern && spec.identifier === candidate.identifier
+    )
+      return true;
+  }
+  return false;
+}
+
+/**
+ * The resources entries are computed for: what allow grants name exactly, their globs as
+ * pattern entries, and the registered resources those globs match (`registered` lists them).
+ */
+export function candidatesOf(
+  grants: readonly Grant[],
+  registered: (type: string, glob: Glob) => Iterable<string>,
+): Candidate[] {
+  const seen = new Set<string>();
+  const out: Candidate[] = [];
+  const add = (type: string, identifier: string, pattern: boolean): void => {
+    const key = `${pattern ? 'p' : 'r'}${type}:${identifier}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ type, identifier, pattern });
+  };
+  for (const grant of grants) {
+    if (grant.effect !== 'allow') continue;
+    for (const spec of specsOf(grant)) {
+      if (!spec.glob) add(spec.type, spec.identifier, false);
+      else {
+        add(spec.type, spec.identifier, true);
+        for (const identifier of registered(spec.type, spec.glob)) add(spec.type, identifier, false);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The entry of one resource: the union of the actions allowed on it, less those an
+ * unconditional deny removes (deny patterns narrower than a remaining wildcard are listed as
+ * `denied_actions`); `conditional` when some remaining action depends on the request (granted
+ * only conditionally, or touched by a conditional deny). Undefined when nothing remains.
+ */
+export function entryFor(candidate: Candidate, grants: readonly Grant[]): AccessEntry | undefined {
+  const allows: Grant[] = [];
+  const hardDenies: string[] = [];
+  const softDenies: string[] = [];
+  for (const grant of grants) {
+    if (!grantCovers(grant, candidate)) continue;
+    if (grant.effect === 'allow') allows.push(grant);
+    else (grant.conditional ? softDenies : hardDenies).push(...grant.actions);
+  }
+  if (allows.length === 0) return undefined;
+  const removed = (action: string): boolean => hardDenies.some((d) => actionCovers(d, action));
+  const actions = new Set<string>();
+  const grantedBy: Grant[] = [];
+  for (const grant of allows) {
+    const kept = grant.actions.filter((a) => !removed(a));
+    if (kept.length === 0) continue;
+    grantedBy.push(grant);
+    for (const a of kept) actions.add(a);
+  }
+  if (actions.size === 0) return undefined;
+  const sorted = [...actions].sort();
+  const unconditional = grantedBy.filter((g) => !g.conditional).flatMap((g) => g.actions);
+  const overlaps = (a: string, b: string): boolean => actionCovers(a, b) || actionCovers(b, a);
+  const conditional = sorted.some(
+    (a) => !unconditional.some((u) => actionCovers(u, a)) || softDenies.some((d) => overlaps(d, a)),
+  );
+  const denied = [
+    ...new Set(hardDenies.filter((d) => sorted.some((a) => a !== d && actionCovers(a, d)))),
+  ].sort();
+  const times = grantedBy.map((g) => g.grantedAt).filter((t): t is string => t !== null);
+  return {
+    resource: { type: candidate.type, identifier: candidate.identifier },
+    ...(candidate.pattern ? { pattern: true as const } : {}),
+    actions: sorted,
+    ...(denied.length > 0 ? { denied_actions: denied } : {}),
+    granted_by: grantedBy.map((g) => g.policyId).sort(),
+    granted_at: times.length > 0 ? times.reduce((a, b) => (a < b ? a : b)) : null,
+    conditional,
+  };
+}
+
+/** Whether an entry grants an action (through its actions, and no unconditional deny of it). */
+export function entryGrants(entry: AccessEntry, action: string): boolean {
+  return (
+    entry.actions.some((a) => actionMatches(a, action)) &&
+    !(entry.denied_actions ?? []).some((d) => actionMatches(d, action))
+  );
+}
+
+/** The AI-agent guardrail on access: only the tools in `allowed_tools` (or all with `*`). */
+export function toolFilter(principal: {
+  type: string;
+  attributes: Readonly<Record<string, string | readonly string[]>>;
+}): (entry: AccessEntry) => boolean {
+  if (principal.type !== 'AI_AGENT') return () => true;
+  const raw = principal.attributes['allowed_tools'];
+  const tools = raw === undefined ? [] : typeof raw === 'string' ? [raw] : raw;
+  if (tools.includes('*')) return () => true;
+  return (entry) =>
+    entry.resource.type !== 'tool' || (!entry.pattern && tools.includes(entry.resource.identifier));
+}
+
+export const compareEntries = (a: AccessEntry, b: AccessEntry): number =>
+  a.resource.type < b.resource.type
+    ? -1
+    : a.resource.type > b.resource.type
+      ? 1
+      : a.resource.identifier < b.resource.identifier
+        ? -1
+        : a.resource.identifier > b.resource.identifier
+          ? 1
+          : 0;
+
+/**
+ * Every entry of a principal from its grants, sorted by resource type then identifier, filtered
+ * by type and action when asked.
+ */
+export function accessEntries(
+  grants: readonly Grant[],
+  registered: (type: string, glob: Glob) => Iterable<string>,
+  principal: Parameters<typeof toolFilter>[0],
+  filter: { resourceType?: string | undefined; action?: string | undefined } = {},
+): AccessEntry[] {
+  const tools = toolFilter(principal);
+  const entries: AccessEntry[] = [];
+  for (const candidate of candidatesOf(grants, registered)) {
+    if (filter.resourceType !== undefined && candidate.type !== filter.resourceType) continue;
+    const entry = entryFor(candidate, grants);
+    if (!entry || !tools(entry)) continue;
+    if (filter.action !== undefined && !entryGrants(entry, filter.action)) continue;
+    entries.push(entry);
+  }
+  return entries.sort(compareEntries);
+}

@@ -1,0 +1,308 @@
+import {
+  evaluateConditions,
+  explainConditions,
+  type ConditionInput,
+  type ConditionOutcome,
+} from '../policies/conditions.js';
+import { actionMatches, globMatches } from '../policies/patterns.js';
+import type { Reason } from '../schemas/decisions.js';
+import type { PolicyIndex } from './index.js';
+import type { IxPolicy, IxPrincipal } from './model.js';
+
+/** What the engine is asked: the request of API.md §5.2 without its bookkeeping. */
+export interface AccessRequest {
+  principal_id: string;
+  action: string;
+  resource: { type: string; identifier: string; attributes?: Readonly<Record<string, unknown>> | undefined };
+  context?: Readonly<Record<string, unknown>> | undefined;
+  on_behalf_of?: string | undefined;
+}
+
+/**
+ * Policies to see differently from the index, for simulation: each id maps to the policy that
+ * replaces it (null: it is gone). A replacement may be a policy the index does not hold.
+ */
+export type Overlay = ReadonlyMap<string, IxPolicy | null>;
+
+export interface TraceCandidate {
+  policy_id: string;
+  policy_version: number;
+  name: string;
+  effect: 'allow' | 'deny';
+  principal_id: string;
+  subject: {
+    matched: boolean;
+    via?: 'principal' | 'group' | 'match';
+    path?: { id: string; name: string; type: string }[];
+  };
+  conditions: ConditionOutcome[];
+  applied: boolean;
+  why: string;
+}
+
+export interface TracePrincipal {
+  id: string;
+  found: boolean;
+  type?: string;
+  status?: string;
+  groups?: string[];
+}
+
+export interface Verdict {
+  allowed: boolean;
+  reasons: Reason[];
+  grantedBy: string[];
+  trace?: { principals: TracePrincipal[]; candidates: TraceCandidate[] };
+}
+
+const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** The AI-agent guardrail: a `tool` resource must be in the agent's `allowed_tools`. */
+export function toolAllowed(p: IxPrincipal, resourceType: string, identifier: string): boolean {
+  if (p.type !== 'AI_AGENT' || resourceType !== 'tool') return true;
+  const tools = p.attributes['allowed_tools'];
+  if (tools === undefined) return false;
+  const list = typeof tools === 'string' ? [tools] : tools;
+  return list.includes('*') || list.includes(identifier);
+}
+
+/** The candidates of a request: active policies naming its resource and action. */
+function candidatesOf(index: PolicyIndex, request: AccessRequest, overlay: Overlay | undefined): IxPolicy[] {
+  const { type, identifier } = request.resource;
+  let found = index.candidates(type, identifier);
+  if (overlay) {
+    found = found.filter((p) => !overlay.has(p.id));
+    for (const replacement of overlay.values()) {
+      if (!replacement?.active) continue;
+      const names = replacement.resources.some(
+        (r) => r.type === type && (r.glob ? globMatches(r.glob, identifier) : r.identifier === identifier),
+      );
+      if (names) found.push(replacement);
+    }
+  }
+  return found.filter((p) => p.actions.some((a) => actionMatches(a, request.action)));
+}
+
+/**
+ * Decides one principal's request: fails closed on an unknown or inactive principal and on a tool
+ * outside an agent's `allowed_tools`; otherwise deny overrides allow and no applicable allow is a
+ * deny. An allow applies when its conditions are true, a deny unless they are false.
+ */
+function decideFor(
+  index: PolicyIndex,
+  principalId: string,
+  request: AccessRequest,
+  explain: boolean,
+  overlay: Overlay | undefined,
+): Verdict {
+  const p = index.principals.get(principalId);
+  const trace = explain
+    ? { principals: [] as TracePrincipal[], candidates: [] as TraceCandidate[] }
+    : undefined;
+  if (!p) {
+    trace?.principals.push({ id: principalId, found: false });
+    return {
+      allowed: false,
+      reasons: [{ code: 'PRINCIPAL_NOT_FOUND', message: `principal ${principalId} does not exist` }],
+      grantedBy: [],
+      ...(trace ? { trace } : {}),
+    };
+  }
+  trace?.principals.push({
+    id: p.id,
+    found: true,
+    type: p.type,
+    status: p.status,
+    groups: [...index.groupsOf(p)].sort(),
+  });
+  if (p.status !== 'active') {
+    return {
+      allowed: false,
+      reasons: [{ code: 'PRINCIPAL_INACTIVE', message: `principal ${p.id} is ${p.status}` }],
+      grantedBy: [],
+      ...(trace ? { trace } : {}),
+    };
+  }
+  const { type, identifier } = request.resource;
+  const registered = index.registered(type, identifier)?.attributes;
+  const requested = request.resource.attributes;
+  const input: ConditionInput = {
+    principal: p,
+    resource: {
+      type,
+      identifier,
+      attributes: requested
+        ? registered
+          ? { ...registered, ...requested }
+          : requested
+        : (registered ?? EMPTY),
+    },
+    context: request.context,
+  };
+  const allows: IxPolicy[] = [];
+  const denies: IxPolicy[] = [];
+  for (const policy of candidatesOf(index, request, overlay)) {
+    const via = index.subjectVia(policy, p);
+    if (via === null) {
+      trace?.candidates.push(
+        candidate(policy, p, { matched: false }, [], false, 'the policy does not select this principal'),
+      );
+      continue;
+    }
+    const outcome = policy.conditions ? evaluateConditions(policy.conditions, input) : 'true';
+    const applies = policy.effect === 'allow' ? outcome === 'true' : outcome !== 'false';
+    if (applies) (policy.effect === 'allow' ? allows : denies).push(policy);
+    if (trace) {
+      const subject = {
+        matched: true,
+        via,
+        ...(via === 'group' ? { path: groupPath(index, policy, p) } : {}),
+      };
+      const conditions = policy.conditions ? explainConditions(policy.conditions, input) : [];
+      trace.candidates.push(
+        candidate(policy, p, subject, conditions, applies, why(policy, outcome, applies)),
+      );
+    }
+  }
+  if (!toolAllowed(p, type, identifier)) {
+    return {
+      allowed: false,
+      reasons: [
+        {
+          code: 'TOOL_NOT_ALLOWED',
+          message: `tool ${identifier} is not among the allowed_tools of agent ${p.id}`,
+        },
+      ],
+      grantedBy: [],
+      ...(trace ? { trace } : {}),
+    };
+  }
+  if (denies.length > 0) {
+    return {
+      allowed: false,
+      reasons: denies.map((d) => ({
+        code: 'POLICY_DENY' as const,
+        policy_id: d.id,
+        policy_version: d.version,
+      })),
+      grantedBy: [],
+      ...(trace ? { trace } : {}),
+    };
+  }
+  if (allows.length === 0) {
+    return {
+      allowed: false,
+      reasons: [{ code: 'NO_MATCHING_POLICY', message: 'no active policy allows this request' }],
+      grantedBy: [],
+      ...(trace ? { trace } : {}),
+    };
+  }
+  allows.sort((a, b) => (a.id < b.id ? -1 : 1));
+  return {
+    allowed: true,
+    reasons: allows.map((a) => ({
+      code: 'POLICY_ALLOW' as const,
+      policy_id: a.id,
+      policy_version: a.version,
+    })),
+    grantedBy: allows.map((a) => a.id),
+    ...(trace ? { trace } : {}),
+  };
+}
+
+function why(policy: IxPolicy, outcome: string, applies: boolean): string {
+  if (!policy.conditions) return applies ? `the ${policy.effect} applies` : 'does not apply';
+  if (policy.effect === 'allow') {
+    return outcome === 'true'
+      ? 'the allow applies: its conditions hold'
+      : outcome === 'false'
+        ? 'the allow does not apply: a condition is false'
+        : 'the allow does not apply: a condition is unknown (a path is missing or of the wrong type)';
+  }
+  return outcome === 'true'
+    ? 'the deny applies: its conditions hold'
+    : outcome === 'false'
+      ? 'the deny does not apply: a condition is false'
+      : 'the deny applies: a condition is unknown, and a deny fails closed';
+}
+
+function candidate(
+  policy: IxPolicy,
+  p: IxPrincipal,
+  subject: TraceCandidate['subject'],
+  conditions: ConditionOutcome[],
+  applied: boolean,
+  reason: string,
+): TraceCandidate {
+  return {
+    policy_id: policy.id,
+    policy_version: policy.version,
+    name: policy.name,
+    effect: policy.effect,
+    principal_id: p.id,
+    subject,
+    conditions,
+    applied,
+    why: reason,
+  };
+}
+
+/** The membership path of a group grant, principal first, with names. */
+function groupPath(index: PolicyIndex, policy: IxPolicy, p: IxPrincipal): TraceCandidate['subject']['path'] {
+  let best: string[] | undefined;
+  for (const g of policy.groups) {
+    const path = index.membershipPath(p, g);
+    if (path && (!best || path.length < best.length)) best = path;
+  }
+  return (best ?? []).map((id, i) =>
+    i === 0
+      ? { id, name: p.name, type: p.type }
+      : { id, name: index.groups.get(id)?.name ?? '', type: 'GROUP' },
+  );
+}
+
+/**
+ * Decides a request (API.md §5.2). With `on_behalf_of`, the delegator is decided on the same
+ * request as well and the answer is ALLOW only if both are allowed.
+ */
+export function decide(
+  index: PolicyIndex,
+  request: AccessRequest,
+  options: { explain?: boolean; overlay?: Overlay } = {},
+): Verdict {
+  const explain = options.explain ?? false;
+  const own = decideFor(index, request.principal_id, request, explain, options.overlay);
+  const delegator = request.on_behalf_of;
+  if (delegator === undefined || delegator === request.principal_id) return own;
+  const theirs = decideFor(index, delegator, request, explain, options.overlay);
+  const trace =
+    own.trace && theirs.trace
+      ? {
+          principals: [...own.trace.principals, ...theirs.trace.principals],
+          candidates: [...own.trace.candidates, ...theirs.trace.candidates],
+        }
+      : undefined;
+  const about = (reasons: Reason[]): Reason[] => reasons.map((r) => ({ ...r, principal_id: delegator }));
+  if (!own.allowed) return { ...own, ...(trace ? { trace } : {}) };
+  if (!theirs.allowed) {
+    return {
+      allowed: false,
+      reasons: [
+        {
+          code: 'DELEGATOR_DENIED',
+          principal_id: delegator,
+          message: `${delegator}, on whose behalf the request is made, is not allowed`,
+        },
+        ...about(theirs.reasons),
+      ],
+      grantedBy: [],
+      ...(trace ? { trace } : {}),
+    };
+  }
+  return {
+    allowed: true,
+    reasons: [...own.reasons, ...about(theirs.reasons)],
+    grantedBy: [...new Set([...own.grantedBy, ...theirs.grantedBy])].sort(),
+    ...(trace ? { trace } : {}),
+  };
+}

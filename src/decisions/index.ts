@@ -1,0 +1,391 @@
+import { globMatches } from '../policies/patterns.js';
+import type { IxGroup, IxPolicy, IxPrincipal, IxResource } from './model.js';
+
+/** The policies of one resource type, found by identifier. */
+class TypeEntry {
+  /** Policies naming an identifier exactly. */
+  readonly exact = new Map<string, IxPolicy[]>();
+  /** Glob policies by the literal prefix of their glob, and the distinct prefix lengths. */
+  readonly globs = new Map<string, { policy: IxPolicy; index: number }[]>();
+  private lengths: number[] = [];
+
+  addGlob(prefix: string, entry: { policy: IxPolicy; index: number }): void {
+    const list = this.globs.get(prefix);
+    if (list) list.push(entry);
+    else {
+      this.globs.set(prefix, [entry]);
+      this.refreshLengths();
+    }
+  }
+
+  removePolicy(id: string): void {
+    for (const [identifier, list] of this.exact) {
+      const kept = list.filter((p) => p.id !== id);
+      if (kept.length === 0) this.exact.delete(identifier);
+      else if (kept.length !== list.length) this.exact.set(identifier, kept);
+    }
+    let emptied = false;
+    for (const [prefix, list] of this.globs) {
+      const kept = list.filter((e) => e.policy.id !== id);
+      if (kept.length === 0) {
+        this.globs.delete(prefix);
+        emptied = true;
+      } else if (kept.length !== list.length) this.globs.set(prefix, kept);
+    }
+    if (emptied) this.refreshLengths();
+  }
+
+  /** Every policy of this type whose resources include `identifier`, exactly or by a glob. */
+  collect(identifier: string, out: IxPolicy[]): void {
+    const exact = this.exact.get(identifier);
+    if (exact) for (const p of exact) out.push(p);
+    for (const length of this.lengths) {
+      if (length > identifier.length) break;
+      const list = this.globs.get(length === identifier.length ? identifier : identifier.slice(0, length));
+      if (!list) continue;
+      for (const { policy, index } of list) {
+        if (globMatches(policy.resources[index]!.glob!, identifier) && !out.includes(policy))
+          out.push(policy);
+      }
+    }
+  }
+
+  get empty(): boolean {
+    return this.exact.size === 0 && this.globs.size === 0;
+  }
+
+  private refreshLengths(): void {
+    this.lengths = [...new Set([...this.globs.keys()].map((k) => k.length))].sort((a, b) => a - b);
+  }
+}
+
+/**
+ * The decision index: every policy (active ones indexed for lookup by resource and by subject),
+ * every principal with its direct groups, the group nesting, and the registered resources —
+ * all in memory, so that a decision needs no database round trip. It is built from Neo4j at
+ * start and kept current by src/decisions/sync.ts; `version` counts the changes applied.
+ */
+export class PolicyIndex {
+  version = 0;
+  readonly principals = new Map<string, IxPrincipal>();
+  readonly groups = new Map<string, IxGroup>();
+  readonly policies = new Map<string, IxPolicy>();
+  /** Registered resources by type, then identifier. */
+  readonly resources = new Map<string, Map<string, IxResource>>();
+
+  /** Principals by lower-cased email and by connector id, for standard interfaces naming them so. */
+  private readonly byEmail = new Map<string, string>();
+  private readonly byConnectorId = new Map<string, string>();
+  private readonly byType = new Map<string, TypeEntry>();
+  private readonly byPrincipal = new Map<string, Set<IxPolicy>>();
+  private readonly byGroup = new Map<string, Set<IxPolicy>>();
+  private readonly matching = new Set<IxPolicy>();
+  /** Each group with every group it is nested in, at any depth (itself included). */
+  private readonly ancestorCache = new Map<string, ReadonlySet<string>>();
+  /** Each group with every principal inside it, at any depth. */
+  private readonly memberCache = new Map<string, ReadonlySet<string>>();
+
+  // ---- lookups ----
+
+  /**
+   * A principal named by id, else by the id its identity connector gives it, else by email
+   * (ignoring case): how AuthZEN subjects name principals.
+   */
+  findPrincipal(ref: string): IxPrincipal | undefined {
+    const byId = this.principals.get(ref);
+    if (byId) return byId;
+    const viaConnector = this.byConnectorId.get(ref);
+    if (viaConnector !== undefined) return this.principals.get(viaConnector);
+    const viaEmail = this.byEmail.get(ref.toLowerCase());
+    return viaEmail === undefined ? undefined : this.principals.get(viaEmail);
+  }
+
+  /** Active policies naming this resource (exactly or by a glob), in no particular order. */
+  candidates(type: string, identifier: string): IxPolicy[] {
+    const out: IxPolicy[] = [];
+    this.byType.get(type)?.collect(identifier, out);
+    return out;
+  }
+
+  /** How a policy selects a principal, if it does. */
+  subjectVia(policy: IxPolicy, p: IxPrincipal): 'principal' | 'group' | 'match' | null {
+    if (policy.principals.has(p.id)) return 'principal';
+    for (const g of policy.groups) if (this.inGroup(p, g)) return 'group';
+    if (policy.match && policy.match(p)) return 'match';
+    return null;
+  }
+
+  /** Whether the principal is in the group, directly or through nested groups. */
+  inGroup(p: IxPrincipal, groupId: string): boolean {
+    for (const direct of p.groups) if (this.ancestors(direct).has(groupId)) return true;
+    return false;
+  }
+
+  /** Every group the principal is in, through nesting. */
+  groupsOf(p: IxPrincipal): Set<string> {
+    const out = new Set<string>();
+    for (const direct of p.groups) for (const g of this.ancestors(direct)) out.add(g);
+    return out;
+  }
+
+  ancestors(groupId: string): ReadonlySet<string> {
+    let set = this.ancestorCache.get(groupId);
+    if (set) return set;
+    const found = new Set<string>([groupId]);
+    const queue = [groupId];
+    while (queue.length > 0) {
+      const g = this.groups.get(queue.pop()!);
+      if (!g) continue;
+      for (const parent of g.parents) {
+        if (!found.has(parent)) {
+          found.add(parent);
+          queue.push(parent);
+        }
+      }
+    }
+    set = found;
+    this.ancestorCache.set(groupId, set);
+    return set;
+  }
+
+  /** Every principal in the group, through nested groups. */
+  membersOf(groupId: string): ReadonlySet<string> {
+    let set = this.memberCache.get(groupId);
+    if (set) return set;
+    const members = new Set<string>();
+    const seen = new Set<string>([groupId]);
+    const queue = [groupId];
+    while (queue.length > 0) {
+      const g = this.groups.get(queue.pop()!);
+      if (!g) continue;
+      for (const m of g.members) members.add(m);
+      for (const child of g.children) {
+        if (!seen.has(child)) {
+          seen.add(child);
+          queue.push(child);
+        }
+      }
+    }
+    set = members;
+    this.memberCache.set(groupId, set);
+    return set;
+  }
+
+  /**
+   * The shortest membership path from a principal to a group: principal → group → … → group,
+   * for `explain`. Undefined when the principal is not in it.
+   */
+  membershipPath(p: IxPrincipal, groupId: string): string[] | undefined {
+    const previous = new Map<string, string | null>();
+    const queue: string[] = [];
+    for (const g of p.groups) {
+      if (!previous.has(g)) {
+        previous.set(g, null);
+        queue.push(g);
+      }
+    }
+    for (let i = 0; i < queue.length; i += 1) {
+      const id = queue[i]!;
+      if (id === groupId) {
+        const path: string[] = [];
+        for (let at: string | null = id; at !== null; at = previous.get(at) ?? null) path.unshift(at);
+        return [p.id, ...path];
+      }
+      for (const parent of this.groups.get(id)?.parents ?? []) {
+        if (!previous.has(parent)) {
+          previous.set(parent, id);
+          queue.push(parent);
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** Active policies selecting the principal: by id, through its groups, or by `match`. */
+  policiesOf(p: IxPrincipal): Set<IxPolicy> {
+    const out = new Set<IxPolicy>(this.byPrincipal.get(p.id) ?? []);
+    for (const g of this.groupsOf(p)) for (const policy of this.byGroup.get(g) ?? []) out.add(policy);
+    for (const policy of this.matching) if (policy.match!(p)) out.add(policy);
+    return out;
+  }
+
+  /** Ids of the active policies whose `match` query selects the principal. */
+  matchPoliciesOf(p: IxPrincipal): string[] {
+    const out: string[] = [];
+    for (const policy of this.matching) if (policy.match!(p)) out.push(policy.id);
+    return out;
+  }
+
+  /** Every principal a policy selects, active or not. */
+  subjectsOf(policy: IxPolicy): Set<string> {
+    const out = new Set<string>();
+    for (const id of policy.principals) if (this.principals.has(id)) out.add(id);
+    for (const g of policy.groups) for (const id of this.membersOf(g)) out.add(id);
+    if (policy.match) for (const p of this.principals.values()) if (policy.match(p)) out.add(p.id);
+    return out;
+  }
+
+  registered(type: string, identifier: string): IxResource | undefined {
+    return this.resources.get(type)?.get(identifier);
+  }
+
+  /** Registered identifiers of a type, for globs to match. */
+  registeredOf(type: string): Iterable<IxResource> {
+    return this.resources.get(type)?.values() ?? [];
+  }
+
+  // ---- changes ----
+
+  /** Empties the index, before it is loaded again. */
+  clear(): void {
+    for (const map of [
+      this.principals,
+      this.byEmail,
+      this.byConnectorId,
+      this.groups,
+      this.policies,
+      this.resources,
+      this.byType,
+      this.byPrincipal,
+      this.byGroup,
+      this.ancestorCache,
+      this.memberCache,
+    ] as Map<unknown, unknown>[]) {
+      map.clear();
+    }
+    this.matching.clear();
+  }
+
+  putPolicy(policy: IxPolicy): void {
+    this.removePolicy(policy.id);
+    this.policies.set(policy.id, policy);
+    if (!policy.active) return;
+    policy.resources.forEach((r, index) => {
+      let entry = this.byType.get(r.type);
+      if (!entry) {
+        entry = new TypeEntry();
+        this.byType.set(r.type, entry);
+      }
+      if (r.glob) entry.addGlob(r.glob.prefix, { policy, index });
+      else {
+        const list = entry.exact.get(r.identifier);
+        if (!list) entry.exact.set(r.identifier, [policy]);
+        else if (!list.includes(policy)) list.push(policy);
+      }
+    });
+    for (const id of policy.principals) addTo(this.byPrincipal, id, policy);
+    for (const id of policy.groups) addTo(this.byGroup, id, policy);
+    if (policy.match) this.matching.add(policy);
+  }
+
+  removePolicy(id: string): void {
+    const old = this.policies.get(id);
+    if (!old) return;
+    this.policies.delete(id);
+    if (!old.active) return;
+    for (const type of new Set(old.resources.map((r) => r.type))) {
+      const entry = this.byType.get(type);
+      entry?.removePolicy(id);
+      if (entry?.empty) this.byType.delete(type);
+    }
+    for (const pid of old.principals) removeFrom(this.byPrincipal, pid, old);
+    for (const gid of old.groups) removeFrom(this.byGroup, gid, old);
+    this.matching.delete(old);
+  }
+
+  /** A principal as now stored (undefined: it no longer exists), with its direct groups. */
+  putPrincipal(id: string, next: IxPrincipal | undefined): void {
+    const old = this.principals.get(id);
+    this.reindexNames(id, old, next);
+    const before = old?.groups ?? [];
+    const after = next?.groups ?? [];
+    if (next) this.principals.set(id, next);
+    else this.principals.delete(id);
+    if (before.length === after.length && before.every((g) => after.includes(g))) return;
+    for (const g of before) this.groups.get(g)?.members.delete(id);
+    for (const g of after) this.groupOrStub(g).members.add(id);
+    this.memberCache.clear();
+  }
+
+  private reindexNames(id: string, old: IxPrincipal | undefined, next: IxPrincipal | undefined): void {
+    const drop = (map: Map<string, string>, key: string | null | undefined): void => {
+      if (key && map.get(key) === id) map.delete(key);
+    };
+    drop(this.byEmail, old?.email?.toLowerCase());
+    drop(this.byConnectorId, old?.connector_id);
+    // Deleted principals keep their id only: a name that comes back belongs to someone new.
+    if (!next || next.status === 'deleted') return;
+    if (next.email) this.byEmail.set(next.email.toLowerCase(), id);
+    if (next.connector_id) this.byConnectorId.set(next.connector_id, id);
+  }
+
+  /** A group as now stored: its name and the groups it is nested in. */
+  putGroup(id: string, name: string, parents: readonly string[]): void {
+    const group = this.groupOrStub(id);
+    group.name = name;
+    const same = parents.length === group.parents.size && parents.every((p) => group.parents.has(p));
+    if (same) return;
+    for (const p of group.parents) this.groups.get(p)?.children.delete(id);
+    group.parents.clear();
+    for (const p of parents) {
+      group.parents.add(p);
+      this.groupOrStub(p).children.add(id);
+    }
+    this.ancestorCache.clear();
+    this.memberCache.clear();
+  }
+
+  /** A deleted group: its members and nested groups leave it. */
+  removeGroup(id: string): void {
+    const group = this.groups.get(id);
+    if (!group) return;
+    for (const m of group.members) {
+      const p = this.principals.get(m);
+      if (p) p.groups = p.groups.filter((g) => g !== id);
+    }
+    for (const c of group.children) this.groups.get(c)?.parents.delete(id);
+    for (const p of group.parents) this.groups.get(p)?.children.delete(id);
+    this.groups.delete(id);
+    this.ancestorCache.clear();
+    this.memberCache.clear();
+  }
+
+  putResource(type: string, identifier: string, resource: IxResource | undefined): void {
+    let byId = this.resources.get(type);
+    if (!resource) {
+      byId?.delete(identifier);
+      if (byId?.size === 0) this.resources.delete(type);
+      return;
+    }
+    if (!byId) {
+      byId = new Map();
+      this.resources.set(type, byId);
+    }
+    byId.set(identifier, resource);
+  }
+
+  private groupOrStub(id: string): IxGroup {
+    let group = this.groups.get(id);
+    if (!group) {
+      group = { id, name: '', parents: new Set(), children: new Set(), members: new Set() };
+      this.groups.set(id, group);
+    }
+    return group;
+  }
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(value);
+}
+
+function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}

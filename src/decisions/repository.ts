@@ -1,0 +1,166 @@
+import { defineQueries } from '../db/catalogue.js';
+import type { Database, Reader } from '../db/database.js';
+import { fromProperties as policyFromProperties, type Policy } from '../policies/model.js';
+import { resourceFromProperties } from '../resources/repository.js';
+import type { Grant } from './access.js';
+import { toIxPrincipal, type IxPrincipal, type IxResource } from './model.js';
+
+const Q = defineQueries('decisions', [
+  'index_principals',
+  'principals_by_id',
+  'index_groups',
+  'groups_by_id',
+  'index_policies',
+  'policies_by_id',
+  'index_resources',
+  'resources_by_key',
+  'record',
+  'get',
+  'purge',
+]);
+const A = defineQueries('access', ['principal']);
+
+export interface GroupRow {
+  id: string;
+  name: string;
+  parents: string[];
+}
+
+export interface StoredDecision {
+  id: string;
+  principal_id: string;
+  decision: string;
+  evaluated_at: string;
+  record: string;
+}
+
+export interface PrincipalGrants {
+  status: string;
+  type: string;
+  allowedTools: string | string[] | null;
+  grants: Grant[];
+  /** Registered identifiers each allow glob matched, by `type:glob`. */
+  globMatches: Map<string, string[]>;
+}
+
+function toResource(props: Record<string, unknown>): IxResource {
+  const r = resourceFromProperties(props);
+  return { type: r.type, identifier: r.identifier, attributes: r.attributes };
+}
+
+type PrincipalRow = { props: Record<string, unknown>; groups: string[] };
+
+/** What the decision index reads from the graph, and the decision records it writes. */
+export const decisionRepository = {
+  /** Every principal, a page of `batch` at a time, in id order. */
+  async *principals(db: Reader, batch = 5_000): AsyncGenerator<IxPrincipal[]> {
+    let after = '';
+    for (;;) {
+      const rows = await db.run<PrincipalRow>(Q.index_principals, { after, batch });
+      if (rows.length === 0) return;
+      yield rows.map((r) => toIxPrincipal(r.props, r.groups));
+      after = rows[rows.length - 1]!.props['id'] as string;
+      if (rows.length < batch) return;
+    }
+  },
+
+  async principalsById(db: Reader, ids: readonly string[]): Promise<IxPrincipal[]> {
+    const rows = await db.run<PrincipalRow>(Q.principals_by_id, { ids: [...ids] });
+    return rows.map((r) => toIxPrincipal(r.props, r.groups));
+  },
+
+  groups(db: Reader): Promise<GroupRow[]> {
+    return db.run<GroupRow>(Q.index_groups);
+  },
+
+  groupsById(db: Reader, ids: readonly string[]): Promise<GroupRow[]> {
+    return db.run<GroupRow>(Q.groups_by_id, { ids: [...ids] });
+  },
+
+  async policies(db: Reader): Promise<Policy[]> {
+    const rows = await db.run<{ props: Record<string, unknown> }>(Q.index_policies);
+    return rows.map((r) => policyFromProperties(r.props));
+  },
+
+  async policiesById(db: Reader, ids: readonly string[]): Promise<Policy[]> {
+    const rows = await db.run<{ props: Record<string, unknown> }>(Q.policies_by_id, { ids: [...ids] });
+    return rows.map((r) => policyFromProperties(r.props));
+  },
+
+  async resources(db: Reader): Promise<IxResource[]> {
+    const rows = await db.run<{ props: Record<string, unknown> }>(Q.index_resources);
+    return rows.map((r) => toResource(r.props));
+  },
+
+  async resourcesByKey(
+    db: Reader,
+    refs: readonly { type: string; identifier: string }[],
+  ): Promise<IxResource[]> {
+    const rows = await db.run<{ props: Record<string, unknown> }>(Q.resources_by_key, { refs: [...refs] });
+    return rows.map((r) => toResource(r.props));
+  },
+
+  /**
+   * A principal's grants found by walking the graph, with `matched` the policies selecting it
+   * by `match`. Undefined when the principal does not exist.
+   */
+  async principalGrants(
+    db: Reader,
+    id: string,
+    matched: readonly string[],
+  ): Promise<PrincipalGrants | undefined> {
+    const row = await db.first<{
+      status: string;
+      type: string;
+      allowed_tools: string | string[] | null;
+      grants:
+        | {
+            id: string;
+            effect: 'allow' | 'deny';
+            actions: string[];
+            conditional: boolean;
+            exact: [string, string][];
+            glob_types: string[];
+            glob_patterns: string[];
+            matched: [string, string, string][];
+            granted_at: string;
+          }[]
+        | null;
+    }>(A.principal, { id, matched: [...matched] });
+    if (!row) return undefined;
+    const globMatches = new Map<string, string[]>();
+    const grants: Grant[] = (row.grants ?? []).map((g) => {
+      for (const [type, pattern, identifier] of g.matched) {
+        const key = `${type}:${pattern}`;
+        const list = globMatches.get(key);
+        if (list) list.push(identifier);
+        else globMatches.set(key, [identifier]);
+      }
+      return {
+        policyId: g.id,
+        effect: g.effect,
+        actions: g.actions,
+        conditional: g.conditional,
+        resources: [
+          ...g.exact.map(([type, identifier]) => ({ type, identifier })),
+          ...g.glob_types.map((type, i) => ({ type, identifier: g.glob_patterns[i]! })),
+        ],
+        grantedAt: g.granted_at,
+      };
+    });
+    return { status: row.status, type: row.type, allowedTools: row.allowed_tools, grants, globMatches };
+  },
+
+  async record(db: Database, rows: readonly StoredDecision[]): Promise<void> {
+    await db.write(Q.record, (tx) => tx.run(Q.record, { rows: [...rows] }));
+  },
+
+  async get(db: Reader, id: string): Promise<string | undefined> {
+    return (await db.first<{ record: string }>(Q.get, { id }))?.record;
+  },
+
+  async purge(db: Database, before: string, batch: number): Promise<number> {
+    const row = await db.write(Q.purge, (tx) => tx.first<{ removed: number }>(Q.purge, { before, batch }));
+    return row?.removed ?? 0;
+  },
+};

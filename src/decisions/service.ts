@@ -1,0 +1,65 @@
+import { notFound } from '../errors/errors.js';
+import { newId } from '../ids.js';
+import type { Decision, DecisionRequest } from '../schemas/decisions.js';
+import { nowIso } from '../time.js';
+import { decide } from './engine.js';
+import type { PolicyIndex } from './index.js';
+import type { DecisionLog, DecisionRecord } from './records.js';
+
+export interface BatchResult {
+  results: Decision[];
+  summary: { total: number; allowed: number; denied: number };
+}
+
+/**
+ * Real-time decisions (API.md §5.2-5.4): answered from the in-memory index, each recorded by the
+ * decision log without waiting for it.
+ */
+export class DecisionService {
+  constructor(
+    private readonly index: PolicyIndex,
+    private readonly log: DecisionLog,
+  ) {}
+
+  evaluate(request: DecisionRequest): Decision {
+    const verdict = decide(this.index, request, { explain: request.explain === true });
+    const decision: Decision = {
+      id: newId('decision'),
+      decision: verdict.allowed ? 'ALLOW' : 'DENY',
+      allowed: verdict.allowed,
+      principal_id: request.principal_id,
+      action: request.action,
+      resource: { type: request.resource.type, identifier: request.resource.identifier },
+      ...(request.on_behalf_of !== undefined ? { on_behalf_of: request.on_behalf_of } : {}),
+      reasons: verdict.reasons,
+      granted_by: verdict.grantedBy,
+      evaluated_at: nowIso(),
+      ...(verdict.trace ? { trace: { index_version: this.index.version, ...verdict.trace } } : {}),
+    };
+    const record: DecisionRecord = decision;
+    this.log.record(
+      request.context === undefined && request.resource.attributes === undefined
+        ? record
+        : {
+            ...record,
+            ...(request.context !== undefined ? { context: request.context } : {}),
+            ...(request.resource.attributes !== undefined
+              ? { resource_attributes: request.resource.attributes }
+              : {}),
+          },
+    );
+    return decision;
+  }
+
+  batch(requests: readonly DecisionRequest[]): BatchResult {
+    const results = requests.map((r) => this.evaluate(r));
+    const allowed = results.filter((r) => r.allowed).length;
+    return { results, summary: { total: results.length, allowed, denied: results.length - allowed } };
+  }
+
+  async get(id: string): Promise<DecisionRecord> {
+    const record = await this.log.get(id);
+    if (!record) throw notFound('decision', id);
+    return record;
+  }
+}

@@ -1,0 +1,220 @@
+import type { Reader } from '../db/database.js';
+import { conflict, notFound, validationFailed } from '../errors/errors.js';
+import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model.js';
+import { policyRepository } from '../policies/repository.js';
+import type { SimulateBody } from '../schemas/policies.js';
+import { isGlob, compileGlob, globMatches } from '../policies/patterns.js';
+import type { DecisionRequest } from '../schemas/decisions.js';
+import { entryFor, toolFilter, type Candidate } from './access.js';
+import { grantsOf } from './access-service.js';
+import { decide } from './engine.js';
+import type { PolicyIndex } from './index.js';
+import { compilePolicy, type IxPolicy } from './model.js';
+
+/** Changes listed at most; the summary counts them all. */
+export const MAX_LISTED_CHANGES = 10_000;
+
+export interface SimulationInput {
+  /** The policy as stored. */
+  current: Policy;
+  /** A checked body replacing it, `null` to simulate its deletion, undefined to make it active. */
+  proposed: PolicyBody | null | undefined;
+  requests?: readonly DecisionRequest[] | undefined;
+}
+
+export interface AccessChange {
+  principal_id: string;
+  principal: { id: string; name: string; type: string; email: string | null };
+  resource: { type: string; identifier: string; pattern?: true };
+  gained: string[];
+  lost: string[];
+}
+
+export interface SimulationResult {
+  policy_id: string;
+  results?: {
+    request: DecisionRequest;
+    current: 'ALLOW' | 'DENY';
+    simulated: 'ALLOW' | 'DENY';
+    changed: boolean;
+  }[];
+  access_changes?: AccessChange[];
+  truncated?: true;
+  summary: {
+    evaluated: number;
+    changed: number;
+    newly_allowed: number;
+    newly_denied: number;
+    principals_affected: number;
+  };
+}
+
+/** The proposed policy compiled as it would be stored (id and bookkeeping kept). */
+function proposedPolicy(current: Policy, proposed: PolicyBody | null | undefined): IxPolicy | null {
+  if (proposed === null) return null;
+  if (proposed === undefined) return compilePolicy({ ...current, status: 'active' });
+  return compilePolicy({
+    ...current,
+    name: proposed.name,
+    description: proposed.description ?? null,
+    effect: proposed.effect,
+    subjects: {
+      principals: proposed.subjects.principals ?? [],
+      groups: proposed.subjects.groups ?? [],
+      ...(proposed.subjects.match ? { match: proposed.subjects.match } : {}),
+    },
+    actions: proposed.actions,
+    resources: proposed.resources,
+    conditions: proposed.conditions ?? {},
+    status: proposed.status ?? 'active',
+    version: current.version + 1,
+  });
+}
+
+/**
+ * What a change to one policy would do (API.md §5.5), on an overlay of the decision index:
+ * nothing is written and the index itself is untouched. With requests, each is decided both
+ * ways. Without, the blast radius: every principal the current or the proposed policy selects,
+ * on every resource either names (exactly, by glob pattern, and each registered resource a glob
+ * matches), with the actions gained and lost.
+ */
+export function simulate(index: PolicyIndex, input: SimulationInput): SimulationResult {
+  const { current } = input;
+  const proposed = proposedPolicy(current, input.proposed);
+  const overlay = new Map([[current.id, proposed]]);
+  const before =
+    index.policies.get(current.id) ?? (current.status === 'active' ? compilePolicy(current) : null);
+  // The index may not hold the stored version yet (another instance wrote it a moment ago):
+  // the comparison is against what is stored.
+  const baseOverlay = new Map([[current.id, before?.active ? before : null]]);
+
+  if (input.requests) {
+    const results = input.requests.map((request) => {
+      const was = decide(index, request, { overlay: baseOverlay }).allowed;
+      const will = decide(index, request, { overlay }).allowed;
+      return {
+        request,
+        current: was ? ('ALLOW' as const) : ('DENY' as const),
+        simulated: will ? ('ALLOW' as const) : ('DENY' as const),
+        changed: was !== will,
+      };
+    });
+    const changed = results.filter((r) => r.changed);
+    return {
+      policy_id: current.id,
+      results,
+      summary: {
+        evaluated: results.length,
+        changed: changed.length,
+        newly_allowed: changed.filter((r) => r.simulated === 'ALLOW').length,
+        newly_denied: changed.filter((r) => r.simulated === 'DENY').length,
+        principals_affected: new Set(changed.map((r) => r.request.principal_id)).size,
+      },
+    };
+  }
+
+  const versions = [before?.active ? before : null, proposed?.active ? proposed : null].filter(
+    (p): p is IxPolicy => p !== null,
+  );
+  const principals = new Set<string>();
+  for (const policy of versions) for (const id of index.subjectsOf(policy)) principals.add(id);
+  const resources = resourcesNamed(index, versions);
+  const changes: AccessChange[] = [];
+  let evaluated = 0;
+  for (const pid of principals) {
+    const p = index.principals.get(pid);
+    if (!p || p.status !== 'active') continue;
+    const tools = toolFilter(p);
+    const was = grantsOf(index, p, baseOverlay);
+    const will = grantsOf(index, p, overlay);
+    for (const resource of resources) {
+      evaluated += 1;
+      const a = entryFor(resource, was);
+      const b = entryFor(resource, will);
+      const had = a && tools(a) ? a.actions : [];
+      const has = b && tools(b) ? b.actions : [];
+      const gained = has.filter((x) => !had.includes(x));
+      const lost = had.filter((x) => !has.includes(x));
+      if (gained.length === 0 && lost.length === 0) continue;
+      changes.push({
+        principal_id: p.id,
+        principal: { id: p.id, name: p.name, type: p.type, email: p.email },
+        resource: {
+          type: resource.type,
+          identifier: resource.identifier,
+          ...(resource.pattern ? { pattern: true as const } : {}),
+        },
+        gained,
+        lost,
+      });
+    }
+  }
+  changes.sort(
+    (x, y) =>
+      cmp(x.principal.name, y.principal.name) ||
+      cmp(x.principal_id, y.principal_id) ||
+      cmp(x.resource.type, y.resource.type) ||
+      cmp(x.resource.identifier, y.resource.identifier),
+  );
+  return {
+    policy_id: current.id,
+    access_changes: changes.slice(0, MAX_LISTED_CHANGES),
+    ...(changes.length > MAX_LISTED_CHANGES ? { truncated: true as const } : {}),
+    summary: {
+      evaluated,
+      changed: changes.length,
+      newly_allowed: changes.filter((c) => c.gained.length > 0).length,
+      newly_denied: changes.filter((c) => c.lost.length > 0).length,
+      principals_affected: new Set(changes.map((c) => c.principal_id)).size,
+    },
+  };
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The resources some version of the policy names: identifiers, globs, and what the globs match. */
+function resourcesNamed(index: PolicyIndex, policies: readonly IxPolicy[]): Candidate[] {
+  const seen = new Set<string>();
+  const out: Candidate[] = [];
+  const add = (type: string, identifier: string, pattern: boolean): void => {
+    const key = `${pattern ? 'p' : 'r'}${type}:${identifier}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ type, identifier, pattern });
+  };
+  for (const policy of policies) {
+    for (const r of policy.resources) {
+      if (!isGlob(r.identifier)) {
+        add(r.type, r.identifier, false);
+        continue;
+      }
+      add(r.type, r.identifier, true);
+      const glob = r.glob ?? compileGlob(r.identifier);
+      for (const registered of index.registeredOf(r.type)) {
+        if (globMatches(glob, registered.identifier)) add(r.type, registered.identifier, false);
+      }
+    }
+  }
+  return out;
+}
+
+/** Simulation of a stored policy: the request side of API.md §5.5. */
+export class SimulationService {
+  constructor(
+    private readonly db: Reader,
+    private readonly index: PolicyIndex,
+  ) {}
+
+  async simulate(id: string, body: SimulateBody): Promise<SimulationResult> {
+    if (body.policy !== undefined && body.delete !== undefined) {
+      throw validationFailed('a simulation changes the policy one way', [
+        { pointer: '/delete', message: 'cannot be given with policy: simulate a replacement or a deletion' },
+      ]);
+    }
+    const current = await policyRepository.get(this.db, id);
+    if (!current) throw notFound('policy', id);
+    if (current.status === 'deleted') throw conflict(`policy ${id} is deleted`);
+    const proposed = body.delete ? null : body.policy ? checkPolicyBody(body.policy, '/policy') : undefined;
+    return simulate(this.index, { current, proposed, requests: body.requests });
+  }
+}

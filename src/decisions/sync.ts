@@ -1,0 +1,184 @@
+import type { Database } from '../db/database.js';
+import type { ChangeEvent } from '../events/feed.js';
+import { isId } from '../ids.js';
+import type { Logger } from '../logging/logger.js';
+import { resourceOf } from '../policies/model.js';
+import type { PolicyIndex } from './index.js';
+import { compilePolicy } from './model.js';
+import { decisionRepository as repo } from './repository.js';
+
+interface Pending {
+  principals: Set<string>;
+  groups: Set<string>;
+  removedGroups: Set<string>;
+  policies: Set<string>;
+  resources: Set<string>;
+}
+
+const nothing = (): Pending => ({
+  principals: new Set(),
+  groups: new Set(),
+  removedGroups: new Set(),
+  policies: new Set(),
+  resources: new Set(),
+});
+
+/**
+ * Builds the decision index from Neo4j and keeps it current from the change feed. Each change
+ * event names what changed; the index reads it again as it now is (so events may come twice or
+ * out of order), in batches: changes that arrive while a batch is read wait for the next one,
+ * which then reads them all together. The promise a listener call returns settles once its
+ * change is in the index, so a write on this instance returns only after decisions see it.
+ */
+export class IndexSync {
+  private pending = nothing();
+  private queued: Promise<void> | null = null;
+  private tail: Promise<void> = Promise.resolve();
+  /** A batch failed to read: its keys wait for the next change or the periodic retry. */
+  private failed = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly index: PolicyIndex,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Reads everything the index holds; call before serving, after the feed has opened. */
+  async load(): Promise<{ principals: number; groups: number; policies: number; resources: number }> {
+    const { index, db } = this;
+    index.clear();
+    for (const g of await repo.groups(db)) index.putGroup(g.id, g.name, g.parents);
+    for await (const page of repo.principals(db)) for (const p of page) index.putPrincipal(p.id, p);
+    for (const policy of await repo.policies(db)) {
+      try {
+        index.putPolicy(compilePolicy(policy));
+      } catch (err) {
+        this.logger.error(
+          { err, policy: policy.id },
+          'a stored policy could not be compiled; it takes no effect',
+        );
+      }
+    }
+    const resources = await repo.resources(db);
+    for (const r of resources) index.putResource(r.type, r.identifier, r);
+    index.version += 1;
+    return {
+      principals: index.principals.size,
+      groups: index.groups.size,
+      policies: index.policies.size,
+      resources: resources.length,
+    };
+  }
+
+  /** The change listener: settles once the change is in the index. */
+  readonly onChange = (event: ChangeEvent): Promise<void> => {
+    if (!this.note(event)) return Promise.resolve();
+    return this.schedule();
+  };
+
+  /** Retries a batch that failed to read (the periodic task calls this). */
+  retry(): Promise<void> {
+    if (!this.failed) return Promise.resolve();
+    this.failed = false;
+    return this.schedule();
+  }
+
+  private note(event: ChangeEvent): boolean {
+    const p = this.pending;
+    const id = event.target.id;
+    switch (event.type.slice(0, event.type.indexOf('.'))) {
+      case 'principal':
+        p.principals.add(id);
+        return true;
+      case 'policy':
+        p.policies.add(id);
+        return true;
+      case 'resource':
+        p.resources.add(id);
+        return true;
+      case 'group': {
+        if (event.type === 'group.deleted') {
+          p.removedGroups.add(id);
+          return true;
+        }
+        if (event.type === 'group.member_added' || event.type === 'group.member_removed') {
+          const change = event.changes?.['members'];
+          const member = (change?.to ?? change?.from) as string | undefined;
+          if (typeof member !== 'string') return false;
+          if (isId('group', member)) p.groups.add(member);
+          else p.principals.add(member);
+          return true;
+        }
+        p.groups.add(id);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  private schedule(): Promise<void> {
+    if (this.queued) return this.queued;
+    const run = this.tail.then(() => {
+      this.queued = null;
+      return this.apply();
+    });
+    this.queued = run;
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async apply(): Promise<void> {
+    const work = this.pending;
+    this.pending = nothing();
+    const { index, db } = this;
+    try {
+      const [policies, groups, principals, resources] = await Promise.all([
+        work.policies.size > 0 ? repo.policiesById(db, [...work.policies]) : [],
+        work.groups.size > 0 ? repo.groupsById(db, [...work.groups]) : [],
+        work.principals.size > 0 ? repo.principalsById(db, [...work.principals]) : [],
+        work.resources.size > 0 ? repo.resourcesByKey(db, [...work.resources].map(resourceOf)) : [],
+      ]);
+      for (const id of work.removedGroups) index.removeGroup(id);
+      const foundGroups = new Set<string>();
+      for (const g of groups) {
+        foundGroups.add(g.id);
+        index.putGroup(g.id, g.name, g.parents);
+      }
+      for (const id of work.groups) if (!foundGroups.has(id)) index.removeGroup(id);
+      const foundPrincipals = new Set<string>();
+      for (const p of principals) {
+        foundPrincipals.add(p.id);
+        index.putPrincipal(p.id, p);
+      }
+      for (const id of work.principals) if (!foundPrincipals.has(id)) index.putPrincipal(id, undefined);
+      const foundPolicies = new Set<string>();
+      for (const policy of policies) {
+        foundPolicies.add(policy.id);
+        if (policy.status === 'deleted') index.removePolicy(policy.id);
+        else index.putPolicy(compilePolicy(policy));
+      }
+      for (const id of work.policies) if (!foundPolicies.has(id)) index.removePolicy(id);
+      const foundResources = new Set<string>();
+      for (const r of resources) {
+        foundResources.add(`${r.type}:${r.identifier}`);
+        index.putResource(r.type, r.identifier, r);
+      }
+      for (const key of work.resources) {
+        if (!foundResources.has(key)) {
+          const { type, identifier } = resourceOf(key);
+          index.putResource(type, identifier, undefined);
+        }
+      }
+      index.version += 1;
+    } catch (err) {
+      // Nothing is lost: the keys go back to wait for the next batch.
+      for (const key of Object.keys(work) as (keyof Pending)[]) {
+        for (const value of work[key]) this.pending[key].add(value);
+      }
+      this.failed = true;
+      this.logger.warn({ err }, 'could not bring the decision index up to date; retrying');
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import type { AccessService } from '../../decisions/access-service.js';
+import type { DecisionService } from '../../decisions/service.js';
+import { pageOf } from '../../pagination.js';
+import {
+  AccessQuery,
+  AccessRecordSchema,
+  BatchBodySchema,
+  BatchResultSchema,
+  DecisionIdParams,
+  DecisionRecordSchema,
+  DecisionRequestSchema,
+  DecisionSchema,
+  MAX_BATCH,
+  ResourceAccessQuery,
+  ResourceAccessSchema,
+} from '../../schemas/decisions.js';
+import { Type } from '@sinclair/typebox';
+import { Id } from '../../schemas/common.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+export function decisionRoutes(deps: { decisions: DecisionService; access: AccessService }): AnyRoute[] {
+  const evaluate = { tags: ['Decisions'], auth: { scope: 'decisions:evaluate' as const } };
+  return [
+    defineRoute({
+      ...evaluate,
+      rateLimit: 'decisions',
+      method: 'POST',
+      path: '/v1/decisions/evaluate',
+      operationId: 'evaluateDecision',
+      summary: 'Decide an access request',
+      description:
+        'Answered from memory, without a database round trip. Deny overrides allow; no applicable allow means deny; an unknown or inactive principal is a DENY (200), never a 404. AI agents reach a `tool` only if it is in their `allowed_tools`. With `on_behalf_of`, both principals must be allowed. `explain: true` adds a `trace` of every candidate policy. Every decision is recorded (`GET /v1/decisions/{id}`) within a second, without delaying the answer.',
+      body: DecisionRequestSchema,
+      responses: { 200: { description: 'The decision', schema: DecisionSchema } },
+      handler: ({ body }) => ({ body: deps.decisions.evaluate(body) }),
+    }),
+    defineRoute({
+      ...evaluate,
+      rateLimit: 'bulk',
+      method: 'POST',
+      path: '/v1/decisions/batch',
+      operationId: 'evaluateDecisionBatch',
+      summary: 'Decide up to 1,000 access requests',
+      description: `Results in the order of the requests, each as a single decision, with a summary. At most ${MAX_BATCH} requests.`,
+      body: BatchBodySchema,
+      responses: { 200: { description: 'The decisions', schema: BatchResultSchema } },
+      handler: ({ body }) => ({ body: deps.decisions.batch(body.requests) }),
+    }),
+    defineRoute({
+      tags: ['Decisions'],
+      auth: { scope: 'decisions:read' },
+      rateLimit: 'standard',
+      method: 'GET',
+      path: '/v1/decisions/{id}',
+      operationId: 'getDecision',
+      summary: 'Get a recorded decision',
+      description:
+        'The decision as answered, with the context and resource attributes of its request; 404 after the retention period.',
+      params: DecisionIdParams,
+      responses: { 200: { description: 'The recorded decision', schema: DecisionRecordSchema } },
+      handler: async ({ params }) => ({ body: await deps.decisions.get(params.id) }),
+    }),
+    defineRoute({
+      tags: ['Principals'],
+      auth: { scope: 'principals:read' },
+      rateLimit: 'standard',
+      method: 'GET',
+      path: '/v1/principals/{id}/access',
+      operationId: 'getPrincipalAccess',
+      summary: 'The effective access of a principal',
+      description:
+        'Walks the graph: principal → groups (nested) → active policies → resources. One entry per resource (ordered by type, then identifier): the allowed actions less those an unconditional deny removes, the allow policies granting them, when the grant took effect, and whether it depends on the request. A glob appears as its own entry (`pattern: true`) besides the registered resources it matches. A principal that is not active has no access. With `page` or `limit`, `access` is paginated.',
+      params: Type.Object({ id: Id('principal') }),
+      query: AccessQuery,
+      responses: { 200: { description: 'The access record', schema: AccessRecordSchema } },
+      handler: async ({ params, query }) => ({
+        body: await deps.access.principalAccess(
+          params.id,
+          { resourceType: query.resource_type, action: query.action },
+          query.page !== undefined || query.limit !== undefined ? pageOf(query) : undefined,
+        ),
+      }),
+    }),
+    defineRoute({
+      tags: ['Resources'],
+      auth: { scope: 'policies:read' },
+      rateLimit: 'standard',
+      method: 'GET',
+      path: '/v1/resources/access',
+      operationId: 'getResourceAccess',
+      summary: 'Who can access a resource',
+      description:
+        'Every active principal with access to the resource, ordered by name then id, with its actions and the allow policies granting them. `action` keeps those granted that action.',
+      query: ResourceAccessQuery,
+      responses: { 200: { description: 'The principals with access', schema: ResourceAccessSchema } },
+      handler: ({ query }) => ({
+        body: deps.access.whoCanAccess(query.type, query.identifier, query.action, pageOf(query)),
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,192 @@
+import { validationFailed, type FieldError } from '../errors/errors.js';
+import type { SearchQueryInput } from '../schemas/search.js';
+import { searchBodyErrors } from '../schemas/search.js';
+import type { Policy, PolicyBody, PolicyEffect, ResourceRef } from '../schemas/policies.js';
+import { toQuery } from '../principals/search.js';
+import { normalise } from '../query/normal.js';
+import { AppError } from '../errors/errors.js';
+import { parseConditions } from './conditions.js';
+import { compileGlob, globProblem, globRegex, isGlob } from './patterns.js';
+
+export type { Policy, PolicyBody, PolicyEffect, ResourceRef };
+
+/** Statuses a principal must not be in for any decision to allow it. */
+const INACTIVE_STATUSES = new Set(['suspended', 'deprovisioned', 'deleted']);
+
+/**
+ * A policy body checked beyond its schema, so that a policy that can never match is refused at
+ * write time with pointers into the body: subjects that select nobody, a `match` query that is
+ * invalid, too complex or names only principals every decision denies, a glob with `**`,
+ * conditions with an unknown path or operator, a malformed CIDR or a `$ref` to an unknown path.
+ * Duplicate resources are dropped. Pointers are prefixed with `prefix` (`/policy` when the body
+ * is nested in a simulation).
+ */
+export function checkPolicyBody(body: PolicyBody, prefix = ''): PolicyBody {
+  const errors: FieldError[] = [];
+  const { subjects } = body;
+  const selects =
+    (subjects.principals?.length ?? 0) > 0 ||
+    (subjects.groups?.length ?? 0) > 0 ||
+    subjects.match !== undefined;
+  if (!selects) {
+    errors.push({
+      pointer: `${prefix}/subjects`,
+      message: 'selects no principal: give principals, groups or a match query',
+    });
+  }
+  if (subjects.match !== undefined) errors.push(...matchErrors(subjects.match, `${prefix}/subjects/match`));
+  body.resources.forEach((r, i) => {
+    const problem = isGlob(r.identifier) ? globProblem(r.identifier) : undefined;
+    if (problem) errors.push({ pointer: `${prefix}/resources/${i}/identifier`, message: problem });
+  });
+  if (body.conditions) errors.push(...parseConditions(body.conditions, `${prefix}/conditions`).errors);
+  if (errors.length > 0) throw validationFailed('the policy can never match as written', errors);
+  const seen = new Set<string>();
+  const resources = body.resources.filter((r) => {
+    const key = `${r.type}:${r.identifier}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { ...body, resources };
+}
+
+function matchErrors(match: SearchQueryInput, pointer: string): FieldError[] {
+  const errors = searchBodyErrors({ query: match }).map((e) => ({
+    pointer: e.pointer.replace(/^\/query/, pointer),
+    message: e.message,
+  }));
+  if (errors.length > 0) return errors;
+  const statuses = match.status === undefined ? [] : [match.status].flat();
+  if (statuses.length > 0 && statuses.every((s) => INACTIVE_STATUSES.has(s))) {
+    return [
+      {
+        pointer: `${pointer}/status`,
+        message: 'selects only principals that every decision denies (suspended, deprovisioned or deleted)',
+      },
+    ];
+  }
+  try {
+    normalise(toQuery({ query: match }));
+  } catch (err) {
+    if (err instanceof AppError && err.errors) {
+      return err.errors.map((e) => ({ pointer: `${pointer}${e.pointer}`, message: e.message }));
+    }
+    throw err;
+  }
+  return [];
+}
+
+/** Case and surrounding space do not make two policy names different. */
+export function policyNameKey(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+export const resourceKey = (type: string, identifier: string): string => `${type}:${identifier}`;
+
+/** A stored resource text `type:identifier` (types hold no `:`) as a reference. */
+export function resourceOf(key: string): ResourceRef {
+  const colon = key.indexOf(':');
+  return { type: key.slice(0, colon), identifier: key.slice(colon + 1) };
+}
+
+/**
+ * What a `(:Policy)` node holds besides its bookkeeping: every part of the body as a property of
+ * its own, readable in Neo4j Browser (`resources` as `type:identifier` texts, `match` and
+ * `conditions` as JSON text), and what the access traversal needs of each glob.
+ */
+export interface PolicyProperties {
+  name: string;
+  nameKey: string;
+  description: string | null;
+  effect: PolicyEffect;
+  status: string;
+  actions: string[];
+  resources: string[];
+  subjectPrincipals: string[];
+  subjectGroups: string[];
+  match: string | null;
+  conditions: string | null;
+  /** Resources named exactly: each becomes a `(:Resource)` with an ALLOWS or DENIES edge. */
+  exact: ResourceRef[];
+  globTypes: string[];
+  globPatterns: string[];
+  globPrefixes: string[];
+  globRegexes: string[];
+}
+
+export function toProperties(body: PolicyBody): PolicyProperties {
+  const exact = body.resources.filter((r) => !isGlob(r.identifier));
+  const globs = body.resources.filter((r) => isGlob(r.identifier));
+  const compiled = globs.map((r) => compileGlob(r.identifier));
+  const conditions = body.conditions && Object.keys(body.conditions).length > 0 ? body.conditions : null;
+  return {
+    name: body.name.trim(),
+    nameKey: policyNameKey(body.name),
+    description: body.description ?? null,
+    effect: body.effect,
+    status: body.status ?? 'active',
+    actions: [...body.actions],
+    resources: body.resources.map((r) => resourceKey(r.type, r.identifier)),
+    subjectPrincipals: [...(body.subjects.principals ?? [])],
+    subjectGroups: [...(body.subjects.groups ?? [])],
+    match: body.subjects.match === undefined ? null : JSON.stringify(body.subjects.match),
+    conditions: conditions === null ? null : JSON.stringify(conditions),
+    exact,
+    globTypes: globs.map((r) => r.type),
+    globPatterns: globs.map((r) => r.identifier),
+    globPrefixes: compiled.map((g) => g.prefix),
+    globRegexes: compiled.map(globRegex),
+  };
+}
+
+/** Node properties → the policy as the API shows it. */
+export function fromProperties(props: Record<string, unknown>): Policy {
+  const text = (key: string): string | null => (typeof props[key] === 'string' ? props[key] : null);
+  const match = text('match');
+  const conditions = text('conditions');
+  const policy: Policy = {
+    id: props['id'] as string,
+    name: props['name'] as string,
+    description: text('description'),
+    effect: props['effect'] as PolicyEffect,
+    subjects: {
+      principals: (props['subject_principals'] as string[] | null) ?? [],
+      groups: (props['subject_groups'] as string[] | null) ?? [],
+      ...(match === null ? {} : { match: JSON.parse(match) as Record<string, unknown> }),
+    },
+    actions: (props['actions'] as string[] | null) ?? [],
+    resources: ((props['resources'] as string[] | null) ?? []).map(resourceOf),
+    conditions: conditions === null ? {} : (JSON.parse(conditions) as Record<string, unknown>),
+    status: props['status'] as Policy['status'],
+    version: props['version'] as number,
+    activated_at: text('activated_at'),
+    created_at: props['created_at'] as string,
+    created_by: props['created_by'] as string,
+    updated_at: props['updated_at'] as string,
+    updated_by: props['updated_by'] as string,
+  };
+  if (policy.status === 'deleted') {
+    policy.deleted_at = props['deleted_at'] as string;
+    policy.deleted_by = props['deleted_by'] as string;
+  }
+  return policy;
+}
+
+/** The body a stored policy was written with (what a version records, and a PUT replaces). */
+export function bodyOf(policy: Policy): PolicyBody {
+  const subjects: PolicyBody['subjects'] = {};
+  if (policy.subjects.principals.length > 0) subjects.principals = policy.subjects.principals;
+  if (policy.subjects.groups.length > 0) subjects.groups = policy.subjects.groups;
+  if (policy.subjects.match) subjects.match = policy.subjects.match;
+  return {
+    name: policy.name,
+    ...(policy.description === null ? {} : { description: policy.description }),
+    effect: policy.effect,
+    subjects,
+    actions: policy.actions,
+    resources: policy.resources,
+    ...(Object.keys(policy.conditions).length > 0 ? { conditions: policy.conditions } : {}),
+    status: policy.status === 'deleted' ? 'disabled' : policy.status,
+  };
+}

@@ -1,0 +1,135 @@
+import { defineQueries } from '../db/catalogue.js';
+import type { Reader, Tx } from '../db/database.js';
+import type { Page } from '../pagination.js';
+import { fromProperties, toProperties, type Policy, type PolicyBody } from './model.js';
+
+const Q = defineQueries('policies', [
+  'create',
+  'get',
+  'lock',
+  'update',
+  'relink',
+  'delete',
+  'page',
+  'versions',
+]);
+
+export interface PolicyVersionRow {
+  policy_id: string;
+  version: number;
+  policy: Record<string, unknown>;
+  status: string;
+  created_at: string;
+  created_by: string;
+}
+
+function nodeProperties(body: PolicyBody): { props: Record<string, unknown>; exact: unknown[] } {
+  const p = toProperties(body);
+  return {
+    props: {
+      name: p.name,
+      name_key: p.nameKey,
+      description: p.description,
+      effect: p.effect,
+      status: p.status,
+      actions: p.actions,
+      resources: p.resources,
+      subject_principals: p.subjectPrincipals,
+      subject_groups: p.subjectGroups,
+      match: p.match,
+      conditions: p.conditions,
+      glob_types: p.globTypes,
+      glob_patterns: p.globPatterns,
+      glob_prefixes: p.globPrefixes,
+      glob_regexes: p.globRegexes,
+    },
+    exact: p.exact,
+  };
+}
+
+export const policyRepository = {
+  async create(tx: Tx, id: string, body: PolicyBody, actor: string, now: string): Promise<Policy> {
+    const { props, exact } = nodeProperties(body);
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.create, {
+      id,
+      props,
+      body: JSON.stringify(body),
+      actor,
+      now,
+    });
+    await tx.run(Q.relink, { id, exact, link: true, now });
+    return fromProperties(row!.props);
+  },
+
+  async get(tx: Reader, id: string): Promise<Policy | undefined> {
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.get, { id });
+    return row ? fromProperties(row.props) : undefined;
+  },
+
+  async lock(tx: Tx, id: string): Promise<Policy | undefined> {
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.lock, { id });
+    return row ? fromProperties(row.props) : undefined;
+  },
+
+  async replace(tx: Tx, id: string, body: PolicyBody, actor: string, now: string): Promise<Policy> {
+    const { props, exact } = nodeProperties(body);
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.update, {
+      id,
+      props,
+      body: JSON.stringify(body),
+      actor,
+      now,
+    });
+    await tx.run(Q.relink, { id, exact, link: true, now });
+    return fromProperties(row!.props);
+  },
+
+  async delete(tx: Tx, id: string, body: PolicyBody, actor: string, now: string): Promise<Policy> {
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.delete, {
+      id,
+      body: JSON.stringify(body),
+      actor,
+      now,
+    });
+    await tx.run(Q.relink, { id, exact: [], link: false, now });
+    return fromProperties(row!.props);
+  },
+
+  async list(
+    tx: Reader,
+    filter: { statuses: readonly string[]; effect: string | null },
+    page: Page,
+  ): Promise<{ total: number; policies: Policy[] }> {
+    const row = await tx.first<{ total: number; policies: Record<string, unknown>[] }>(Q.page, {
+      statuses: [...filter.statuses],
+      effect: filter.effect,
+      skip: page.skip,
+      limit: page.limit,
+    });
+    return { total: row?.total ?? 0, policies: (row?.policies ?? []).map(fromProperties) };
+  },
+
+  async versions(
+    tx: Reader,
+    id: string,
+    page: Page,
+  ): Promise<{ total: number; versions: PolicyVersionRow[] } | undefined> {
+    const row = await tx.first<{ total: number; versions: Record<string, unknown>[] }>(Q.versions, {
+      id,
+      skip: page.skip,
+      limit: page.limit,
+    });
+    if (!row) return undefined;
+    return {
+      total: row.total,
+      versions: row.versions.map((v) => ({
+        policy_id: v['policy_id'] as string,
+        version: v['version'] as number,
+        policy: JSON.parse(v['body'] as string) as Record<string, unknown>,
+        status: v['status'] as string,
+        created_at: v['created_at'] as string,
+        created_by: v['created_by'] as string,
+      })),
+    };
+  },
+};

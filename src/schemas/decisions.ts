@@ -1,0 +1,265 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
+import { Id, KeyedMap, PageQuery, Pagination, Timestamp } from './common.js';
+import { KEY_PATTERN, literals, MAX_KEYS } from './principals.js';
+
+export const MAX_BATCH = 1000;
+
+const Scalar = Type.Union([Type.String({ maxLength: 1024 }), Type.Number(), Type.Boolean()]);
+
+/** Attributes a request may give for its resource: they win over the registered ones. */
+export const RequestAttributesSchema = KeyedMap(Type.Union([Scalar, Type.Array(Scalar, { maxItems: 100 })]), {
+  keyPattern: KEY_PATTERN,
+  maxProperties: MAX_KEYS,
+  description: 'Win over the attributes of the registered resource',
+});
+
+export const DecisionRequestSchema = Type.Object(
+  {
+    principal_id: Id('principal'),
+    action: Type.String({ pattern: ACTION_NAME_PATTERN, description: `Matches ${ACTION_NAME_PATTERN}` }),
+    resource: Type.Object(
+      {
+        type: Type.String({ pattern: RESOURCE_TYPE_PATTERN }),
+        identifier: Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH }),
+        attributes: Type.Optional(RequestAttributesSchema),
+      },
+      { additionalProperties: false },
+    ),
+    context: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
+        maxProperties: 64,
+        description: 'Facts about the request (`ip`, `time`, ...), read by `context.<key>` conditions',
+      }),
+    ),
+    on_behalf_of: Type.Optional(
+      Id('principal', 'The principal the caller acts for: ALLOW only if both are allowed'),
+    ),
+    explain: Type.Optional(Type.Boolean({ description: 'Add a `trace` of every candidate policy' })),
+  },
+  { additionalProperties: false, title: 'DecisionRequest' },
+);
+export type DecisionRequest = Static<typeof DecisionRequestSchema>;
+
+export const REASON_CODES = [
+  'POLICY_ALLOW',
+  'POLICY_DENY',
+  'NO_MATCHING_POLICY',
+  'PRINCIPAL_NOT_FOUND',
+  'PRINCIPAL_INACTIVE',
+  'TOOL_NOT_ALLOWED',
+  'DELEGATOR_DENIED',
+] as const;
+export type ReasonCode = (typeof REASON_CODES)[number];
+
+export const ReasonSchema = Type.Object(
+  {
+    code: literals(REASON_CODES),
+    policy_id: Type.Optional(Id('policy')),
+    policy_version: Type.Optional(Type.Integer({ minimum: 1 })),
+    principal_id: Type.Optional(
+      Type.String({ description: 'Whom the reason is about, when it is not the requesting principal' }),
+    ),
+    message: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, title: 'Reason' },
+);
+export type Reason = Static<typeof ReasonSchema>;
+
+const TraceStep = Type.Object(
+  { id: Type.String(), name: Type.String(), type: Type.String() },
+  { additionalProperties: false },
+);
+
+const ConditionOutcomeSchema = Type.Object(
+  {
+    path: Type.String(),
+    result: literals(['true', 'false', 'unknown']),
+    missing: Type.Optional(Type.Array(Type.String(), { description: 'Paths that were missing' })),
+  },
+  { additionalProperties: false },
+);
+
+export const TraceCandidateSchema = Type.Object(
+  {
+    policy_id: Id('policy'),
+    policy_version: Type.Integer({ minimum: 1 }),
+    name: Type.String(),
+    effect: literals(['allow', 'deny']),
+    principal_id: Type.String({ description: 'The principal this candidate was evaluated for' }),
+    subject: Type.Object(
+      {
+        matched: Type.Boolean(),
+        via: Type.Optional(literals(['principal', 'group', 'match'])),
+        path: Type.Optional(
+          Type.Array(TraceStep, { description: 'For group grants: principal → group → … → group' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    conditions: Type.Array(ConditionOutcomeSchema),
+    applied: Type.Boolean(),
+    why: Type.String(),
+  },
+  { additionalProperties: false, title: 'TraceCandidate' },
+);
+
+export const TraceSchema = Type.Object(
+  {
+    index_version: Type.Integer({ minimum: 0, description: 'Version of the policy index that answered' }),
+    principals: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          found: Type.Boolean(),
+          type: Type.Optional(Type.String()),
+          status: Type.Optional(Type.String()),
+          groups: Type.Optional(Type.Array(Type.String(), { description: 'Every group, through nesting' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    candidates: Type.Array(TraceCandidateSchema, {
+      description: 'Every active policy naming the resource and the action, and why it did or did not apply',
+    }),
+  },
+  { additionalProperties: false, title: 'Trace' },
+);
+
+export const DecisionSchema = Type.Object(
+  {
+    id: Id('decision'),
+    decision: literals(['ALLOW', 'DENY']),
+    allowed: Type.Boolean(),
+    principal_id: Type.String(),
+    action: Type.String(),
+    resource: Type.Object(
+      { type: Type.String(), identifier: Type.String() },
+      { additionalProperties: false },
+    ),
+    on_behalf_of: Type.Optional(Type.String()),
+    reasons: Type.Array(ReasonSchema),
+    granted_by: Type.Array(Id('policy')),
+    evaluated_at: Timestamp,
+    trace: Type.Optional(TraceSchema),
+  },
+  { additionalProperties: false, title: 'Decision' },
+);
+export type Decision = Static<typeof DecisionSchema>;
+
+/** A decision as recorded: the answer and what the request said beyond it. */
+export const DecisionRecordSchema = Type.Object(
+  {
+    ...DecisionSchema.properties,
+    context: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    resource_attributes: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false, title: 'DecisionRecord' },
+);
+
+export const BatchBodySchema = Type.Object(
+  { requests: Type.Array(DecisionRequestSchema, { minItems: 1, maxItems: MAX_BATCH }) },
+  { additionalProperties: false, title: 'DecisionBatch' },
+);
+
+export const BatchResultSchema = Type.Object(
+  {
+    results: Type.Array(DecisionSchema, { description: 'In the order of the requests' }),
+    summary: Type.Object(
+      {
+        total: Type.Integer({ minimum: 0 }),
+        allowed: Type.Integer({ minimum: 0 }),
+        denied: Type.Integer({ minimum: 0 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, title: 'DecisionBatchResult' },
+);
+
+export const DecisionIdParams = Type.Object({ id: Id('decision') });
+
+const PrincipalRefSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    type: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const AccessEntrySchema = Type.Object(
+  {
+    resource: Type.Object(
+      { type: Type.String(), identifier: Type.String() },
+      { additionalProperties: false },
+    ),
+    pattern: Type.Optional(
+      Type.Literal(true, {
+        description: 'The entry is a policy glob: access to what it matches, registered or not',
+      }),
+    ),
+    actions: Type.Array(Type.String()),
+    denied_actions: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Actions an unconditional deny removes from a wildcard that remains in `actions`',
+      }),
+    ),
+    granted_by: Type.Array(Id('policy')),
+    granted_at: Timestamp,
+    conditional: Type.Boolean({ description: 'Some grant depends on the request context' }),
+  },
+  { additionalProperties: false, title: 'AccessEntry' },
+);
+
+export const AccessRecordSchema = Type.Object(
+  {
+    principal_id: Id('principal'),
+    access: Type.Array(AccessEntrySchema),
+    total_resources: Type.Integer({ minimum: 0 }),
+    pagination: Type.Optional(Pagination),
+  },
+  { additionalProperties: false, title: 'AccessRecord' },
+);
+
+export const AccessQuery = Type.Object({
+  resource_type: Type.Optional(Type.String({ pattern: RESOURCE_TYPE_PATTERN })),
+  action: Type.Optional(
+    Type.String({ pattern: ACTION_NAME_PATTERN, description: 'Entries granting this action' }),
+  ),
+  ...PageQuery,
+});
+
+export const ResourceAccessQuery = Type.Object({
+  type: Type.String({ pattern: RESOURCE_TYPE_PATTERN }),
+  identifier: Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH }),
+  action: Type.Optional(
+    Type.String({ pattern: ACTION_NAME_PATTERN, description: 'Principals granted this action' }),
+  ),
+  ...PageQuery,
+});
+
+export const ResourceAccessSchema = Type.Object(
+  {
+    resource: Type.Object(
+      { type: Type.String(), identifier: Type.String(), registered: Type.Boolean() },
+      { additionalProperties: false },
+    ),
+    principals: Type.Array(
+      Type.Object(
+        {
+          principal: PrincipalRefSchema,
+          actions: Type.Array(Type.String()),
+          denied_actions: Type.Optional(Type.Array(Type.String())),
+          granted_by: Type.Array(Id('policy')),
+          conditional: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Ordered by principal name, then id' },
+    ),
+    pagination: Pagination,
+  },
+  { additionalProperties: false, title: 'ResourceAccess' },
+);

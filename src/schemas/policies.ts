@@ -1,0 +1,254 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ACTION_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
+import { MAX_CONDITIONS } from '../policies/conditions.js';
+import { Id, PageQuery, Paginated, Timestamp } from './common.js';
+import { DecisionRequestSchema } from './decisions.js';
+import { literals } from './principals.js';
+import { SearchQuery } from './search.js';
+
+export const POLICY_EFFECTS = ['allow', 'deny'] as const;
+export type PolicyEffect = (typeof POLICY_EFFECTS)[number];
+/** `active` policies take effect; `disabled` and `draft` are kept without effect. */
+export const POLICY_STATUSES = ['active', 'disabled', 'draft'] as const;
+export type PolicyStatus = (typeof POLICY_STATUSES)[number];
+/** A deleted policy stays readable by id, so that decision records and audit events resolve. */
+export const POLICY_RECORD_STATUSES = ['active', 'disabled', 'draft', 'deleted'] as const;
+
+export const MAX_SUBJECT_IDS = 1000;
+export const MAX_ACTIONS = 100;
+export const MAX_RESOURCES = 100;
+
+/** Not blank, and no control characters. */
+const TEXT_LINE = '^[^\\u0000-\\u001f]*\\S[^\\u0000-\\u001f]*$';
+
+export const ResourceRefSchema = Type.Object(
+  {
+    type: Type.String({ pattern: RESOURCE_TYPE_PATTERN, description: `Matches ${RESOURCE_TYPE_PATTERN}` }),
+    identifier: Type.String({
+      minLength: 1,
+      maxLength: MAX_IDENTIFIER_LENGTH,
+      pattern: '^[^\\u0000-\\u001f]+$',
+      description: `1-${MAX_IDENTIFIER_LENGTH} characters`,
+    }),
+  },
+  { additionalProperties: false, title: 'ResourceRef' },
+);
+export type ResourceRef = Static<typeof ResourceRefSchema>;
+
+const ResourcePatternSchema = Type.Object(
+  {
+    type: ResourceRefSchema.properties.type,
+    identifier: Type.String({
+      minLength: 1,
+      maxLength: MAX_IDENTIFIER_LENGTH,
+      pattern: '^[^\\u0000-\\u001f]+$',
+      description: 'An exact identifier, or a glob where `*` matches any run of characters',
+    }),
+  },
+  { additionalProperties: false, title: 'PolicyResource' },
+);
+
+export const PolicySubjectsSchema = Type.Object(
+  {
+    principals: Type.Optional(
+      Type.Array(Id('principal'), {
+        maxItems: MAX_SUBJECT_IDS,
+        uniqueItems: true,
+        description: 'Principal ids',
+      }),
+    ),
+    groups: Type.Optional(
+      Type.Array(Id('group'), {
+        maxItems: MAX_SUBJECT_IDS,
+        uniqueItems: true,
+        description: 'Group ids; membership counts through nested groups',
+      }),
+    ),
+    match: Type.Optional(SearchQuery),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    title: 'PolicySubjects',
+    description:
+      'A principal is a subject if any of the three selects it. `match` is a query of the principal search language, evaluated against the stored principal.',
+  },
+);
+
+export const PolicyBodySchema = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: TEXT_LINE,
+      description: 'Unique among policies that are not deleted, regardless of case',
+    }),
+    description: Type.Optional(Type.String({ maxLength: 4096 })),
+    effect: literals(POLICY_EFFECTS, { description: 'Deny overrides allow' }),
+    subjects: PolicySubjectsSchema,
+    actions: Type.Array(Type.String({ pattern: ACTION_PATTERN }), {
+      minItems: 1,
+      maxItems: MAX_ACTIONS,
+      uniqueItems: true,
+      description: 'Action names, `*` (any), or a prefix wildcard such as `repo:*`',
+    }),
+    resources: Type.Array(ResourcePatternSchema, { minItems: 1, maxItems: MAX_RESOURCES }),
+    conditions: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        maxProperties: MAX_CONDITIONS,
+        description:
+          'Path → value (equality) or operator object; every entry must hold. Paths: `principal.<field>`, `principal.attributes.<key>`, `principal.metadata.<key>`, `resource.type`, `resource.identifier`, `resource.attributes.<key>`, `context.<key>`. Operators: those of principal search plus `$cidr`; an operand may be `{ "$ref": "<path>" }`.',
+      }),
+    ),
+    status: Type.Optional(literals(POLICY_STATUSES, { default: 'active', description: 'Default `active`' })),
+  },
+  { additionalProperties: false, title: 'PolicyBody' },
+);
+export type PolicyBody = Static<typeof PolicyBodySchema>;
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const PolicySchema = Type.Object(
+  {
+    id: Id('policy'),
+    name: Type.String(),
+    description: NullableString,
+    effect: literals(POLICY_EFFECTS),
+    subjects: Type.Object(
+      {
+        principals: Type.Array(Type.String()),
+        groups: Type.Array(Type.String()),
+        match: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      },
+      { additionalProperties: false },
+    ),
+    actions: Type.Array(Type.String()),
+    resources: Type.Array(ResourceRefSchema),
+    conditions: Type.Record(Type.String(), Type.Unknown()),
+    status: literals(POLICY_RECORD_STATUSES),
+    version: Type.Integer({ minimum: 1, description: 'Counts the changes; the ETag is `"<version>"`' }),
+    activated_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'When the policy last became active (null if it never was)',
+    }),
+    created_at: Timestamp,
+    created_by: Type.String(),
+    updated_at: Timestamp,
+    updated_by: Type.String(),
+    deleted_at: Type.Optional(Timestamp),
+    deleted_by: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, title: 'Policy' },
+);
+export type Policy = Static<typeof PolicySchema>;
+
+export const PolicyList = Paginated(PolicySchema, 'PolicyList');
+
+export const PolicyListQuery = Type.Object({
+  ...PageQuery,
+  status: Type.Optional(
+    literals(POLICY_RECORD_STATUSES, { description: 'Default: every status but `deleted`' }),
+  ),
+  effect: Type.Optional(literals(POLICY_EFFECTS)),
+});
+
+export const PolicyIdParams = Type.Object({ id: Id('policy') });
+
+export const DeletedPolicy = Type.Object(
+  { id: Id('policy'), status: Type.Literal('deleted'), deleted_at: Timestamp, deleted_by: Type.String() },
+  { additionalProperties: false, title: 'DeletedPolicy' },
+);
+
+export const PolicyVersionSchema = Type.Object(
+  {
+    policy_id: Id('policy'),
+    version: Type.Integer({ minimum: 1 }),
+    policy: Type.Record(Type.String(), Type.Unknown(), { description: 'The policy body as of this version' }),
+    status: Type.String(),
+    created_at: Timestamp,
+    created_by: Type.String(),
+  },
+  { additionalProperties: false, title: 'PolicyVersion' },
+);
+
+export const PolicyVersionList = Paginated(PolicyVersionSchema, 'PolicyVersionList');
+
+export const MAX_SIMULATED_REQUESTS = 1000;
+
+export const SimulateBodySchema = Type.Object(
+  {
+    policy: Type.Optional(PolicyBodySchema),
+    delete: Type.Optional(Type.Literal(true, { description: 'Simulate deleting the policy' })),
+    requests: Type.Optional(
+      Type.Array(DecisionRequestSchema, { minItems: 1, maxItems: MAX_SIMULATED_REQUESTS }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'Simulation',
+    description:
+      'Without `policy` or `delete`, the simulation is of the stored policy made active (nothing changes for a policy already active).',
+  },
+);
+export type SimulateBody = Static<typeof SimulateBodySchema>;
+
+const Verdict = literals(['ALLOW', 'DENY']);
+
+const SimulatedResource = Type.Object(
+  {
+    type: Type.String(),
+    identifier: Type.String(),
+    pattern: Type.Optional(Type.Literal(true)),
+  },
+  { additionalProperties: false },
+);
+
+export const SimulationResultSchema = Type.Object(
+  {
+    policy_id: Id('policy'),
+    results: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            request: Type.Record(Type.String(), Type.Unknown()),
+            current: Verdict,
+            simulated: Verdict,
+            changed: Type.Boolean(),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+    access_changes: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            principal_id: Id('principal'),
+            principal: Type.Object(
+              { id: Type.String(), name: Type.String(), type: Type.String(), email: NullableString },
+              { additionalProperties: false },
+            ),
+            resource: SimulatedResource,
+            gained: Type.Array(Type.String()),
+            lost: Type.Array(Type.String()),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Ordered by principal name, then id, then resource' },
+      ),
+    ),
+    truncated: Type.Optional(
+      Type.Literal(true, { description: 'More changes than listed; the summary counts them all' }),
+    ),
+    summary: Type.Object(
+      {
+        evaluated: Type.Integer({ minimum: 0 }),
+        changed: Type.Integer({ minimum: 0 }),
+        newly_allowed: Type.Integer({ minimum: 0 }),
+        newly_denied: Type.Integer({ minimum: 0 }),
+        principals_affected: Type.Integer({ minimum: 0 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, title: 'SimulationResult' },
+);

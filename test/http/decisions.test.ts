@@ -1,0 +1,425 @@
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { authed } from '../helpers/auth.js';
+import type { HttpClient } from '../helpers/http.js';
+import { insertPrincipal } from '../helpers/principals.js';
+import { eventually } from '../helpers/wait.js';
+
+const UNKNOWN_PRINCIPAL = 'prn_01JD0000000000000000000000';
+
+describe('decisions', () => {
+  let app: TestApp;
+  let api: HttpClient;
+  let seq = 0;
+  const uniq = (prefix: string): string =>
+    `${prefix}-${(seq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
+
+  before(async () => {
+    app = await startTestApp();
+    api = await authed(app);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  const principal = async (
+    type = 'SERVICE_ACCOUNT',
+    attributes: Record<string, unknown> = {},
+  ): Promise<string> => {
+    const res = await api.post('/v1/principals', { type, name: uniq('p'), attributes });
+    expect(res.status, res.text).to.equal(201);
+    return res.body.id;
+  };
+  const group = async (): Promise<string> => {
+    const res = await api.post('/v1/groups', { name: uniq('g') });
+    expect(res.status, res.text).to.equal(201);
+    return res.body.id;
+  };
+  const addMember = async (groupId: string, memberId: string): Promise<void> => {
+    const res = await api.put(`/v1/groups/${groupId}/members/${memberId}`);
+    expect(res.status, res.text).to.equal(200);
+  };
+  /** A resource type of this test alone, so that policies of other tests never apply. */
+  const type = (): string => uniq('db').replace(/[^a-z0-9-]/g, '');
+  const policy = async (fields: Record<string, unknown>): Promise<any> => {
+    const res = await api.post('/v1/policies', {
+      name: uniq('policy'),
+      effect: 'allow',
+      actions: ['read'],
+      ...fields,
+    });
+    expect(res.status, res.text).to.equal(201);
+    return res.body;
+  };
+  const evaluate = async (request: Record<string, unknown>): Promise<any> => {
+    const res = await api.post('/v1/decisions/evaluate', request);
+    expect(res.status, res.text).to.equal(200);
+    return res.body;
+  };
+  const decision = async (
+    principalId: string,
+    rtype: string,
+    identifier: string,
+    extra: Record<string, unknown> = {},
+  ) =>
+    evaluate({ principal_id: principalId, action: 'read', resource: { type: rtype, identifier }, ...extra });
+
+  describe('semantics', () => {
+    it('allows what an active policy allows, and denies by default', async () => {
+      const p = await principal();
+      const t = type();
+      const allow = await policy({
+        subjects: { principals: [p] },
+        resources: [{ type: t, identifier: 'a' }],
+      });
+      const yes = await decision(p, t, 'a');
+      expect(yes).to.include({ decision: 'ALLOW', allowed: true, principal_id: p, action: 'read' });
+      expect(yes.id).to.match(/^dec_/);
+      expect(yes.reasons).to.deep.equal([{ code: 'POLICY_ALLOW', policy_id: allow.id, policy_version: 1 }]);
+      expect(yes.granted_by).to.deep.equal([allow.id]);
+      const no = await decision(p, t, 'b');
+      expect(no).to.include({ decision: 'DENY', allowed: false });
+      expect(no.reasons.map((r: any) => r.code)).to.deep.equal(['NO_MATCHING_POLICY']);
+      expect(no.granted_by).to.deep.equal([]);
+      const otherAction = await evaluate({
+        principal_id: p,
+        action: 'write',
+        resource: { type: t, identifier: 'a' },
+      });
+      expect(otherAction.decision).to.equal('DENY');
+    });
+
+    it('lets a deny override an allow', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({ subjects: { principals: [p] }, resources: [{ type: t, identifier: '*' }] });
+      const deny = await policy({
+        effect: 'deny',
+        subjects: { principals: [p] },
+        resources: [{ type: t, identifier: 'secret-*' }],
+      });
+      expect((await decision(p, t, 'public-1')).decision).to.equal('ALLOW');
+      const denied = await decision(p, t, 'secret-1');
+      expect(denied.decision).to.equal('DENY');
+      expect(denied.reasons).to.deep.equal([{ code: 'POLICY_DENY', policy_id: deny.id, policy_version: 1 }]);
+    });
+
+    it('reaches members of nested groups, and explains the membership path', async () => {
+      const p = await principal();
+      const outer = await group();
+      const inner = await group();
+      await addMember(outer, inner);
+      await addMember(inner, p);
+      const t = type();
+      const allow = await policy({
+        subjects: { groups: [outer] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const res = await decision(p, t, 'x', { explain: true });
+      expect(res.decision).to.equal('ALLOW');
+      const candidate = res.trace.candidates.find((c: any) => c.policy_id === allow.id);
+      expect(candidate.subject.via).to.equal('group');
+      expect(candidate.subject.path.map((s: any) => s.id)).to.deep.equal([p, inner, outer]);
+      expect(candidate.applied).to.equal(true);
+    });
+
+    it('follows membership changes at once: removed from the group, denied', async () => {
+      const p = await principal();
+      const g = await group();
+      await addMember(g, p);
+      const t = type();
+      await policy({ subjects: { groups: [g] }, resources: [{ type: t, identifier: 'x' }] });
+      expect((await decision(p, t, 'x')).decision).to.equal('ALLOW');
+      expect((await api.delete(`/v1/groups/${g}/members/${p}`)).status).to.equal(200);
+      expect((await decision(p, t, 'x')).decision).to.equal('DENY');
+    });
+
+    it('selects principals by match query, and follows their attribute changes', async () => {
+      const p = await principal('AI_AGENT', { team: 'payments' });
+      const t = type();
+      await policy({
+        subjects: { match: { type: 'AI_AGENT', attributes: { team: 'payments' } } },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      expect((await decision(p, t, 'x')).decision).to.equal('ALLOW');
+      const patched = await api.patch(`/v1/principals/${p}`, { attributes: { team: 'growth' } });
+      expect(patched.status).to.equal(200);
+      expect((await decision(p, t, 'x')).decision).to.equal('DENY');
+    });
+
+    it('fails closed on an unknown principal and on suspended or deleted ones', async () => {
+      const unknown = await decision(UNKNOWN_PRINCIPAL, 'db', 'x');
+      expect(unknown.decision).to.equal('DENY');
+      expect(unknown.reasons[0].code).to.equal('PRINCIPAL_NOT_FOUND');
+      const p = await principal();
+      const t = type();
+      await policy({ subjects: { principals: [p] }, resources: [{ type: t, identifier: 'x' }] });
+      expect((await api.patch(`/v1/principals/${p}`, { status: 'suspended' })).status).to.equal(200);
+      const suspended = await decision(p, t, 'x');
+      expect(suspended.decision).to.equal('DENY');
+      expect(suspended.reasons[0].code).to.equal('PRINCIPAL_INACTIVE');
+      expect((await api.patch(`/v1/principals/${p}`, { status: 'active' })).status).to.equal(200);
+      expect((await decision(p, t, 'x')).decision).to.equal('ALLOW');
+      expect((await api.delete(`/v1/principals/${p}`)).status).to.equal(200);
+      expect((await decision(p, t, 'x')).reasons[0].code).to.equal('PRINCIPAL_INACTIVE');
+    });
+
+    it('takes policy changes into account at once: disabled, replaced, deleted', async () => {
+      const p = await principal();
+      const t = type();
+      const allow = await policy({
+        subjects: { principals: [p] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      expect((await decision(p, t, 'x')).decision).to.equal('ALLOW');
+      const body = {
+        name: allow.name,
+        effect: 'allow',
+        subjects: allow.subjects,
+        actions: ['read'],
+        resources: allow.resources,
+      };
+      expect((await api.put(`/v1/policies/${allow.id}`, { ...body, status: 'disabled' })).status).to.equal(
+        200,
+      );
+      expect((await decision(p, t, 'x')).decision).to.equal('DENY');
+      expect((await api.put(`/v1/policies/${allow.id}`, body)).status).to.equal(200);
+      const again = await decision(p, t, 'x');
+      expect(again.decision).to.equal('ALLOW');
+      expect(again.reasons[0].policy_version).to.equal(3);
+      expect((await api.delete(`/v1/policies/${allow.id}`)).status).to.equal(200);
+      expect((await decision(p, t, 'x')).decision).to.equal('DENY');
+    });
+
+    it('limits an AI agent to its allowed_tools, whatever the policies say', async () => {
+      const agent = await principal('AI_AGENT', { allowed_tools: ['search'], capabilities: [] });
+      await policy({
+        subjects: { principals: [agent] },
+        actions: ['invoke'],
+        resources: [{ type: 'tool', identifier: '*' }],
+      });
+      const ok = await evaluate({
+        principal_id: agent,
+        action: 'invoke',
+        resource: { type: 'tool', identifier: 'search' },
+      });
+      expect(ok.decision).to.equal('ALLOW');
+      const no = await evaluate({
+        principal_id: agent,
+        action: 'invoke',
+        resource: { type: 'tool', identifier: 'shell' },
+      });
+      expect(no.decision).to.equal('DENY');
+      expect(no.reasons.map((r: any) => r.code)).to.deep.equal(['TOOL_NOT_ALLOWED']);
+    });
+
+    it('allows on behalf of another principal only when both are allowed', async () => {
+      const agent = await principal('AI_AGENT', { allowed_tools: ['*'] });
+      const user = await insertPrincipal(app, { name: uniq('user') });
+      const t = type();
+      const agentPolicy = await policy({
+        subjects: { principals: [agent] },
+        resources: [{ type: t, identifier: '*' }],
+      });
+      const userPolicy = await policy({
+        subjects: { principals: [user.id] },
+        resources: [{ type: t, identifier: 'shared' }],
+      });
+      const both = await decision(agent, t, 'shared', { on_behalf_of: user.id });
+      expect(both.decision).to.equal('ALLOW');
+      expect(both.on_behalf_of).to.equal(user.id);
+      expect(both.granted_by).to.deep.equal([agentPolicy.id, userPolicy.id].sort());
+      const onlyAgent = await decision(agent, t, 'private', { on_behalf_of: user.id });
+      expect(onlyAgent.decision).to.equal('DENY');
+      expect(onlyAgent.reasons[0]).to.include({ code: 'DELEGATOR_DENIED', principal_id: user.id });
+    });
+  });
+
+  describe('conditions', () => {
+    it('checks the context: $cidr on the caller address', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({
+        subjects: { principals: [p] },
+        resources: [{ type: t, identifier: 'x' }],
+        conditions: { 'context.ip': { $cidr: ['10.0.0.0/8', '2001:db8::/32'] } },
+      });
+      expect((await decision(p, t, 'x', { context: { ip: '10.1.2.3' } })).decision).to.equal('ALLOW');
+      expect((await decision(p, t, 'x', { context: { ip: '2001:db8::1' } })).decision).to.equal('ALLOW');
+      expect((await decision(p, t, 'x', { context: { ip: '192.168.1.1' } })).decision).to.equal('DENY');
+    });
+
+    it('compares two attributes with $ref, request resource attributes winning over registered ones', async () => {
+      const p = await principal('SERVICE_ACCOUNT', { team: 'payments' });
+      const t = type();
+      await policy({
+        subjects: { principals: [p] },
+        resources: [{ type: t, identifier: '*' }],
+        conditions: { 'resource.attributes.team': { $ref: 'principal.attributes.team' } },
+      });
+      expect(
+        (await api.put(`/v1/resources/${t}/ledger`, { attributes: { team: 'payments' } })).status,
+      ).to.equal(201);
+      expect((await api.put(`/v1/resources/${t}/crm`, { attributes: { team: 'sales' } })).status).to.equal(
+        201,
+      );
+      expect((await decision(p, t, 'ledger')).decision).to.equal('ALLOW');
+      expect((await decision(p, t, 'crm')).decision).to.equal('DENY');
+      expect(
+        (
+          await decision(p, t, 'crm', {
+            resource: { type: t, identifier: 'crm', attributes: { team: 'payments' } },
+          })
+        ).decision,
+      ).to.equal('ALLOW');
+    });
+
+    it('treats a missing path as unknown: an allow does not apply, a deny does, and explain names the path', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({ subjects: { principals: [p] }, resources: [{ type: t, identifier: '*' }] });
+      const deny = await policy({
+        effect: 'deny',
+        subjects: { principals: [p] },
+        resources: [{ type: t, identifier: 'guarded' }],
+        conditions: { 'context.risk': { $gt: 50 } },
+      });
+      expect((await decision(p, t, 'guarded', { context: { risk: 10 } })).decision).to.equal('ALLOW');
+      expect((await decision(p, t, 'guarded', { context: { risk: 90 } })).decision).to.equal('DENY');
+      const missing = await decision(p, t, 'guarded', { explain: true });
+      expect(missing.decision).to.equal('DENY');
+      const c = missing.trace.candidates.find((x: any) => x.policy_id === deny.id);
+      expect(c.conditions).to.deep.equal([
+        { path: 'context.risk', result: 'unknown', missing: ['context.risk'] },
+      ]);
+      expect(c.applied).to.equal(true);
+    });
+  });
+
+  describe('batch and records', () => {
+    it('answers a batch in order with a summary', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({ subjects: { principals: [p] }, resources: [{ type: t, identifier: 'a' }] });
+      const requests = ['a', 'b', 'a'].map((identifier) => ({
+        principal_id: p,
+        action: 'read',
+        resource: { type: t, identifier },
+      }));
+      const res = await api.post('/v1/decisions/batch', { requests });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.results.map((r: any) => r.decision)).to.deep.equal(['ALLOW', 'DENY', 'ALLOW']);
+      expect(res.body.summary).to.deep.equal({ total: 3, allowed: 2, denied: 1 });
+    });
+
+    it('refuses a batch of 1,001 requests with a pointer', async () => {
+      const requests = Array.from({ length: 1001 }, () => ({
+        principal_id: UNKNOWN_PRINCIPAL,
+        action: 'read',
+        resource: { type: 'db', identifier: 'x' },
+      }));
+      const res = await api.post('/v1/decisions/batch', { requests });
+      expect(res.status).to.equal(400);
+      expect(res.body.errors.map((e: any) => e.pointer)).to.include('/requests');
+    });
+
+    it('records every decision: readable at once here, and from the database once flushed', async () => {
+      const p = await principal();
+      const answer = await decision(p, type(), 'x', { context: { ip: '10.0.0.1' } });
+      const got = await api.get(`/v1/decisions/${answer.id}`);
+      expect(got.status, got.text).to.equal(200);
+      expect(got.body).to.deep.include({ id: answer.id, decision: 'DENY', context: { ip: '10.0.0.1' } });
+      await app.runtime.engine.log.flush();
+      const stored = await app.runtime.db.run<{ n: number }>(
+        { name: 'test/decision_stored', text: 'MATCH (d:Decision {id: $id}) RETURN count(d) AS n' },
+        { id: answer.id },
+      );
+      expect(stored[0]!.n).to.equal(1);
+      expect((await api.get('/v1/decisions/dec_01JD0000000000000000000000')).status).to.equal(404);
+    });
+  });
+
+  describe('bad input changes nothing and answers 400 with a pointer', () => {
+    const cases: [string, unknown, string][] = [
+      [
+        'an id of another kind',
+        {
+          principal_id: 'grp_01JD0000000000000000000000',
+          action: 'read',
+          resource: { type: 'db', identifier: 'x' },
+        },
+        '/principal_id',
+      ],
+      [
+        'an unknown field',
+        {
+          principal_id: UNKNOWN_PRINCIPAL,
+          action: 'read',
+          resource: { type: 'db', identifier: 'x' },
+          user: 'x',
+        },
+        '/user',
+      ],
+      [
+        'a context that is not an object',
+        {
+          principal_id: UNKNOWN_PRINCIPAL,
+          action: 'read',
+          resource: { type: 'db', identifier: 'x' },
+          context: 'ip=1',
+        },
+        '/context',
+      ],
+      [
+        'a wildcard action',
+        { principal_id: UNKNOWN_PRINCIPAL, action: '*', resource: { type: 'db', identifier: 'x' } },
+        '/action',
+      ],
+      ['a missing resource', { principal_id: UNKNOWN_PRINCIPAL, action: 'read' }, '/resource'],
+    ];
+    for (const [what, request, pointer] of cases) {
+      it(`refuses ${what}`, async () => {
+        const res = await api.post('/v1/decisions/evaluate', request);
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.code).to.equal('VALIDATION_FAILED');
+        expect(res.body.errors.map((e: any) => e.pointer)).to.include(pointer);
+      });
+    }
+  });
+
+  it('counts evaluate against the decisions bucket and batch against bulk', async () => {
+    const request = {
+      principal_id: UNKNOWN_PRINCIPAL,
+      action: 'read',
+      resource: { type: 'db', identifier: 'x' },
+    };
+    const single = await api.post('/v1/decisions/evaluate', request);
+    expect(single.headers.get('ratelimit-policy')).to.match(/^"decisions";q=10000;w=60$/);
+    const batch = await api.post('/v1/decisions/batch', { requests: [request] });
+    expect(batch.headers.get('ratelimit-policy')).to.match(/^"bulk";q=100;w=60$/);
+  });
+
+  it('sees a change made through another instance within a second', async () => {
+    const other = await startTestApp({ keepData: true });
+    try {
+      const otherApi = await authed(other);
+      const p = await principal();
+      const t = type();
+      const created = await otherApi.post('/v1/policies', {
+        name: uniq('remote'),
+        effect: 'allow',
+        subjects: { principals: [p] },
+        actions: ['read'],
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      expect(created.status, created.text).to.equal(201);
+      await eventually(
+        async () => (await decision(p, t, 'x')).decision,
+        (d) => d === 'ALLOW',
+        1_000,
+      );
+    } finally {
+      await other.close();
+    }
+  });
+});
