@@ -67,3 +67,29 @@ export function createMetrics(): Metrics {
     }),
   };
 }
+
+/** What the decision engine reports about itself, read when /metrics is scraped. */
+export interface EngineReadings {
+  indexVersion(): number;
+  principals(): number;
+  activePolicies(): number;
+  pendingRecords(): number;
+}
+
+export function observeEngine(metrics: Metrics, readings: EngineReadings): void {
+  const registers = [metrics.registry];
+  const gauge = (name: string, help: string, read: () => number): void => {
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(read());
+      },
+    });
+  };
+  gauge('decision_index_version', 'Changes applied to the in-memory decision index', readings.indexVersion);
+  gauge('decision_index_principals', 'Principals held by the decision index', readings.principals);
+  gauge('decision_index_active_policies', 'Active policies held by the decision index', readings.activePolicies);
+  gauge('decision_records_pending', 'Decisions answered and not yet recorded in Neo4j', readings.pendingRecords);
+}

@@ -13,6 +13,7 @@ import { Catalogue } from './db/catalogue.js';
 import { Database, createDriver } from './db/database.js';
 import { loadMigrations, migrate } from './db/migrations.js';
 import { AccessService } from './decisions/access-service.js';
+import { PrivilegeRisk } from './decisions/privileges.js';
 import { PolicyIndex } from './decisions/index.js';
 import { DecisionLog } from './decisions/records.js';
 import { DecisionService } from './decisions/service.js';
@@ -23,7 +24,7 @@ import { EventSink } from './events/sink.js';
 import { GroupService } from './groups/service.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import { createMetrics, observeEngine, type Metrics } from './metrics.js';
 import { SearchPlans } from './principals/search-plans.js';
 import { PolicyService } from './policies/service.js';
 import { PrincipalService } from './principals/service.js';
@@ -52,6 +53,7 @@ export interface Engine {
   index: PolicyIndex;
   sync: IndexSync;
   log: DecisionLog;
+  privileges: PrivilegeRisk;
 }
 
 /**
@@ -267,6 +269,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await decisionLog.purge();
       },
     });
+    const privileges = new PrivilegeRisk(db, index, sync, logger);
+    observeEngine(metrics, {
+      indexVersion: () => index.version,
+      principals: () => index.principals.size,
+      activePolicies: () => index.activePolicyCount,
+      pendingRecords: () => decisionLog.pending,
+    });
+    jobs.every({
+      name: 'risk.privileges',
+      scope: 'instance',
+      everyMs: config.risk.privilegeIntervalMs,
+      run: async () => {
+        await privileges.refresh();
+      },
+    });
     jobs.start();
 
     let closing: Promise<void> | undefined;
@@ -280,7 +297,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       events,
       jobs,
       services,
-      engine: { index, sync, log: decisionLog },
+      engine: { index, sync, log: decisionLog, privileges },
       instanceId,
       draining: false,
       close: (drainMs = config.shutdownTimeoutMs) => {

@@ -225,6 +225,12 @@ export class PolicyIndex {
     return out;
   }
 
+  get activePolicyCount(): number {
+    let n = 0;
+    for (const p of this.policies.values()) if (p.active) n += 1;
+    return n;
+  }
+
   registered(type: string, identifier: string): IxResource | undefined {
     return this.resources.get(type)?.get(identifier);
   }
@@ -319,12 +325,12 @@ export class PolicyIndex {
     if (next.connector_id) this.byConnectorId.set(next.connector_id, id);
   }
 
-  /** A group as now stored: its name and the groups it is nested in. */
-  putGroup(id: string, name: string, parents: readonly string[]): void {
+  /** A group as now stored: its name and the groups it is nested in. True when its nesting changed. */
+  putGroup(id: string, name: string, parents: readonly string[]): boolean {
     const group = this.groupOrStub(id);
     group.name = name;
     const same = parents.length === group.parents.size && parents.every((p) => group.parents.has(p));
-    if (same) return;
+    if (same) return false;
     for (const p of group.parents) this.groups.get(p)?.children.delete(id);
     group.parents.clear();
     for (const p of parents) {
@@ -333,12 +339,14 @@ export class PolicyIndex {
     }
     this.ancestorCache.clear();
     this.memberCache.clear();
+    return true;
   }
 
-  /** A deleted group: its members and nested groups leave it. */
-  removeGroup(id: string): void {
+  /** A deleted group: its members and nested groups leave it. Returns the principals that were in it. */
+  removeGroup(id: string): ReadonlySet<string> {
     const group = this.groups.get(id);
-    if (!group) return;
+    if (!group) return new Set();
+    const members = this.membersOf(id);
     for (const m of group.members) {
       const p = this.principals.get(m);
       if (p) p.groups = p.groups.filter((g) => g !== id);
@@ -348,6 +356,7 @@ export class PolicyIndex {
     this.groups.delete(id);
     this.ancestorCache.clear();
     this.memberCache.clear();
+    return members;
   }
 
   putResource(type: string, identifier: string, resource: IxResource | undefined): void {

@@ -15,6 +15,8 @@ export interface IxPrincipal extends Subject {
   readonly metadata: Readonly<Record<string, string>>;
   /** Groups it is a direct member of. */
   groups: string[];
+  /** Its privilege risk factors as stored (JSON text), to tell whether they need rewriting. */
+  privileges: string;
 }
 
 export interface IxGroup {
@@ -111,5 +113,6 @@ export function toIxPrincipal(props: Record<string, unknown>, groups: string[]):
     attributes,
     metadata,
     groups,
+    privileges: typeof props['privilege_factors'] === 'string' ? props['privilege_factors'] : '[]',
   };
 }

@@ -4,7 +4,7 @@ import { isId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { resourceOf } from '../policies/model.js';
 import type { PolicyIndex } from './index.js';
-import { compilePolicy } from './model.js';
+import { compilePolicy, type IxPolicy } from './model.js';
 import { decisionRepository as repo } from './repository.js';
 
 interface Pending {
@@ -13,6 +13,15 @@ interface Pending {
   removedGroups: Set<string>;
   policies: Set<string>;
   resources: Set<string>;
+}
+
+/** What changed since the privilege factors of the risk were last brought up to date. */
+export interface Dirty {
+  /** Everything: the index was (re)built. */
+  all: boolean;
+  principals: Set<string>;
+  /** Versions of policies that changed, before and after (active ones only). */
+  policies: IxPolicy[];
 }
 
 const nothing = (): Pending => ({
@@ -36,6 +45,7 @@ export class IndexSync {
   private tail: Promise<void> = Promise.resolve();
   /** A batch failed to read: its keys wait for the next change or the periodic retry. */
   private failed = false;
+  private dirty: Dirty = { all: true, principals: new Set(), policies: [] };
 
   constructor(
     private readonly db: Database,
@@ -47,6 +57,7 @@ export class IndexSync {
   async load(): Promise<{ principals: number; groups: number; policies: number; resources: number }> {
     const { index, db } = this;
     index.clear();
+    this.dirty = { all: true, principals: new Set(), policies: [] };
     for (const g of await repo.groups(db)) index.putGroup(g.id, g.name, g.parents);
     for await (const page of repo.principals(db)) for (const p of page) index.putPrincipal(p.id, p);
     for (const policy of await repo.policies(db)) {
@@ -68,6 +79,18 @@ export class IndexSync {
       policies: index.policies.size,
       resources: resources.length,
     };
+  }
+
+  /** What changed since the last call (everything, after a load). */
+  takeDirty(): Dirty {
+    const dirty = this.dirty;
+    this.dirty = { all: false, principals: new Set(), policies: [] };
+    return dirty;
+  }
+
+  /** Makes the next `takeDirty` say everything changed (a run that used the last one failed). */
+  markAllDirty(): void {
+    this.dirty.all = true;
   }
 
   /** The change listener: settles once the change is in the index. */
@@ -139,26 +162,37 @@ export class IndexSync {
         work.principals.size > 0 ? repo.principalsById(db, [...work.principals]) : [],
         work.resources.size > 0 ? repo.resourcesByKey(db, [...work.resources].map(resourceOf)) : [],
       ]);
-      for (const id of work.removedGroups) index.removeGroup(id);
+      const dirty = this.dirty;
+      const touched = (ids: Iterable<string>): void => {
+        for (const id of ids) dirty.principals.add(id);
+      };
+      for (const id of work.removedGroups) touched(index.removeGroup(id));
       const foundGroups = new Set<string>();
       for (const g of groups) {
         foundGroups.add(g.id);
-        index.putGroup(g.id, g.name, g.parents);
+        if (index.putGroup(g.id, g.name, g.parents)) touched(index.membersOf(g.id));
       }
-      for (const id of work.groups) if (!foundGroups.has(id)) index.removeGroup(id);
+      for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
       const foundPrincipals = new Set<string>();
       for (const p of principals) {
         foundPrincipals.add(p.id);
         index.putPrincipal(p.id, p);
       }
       for (const id of work.principals) if (!foundPrincipals.has(id)) index.putPrincipal(id, undefined);
+      touched(work.principals);
       const foundPolicies = new Set<string>();
+      const replacePolicy = (id: string, next: IxPolicy | undefined): void => {
+        const old = index.policies.get(id);
+        if (old?.active) dirty.policies.push(old);
+        if (next) index.putPolicy(next);
+        else index.removePolicy(id);
+        if (next?.active) dirty.policies.push(next);
+      };
       for (const policy of policies) {
         foundPolicies.add(policy.id);
-        if (policy.status === 'deleted') index.removePolicy(policy.id);
-        else index.putPolicy(compilePolicy(policy));
+        replacePolicy(policy.id, policy.status === 'deleted' ? undefined : compilePolicy(policy));
       }
-      for (const id of work.policies) if (!foundPolicies.has(id)) index.removePolicy(id);
+      for (const id of work.policies) if (!foundPolicies.has(id)) replacePolicy(id, undefined);
       const foundResources = new Set<string>();
       for (const r of resources) {
         foundResources.add(`${r.type}:${r.identifier}`);

@@ -98,6 +98,10 @@ export function fromProperties(props: Record<string, unknown>): Principal {
     risk_factors:
       typeof props['risk_factors'] === 'string' ? (JSON.parse(props['risk_factors']) as RiskFactor[]) : [],
     version: (props['version'] as number | undefined) ?? 1,
+    privilege_factors:
+      typeof props['privilege_factors'] === 'string'
+        ? (JSON.parse(props['privilege_factors']) as RiskFactor[])
+        : [],
   };
 }
 

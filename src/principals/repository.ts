@@ -27,6 +27,8 @@ const Q = defineQueries('principals', [
   'delete',
   'manager_check',
   'relationships',
+  'get_many',
+  'set_privileges',
 ]);
 
 export interface NewPrincipal {
@@ -178,6 +180,21 @@ export const principalRepository = {
       reports: row.reports.map((r) => ({ ...r, principals: r.principals.map(person) })),
       groups: row.groups.map((g) => ({ ...g, groups: g.groups.map(([gid, name]) => ({ id: gid, name })) })),
     };
+  },
+
+  /** Principals by id, under their write locks. */
+  async lockMany(tx: Tx, ids: readonly string[]): Promise<Principal[]> {
+    const rows = await tx.run<{ props: Record<string, unknown> }>(Q.get_many, { ids: [...ids] });
+    return rows.map((r) => fromProperties(r.props));
+  },
+
+  /** Writes privilege factors with the risk they make, where they changed; returns how many. */
+  async setPrivileges(
+    tx: Tx,
+    rows: readonly { id: string; privileges: string; score: number; factors: string }[],
+  ): Promise<number> {
+    const row = await tx.first<{ updated: number }>(Q.set_privileges, { rows: [...rows] });
+    return row?.updated ?? 0;
   },
 
   async managerCheck(

@@ -13,7 +13,10 @@ const HIGH_RISK_CAPABILITIES = new Set([
   'data_export',
 ]);
 
-type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'>;
+type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'> & {
+  /** Factors from what the principal can access (src/decisions/privileges.ts). */
+  privilege_factors?: readonly RiskFactor[];
+};
 
 /** An attribute's values: an array as it is, a string as a list of one, nothing as empty. */
 function valuesOf(attributes: Principal['attributes'], key: string): string[] {
@@ -44,6 +47,7 @@ export function assessRisk(p: RiskInput, now: number = Date.now()): { score: num
       factors.push({ code: 'HIGH_RISK_CAPABILITY', points: Math.min(30, 15 * risky.length) });
   }
   if (p.status === 'suspended') factors.push({ code: 'SUSPENDED', points: 10 });
+  factors.push(...(p.privilege_factors ?? []));
   const score = Math.min(
     100,
     factors.reduce((sum, f) => sum + f.points, 0),

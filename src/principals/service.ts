@@ -288,6 +288,7 @@ export class PrincipalService {
         attributes,
         metadata,
         last_login: current.last_login,
+        privilege_factors: current.privilege_factors,
       });
       const updated = await repo.update(
         tx,

@@ -133,7 +133,12 @@ const principalFields = {
 
 /** A principal as the service holds it; `version` counts its changes and makes its ETag. */
 export const PrincipalRecord = Type.Object(
-  { ...principalFields, version: Type.Integer({ minimum: 1 }) },
+  {
+    ...principalFields,
+    version: Type.Integer({ minimum: 1 }),
+    /** The risk factors that come from what it can access, kept current by the decision engine. */
+    privilege_factors: Type.Array(RiskFactorSchema),
+  },
   { additionalProperties: false },
 );
 export type Principal = Static<typeof PrincipalRecord>;

@@ -88,6 +88,27 @@ describe('README: Explore the graph', function () {
     await add(g['Engineering']!, p['grace'].id);
     await add(g['Platform']!, p['triage'].id);
     await add(g['Finance']!, p['alan'].id);
+    const policy = async (body: Record<string, unknown>): Promise<void> => {
+      const res = await api.post('/v1/policies', body);
+      expect(res.status, res.text).to.equal(201);
+    };
+    await policy({
+      name: 'engineering-read-ledger',
+      effect: 'allow',
+      subjects: { groups: [g['Engineering']!] },
+      actions: ['read'],
+      resources: [
+        { type: 'database', identifier: 'ledger' },
+        { type: 'database', identifier: 'payments-*' },
+      ],
+    });
+    await policy({
+      name: 'ada-write-ledger',
+      effect: 'allow',
+      subjects: { principals: [p['ada'].id] },
+      actions: ['write'],
+      resources: [{ type: 'database', identifier: 'ledger' }],
+    });
   });
   after(async () => {
     await app.close();
@@ -130,6 +151,34 @@ describe('README: Explore the graph', function () {
           owner_status: 'active',
         },
         { agent: 'stray-bot', owner_ref: null, owner: null, owner_status: null },
+      ],
+    },
+    {
+      about: '<-[:APPLIES_TO]-(policy:Policy)',
+      rows: () => [
+        {
+          policy: 'ada-write-ledger',
+          effect: 'allow',
+          actions: ['write'],
+          resources: ['database:ledger'],
+          through: 'Ada Lovelace',
+        },
+        {
+          policy: 'engineering-read-ledger',
+          effect: 'allow',
+          actions: ['read'],
+          resources: ['database:ledger', 'database:payments-*'],
+          through: 'Engineering',
+        },
+      ],
+    },
+    {
+      about: "(policy:Policy {name: 'engineering-read-ledger'})",
+      rows: () => [
+        { member: 'Ada Lovelace', type: 'USER' },
+        { member: 'Edsger Dijkstra', type: 'USER' },
+        { member: 'Grace Hopper', type: 'USER' },
+        { member: 'invoice-triage', type: 'AI_AGENT' },
       ],
     },
   ];

@@ -1,0 +1,452 @@
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { authed } from '../helpers/auth.js';
+import type { HttpClient } from '../helpers/http.js';
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('who can reach what', () => {
+  let app: TestApp;
+  let api: HttpClient;
+  let seq = 0;
+  const uniq = (prefix: string): string =>
+    `${prefix}-${(seq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
+  /** A resource type of this test alone, so that policies of other tests never apply. */
+  const type = (): string => uniq('t').replace(/[^a-z0-9-]/g, '');
+
+  before(async () => {
+    app = await startTestApp();
+    api = await authed(app);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  const principal = async (
+    type = 'SERVICE_ACCOUNT',
+    attributes: Record<string, unknown> = {},
+  ): Promise<any> => {
+    const res = await api.post('/v1/principals', { type, name: uniq('p'), attributes });
+    expect(res.status, res.text).to.equal(201);
+    return res.body;
+  };
+  const group = async (): Promise<string> => {
+    const res = await api.post('/v1/groups', { name: uniq('g') });
+    expect(res.status, res.text).to.equal(201);
+    return res.body.id;
+  };
+  const addMember = async (groupId: string, memberId: string): Promise<void> => {
+    expect((await api.put(`/v1/groups/${groupId}/members/${memberId}`)).status).to.equal(200);
+  };
+  const policy = async (fields: Record<string, unknown>): Promise<any> => {
+    const res = await api.post('/v1/policies', {
+      name: uniq('policy'),
+      effect: 'allow',
+      actions: ['read'],
+      ...fields,
+    });
+    expect(res.status, res.text).to.equal(201);
+    return res.body;
+  };
+  const register = async (
+    rtype: string,
+    identifier: string,
+    attributes: Record<string, unknown> = {},
+  ): Promise<void> => {
+    const res = await api.put(`/v1/resources/${rtype}/${encodeURIComponent(identifier)}`, { attributes });
+    expect(res.status, res.text).to.be.oneOf([200, 201]);
+  };
+  const accessOf = async (id: string, query = ''): Promise<any> => {
+    const res = await api.get(`/v1/principals/${id}/access${query}`);
+    expect(res.status, res.text).to.equal(200);
+    return res.body;
+  };
+
+  describe('the access of a principal', () => {
+    it('lists each resource once with the union of its allowed actions, less what a deny removes', async () => {
+      const p = await principal();
+      const g = await group();
+      await addMember(g, p.id);
+      const t = type();
+      const direct = await policy({
+        subjects: { principals: [p.id] },
+        actions: ['read', 'write'],
+        resources: [{ type: t, identifier: 'ledger' }],
+      });
+      const viaGroup = await policy({
+        subjects: { groups: [g] },
+        actions: ['query'],
+        resources: [
+          { type: t, identifier: 'ledger' },
+          { type: t, identifier: 'crm' },
+        ],
+      });
+      await policy({
+        effect: 'deny',
+        subjects: { principals: [p.id] },
+        actions: ['write'],
+        resources: [{ type: t, identifier: 'ledger' }],
+      });
+      const body = await accessOf(p.id, `?resource_type=${t}`);
+      expect(body.principal_id).to.equal(p.id);
+      expect(body.total_resources).to.equal(2);
+      expect(
+        body.access.map((e: any) => [e.resource.identifier, e.actions, e.granted_by, e.conditional]),
+      ).to.deep.equal([
+        ['crm', ['query'], [viaGroup.id], false],
+        ['ledger', ['query', 'read'], [direct.id, viaGroup.id].sort(), false],
+      ]);
+      for (const entry of body.access) expect(entry.granted_at).to.match(ISO);
+    });
+
+    it('lists a glob as its own pattern entry and every registered resource it matches', async () => {
+      const p = await principal();
+      const t = type();
+      await register(t, 'payments-prod-1');
+      await register(t, 'payments-dev-1');
+      const glob = await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'payments-prod-*' }],
+      });
+      const body = await accessOf(p.id, `?resource_type=${t}`);
+      expect(
+        body.access.map((e: any) => [e.resource.identifier, e.pattern ?? false, e.granted_by]),
+      ).to.deep.equal([
+        ['payments-prod-*', true, [glob.id]],
+        ['payments-prod-1', false, [glob.id]],
+      ]);
+    });
+
+    it('marks entries that depend on the request as conditional, and filters by action', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({
+        subjects: { principals: [p.id] },
+        actions: ['read'],
+        resources: [{ type: t, identifier: 'a' }],
+      });
+      await policy({
+        subjects: { principals: [p.id] },
+        actions: ['write'],
+        resources: [{ type: t, identifier: 'b' }],
+        conditions: { 'context.ip': { $cidr: '10.0.0.0/8' } },
+      });
+      const body = await accessOf(p.id, `?resource_type=${t}`);
+      expect(body.access.map((e: any) => [e.resource.identifier, e.conditional])).to.deep.equal([
+        ['a', false],
+        ['b', true],
+      ]);
+      const writers = await accessOf(p.id, `?resource_type=${t}&action=write`);
+      expect(writers.access.map((e: any) => e.resource.identifier)).to.deep.equal(['b']);
+    });
+
+    it('dates a group grant from the later of the policy activation and the membership', async () => {
+      const p = await principal();
+      const g = await group();
+      const t = type();
+      const allow = await policy({ subjects: { groups: [g] }, resources: [{ type: t, identifier: 'x' }] });
+      await new Promise((r) => setTimeout(r, 20));
+      await addMember(g, p.id);
+      const [entry] = (await accessOf(p.id, `?resource_type=${t}`)).access;
+      expect(entry.granted_by).to.deep.equal([allow.id]);
+      expect(Date.parse(entry.granted_at)).to.be.greaterThan(Date.parse(allow.activated_at));
+    });
+
+    it('paginates when asked, and gives nothing to a suspended principal', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({
+        subjects: { principals: [p.id] },
+        resources: ['a', 'b', 'c'].map((identifier) => ({ type: t, identifier })),
+      });
+      const page = await accessOf(p.id, `?resource_type=${t}&page=2&limit=2`);
+      expect(page.access.map((e: any) => e.resource.identifier)).to.deep.equal(['c']);
+      expect(page.pagination).to.deep.equal({ total: 3, page: 2, per_page: 2, pages: 2 });
+      expect((await api.patch(`/v1/principals/${p.id}`, { status: 'suspended' })).status).to.equal(200);
+      const none = await accessOf(p.id);
+      expect(none).to.deep.equal({ principal_id: p.id, access: [], total_resources: 0 });
+    });
+
+    it('answers 404 for an unknown principal', async () => {
+      expect((await api.get('/v1/principals/prn_01JD0000000000000000000000/access')).status).to.equal(404);
+    });
+
+    it('includes what a match subject grants', async () => {
+      const p = await principal('AI_AGENT', { team: uniq('team'), allowed_tools: ['*'] });
+      const t = type();
+      const byMatch = await policy({
+        subjects: { match: { type: 'AI_AGENT', attributes: { team: p.attributes.team } } },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const body = await accessOf(p.id, `?resource_type=${t}`);
+      expect(body.access.map((e: any) => e.granted_by)).to.deep.equal([[byMatch.id]]);
+    });
+  });
+
+  describe('who can access a resource', () => {
+    it('lists every active principal with access, through which policies, by name', async () => {
+      const a = await principal();
+      const b = await principal();
+      const c = await principal();
+      const g = await group();
+      await addMember(g, b.id);
+      await addMember(g, c.id);
+      const t = type();
+      const direct = await policy({
+        subjects: { principals: [a.id] },
+        actions: ['read', 'write'],
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const viaGroup = await policy({
+        subjects: { groups: [g] },
+        resources: [{ type: t, identifier: 'x*' }],
+      });
+      await policy({
+        effect: 'deny',
+        subjects: { principals: [c.id] },
+        actions: ['*'],
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const res = await api.get(`/v1/resources/access?type=${t}&identifier=x`);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.resource).to.deep.equal({ type: t, identifier: 'x', registered: false });
+      const rows = res.body.principals.map((r: any) => [r.principal.id, r.actions, r.granted_by]);
+      const expected = [
+        [a.id, ['read', 'write'], [direct.id]],
+        [b.id, ['read'], [viaGroup.id]],
+      ].sort((x, y) => {
+        const nx = x[0] === a.id ? a.name : b.name;
+        const ny = y[0] === a.id ? a.name : b.name;
+        return nx < ny ? -1 : 1;
+      });
+      expect(rows).to.deep.equal(expected);
+      expect(res.body.pagination.total).to.equal(2);
+      const writers = await api.get(`/v1/resources/access?type=${t}&identifier=x&action=write`);
+      expect(writers.body.principals.map((r: any) => r.principal.id)).to.deep.equal([a.id]);
+    });
+
+    it('refuses a request without type or identifier', async () => {
+      const res = await api.get('/v1/resources/access?type=db');
+      expect(res.status).to.equal(400);
+      expect(res.body.errors.map((e: any) => e.pointer)).to.include('/query/identifier');
+    });
+  });
+
+  describe('simulation', () => {
+    it('shows the blast radius of a change as access gained and lost per principal, writing nothing', async () => {
+      const a = await principal();
+      const b = await principal();
+      const t = type();
+      const current = await policy({
+        subjects: { principals: [a.id] },
+        actions: ['read'],
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const proposed = {
+        name: current.name,
+        effect: 'allow',
+        subjects: { principals: [b.id] },
+        actions: ['read', 'write'],
+        resources: [{ type: t, identifier: 'x' }],
+      };
+      const res = await api.post(`/v1/policies/${current.id}/simulate`, { policy: proposed });
+      expect(res.status, res.text).to.equal(200);
+      const changes = res.body.access_changes.map((c: any) => [
+        c.principal_id,
+        c.resource.identifier,
+        c.gained,
+        c.lost,
+      ]);
+      expect(changes).to.have.deep.members([
+        [a.id, 'x', [], ['read']],
+        [b.id, 'x', ['read', 'write'], []],
+      ]);
+      expect(res.body.summary).to.deep.equal({
+        evaluated: 2,
+        changed: 2,
+        newly_allowed: 1,
+        newly_denied: 1,
+        principals_affected: 2,
+      });
+      const after = await api.get(`/v1/policies/${current.id}`);
+      expect(after.body.version).to.equal(1);
+      const still = await api.post('/v1/decisions/evaluate', {
+        principal_id: a.id,
+        action: 'read',
+        resource: { type: t, identifier: 'x' },
+      });
+      expect(still.body.decision).to.equal('ALLOW');
+    });
+
+    it('decides given requests with the policy as stored and as proposed', async () => {
+      const a = await principal();
+      const t = type();
+      const current = await policy({
+        subjects: { principals: [a.id] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const requests = [
+        { principal_id: a.id, action: 'read', resource: { type: t, identifier: 'x' } },
+        { principal_id: a.id, action: 'read', resource: { type: t, identifier: 'y' } },
+      ];
+      const res = await api.post(`/v1/policies/${current.id}/simulate`, { delete: true, requests });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.results.map((r: any) => [r.current, r.simulated, r.changed])).to.deep.equal([
+        ['ALLOW', 'DENY', true],
+        ['DENY', 'DENY', false],
+      ]);
+      expect(res.body.summary).to.deep.equal({
+        evaluated: 2,
+        changed: 1,
+        newly_allowed: 0,
+        newly_denied: 1,
+        principals_affected: 1,
+      });
+    });
+
+    it('shows what activating a draft would grant', async () => {
+      const a = await principal();
+      const t = type();
+      const draft = await policy({
+        status: 'draft',
+        subjects: { principals: [a.id] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const res = await api.post(`/v1/policies/${draft.id}/simulate`, {});
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.access_changes.map((c: any) => [c.principal_id, c.gained])).to.deep.equal([
+        [a.id, ['read']],
+      ]);
+    });
+
+    it('refuses a proposed policy that can never match, with a pointer into it', async () => {
+      const a = await principal();
+      const current = await policy({
+        subjects: { principals: [a.id] },
+        resources: [{ type: type(), identifier: 'x' }],
+      });
+      const res = await api.post(`/v1/policies/${current.id}/simulate`, {
+        policy: {
+          name: 'x',
+          effect: 'allow',
+          subjects: { principals: [a.id] },
+          actions: ['read'],
+          resources: [{ type: 'db', identifier: 'x' }],
+          conditions: { 'context.ip': { $cidr: 'nope' } },
+        },
+      });
+      expect(res.status).to.equal(400);
+      expect(res.body.errors.map((e: any) => e.pointer)).to.include('/policy/conditions/context.ip/$cidr');
+      const both = await api.post(`/v1/policies/${current.id}/simulate`, {
+        delete: true,
+        policy: {
+          name: 'x',
+          effect: 'allow',
+          subjects: { principals: [a.id] },
+          actions: ['read'],
+          resources: [{ type: 'db', identifier: 'x' }],
+        },
+      });
+      expect(both.status).to.equal(400);
+      expect(both.headers.get('ratelimit-policy')).to.match(/^"bulk";/);
+    });
+  });
+
+  describe('resources', () => {
+    it('registers, reads, lists, re-registers and deletes a resource, with audit events', async () => {
+      const t = type();
+      const owner = await principal();
+      const created = await api.put(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`, {
+        attributes: { environment: 'prod' },
+        owner_id: owner.id,
+      });
+      expect(created.status, created.text).to.equal(201);
+      expect(created.body).to.include({
+        type: t,
+        identifier: 'org/repo one',
+        owner_id: owner.id,
+        registered: true,
+      });
+      expect(created.body.attributes).to.deep.equal({ environment: 'prod' });
+      const again = await api.put(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`, {
+        attributes: { environment: 'dev' },
+      });
+      expect(again.status).to.equal(200);
+      expect(again.body).to.include({ owner_id: null });
+      const got = await api.get(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`);
+      expect(got.body.attributes).to.deep.equal({ environment: 'dev' });
+      const listed = await api.get(`/v1/resources?type=${t}`);
+      expect(listed.body.data.map((r: any) => r.identifier)).to.deep.equal(['org/repo one']);
+      const deleted = await api.delete(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`);
+      expect(deleted.status).to.equal(200);
+      expect(deleted.body).to.deep.equal({
+        type: t,
+        identifier: 'org/repo one',
+        deleted: true,
+        named_by_policies: 0,
+      });
+      expect((await api.get(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`)).status).to.equal(
+        404,
+      );
+      const events = await api.get(
+        `/v1/audit/events?target_id=${encodeURIComponent(`${t}:org/repo one`)}&limit=10`,
+      );
+      expect(events.body.data.map((e: any) => e.type).reverse()).to.deep.equal([
+        'resource.created',
+        'resource.updated',
+        'resource.deleted',
+      ]);
+    });
+
+    it('refuses an owner that does not exist with 422, and writes nothing', async () => {
+      const t = type();
+      const res = await api.put(`/v1/resources/${t}/x`, { owner_id: 'prn_01JD0000000000000000000000' });
+      expect(res.status).to.equal(422);
+      expect(res.body.code).to.equal('REFERENCE_NOT_FOUND');
+      expect((await api.get(`/v1/resources/${t}/x`)).status).to.equal(404);
+    });
+
+    it('feeds resource.attributes conditions at once after registration', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: '*' }],
+        conditions: { 'resource.attributes.environment': { $ne: 'restricted' } },
+      });
+      const ask = async () =>
+        (
+          await api.post('/v1/decisions/evaluate', {
+            principal_id: p.id,
+            action: 'read',
+            resource: { type: t, identifier: 'vault' },
+          })
+        ).body.decision;
+      expect(await ask()).to.equal('DENY');
+      await register(t, 'vault', { environment: 'prod' });
+      expect(await ask()).to.equal('ALLOW');
+      await register(t, 'vault', { environment: 'restricted' });
+      expect(await ask()).to.equal('DENY');
+    });
+
+    it('keeps a resource a policy names when its registration is deleted', async () => {
+      const t = type();
+      await policy({
+        subjects: { principals: [(await principal()).id] },
+        resources: [{ type: t, identifier: 'kept' }],
+      });
+      await register(t, 'kept', { a: 'b' });
+      const deleted = await api.delete(`/v1/resources/${t}/kept`);
+      expect(deleted.body.named_by_policies).to.equal(1);
+      const got = await api.get(`/v1/resources/${t}/kept`);
+      expect(got.status).to.equal(200);
+      expect(got.body).to.include({ registered: false });
+      expect(got.body.attributes).to.deep.equal({});
+    });
+
+    it('treats a malformed type or an identifier with * as not found', async () => {
+      expect((await api.get('/v1/resources/Bad_Type/x')).status).to.equal(404);
+      expect((await api.put('/v1/resources/db/a*', {})).status).to.equal(404);
+    });
+  });
+});
