@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { encodeTime } from 'ulid';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
@@ -336,6 +337,82 @@ describe('decisions', () => {
       );
       expect(stored[0]!.n).to.equal(1);
       expect((await api.get('/v1/decisions/dec_01JD0000000000000000000000')).status).to.equal(404);
+    });
+  });
+
+  describe('records over time', () => {
+    it('reaches Neo4j within a second without anyone asking', async () => {
+      const p = await principal();
+      const answer = await decision(p, type(), 'x');
+      await eventually(
+        async () =>
+          (
+            await app.runtime.db.run<{ n: number }>(
+              { name: 'test/decision_stored', text: 'MATCH (d:Decision {id: $id}) RETURN count(d) AS n' },
+              { id: answer.id },
+            )
+          )[0]!.n,
+        (n) => n === 1,
+        1_000,
+      );
+    });
+
+    it('are written before a graceful shutdown ends', async () => {
+      const other = await startTestApp({ keepData: true, env: { DECISION_FLUSH_INTERVAL_MS: '1000' } });
+      let id: string;
+      try {
+        const res = await (
+          await authed(other)
+        ).post('/v1/decisions/evaluate', {
+          principal_id: UNKNOWN_PRINCIPAL,
+          action: 'read',
+          resource: { type: 'db', identifier: 'x' },
+        });
+        expect(res.status).to.equal(200);
+        id = res.body.id;
+        expect(other.runtime.engine.log.pending).to.equal(1);
+      } finally {
+        await other.close();
+      }
+      const got = await api.get(`/v1/decisions/${id}`);
+      expect(got.status, got.text).to.equal(200);
+      expect(got.body.principal_id).to.equal(UNKNOWN_PRINCIPAL);
+    });
+
+    it('are gone after the retention period', async () => {
+      const old = `dec_${encodeTime(Date.now() - 31 * 86_400_000, 10)}${'0'.repeat(16)}`;
+      const record = {
+        id: old,
+        decision: 'DENY',
+        allowed: false,
+        principal_id: UNKNOWN_PRINCIPAL,
+        action: 'read',
+        resource: { type: 'db', identifier: 'x' },
+        reasons: [{ code: 'PRINCIPAL_NOT_FOUND' }],
+        granted_by: [],
+        evaluated_at: new Date(Date.now() - 31 * 86_400_000).toISOString(),
+      };
+      await app.runtime.db.write('test/old_decision', (tx) =>
+        tx.run(
+          {
+            name: 'test/old_decision',
+            text: 'CREATE (:Decision {id: $id, principal_id: $p, decision: "DENY", evaluated_at: datetime($at), record: $record})',
+          },
+          { id: old, p: UNKNOWN_PRINCIPAL, at: record.evaluated_at, record: JSON.stringify(record) },
+        ),
+      );
+      expect(
+        (await api.get(`/v1/decisions/${old}`)).status,
+        'past retention, even before the purge',
+      ).to.equal(404);
+      const fresh = await decision(await principal(), type(), 'x');
+      await app.runtime.engine.log.flush();
+      expect(await app.runtime.engine.log.purge()).to.be.at.least(1);
+      const left = await app.runtime.db.run<{ id: string }>(
+        { name: 'test/decision_left', text: 'MATCH (d:Decision) WHERE d.id IN $ids RETURN d.id AS id' },
+        { ids: [old, fresh.id] },
+      );
+      expect(left.map((r) => r.id)).to.deep.equal([fresh.id]);
     });
   });
 
