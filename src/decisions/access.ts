@@ -83,12 +83,14 @@ export function grantCovers(grant: Grant, candidate: Candidate): boolean {
 }
 
 /**
- * The resources entries are computed for: what allow grants name exactly, their globs as
- * pattern entries, and the registered resources those globs match (`registered` lists them).
+ * The resources entries are computed for: what allow grants (or, with `any`, all grants) name
+ * exactly, their globs as pattern entries, and the registered resources those globs match
+ * (`registered` lists them).
  */
 export function candidatesOf(
   grants: readonly Grant[],
   registered: (type: string, glob: Glob) => Iterable<string>,
+  effects: 'allow' | 'any' = 'allow',
 ): Candidate[] {
   const seen = new Set<string>();
   const out: Candidate[] = [];
@@ -99,7 +101,7 @@ export function candidatesOf(
     out.push({ type, identifier, pattern });
   };
   for (const grant of grants) {
-    if (grant.effect !== 'allow') continue;
+    if (effects === 'allow' && grant.effect !== 'allow') continue;
     for (const spec of specsOf(grant)) {
       if (!spec.glob) add(spec.type, spec.identifier, false);
       else {

@@ -3,10 +3,9 @@ import { conflict, notFound, validationFailed } from '../errors/errors.js';
 import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model.js';
 import { policyRepository } from '../policies/repository.js';
 import type { SimulateBody } from '../schemas/policies.js';
-import { isGlob, compileGlob, globMatches } from '../policies/patterns.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
-import { entryFor, toolFilter, type Candidate } from './access.js';
-import { grantsOf } from './access-service.js';
+import { candidatesOf, entryFor, toolFilter } from './access.js';
+import { grantOf, grantsOf, registeredMatching } from './access-service.js';
 import { decide } from './engine.js';
 import type { PolicyIndex } from './index.js';
 import { compilePolicy, type IxPolicy } from './model.js';
@@ -118,7 +117,7 @@ export function simulate(index: PolicyIndex, input: SimulationInput): Simulation
   );
   const principals = new Set<string>();
   for (const policy of versions) for (const id of index.subjectsOf(policy)) principals.add(id);
-  const resources = resourcesNamed(index, versions);
+  const resources = candidatesOf(versions.map(grantOf), registeredMatching(index), 'any');
   const changes: AccessChange[] = [];
   let evaluated = 0;
   for (const pid of principals) {
@@ -171,32 +170,6 @@ export function simulate(index: PolicyIndex, input: SimulationInput): Simulation
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** The resources some version of the policy names: identifiers, globs, and what the globs match. */
-function resourcesNamed(index: PolicyIndex, policies: readonly IxPolicy[]): Candidate[] {
-  const seen = new Set<string>();
-  const out: Candidate[] = [];
-  const add = (type: string, identifier: string, pattern: boolean): void => {
-    const key = `${pattern ? 'p' : 'r'}${type}:${identifier}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    out.push({ type, identifier, pattern });
-  };
-  for (const policy of policies) {
-    for (const r of policy.resources) {
-      if (!isGlob(r.identifier)) {
-        add(r.type, r.identifier, false);
-        continue;
-      }
-      add(r.type, r.identifier, true);
-      const glob = r.glob ?? compileGlob(r.identifier);
-      for (const registered of index.registeredOf(r.type)) {
-        if (globMatches(glob, registered.identifier)) add(r.type, registered.identifier, false);
-      }
-    }
-  }
-  return out;
-}
 
 /** Simulation of a stored policy: the request side of API.md §5.5. */
 export class SimulationService {

@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { FieldError } from '../errors/errors.js';
 import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../schemas/principals.js';
+import { OPERATORS as SEARCH_OPERATORS } from '../schemas/search.js';
 import { instantKey } from '../time.js';
 
 /**
@@ -13,20 +14,8 @@ import { instantKey } from '../time.js';
  * conditions are true; a deny applies unless they are false (it fails closed).
  */
 
-export const CONDITION_OPERATORS = [
-  '$eq',
-  '$ne',
-  '$in',
-  '$nin',
-  '$gt',
-  '$gte',
-  '$lt',
-  '$lte',
-  '$contains',
-  '$startsWith',
-  '$exists',
-  '$cidr',
-] as const;
+/** The operators of principal search (API.md §2), and `$cidr`. */
+export const CONDITION_OPERATORS = [...SEARCH_OPERATORS, '$cidr'] as const;
 export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
 
 export const MAX_CONDITIONS = 32;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
+import { engineApi, namer } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -8,54 +9,28 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 describe('who can reach what', () => {
   let app: TestApp;
   let api: HttpClient;
-  let seq = 0;
-  const uniq = (prefix: string): string =>
-    `${prefix}-${(seq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
-  /** A resource type of this test alone, so that policies of other tests never apply. */
-  const type = (): string => uniq('t').replace(/[^a-z0-9-]/g, '');
+  const { uniq, type } = namer();
+  let world: ReturnType<typeof engineApi>;
 
   before(async () => {
     app = await startTestApp();
     api = await authed(app);
+    world = engineApi(api, uniq);
   });
   after(async () => {
     await app.close();
   });
 
-  const principal = async (
-    type = 'SERVICE_ACCOUNT',
-    attributes: Record<string, unknown> = {},
-  ): Promise<any> => {
-    const res = await api.post('/v1/principals', { type, name: uniq('p'), attributes });
-    expect(res.status, res.text).to.equal(201);
-    return res.body;
-  };
-  const group = async (): Promise<string> => {
-    const res = await api.post('/v1/groups', { name: uniq('g') });
-    expect(res.status, res.text).to.equal(201);
-    return res.body.id;
-  };
-  const addMember = async (groupId: string, memberId: string): Promise<void> => {
-    expect((await api.put(`/v1/groups/${groupId}/members/${memberId}`)).status).to.equal(200);
-  };
-  const policy = async (fields: Record<string, unknown>): Promise<any> => {
-    const res = await api.post('/v1/policies', {
-      name: uniq('policy'),
-      effect: 'allow',
-      actions: ['read'],
-      ...fields,
-    });
-    expect(res.status, res.text).to.equal(201);
-    return res.body;
-  };
-  const register = async (
+  const principal = (type = 'SERVICE_ACCOUNT', attributes: Record<string, unknown> = {}): Promise<any> =>
+    world.principal(type, attributes);
+  const group = (): Promise<string> => world.group();
+  const addMember = (groupId: string, memberId: string): Promise<void> => world.addMember(groupId, memberId);
+  const policy = (fields: Record<string, unknown>): Promise<any> => world.policy(fields);
+  const register = (
     rtype: string,
     identifier: string,
     attributes: Record<string, unknown> = {},
-  ): Promise<void> => {
-    const res = await api.put(`/v1/resources/${rtype}/${encodeURIComponent(identifier)}`, { attributes });
-    expect(res.status, res.text).to.be.oneOf([200, 201]);
-  };
+  ): Promise<void> => world.register(rtype, identifier, attributes);
   const accessOf = async (id: string, query = ''): Promise<any> => {
     const res = await api.get(`/v1/principals/${id}/access${query}`);
     expect(res.status, res.text).to.equal(200);

@@ -3,6 +3,7 @@ import { encodeTime } from 'ulid';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
+import { engineApi, namer } from '../helpers/engine.js';
 import { insertPrincipal } from '../helpers/principals.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -11,13 +12,13 @@ const UNKNOWN_PRINCIPAL = 'prn_01JD0000000000000000000000';
 describe('decisions', () => {
   let app: TestApp;
   let api: HttpClient;
-  let seq = 0;
-  const uniq = (prefix: string): string =>
-    `${prefix}-${(seq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
+  const { uniq, type } = namer();
+  let world: ReturnType<typeof engineApi>;
 
   before(async () => {
     app = await startTestApp();
     api = await authed(app);
+    world = engineApi(api, uniq);
   });
   after(async () => {
     await app.close();
@@ -26,32 +27,10 @@ describe('decisions', () => {
   const principal = async (
     type = 'SERVICE_ACCOUNT',
     attributes: Record<string, unknown> = {},
-  ): Promise<string> => {
-    const res = await api.post('/v1/principals', { type, name: uniq('p'), attributes });
-    expect(res.status, res.text).to.equal(201);
-    return res.body.id;
-  };
-  const group = async (): Promise<string> => {
-    const res = await api.post('/v1/groups', { name: uniq('g') });
-    expect(res.status, res.text).to.equal(201);
-    return res.body.id;
-  };
-  const addMember = async (groupId: string, memberId: string): Promise<void> => {
-    const res = await api.put(`/v1/groups/${groupId}/members/${memberId}`);
-    expect(res.status, res.text).to.equal(200);
-  };
-  /** A resource type of this test alone, so that policies of other tests never apply. */
-  const type = (): string => uniq('db').replace(/[^a-z0-9-]/g, '');
-  const policy = async (fields: Record<string, unknown>): Promise<any> => {
-    const res = await api.post('/v1/policies', {
-      name: uniq('policy'),
-      effect: 'allow',
-      actions: ['read'],
-      ...fields,
-    });
-    expect(res.status, res.text).to.equal(201);
-    return res.body;
-  };
+  ): Promise<string> => (await world.principal(type, attributes)).id as string;
+  const group = (): Promise<string> => world.group();
+  const addMember = (groupId: string, memberId: string): Promise<void> => world.addMember(groupId, memberId);
+  const policy = (fields: Record<string, unknown>): Promise<any> => world.policy(fields);
   const evaluate = async (request: Record<string, unknown>): Promise<any> => {
     const res = await api.post('/v1/decisions/evaluate', request);
     expect(res.status, res.text).to.equal(200);

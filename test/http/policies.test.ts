@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
+import { namer } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
 
 const POLICY_ID = /^pol_[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
@@ -9,9 +10,7 @@ const UNKNOWN_POLICY = 'pol_01JD0000000000000000000000';
 describe('policies', () => {
   let app: TestApp;
   let api: HttpClient;
-  let seq = 0;
-  const uniq = (prefix: string): string =>
-    `${prefix}-${(seq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
+  const { uniq } = namer();
 
   before(async () => {
     app = await startTestApp();

@@ -1,15 +1,14 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
+import { namer } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
 import { eventually } from '../helpers/wait.js';
 
 describe('risk from privileges', () => {
   let app: TestApp;
   let api: HttpClient;
-  let seq = 0;
-  const uniq = (prefix: string): string =>
-    `${prefix}-${(seq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
+  const { uniq } = namer();
 
   before(async () => {
     app = await startTestApp({ env: { PRIVILEGE_RISK_INTERVAL_S: '1' } });
