@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 export const ID_PREFIXES = {
@@ -16,7 +17,21 @@ export const ID_PREFIXES = {
 
 export type IdKind = keyof typeof ID_PREFIXES;
 
-const nextUlid = monotonicFactory();
+/**
+ * Cryptographic randomness drawn a few kilobytes at a time: the ULID factory asks for one random
+ * number per character, and a system call for each would cost more than the rest of a decision.
+ */
+const pool = new Uint32Array(2048);
+let drawn = pool.length;
+function pooledRandom(): number {
+  if (drawn === pool.length) {
+    randomFillSync(pool);
+    drawn = 0;
+  }
+  return pool[drawn++]! / 0x1_0000_0000;
+}
+
+const nextUlid = monotonicFactory(pooledRandom);
 
 /** Crockford base32 ULID: 26 characters, the first of which is at most 7. */
 export const ULID_PATTERN = '[0-7][0-9A-HJKMNP-TV-Z]{25}';

@@ -70,10 +70,10 @@ export function createMetrics(): Metrics {
 
 /** What the decision engine reports about itself, read when /metrics is scraped. */
 export interface EngineReadings {
-  indexVersion(): number;
-  principals(): number;
-  activePolicies(): number;
-  pendingRecords(): number;
+  indexVersion: () => number;
+  principals: () => number;
+  activePolicies: () => number;
+  pendingRecords: () => number;
 }
 
 export function observeEngine(metrics: Metrics, readings: EngineReadings): void {

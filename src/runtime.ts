@@ -8,6 +8,7 @@ import { Revocations } from './auth/revocations.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { TokenService } from './auth/tokens.js';
 import { CLOCK_TOLERANCE_S, TokenVerifier } from './auth/verifier.js';
+import { AuthZenService } from './authzen/service.js';
 import type { Config } from './config/config.js';
 import { Catalogue } from './db/catalogue.js';
 import { Database, createDriver } from './db/database.js';
@@ -46,6 +47,7 @@ export interface Services {
   decisions: DecisionService;
   access: AccessService;
   simulations: SimulationService;
+  authzen: AuthZenService;
 }
 
 /** The decision engine's moving parts, for the benchmark and tests that look inside. */
@@ -195,6 +197,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       retentionDays: config.decisions.retentionDays,
       maxPending: config.decisions.maxPending,
     });
+    const decisions = new DecisionService(index, decisionLog);
+    const access = new AccessService(db, index);
     const services: Services = {
       audit: new AuditRepository(db),
       clients,
@@ -206,9 +210,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       groups: new GroupService(db, events),
       policies: new PolicyService(db, events),
       resources: new ResourceService(db, events),
-      decisions: new DecisionService(index, decisionLog),
-      access: new AccessService(db, index),
+      decisions,
+      access,
       simulations: new SimulationService(db, index),
+      authzen: new AuthZenService({ index, decisions, access }, config.publicBaseUrl),
     };
 
     const jobs = new JobRunner(db, {

@@ -1,8 +1,8 @@
 import { notFound } from '../errors/errors.js';
 import { newId } from '../ids.js';
-import type { Decision, DecisionRequest } from '../schemas/decisions.js';
+import type { Decision, DecisionRequest, Reason } from '../schemas/decisions.js';
 import { nowIso } from '../time.js';
-import { decide } from './engine.js';
+import { decide, type Verdict } from './engine.js';
 import type { PolicyIndex } from './index.js';
 import type { DecisionLog, DecisionRecord } from './records.js';
 
@@ -21,8 +21,15 @@ export class DecisionService {
     private readonly log: DecisionLog,
   ) {}
 
-  evaluate(request: DecisionRequest): Decision {
-    const verdict = decide(this.index, request, { explain: request.explain === true });
+  /**
+   * Decides a request and records the decision. `refusal` is a deny settled before the engine
+   * looks (a standard interface naming a subject or an action that no policy can reach): it is
+   * answered and recorded like any other decision.
+   */
+  evaluate(request: DecisionRequest, refusal?: Reason): Decision {
+    const verdict: Verdict = refusal
+      ? { allowed: false, reasons: [refusal], grantedBy: [] }
+      : decide(this.index, request, { explain: request.explain === true });
     const decision: Decision = {
       id: newId('decision'),
       decision: verdict.allowed ? 'ALLOW' : 'DENY',

@@ -11,6 +11,7 @@ import type { AnyRoute } from './route.js';
 import { buildRouteTable, type RouteTable } from './router.js';
 import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
+import { authzenRoutes } from './routes/authzen.js';
 import { clientRoutes } from './routes/clients.js';
 import { groupRoutes } from './routes/groups.js';
 import { operationRoutes } from './routes/operations.js';
@@ -59,6 +60,7 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
     ...policyRoutes(services),
     ...decisionRoutes(services),
     ...resourceRoutes(services),
+    ...authzenRoutes(services),
     ...extra,
   ];
 }

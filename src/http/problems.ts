@@ -94,6 +94,22 @@ export function problemBody(ctx: Context, error: AppError): Record<string, unkno
 }
 
 /**
+ * An error of an AuthZEN operation: the standard knows 400 for any request it cannot read (a
+ * media type other than JSON included), and its body is an error message.
+ */
+export function authzenError(ctx: Context, error: AppError): { status: number; message: string } {
+  const status = error.code === 'UNSUPPORTED_MEDIA_TYPE' ? 400 : STATUS_OF[error.code];
+  if (error.code === 'INTERNAL') {
+    return { status, message: `an internal error occurred; quote the request id ${stateOf(ctx).requestId}` };
+  }
+  const first = error.errors?.[0];
+  return {
+    status,
+    message: first ? `${error.message}: ${first.pointer || '/'} ${first.message}` : error.message,
+  };
+}
+
+/**
  * RFC 6749 §5.2: failed client authentication is 401, throttled authentication 429 (with
  * `Retry-After`), every other error 400.
  */

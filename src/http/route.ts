@@ -54,6 +54,12 @@ interface RouteCommon {
   responses: Record<number, ResponseSpec>;
   /** Errors of this operation use the OAuth 2.0 format of RFC 6749 §5.2 instead of problem details. */
   oauthErrors?: boolean;
+  /**
+   * The operation follows the OpenID AuthZEN Authorization API: its errors are plain-text
+   * messages (a body that cannot be read is 400, whatever its media type), and it echoes any
+   * printable `X-Request-ID`.
+   */
+  authzen?: boolean;
 }
 
 type Handler<P, Q, B> = (

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { OAuthError } from '../../auth/oauth-error.js';
 import type { Logger } from '../../logging/logger.js';
 import {
+  authzenError,
   oauthHeaders,
   oauthStatus,
   problemBody,
@@ -14,9 +15,9 @@ import { stateOf } from '../state.js';
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 /**
- * The one place errors become responses: RFC 9457 problem details, or RFC 6749 §5.2 for the
- * OAuth endpoints. 5xx bodies never carry internal messages; the cause is logged with the
- * request id instead.
+ * The one place errors become responses: RFC 9457 problem details, RFC 6749 §5.2 for the OAuth
+ * endpoints, or the plain error messages of the AuthZEN endpoints. 5xx bodies never carry
+ * internal messages; the cause is logged with the request id instead.
  */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -43,6 +44,13 @@ export function errorHandler(logger: Logger): Middleware {
       // A body left unread (too large, wrong type) would be taken as the next request on a
       // kept-alive connection: close it instead.
       if (!ctx.req.complete) ctx.set('Connection', 'close');
+      if (stateOf(ctx).route?.authzen) {
+        const answer = authzenError(ctx, error);
+        ctx.status = answer.status;
+        ctx.type = 'text/plain; charset=utf-8';
+        ctx.body = answer.message;
+        return;
+      }
       ctx.status = status;
       const oauth = stateOf(ctx).route?.oauthErrors;
       if (oauth && status < 500 && error.code !== 'RATE_LIMITED') {

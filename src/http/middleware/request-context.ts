@@ -5,6 +5,8 @@ import type { Metrics } from '../../metrics.js';
 import { stateOf } from '../state.js';
 
 const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** What an AuthZEN operation echoes: its standard lets the request id be any text. */
+const PRINTABLE_REQUEST_ID = /^[\x20-\x7e]{1,256}$/;
 
 /**
  * Gives every request its id (the caller's when well formed), a child logger carrying it, and
@@ -17,12 +19,22 @@ export function requestContext(logger: Logger, metrics: Metrics): Middleware {
     const requestId = WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const state = stateOf(ctx);
     state.requestId = requestId;
-    state.log = logger.child({ request_id: requestId });
+    // A logger carrying the request id, made the first time something logs through it: most
+    // requests log only their completion line, which names the id itself.
+    let child: Logger | undefined;
+    Object.defineProperty(state, 'log', {
+      configurable: true,
+      enumerable: true,
+      get: () => (child ??= logger.child({ request_id: requestId })),
+    });
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     metrics.httpInFlight.inc();
     try {
       await next();
+      if (stateOf(ctx).route?.authzen && incoming !== requestId && PRINTABLE_REQUEST_ID.test(incoming)) {
+        ctx.set('X-Request-Id', incoming);
+      }
     } finally {
       metrics.httpInFlight.dec();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -30,10 +42,10 @@ export function requestContext(logger: Logger, metrics: Metrics): Middleware {
       const labels = { method: ctx.method, route, status: String(ctx.status) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, seconds);
-      const log = state.log;
       const level = ctx.status >= 500 ? 'error' : 'info';
-      log[level](
+      (child ?? logger)[level](
         {
+          ...(child ? {} : { request_id: requestId }),
           req: {
             method: ctx.method,
             path: ctx.path,

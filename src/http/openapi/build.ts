@@ -67,13 +67,18 @@ const PROBLEM: Record<string, Json> = {
 const OAUTH_ERROR: Record<string, Json> = {
   'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } },
 };
+const PLAIN_MESSAGE: Record<string, Json> = {
+  'text/plain': { schema: { type: 'string', description: 'An error message (AuthZEN)' } },
+};
 
 /**
  * What an error of this operation looks like: problem details, except on the OAuth endpoints,
  * whose client errors follow RFC 6749 §5.2 — and whose 429 is either (the request rate limit
- * answers with a problem, throttled client authentication in the OAuth format).
+ * answers with a problem, throttled client authentication in the OAuth format) — and on the
+ * AuthZEN endpoints, whose errors are plain messages.
  */
 function errorContent(route: AnyRoute, status: number): Record<string, Json> {
+  if (route.authzen) return PLAIN_MESSAGE;
   if (!route.oauthErrors || status >= 500) return PROBLEM;
   if (status === 429) return { ...OAUTH_ERROR, ...PROBLEM };
   return OAUTH_ERROR;
@@ -121,8 +126,11 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
       responses[status] = entry;
     }
     const errors: Record<string, string> = {};
-    if (route.params || route.query || route.body)
+    if (route.authzen && route.body) {
+      errors['400'] = 'The body is not JSON, or lacks a required member';
+    } else if (route.params || route.query || route.body) {
       errors['400'] = 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`)';
+    }
     if (route.auth !== 'public') {
       errors['401'] = 'Missing, invalid, expired or revoked token (`UNAUTHENTICATED`)';
       errors['403'] = `The token lacks the \`${route.auth.scope}\` scope (\`INSUFFICIENT_SCOPE\`)`;
@@ -130,7 +138,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     if (route.params) errors['404'] = 'Not found (`NOT_FOUND`)';
     if (route.body) {
       errors['413'] = 'Body over 1 MiB (`PAYLOAD_TOO_LARGE`)';
-      errors['415'] = 'Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)';
+      if (!route.authzen) errors['415'] = 'Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)';
     }
     if (route.rateLimit !== 'none') errors['429'] = 'Over the rate limit (`RATE_LIMITED`)';
     errors['500'] = 'Internal error (`INTERNAL`)';
