@@ -3,7 +3,7 @@ import { notFound } from '../errors/errors.js';
 import type { Page } from '../pagination.js';
 import { globMatches } from '../policies/patterns.js';
 import { accessEntries, entryFor, entryGrants, toolFilter, type AccessEntry, type Grant } from './access.js';
-import type { Overlay } from './engine.js';
+import { coveringPolicies, type Overlay } from './engine.js';
 import type { PolicyIndex } from './index.js';
 import type { IxPolicy, IxPrincipal } from './model.js';
 import { decisionRepository as repo } from './repository.js';
@@ -117,9 +117,9 @@ export class AccessService {
    */
   whoCanAccess(type: string, identifier: string, action: string | undefined, page: Page): ResourceAccess {
     const { index } = this;
-    const candidates = index.candidates(type, identifier);
+    const covering = coveringPolicies(index, type, identifier);
     const reached = new Set<string>();
-    for (const policy of candidates) {
+    for (const policy of covering) {
       if (policy.effect === 'allow') for (const pid of index.subjectsOf(policy)) reached.add(pid);
     }
     const target = { type, identifier, pattern: false };
@@ -127,7 +127,8 @@ export class AccessService {
     for (const pid of reached) {
       const p = index.principals.get(pid);
       if (!p || p.status !== 'active') continue;
-      const own = candidates.filter((policy) => index.subjectVia(policy, p) !== null).map(grantOf);
+      const own: Grant[] = [];
+      for (const policy of covering) if (index.selects(policy, pid)) own.push(grantOf(policy));
       const entry = entryFor(target, own);
       if (!entry || !toolFilter(p)(entry)) continue;
       if (action !== undefined && !entryGrants(entry, action)) continue;

@@ -66,21 +66,35 @@ export function toolAllowed(p: IxPrincipal, resourceType: string, identifier: st
   return list.includes('*') || list.includes(identifier);
 }
 
+/** Whether a policy's resources include this one, exactly or by a glob. */
+export function names(policy: IxPolicy, type: string, identifier: string): boolean {
+  return policy.resources.some(
+    (r) => r.type === type && (r.glob ? globMatches(r.glob, identifier) : r.identifier === identifier),
+  );
+}
+
+/** Active policies naming a resource (exactly or by a glob), seen through an overlay if one is given. */
+export function coveringPolicies(
+  index: PolicyIndex,
+  type: string,
+  identifier: string,
+  overlay?: Overlay,
+): readonly IxPolicy[] {
+  const cached = index.candidates(type, identifier);
+  if (!overlay) return cached;
+  const found = cached.filter((p) => !overlay.has(p.id));
+  for (const replacement of overlay.values()) {
+    if (replacement?.active && names(replacement, type, identifier)) found.push(replacement);
+  }
+  return found;
+}
+
 /** The candidates of a request: active policies naming its resource and action. */
 function candidatesOf(index: PolicyIndex, request: AccessRequest, overlay: Overlay | undefined): IxPolicy[] {
   const { type, identifier } = request.resource;
-  let found = index.candidates(type, identifier);
-  if (overlay) {
-    found = found.filter((p) => !overlay.has(p.id));
-    for (const replacement of overlay.values()) {
-      if (!replacement?.active) continue;
-      const names = replacement.resources.some(
-        (r) => r.type === type && (r.glob ? globMatches(r.glob, identifier) : r.identifier === identifier),
-      );
-      if (names) found.push(replacement);
-    }
-  }
-  return found.filter((p) => p.actions.some((a) => actionMatches(a, request.action)));
+  return coveringPolicies(index, type, identifier, overlay).filter((p) =>
+    p.actions.some((a) => actionMatches(a, request.action)),
+  );
 }
 
 /**

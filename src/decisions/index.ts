@@ -1,5 +1,9 @@
 import { globMatches } from '../policies/patterns.js';
+import type { Predicate } from '../query/evaluate.js';
 import type { IxGroup, IxPolicy, IxPrincipal, IxResource } from './model.js';
+
+/** Resources whose candidates are remembered at most; the memory is emptied beyond. */
+const CANDIDATE_CACHE_SIZE = 100_000;
 
 /** The policies of one resource type, found by identifier. */
 class TypeEntry {
@@ -77,9 +81,20 @@ export class PolicyIndex {
   private readonly byEmail = new Map<string, string>();
   private readonly byConnectorId = new Map<string, string>();
   private readonly byType = new Map<string, TypeEntry>();
+  /**
+   * Candidates by `type:identifier`, remembered until a policy changes: a resource asked about
+   * again costs one lookup instead of a walk of the glob prefixes.
+   */
+  private readonly candidateCache = new Map<string, IxPolicy[]>();
+  /**
+   * The principals each `match` query of an active policy selects, computed on first use and
+   * then kept in step one principal at a time as principals change.
+   */
+  private readonly matchSets = new Map<string, Set<string>>();
   private readonly byPrincipal = new Map<string, Set<IxPolicy>>();
   private readonly byGroup = new Map<string, Set<IxPolicy>>();
-  private readonly matching = new Set<IxPolicy>();
+  /** Active policies with a `match` query, grouped by query: each query is evaluated once. */
+  private readonly matching = new Map<string, { match: Predicate; policies: Set<IxPolicy> }>();
   /** Each group with every group it is nested in, at any depth (itself included). */
   private readonly ancestorCache = new Map<string, ReadonlySet<string>>();
   /** Each group with every principal inside it, at any depth. */
@@ -100,11 +115,42 @@ export class PolicyIndex {
     return viaEmail === undefined ? undefined : this.principals.get(viaEmail);
   }
 
-  /** Active policies naming this resource (exactly or by a glob), in no particular order. */
-  candidates(type: string, identifier: string): IxPolicy[] {
-    const out: IxPolicy[] = [];
+  /**
+   * Active policies naming this resource (exactly or by a glob), in no particular order. The
+   * list is shared: callers must not change it. A glob's own text asks for the globs covering it.
+   */
+  candidates(type: string, identifier: string): readonly IxPolicy[] {
+    const key = `${type}:${identifier}`;
+    let out = this.candidateCache.get(key);
+    if (out) return out;
+    out = [];
     this.byType.get(type)?.collect(identifier, out);
+    if (this.candidateCache.size >= CANDIDATE_CACHE_SIZE) this.candidateCache.clear();
+    this.candidateCache.set(key, out);
     return out;
+  }
+
+  /**
+   * Whether a policy selects a principal, from its subject sets: the same answer as
+   * `subjectVia`, cheaper when many principals are asked about one policy.
+   */
+  selects(policy: IxPolicy, id: string): boolean {
+    if (policy.principals.has(id)) return true;
+    for (const g of policy.groups) if (this.membersOf(g).has(id)) return true;
+    return policy.match !== null && this.matchSet(policy).has(id);
+  }
+
+  /** The principals a `match` policy selects (kept in step as principals change). */
+  private matchSet(policy: IxPolicy): ReadonlySet<string> {
+    const key = policy.matchKey!;
+    let set = this.matchSets.get(key);
+    if (!set) {
+      set = new Set();
+      for (const p of this.principals.values()) if (policy.match!(p)) set.add(p.id);
+      // Only queries of indexed policies are kept in step; a proposed policy's is computed anew.
+      if (this.matching.has(key)) this.matchSets.set(key, set);
+    }
+    return set;
   }
 
   /** How a policy selects a principal, if it does. */
@@ -205,14 +251,18 @@ export class PolicyIndex {
   policiesOf(p: IxPrincipal): Set<IxPolicy> {
     const out = new Set<IxPolicy>(this.byPrincipal.get(p.id) ?? []);
     for (const g of this.groupsOf(p)) for (const policy of this.byGroup.get(g) ?? []) out.add(policy);
-    for (const policy of this.matching) if (policy.match!(p)) out.add(policy);
+    for (const { match, policies } of this.matching.values()) {
+      if (match(p)) for (const policy of policies) out.add(policy);
+    }
     return out;
   }
 
   /** Ids of the active policies whose `match` query selects the principal. */
   matchPoliciesOf(p: IxPrincipal): string[] {
     const out: string[] = [];
-    for (const policy of this.matching) if (policy.match!(p)) out.push(policy.id);
+    for (const { match, policies } of this.matching.values()) {
+      if (match(p)) for (const policy of policies) out.push(policy.id);
+    }
     return out;
   }
 
@@ -221,7 +271,7 @@ export class PolicyIndex {
     const out = new Set<string>();
     for (const id of policy.principals) if (this.principals.has(id)) out.add(id);
     for (const g of policy.groups) for (const id of this.membersOf(g)) out.add(id);
-    if (policy.match) for (const p of this.principals.values()) if (policy.match(p)) out.add(p.id);
+    if (policy.match) for (const id of this.matchSet(policy)) out.add(id);
     return out;
   }
 
@@ -256,14 +306,17 @@ export class PolicyIndex {
       this.byGroup,
       this.ancestorCache,
       this.memberCache,
+      this.candidateCache,
+      this.matchSets,
+      this.matching,
     ] as Map<unknown, unknown>[]) {
       map.clear();
     }
-    this.matching.clear();
   }
 
   putPolicy(policy: IxPolicy): void {
     this.removePolicy(policy.id);
+    this.candidateCache.clear();
     this.policies.set(policy.id, policy);
     if (!policy.active) return;
     policy.resources.forEach((r, index) => {
@@ -281,13 +334,19 @@ export class PolicyIndex {
     });
     for (const id of policy.principals) addTo(this.byPrincipal, id, policy);
     for (const id of policy.groups) addTo(this.byGroup, id, policy);
-    if (policy.match) this.matching.add(policy);
+    if (policy.match) {
+      const group = this.matching.get(policy.matchKey!);
+      if (group) group.policies.add(policy);
+      else this.matching.set(policy.matchKey!, { match: policy.match, policies: new Set([policy]) });
+    }
   }
 
   removePolicy(id: string): void {
     const old = this.policies.get(id);
     if (!old) return;
     this.policies.delete(id);
+    this.candidateCache.clear();
+
     if (!old.active) return;
     for (const type of new Set(old.resources.map((r) => r.type))) {
       const entry = this.byType.get(type);
@@ -296,7 +355,14 @@ export class PolicyIndex {
     }
     for (const pid of old.principals) removeFrom(this.byPrincipal, pid, old);
     for (const gid of old.groups) removeFrom(this.byGroup, gid, old);
-    this.matching.delete(old);
+    if (old.matchKey !== null) {
+      const group = this.matching.get(old.matchKey);
+      group?.policies.delete(old);
+      if (group?.policies.size === 0) {
+        this.matching.delete(old.matchKey);
+        this.matchSets.delete(old.matchKey);
+      }
+    }
   }
 
   /** A principal as now stored (undefined: it no longer exists), with its direct groups. */
@@ -307,6 +373,10 @@ export class PolicyIndex {
     const after = next?.groups ?? [];
     if (next) this.principals.set(id, next);
     else this.principals.delete(id);
+    for (const [key, set] of this.matchSets) {
+      if (next && this.matching.get(key)?.match(next)) set.add(id);
+      else set.delete(id);
+    }
     if (before.length === after.length && before.every((g) => after.includes(g))) return;
     for (const g of before) this.groups.get(g)?.members.delete(id);
     for (const g of after) this.groupOrStub(g).members.add(id);

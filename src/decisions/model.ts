@@ -47,6 +47,8 @@ export interface IxPolicy {
   readonly principals: ReadonlySet<string>;
   readonly groups: readonly string[];
   readonly match: Predicate | null;
+  /** The `match` query as text: policies with the same query share its evaluation. */
+  readonly matchKey: string | null;
   readonly actions: readonly string[];
   readonly resources: readonly IxResourceSpec[];
   /** Null when the policy has no conditions. */
@@ -75,6 +77,7 @@ export function compilePolicy(policy: Policy): IxPolicy {
     principals: new Set(policy.subjects.principals),
     groups: [...policy.subjects.groups],
     match,
+    matchKey: policy.subjects.match ? JSON.stringify(policy.subjects.match) : null,
     actions: [...policy.actions],
     resources: policy.resources.map((r) => ({
       type: r.type,
@@ -87,32 +90,50 @@ export function compilePolicy(policy: Policy): IxPolicy {
   };
 }
 
-const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+/** A principal as decisions/index_principals reads it. */
+export interface PrincipalRow {
+  id: string;
+  type: string;
+  status: string;
+  name: string | null;
+  email: string | null;
+  connector_source: string | null;
+  connector_id: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  last_login: string | null;
+  risk_score: number | null;
+  privileges: string | null;
+  /** `attr.<key>` and `meta.<key>` properties with their values. */
+  fields: [string, unknown][];
+  groups: string[];
+}
 
-/** Principal node properties (with its direct groups) → the index's principal. */
-export function toIxPrincipal(props: Record<string, unknown>, groups: string[]): IxPrincipal {
+const key = (v: string | null): string | null => (v === null ? null : (instantKey(v) ?? v));
+
+/** A principal row → the index's principal. */
+export function toIxPrincipal(row: PrincipalRow): IxPrincipal {
   const attributes: Record<string, string | readonly string[]> = {};
   const metadata: Record<string, string> = {};
-  for (const key in props) {
-    if (key.startsWith('attr.')) attributes[key.slice(5)] = props[key] as string | string[];
-    else if (key.startsWith('meta.')) metadata[key.slice(5)] = props[key] as string;
+  for (const [name, value] of row.fields) {
+    if (name.startsWith('attr.')) attributes[name.slice(5)] = value as string | string[];
+    else metadata[name.slice(5)] = value as string;
   }
-  const key = (v: unknown): string | null => (typeof v === 'string' ? (instantKey(v) ?? v) : null);
   return {
-    id: props['id'] as string,
-    type: props['type'] as string,
-    status: props['status'] as string,
-    name: (props['name'] as string | undefined) ?? '',
-    email: text(props['email']),
-    connector_source: text(props['connector_source']),
-    connector_id: text(props['connector_id']),
-    created_at: key(props['created_at']) ?? '',
-    updated_at: key(props['updated_at']) ?? '',
-    last_login: key(props['last_login']),
-    risk_score: (props['risk_score'] as number | undefined) ?? 0,
+    id: row.id,
+    type: row.type,
+    status: row.status,
+    name: row.name ?? '',
+    email: row.email,
+    connector_source: row.connector_source,
+    connector_id: row.connector_id,
+    created_at: key(row.created_at) ?? '',
+    updated_at: key(row.updated_at) ?? '',
+    last_login: key(row.last_login),
+    risk_score: row.risk_score ?? 0,
     attributes,
     metadata,
-    groups,
-    privileges: typeof props['privilege_factors'] === 'string' ? props['privilege_factors'] : '[]',
+    groups: row.groups,
+    privileges: row.privileges ?? '[]',
   };
 }

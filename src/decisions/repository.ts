@@ -3,7 +3,7 @@ import type { Database, Reader } from '../db/database.js';
 import { fromProperties as policyFromProperties, type Policy } from '../policies/model.js';
 import { resourceFromProperties } from '../resources/repository.js';
 import type { Grant } from './access.js';
-import { toIxPrincipal, type IxPrincipal, type IxResource } from './model.js';
+import { toIxPrincipal, type IxPrincipal, type IxResource, type PrincipalRow } from './model.js';
 
 const Q = defineQueries('decisions', [
   'index_principals',
@@ -48,25 +48,25 @@ function toResource(props: Record<string, unknown>): IxResource {
   return { type: r.type, identifier: r.identifier, attributes: r.attributes };
 }
 
-type PrincipalRow = { props: Record<string, unknown>; groups: string[] };
-
 /** What the decision index reads from the graph, and the decision records it writes. */
 export const decisionRepository = {
-  /** Every principal, a page of `batch` at a time, in id order. */
+  /**
+   * Every principal, a page of `batch` at a time, in id order. The next page is asked for as soon
+   * as a page arrives, so that the database reads it while this one is taken in.
+   */
   async *principals(db: Reader, batch = 5_000): AsyncGenerator<IxPrincipal[]> {
-    let after = '';
-    for (;;) {
-      const rows = await db.run<PrincipalRow>(Q.index_principals, { after, batch });
-      if (rows.length === 0) return;
-      yield rows.map((r) => toIxPrincipal(r.props, r.groups));
-      after = rows[rows.length - 1]!.props['id'] as string;
-      if (rows.length < batch) return;
+    const page = (after: string) => db.run<PrincipalRow>(Q.index_principals, { after, batch });
+    let next: Promise<PrincipalRow[]> | undefined = page('');
+    while (next) {
+      const rows: PrincipalRow[] = await next;
+      next = rows.length === batch ? page(rows[rows.length - 1]!.id) : undefined;
+      if (rows.length > 0) yield rows.map(toIxPrincipal);
     }
   },
 
   async principalsById(db: Reader, ids: readonly string[]): Promise<IxPrincipal[]> {
     const rows = await db.run<PrincipalRow>(Q.principals_by_id, { ids: [...ids] });
-    return rows.map((r) => toIxPrincipal(r.props, r.groups));
+    return rows.map(toIxPrincipal);
   },
 
   groups(db: Reader): Promise<GroupRow[]> {

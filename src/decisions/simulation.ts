@@ -4,9 +4,9 @@ import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model
 import { policyRepository } from '../policies/repository.js';
 import type { SimulateBody } from '../schemas/policies.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
-import { candidatesOf, entryFor, toolFilter } from './access.js';
-import { grantOf, grantsOf, registeredMatching } from './access-service.js';
-import { decide } from './engine.js';
+import { candidatesOf, entryFor, toolFilter, type Candidate } from './access.js';
+import { grantOf, registeredMatching } from './access-service.js';
+import { coveringPolicies, decide } from './engine.js';
 import type { PolicyIndex } from './index.js';
 import { compilePolicy, type IxPolicy } from './model.js';
 
@@ -115,37 +115,59 @@ export function simulate(index: PolicyIndex, input: SimulationInput): Simulation
   const versions = [before?.active ? before : null, proposed?.active ? proposed : null].filter(
     (p): p is IxPolicy => p !== null,
   );
+  // Subject sets of the policy's two versions, computed once (the proposed one is not in the
+  // index, so the index could not remember it).
+  const sets = new Map(versions.map((v) => [v, index.subjectsOf(v)]));
+  const selects = (policy: IxPolicy, id: string): boolean =>
+    sets.get(policy)?.has(id) ?? index.selects(policy, id);
   const principals = new Set<string>();
-  for (const policy of versions) for (const id of index.subjectsOf(policy)) principals.add(id);
-  const resources = candidatesOf(versions.map(grantOf), registeredMatching(index), 'any');
+  for (const set of sets.values()) for (const id of set) principals.add(id);
+  // Resources covered by the same policies, before and after, get the same entries: each group
+  // is worked out once per principal (a glob matching a thousand registered resources is one).
+  const groups = new Map<
+    string,
+    { was: readonly IxPolicy[]; will: readonly IxPolicy[]; resources: Candidate[] }
+  >();
+  for (const resource of candidatesOf(versions.map(grantOf), registeredMatching(index), 'any')) {
+    const was = coveringPolicies(index, resource.type, resource.identifier, baseOverlay);
+    const will = coveringPolicies(index, resource.type, resource.identifier, overlay);
+    const key = `${resource.pattern ? 'p' : 'r'}${was.map((x) => x.id).join()}|${will.map((x) => `${x.id}.${x.version}`).join()}`;
+    const group = groups.get(key);
+    if (group) group.resources.push(resource);
+    else groups.set(key, { was, will, resources: [resource] });
+  }
   const changes: AccessChange[] = [];
   let evaluated = 0;
   for (const pid of principals) {
     const p = index.principals.get(pid);
     if (!p || p.status !== 'active') continue;
     const tools = toolFilter(p);
-    const was = grantsOf(index, p, baseOverlay);
-    const will = grantsOf(index, p, overlay);
-    for (const resource of resources) {
-      evaluated += 1;
-      const a = entryFor(resource, was);
-      const b = entryFor(resource, will);
-      const had = a && tools(a) ? a.actions : [];
-      const has = b && tools(b) ? b.actions : [];
-      const gained = has.filter((x) => !had.includes(x));
-      const lost = had.filter((x) => !has.includes(x));
-      if (gained.length === 0 && lost.length === 0) continue;
-      changes.push({
-        principal_id: p.id,
-        principal: { id: p.id, name: p.name, type: p.type, email: p.email },
-        resource: {
-          type: resource.type,
-          identifier: resource.identifier,
-          ...(resource.pattern ? { pattern: true as const } : {}),
-        },
-        gained,
-        lost,
-      });
+    for (const group of groups.values()) {
+      evaluated += group.resources.length;
+      const was = group.was.filter((policy) => selects(policy, pid)).map(grantOf);
+      const will = group.will.filter((policy) => selects(policy, pid)).map(grantOf);
+      if (was.length === 0 && will.length === 0) continue;
+      const a = entryFor(group.resources[0]!, was);
+      const b = entryFor(group.resources[0]!, will);
+      for (const resource of group.resources) {
+        const at = { resource, ...(resource.pattern ? { pattern: true as const } : {}) };
+        const had = a && tools({ ...a, ...at }) ? a.actions : [];
+        const has = b && tools({ ...b, ...at }) ? b.actions : [];
+        const gained = has.filter((x) => !had.includes(x));
+        const lost = had.filter((x) => !has.includes(x));
+        if (gained.length === 0 && lost.length === 0) continue;
+        changes.push({
+          principal_id: p.id,
+          principal: { id: p.id, name: p.name, type: p.type, email: p.email },
+          resource: {
+            type: resource.type,
+            identifier: resource.identifier,
+            ...(resource.pattern ? { pattern: true as const } : {}),
+          },
+          gained,
+          lost,
+        });
+      }
     }
   }
   changes.sort(

@@ -73,11 +73,12 @@ const securityHeaders: Middleware = async (ctx, next) => {
 
 function resolveRoute(routes: RouteTable): Middleware {
   return async (ctx, next) => {
-    const { route, allowed } = routes.resolve(ctx.method, ctx.path);
+    const { route, allowed, params } = routes.resolve(ctx.method, ctx.path);
     const state = stateOf(ctx);
     if (route) {
       state.route = route;
       state.routeTemplate = route.path;
+      state.params = params;
     }
     state.allowedMethods = allowed;
     await next();

@@ -1,5 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
+import compose from 'koa-compose';
 import type { Context, Middleware, Next } from 'koa';
 import typeis from 'type-is';
 import { AppError, validationFailed } from '../errors/errors.js';
@@ -16,10 +17,16 @@ const MEDIA_TYPES = {
 };
 
 export interface RouteTable {
-  /** Koa middleware that dispatches to the matched operation. */
+  /** Koa middleware that runs the operation `resolve` found (it is on the request's state). */
   dispatch: Middleware;
-  /** Finds the operation for a request before dispatch (auth and rate limits need it). */
-  resolve(method: string, path: string): { route: AnyRoute | undefined; allowed: string[] };
+  /**
+   * Finds the operation for a request before dispatch (auth and rate limits need it), with its
+   * path parameters, once per request.
+   */
+  resolve(
+    method: string,
+    path: string,
+  ): { route: AnyRoute | undefined; allowed: string[]; params: Record<string, string> };
   routes: readonly AnyRoute[];
 }
 
@@ -33,8 +40,10 @@ export interface RouteTableOptions {
  * is simply not found), query and body are validated by schemas compiled once here.
  */
 export function buildRouteTable(routes: readonly AnyRoute[], options: RouteTableOptions): RouteTable {
+  // The router only matches paths; each operation's chain is composed once, here.
   const router = new Router();
   const byName = new Map<string, AnyRoute>();
+  const chains = new Map<AnyRoute, Middleware>();
   const seen = new Set<string>();
   for (const route of routes) {
     const key = `${route.method} ${route.path}`;
@@ -42,11 +51,19 @@ export function buildRouteTable(routes: readonly AnyRoute[], options: RouteTable
       throw new Error(`duplicate operation ${key} / ${route.operationId}`);
     seen.add(key);
     byName.set(route.operationId, route);
-    router.register(koaPath(route.path), [route.method], operationMiddleware(route, options), {
-      name: route.operationId,
-    });
+    chains.set(route, compose(operationMiddleware(route, options)));
+    router.register(koaPath(route.path), [route.method], [async () => {}], { name: route.operationId });
   }
-  const dispatch = router.routes() as unknown as Middleware;
+  const dispatch: Middleware = async (ctx, next) => {
+    const state = stateOf(ctx);
+    const chain = state.route && chains.get(state.route);
+    if (!chain) {
+      await next();
+      return;
+    }
+    ctx.params = state.params ?? {};
+    await chain(ctx, next);
+  };
   return {
     dispatch,
     routes,
@@ -54,7 +71,9 @@ export function buildRouteTable(routes: readonly AnyRoute[], options: RouteTable
       const match = router.match(path, method);
       const layer = match.pathAndMethod.find((l) => l.methods.length > 0);
       const allowed = [...new Set(match.path.flatMap((l) => l.methods))];
-      return { route: layer?.name ? byName.get(layer.name) : undefined, allowed };
+      const route = layer?.name ? byName.get(layer.name) : undefined;
+      const params = route && layer ? layer.params(path, layer.captures(path)) : {};
+      return { route, allowed, params };
     },
   };
 }

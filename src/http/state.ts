@@ -10,6 +10,8 @@ export interface RequestState {
   route?: AnyRoute;
   routeTemplate?: string;
   allowedMethods?: string[];
+  /** Path parameters of the matched operation, decoded. */
+  params?: Record<string, string>;
   input?: { params?: unknown; query?: unknown; body?: unknown };
   bodyPresent?: boolean;
   auth?: AuthContext;

@@ -23,7 +23,8 @@ export interface PolicyVersionRow {
   created_by: string;
 }
 
-function nodeProperties(body: PolicyBody): { props: Record<string, unknown>; exact: unknown[] } {
+/** A checked body as the node properties and exact resources the statements write. */
+export function nodeProperties(body: PolicyBody): { props: Record<string, unknown>; exact: unknown[] } {
   const p = toProperties(body);
   return {
     props: {

@@ -13,8 +13,18 @@ import {
   type PrincipalType,
 } from '../principals/model.js';
 import { assessRisk } from '../principals/risk.js';
+import { checkPolicyBody, type PolicyBody } from '../policies/model.js';
+import { nodeProperties } from '../policies/repository.js';
 
-const Q = defineQueries('seed', ['principals', 'managers', 'groups', 'memberships', 'nesting']);
+const Q = defineQueries('seed', [
+  'principals',
+  'managers',
+  'groups',
+  'memberships',
+  'nesting',
+  'policies',
+  'resources',
+]);
 
 export interface SeedPrincipal {
   id: string;
@@ -40,6 +50,21 @@ export interface SeedGroup {
 export interface SeedMembership {
   groupId: string;
   memberId: string;
+}
+
+export interface SeedPolicy {
+  id: string;
+  /** Checked as the API checks it: a body the API would refuse is refused here too. */
+  body: PolicyBody;
+  createdAt: string;
+}
+
+export interface SeedResource {
+  type: string;
+  identifier: string;
+  attributes: Attributes;
+  ownerId?: string | null;
+  createdAt: string;
 }
 
 /**
@@ -133,5 +158,33 @@ export class BulkLoader {
   async nesting(rows: SeedMembership[], createdAt: string): Promise<void> {
     const params = rows.map((m) => ({ ...m, addedAt: createdAt, addedBy: this.actor }));
     await this.db.write(Q.nesting, (tx) => tx.run(Q.nesting, { rows: params }));
+  }
+
+  /**
+   * Policies at their first version, with their subject and resource edges. Batches naming the
+   * same new resource must not run concurrently (each would create it).
+   */
+  async policies(rows: SeedPolicy[]): Promise<void> {
+    const params = rows.map((p) => {
+      // As the API stores it: the schema's default status filled in.
+      const body = checkPolicyBody({ ...p.body, status: p.body.status ?? 'active' });
+      const { props, exact } = nodeProperties(body);
+      return { id: p.id, props, exact, body: JSON.stringify(body), createdAt: p.createdAt };
+    });
+    await this.db.write(Q.policies, (tx) => tx.run(Q.policies, { rows: params, actor: this.actor }));
+  }
+
+  /** Registered resources with their attributes and owner. */
+  async resources(rows: SeedResource[]): Promise<void> {
+    const params = rows.map((r) => ({
+      props: {
+        ...prefixed(ATTR_PREFIX, r.attributes),
+        type: r.type,
+        identifier: r.identifier,
+        owner_id: r.ownerId ?? null,
+      },
+      createdAt: r.createdAt,
+    }));
+    await this.db.write(Q.resources, (tx) => tx.run(Q.resources, { rows: params }));
   }
 }

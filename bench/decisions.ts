@@ -1,0 +1,1020 @@
+/**
+ * Access-engine benchmark: generates the organisation of bench/principals.ts (100,000 principals,
+ * 5,000 nested groups), 20,000 registered resources and 10,000 policies of realistic shape
+ * (bench/policy-set.ts), loads them in bulk into a fresh Neo4j, rebuilds the decision index, then
+ * measures:
+ *
+ * 1. in-process decisions: `decide` on the index, and `DecisionService.evaluate` (id and record
+ *    queued), beside casbin and cedar-wasm on the same policies translated (bench/engines.ts),
+ *    asked the same request stream, with the rate at which the three agree;
+ * 2. `POST /v1/decisions/evaluate` over HTTP (token check, rate limiter, decision record) with
+ *    autocannon, against a bare Koa app measured the same way in the same run;
+ * 3. `POST /v1/decisions/batch` of 1,000 requests;
+ * 4. the index build at start-up: time and heap;
+ * 5. `GET /v1/principals/{id}/access` and `GET /v1/resources/access`;
+ * 6. the blast radius of a policy reaching ~10,000 principals (`POST /v1/policies/{id}/simulate`).
+ *
+ *   npm run bench:decisions                      # embedded Neo4j in a throwaway directory
+ *   NEO4J_URI=bolt://... npm run bench:decisions # an existing (empty) Neo4j
+ *
+ * Knobs: BENCH_PRINCIPALS (100000), BENCH_GROUPS (5000), BENCH_POLICIES (10000),
+ * BENCH_RESOURCES (20000), BENCH_ROUNDS (3), BENCH_STREAM (20000 requests per in-process round),
+ * BENCH_COMPARE_S (3: seconds per round at most for casbin and Cedar), BENCH_COMPARE_POLICIES
+ * (1000: smaller policy sets compared as well, comma-separated), BENCH_AGREEMENT (1000 requests
+ * checked for agreement per set, within BENCH_AGREEMENT_S, 60), BENCH_HTTP_S (10 s per HTTP
+ * round), BENCH_CONNECTIONS (10), BENCH_RATE (5000: the fixed-rate HTTP run), BENCH_BATCHES
+ * (20 per round), BENCH_REQUESTS (200 lookups per scenario and round), BENCH_SIMULATIONS (5 per
+ * kind and round), BENCH_BLAST_PRINCIPALS (10000, at most a fifth of the principals),
+ * BENCH_BATCH (1000 rows per load transaction), BENCH_LOADERS (2). Node needs --expose-gc for
+ * the heap figures (the npm script passes it). Results also go to bench/results/*.json.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { bodyParser } from '@koa/bodyparser';
+import Koa from 'koa';
+import { loadConfig } from '../src/config/config.js';
+import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
+import { provideNeo4j } from '../src/db/local-neo4j.js';
+import { decide } from '../src/decisions/engine.js';
+import { PolicyIndex } from '../src/decisions/index.js';
+import type { IxPolicy } from '../src/decisions/model.js';
+import { DecisionService } from '../src/decisions/service.js';
+import { createLogger } from '../src/logging/logger.js';
+import { bodyOf } from '../src/policies/model.js';
+import { createRuntime, type Runtime } from '../src/runtime.js';
+import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
+import { startServer } from '../src/http/server.js';
+import { buildCasbin, buildCedar, cedarVersion, type OtherEngine } from './engines.js';
+import type { LoadResult, LoadRun } from './load-generator.js';
+import { generateOrg, rng, type Org } from './org.js';
+import {
+  generatePolicies,
+  generateResources,
+  Membership,
+  requestStream,
+  type PolicySet,
+} from './policy-set.js';
+
+const env = (name: string, fallback: number): number => Number(process.env[name] || fallback);
+const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
+const GROUPS = env('BENCH_GROUPS', 5_000);
+const POLICIES = env('BENCH_POLICIES', 10_000);
+const RESOURCES = env('BENCH_RESOURCES', 20_000);
+const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
+const STREAM = env('BENCH_STREAM', 20_000);
+const COMPARE_S = env('BENCH_COMPARE_S', 3);
+const COMPARE_POLICIES = (process.env['BENCH_COMPARE_POLICIES'] ?? '1000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0 && n < POLICIES);
+const AGREEMENT = env('BENCH_AGREEMENT', 1_000);
+const AGREEMENT_S = env('BENCH_AGREEMENT_S', 60);
+const HTTP_S = env('BENCH_HTTP_S', 10);
+const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
+const RATE = env('BENCH_RATE', 5_000);
+const BATCHES = env('BENCH_BATCHES', 20);
+const REQUESTS = env('BENCH_REQUESTS', 200);
+const SIMULATIONS = env('BENCH_SIMULATIONS', 5);
+const BLAST = Math.min(env('BENCH_BLAST_PRINCIPALS', 10_000), Math.floor(PRINCIPALS / 5));
+const BATCH = env('BENCH_BATCH', 1_000);
+const LOADERS = env('BENCH_LOADERS', 2);
+/** A directory: CPU profiles of the first round of each server-side phase are written there. */
+const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
+
+const ADMIN_ID = 'cli_01JBENCH000000000000000000';
+const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
+const MB = 1024 * 1024;
+
+const log = (message: string): void => {
+  process.stdout.write(`${message}\n`);
+};
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, rank)]!;
+}
+const median = (values: readonly number[]): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+
+/** A statement of the benchmark's own, in a transaction of its own. */
+async function cypher(db: Database, text: string): Promise<Record<string, unknown>[]> {
+  const session = db.driver.session();
+  try {
+    const result = await session.run(text, toNeo4jParams({}));
+    return result.records.map((r) => fromNeo4j(r.toObject()) as Record<string, unknown>);
+  } finally {
+    await session.close();
+  }
+}
+
+const gc = (): void => {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (collect) {
+    collect();
+    collect();
+  }
+};
+const heapMb = (): number => process.memoryUsage().heapUsed / MB;
+
+/** Runs `work` under the CPU profiler when BENCH_CPU_PROFILE names a directory. */
+async function profiled<T>(name: string | undefined, work: () => Promise<T>): Promise<T> {
+  if (!PROFILE_DIR || !name) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await mkdir(PROFILE_DIR, { recursive: true });
+    const file = path.join(PROFILE_DIR, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.cpuprofile`);
+    await writeFile(file, JSON.stringify(profile));
+    log(`  CPU profile written to ${file}`);
+  }
+}
+
+// ---- results -------------------------------------------------------------------------------
+
+interface Row {
+  scenario: string;
+  unit: string;
+  /** Median over the rounds of each round's median (or of its value). */
+  median: number;
+  /** Median over the rounds of each round's p99, where there is one. */
+  p99?: number;
+  target?: number;
+  /** `max`: the figure must stay at or under the target; `min`: at or above. */
+  direction?: 'max' | 'min';
+  /** Which figure the target applies to. */
+  on?: 'median' | 'p99';
+  ratio?: number;
+  rounds: number[];
+  note?: string;
+}
+
+const rows: Row[] = [];
+
+function addRow(row: Omit<Row, 'ratio'>): Row {
+  const figure = row.on === 'p99' ? row.p99 : row.median;
+  const full: Row = {
+    ...row,
+    ...(row.target !== undefined && figure !== undefined ? { ratio: figure / row.target } : {}),
+  };
+  rows.push(full);
+  return full;
+}
+
+const fmt = (v: number | undefined, digits = 2): string =>
+  v === undefined || Number.isNaN(v) ? '-' : v >= 1000 ? Math.round(v).toString() : v.toFixed(digits);
+
+function printTable(): void {
+  log('');
+  log(
+    `${'scenario'.padEnd(58)} ${'unit'.padEnd(9)} ${'median'.padStart(9)} ${'p99'.padStart(9)} ${'target'.padStart(
+      11,
+    )} ${'ratio'.padStart(6)}  ok  per round`,
+  );
+  for (const r of rows) {
+    const target =
+      r.target === undefined
+        ? ''
+        : `${r.direction === 'min' ? '>=' : '<='} ${r.target}${r.on === 'p99' ? ' p99' : ''}`;
+    const ok =
+      r.ratio === undefined ? '  ' : (r.direction === 'min' ? r.ratio >= 1 : r.ratio <= 1) ? 'ok' : 'NO';
+    log(
+      `${r.scenario.padEnd(58)} ${r.unit.padEnd(9)} ${fmt(r.median).padStart(9)} ${fmt(r.p99).padStart(9)} ${target.padStart(
+        11,
+      )} ${fmt(r.ratio).padStart(6)}  ${ok}  ${r.rounds.map((v) => fmt(v)).join(' / ')}${r.note ? `  (${r.note})` : ''}`,
+    );
+  }
+}
+
+// ---- main ----------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (!(globalThis as { gc?: unknown }).gc) log('note: run node with --expose-gc for the heap figures');
+  const now = Date.UTC(2026, 10, 1);
+  log(
+    `generating ${PRINCIPALS} principals, ${GROUPS} groups, ${RESOURCES} resources and ${POLICIES} policies`,
+  );
+  const org = generateOrg({ principals: PRINCIPALS, groups: GROUPS, seed: 42, now });
+  const membership = new Membership(org);
+  const resources = generateResources(org, RESOURCES, 43, now);
+  const set = generatePolicies(org, resources, membership, {
+    policies: POLICIES,
+    resources: RESOURCES,
+    seed: 44,
+    now,
+    blastPrincipals: BLAST,
+  });
+
+  const neo4j = await provideNeo4j(
+    {
+      uri: process.env['NEO4J_URI'] || undefined,
+      user: process.env['NEO4J_USER'] || 'neo4j',
+      password: process.env['NEO4J_PASSWORD'] ?? '',
+    },
+    {
+      provider: 'auto',
+      dataDir: undefined,
+      port: 0,
+      heap: '2g',
+      pageCache: '1g',
+      progress: (m) => log(`[neo4j] ${m}`),
+    },
+  );
+  const config = loadConfig({
+    LOG_LEVEL: 'warn',
+    KEY_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+    BOOTSTRAP_CLIENT_ID: ADMIN_ID,
+    BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
+    CLIENT_SECRET_HASH_COST: '12',
+    // Limits raised so that the benchmark measures the service, not its quota; the limiter runs.
+    RATE_LIMIT_STANDARD: '100000000',
+    RATE_LIMIT_DECISIONS: '100000000',
+    RATE_LIMIT_BULK: '100000000',
+    DECISION_MAX_PENDING: '2000000',
+    NEO4J_DATA_DIR: path.join(os.tmpdir(), 'pas-bench'),
+  });
+  const logger = createLogger('warn');
+  const loadGenerator = fork(
+    path.join(path.dirname(new URL(import.meta.url).pathname), 'load-generator.ts'),
+    [],
+    {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
+  try {
+    const runtime = await createRuntime({ config, logger, neo4j });
+    const server = await startServer(runtime, {
+      port: 0,
+      host: '127.0.0.1',
+      shutdownTimeoutMs: 5_000,
+      logger,
+    });
+    try {
+      await run(runtime, `http://127.0.0.1:${server.address.port}`, org, membership, set, loadGenerator);
+    } finally {
+      await server.shutdown();
+    }
+  } finally {
+    loadGenerator.kill();
+    await neo4j.stop();
+  }
+}
+
+async function load(runtime: Runtime, org: Org, set: PolicySet): Promise<Record<string, number>> {
+  const loader = new BulkLoader(runtime.db);
+  const existing = await cypher(runtime.db, 'MATCH (n) WHERE n:Principal OR n:Policy RETURN count(n) AS n');
+  if ((existing[0]?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
+  const timed = async (work: () => Promise<void>): Promise<number> => {
+    const t0 = Date.now();
+    await work();
+    return (Date.now() - t0) / 1000;
+  };
+  const principalsS = await timed(async () => {
+    const rows = org.principals;
+    const pending: SeedPrincipal[] = await loader.principals(rows.slice(0, BATCH));
+    let next = BATCH;
+    const worker = async (): Promise<void> => {
+      while (next < rows.length) {
+        const from = next;
+        next += BATCH;
+        pending.push(...(await loader.principals(rows.slice(from, from + BATCH))));
+      }
+    };
+    await Promise.all(Array.from({ length: LOADERS }, worker));
+    await loader.managers(pending);
+  });
+  const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+  const groupsS = await timed(async () => {
+    for (let i = 0; i < org.groups.length; i += BATCH) await loader.groups(org.groups.slice(i, i + BATCH));
+    for (let i = 0; i < org.nesting.length; i += BATCH * 5)
+      await loader.nesting(org.nesting.slice(i, i + BATCH * 5), at);
+    for (let i = 0; i < org.memberships.length; i += BATCH * 5)
+      await loader.memberships(org.memberships.slice(i, i + BATCH * 5), at);
+  });
+  const resourcesS = await timed(async () => {
+    for (let i = 0; i < set.resources.length; i += BATCH)
+      await loader.resources(set.resources.slice(i, i + BATCH));
+  });
+  // One transaction at a time: batches may name the same new resource.
+  const policiesS = await timed(async () => {
+    for (let i = 0; i < set.policies.length; i += BATCH)
+      await loader.policies(set.policies.slice(i, i + BATCH));
+  });
+  return {
+    principals_s: principalsS,
+    groups_and_memberships_s: groupsS,
+    resources_s: resourcesS,
+    policies_s: policiesS,
+    policies_per_s: Math.round(set.policies.length / policiesS),
+  };
+}
+
+/** `IndexSync.load()` from an empty index: time, retained heap, and the peak on the way. */
+async function measureIndexBuild(runtime: Runtime): Promise<{
+  seconds: number[];
+  heap_mb: number[];
+  peak_mb: number[];
+  counts: Record<string, number>;
+}> {
+  const out = { seconds: [] as number[], heap_mb: [] as number[], peak_mb: [] as number[], counts: {} };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    runtime.engine.index.clear();
+    gc();
+    const before = heapMb();
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, heapMb());
+    }, 20);
+    const t0 = process.hrtime.bigint();
+    out.counts = await profiled(round === 0 ? 'index-build' : undefined, () => runtime.engine.sync.load());
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    clearInterval(sampler);
+    peak = Math.max(peak, heapMb());
+    gc();
+    out.seconds.push(seconds);
+    out.heap_mb.push(heapMb() - before);
+    out.peak_mb.push(peak - before);
+    log(
+      `index build ${round + 1}/${ROUNDS}: ${seconds.toFixed(2)} s, +${(heapMb() - before).toFixed(0)} MB heap retained ` +
+        `(peak +${(peak - before).toFixed(0)} MB) for ${JSON.stringify(out.counts)}`,
+    );
+  }
+  return out;
+}
+
+/** A copy of the index holding only some of its policies, for the smaller comparison sets. */
+function subsetIndex(index: PolicyIndex, policies: readonly IxPolicy[]): PolicyIndex {
+  const copy = new PolicyIndex();
+  for (const g of index.groups.values()) copy.putGroup(g.id, g.name, [...g.parents]);
+  for (const p of index.principals.values()) copy.putPrincipal(p.id, { ...p, groups: [...p.groups] });
+  for (const [type, byId] of index.resources) for (const [id, r] of byId) copy.putResource(type, id, r);
+  for (const p of policies) copy.putPolicy(p);
+  return copy;
+}
+
+interface Timing {
+  /** Per-call latencies of each round, µs. */
+  p50: number[];
+  p99: number[];
+  /** Calls per second of each round, timed as one loop. */
+  throughput: number[];
+  calls: number[];
+}
+
+/**
+ * Times `call` over the stream: once call by call (latencies), once as one loop (throughput),
+ * stopping at the end of the stream or after `budgetS` seconds.
+ */
+function time(call: (i: number) => unknown, count: number, budgetS: number, into: Timing): void {
+  const samples: number[] = [];
+  const deadline = process.hrtime.bigint() + BigInt(Math.round(budgetS * 1e9));
+  let n = 0;
+  for (; n < count; n += 1) {
+    const t0 = process.hrtime.bigint();
+    call(n);
+    const t1 = process.hrtime.bigint();
+    samples.push(Number(t1 - t0) / 1000);
+    if (t1 > deadline) {
+      n += 1;
+      break;
+    }
+  }
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i += 1) call(i);
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  samples.sort((a, b) => a - b);
+  into.p50.push(percentile(samples, 50));
+  into.p99.push(percentile(samples, 99));
+  into.throughput.push(n / seconds);
+  into.calls.push(n);
+}
+
+const emptyTiming = (): Timing => ({ p50: [], p99: [], throughput: [], calls: [] });
+
+interface Comparison {
+  policies: number;
+  translated: Record<string, { policies: number; rules: number; load_s: number }>;
+  agreement: {
+    checked: number;
+    all_three: number;
+    rate: number;
+    casbin_disagrees: number;
+    cedar_disagrees: number;
+    allowed_share: number;
+    /** Our engine's first reason, counted: which paths the sample went through. */
+    reasons: Record<string, number>;
+    examples: unknown[];
+  };
+  timings: Record<string, Timing>;
+}
+
+/** In-process decisions of the three engines on one policy set and one request stream. */
+async function compare(
+  runtime: Runtime,
+  org: Org,
+  membership: Membership,
+  set: PolicySet,
+  size: number,
+): Promise<Comparison> {
+  const full = runtime.engine.index;
+  const seeds = set.policies.slice(0, size);
+  const policies = seeds.map((p) => full.policies.get(p.id)).filter((p): p is IxPolicy => p !== undefined);
+  const index = size >= set.policies.length ? full : subsetIndex(full, policies);
+  const requests = requestStream(
+    org,
+    { resources: set.resources, policies: seeds },
+    membership,
+    STREAM,
+    1000 + size,
+  );
+  const service = new DecisionService(index, runtime.engine.log);
+  const translated: Comparison['translated'] = {};
+  const build = async <T extends OtherEngine>(make: () => T | Promise<T>): Promise<T> => {
+    const t0 = Date.now();
+    const engine = await make();
+    translated[engine.name] = { ...engine.size, load_s: (Date.now() - t0) / 1000 };
+    log(
+      `  ${engine.name}: ${engine.size.policies} policies as ${engine.size.rules} rules, loaded in ${translated[engine.name]!.load_s.toFixed(1)} s`,
+    );
+    return engine;
+  };
+  const casbin = await build(() => buildCasbin(index, policies));
+  const cedar = await build(() => buildCedar(index, policies));
+  const preparedCasbin = requests.map((r) => casbin.prepare(r));
+  const preparedCedar = requests.map((r) => cedar.prepare(r));
+
+  // Agreement, on the start of the stream.
+  const examples: unknown[] = [];
+  let checked = 0;
+  let same = 0;
+  let casbinOff = 0;
+  let cedarOff = 0;
+  let allowed = 0;
+  const reasons: Record<string, number> = {};
+  const until = Date.now() + AGREEMENT_S * 1000;
+  for (; checked < Math.min(AGREEMENT, requests.length) && Date.now() < until; checked += 1) {
+    const request = requests[checked]!;
+    const ours = decide(index, request);
+    const a = casbin.decide(preparedCasbin[checked]);
+    const b = cedar.decide(preparedCedar[checked]);
+    if (ours.allowed) allowed += 1;
+    const code = ours.reasons[0]?.code ?? 'none';
+    reasons[code] = (reasons[code] ?? 0) + 1;
+    if (a === ours.allowed && b === ours.allowed) same += 1;
+    if (a !== ours.allowed) casbinOff += 1;
+    if (b !== ours.allowed) cedarOff += 1;
+    if ((a !== ours.allowed || b !== ours.allowed) && examples.length < 10) {
+      examples.push({ request, ours: ours.allowed, reasons: ours.reasons, casbin: a, cedar: b });
+    }
+  }
+  const agreement = {
+    checked,
+    all_three: same,
+    rate: same / checked,
+    casbin_disagrees: casbinOff,
+    cedar_disagrees: cedarOff,
+    allowed_share: allowed / checked,
+    reasons,
+    examples,
+  };
+  log(
+    `  agreement on ${checked} requests (${(agreement.allowed_share * 100).toFixed(0)}% allowed): ` +
+      `${(agreement.rate * 100).toFixed(2)}% all three; casbin differs on ${casbinOff}, Cedar on ${cedarOff}; ` +
+      `our reasons: ${JSON.stringify(reasons)}`,
+  );
+  for (const e of examples.slice(0, 3)) log(`    differs: ${JSON.stringify(e)}`);
+
+  // Warm-up, then rounds with the engines interleaved.
+  const timings: Record<string, Timing> = {
+    decide: emptyTiming(),
+    evaluate: emptyTiming(),
+    casbin: emptyTiming(),
+    cedar: emptyTiming(),
+  };
+  const calls: Record<string, (i: number) => unknown> = {
+    decide: (i) => decide(index, requests[i]!),
+    evaluate: (i) => service.evaluate(requests[i]!),
+    casbin: (i) => casbin.decide(preparedCasbin[i]),
+    cedar: (i) => cedar.decide(preparedCedar[i]),
+  };
+  for (const name of Object.keys(calls)) time(calls[name]!, STREAM, 1, emptyTiming());
+  await runtime.engine.log.flush();
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const name of Object.keys(calls)) {
+      const ours = name === 'decide' || name === 'evaluate';
+      time(calls[name]!, STREAM, ours ? 60 : COMPARE_S, timings[name]!);
+      // The records queued by `evaluate` are written between measurements.
+      await runtime.engine.log.flush();
+    }
+    log(
+      `  round ${round + 1}/${ROUNDS}: p50 decide ${fmt(timings['decide']!.p50.at(-1))} µs, evaluate ${fmt(
+        timings['evaluate']!.p50.at(-1),
+      )} µs, casbin ${fmt(timings['casbin']!.p50.at(-1))} µs (${timings['casbin']!.calls.at(-1)} calls), ` +
+        `cedar ${fmt(timings['cedar']!.p50.at(-1))} µs (${timings['cedar']!.calls.at(-1)} calls)`,
+    );
+  }
+  return { policies: policies.length, translated, agreement, timings };
+}
+
+async function loadRun(child: ChildProcess, spec: LoadRun): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: { ok: boolean; result?: LoadResult; error?: string }): void => {
+      child.off('exit', onExit);
+      if (message.ok) resolve(message.result!);
+      else reject(new Error(message.error));
+    };
+    const onExit = (code: number | null): void => {
+      child.off('message', onMessage);
+      reject(new Error(`the load generator stopped (${code})`));
+    };
+    child.once('message', onMessage);
+    child.once('exit', onExit);
+    child.send(spec);
+  });
+}
+
+/** A minimal Koa app: reads and parses a JSON body, answers a small JSON. */
+async function startHelloWorld(): Promise<{ url: string; close: () => Promise<void> }> {
+  const app = new Koa();
+  app.use(bodyParser());
+  app.use((ctx) => {
+    ctx.body = { ok: true, received: ctx.request.body !== undefined };
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function run(
+  runtime: Runtime,
+  base: string,
+  org: Org,
+  membership: Membership,
+  set: PolicySet,
+  loadGenerator: ChildProcess,
+): Promise<void> {
+  const loaded = await load(runtime, org, set);
+  log(`loaded: ${JSON.stringify(loaded)}`);
+
+  // --- 4. index build -------------------------------------------------------------------------
+  const build = await measureIndexBuild(runtime);
+  addRow({
+    scenario: 'index build: IndexSync.load()',
+    unit: 's',
+    median: median(build.seconds),
+    target: 10,
+    direction: 'max',
+    on: 'median',
+    rounds: build.seconds,
+  });
+  addRow({
+    scenario: 'index build: heap retained (after gc)',
+    unit: 'MB',
+    median: median(build.heap_mb),
+    target: 300,
+    direction: 'max',
+    on: 'median',
+    rounds: build.heap_mb,
+  });
+  addRow({
+    scenario: 'index build: heap peak while loading',
+    unit: 'MB',
+    median: median(build.peak_mb),
+    rounds: build.peak_mb,
+    note: 'sampled every 20 ms, garbage included',
+  });
+
+  // --- 1. in-process --------------------------------------------------------------------------
+  const comparisons: Comparison[] = [];
+  for (const size of [...COMPARE_POLICIES, set.policies.length]) {
+    log(
+      `in-process decisions, ${size} policies (${size === set.policies.length ? 'the full set' : 'a subset'}):`,
+    );
+    comparisons.push(await compare(runtime, org, membership, set, size));
+    gc();
+  }
+  for (const c of comparisons) {
+    const t = c.timings;
+    const label = `${c.policies} policies`;
+    const ours = median(t['decide']!.p50);
+    addRow({
+      scenario: `in-process decide p50 (${label})`,
+      unit: 'µs',
+      median: ours,
+      p99: median(t['decide']!.p99),
+      target: 10,
+      direction: 'max',
+      on: 'median',
+      rounds: t['decide']!.p50,
+    });
+    addRow({
+      scenario: `in-process evaluate p50, id + record queued (${label})`,
+      unit: 'µs',
+      median: median(t['evaluate']!.p50),
+      p99: median(t['evaluate']!.p99),
+      target: 10,
+      direction: 'max',
+      on: 'median',
+      rounds: t['evaluate']!.p50,
+    });
+    addRow({
+      scenario: `in-process decide throughput (${label})`,
+      unit: 'dec/s',
+      median: median(t['decide']!.throughput),
+      rounds: t['decide']!.throughput,
+    });
+    for (const [name, factor] of [
+      ['casbin', 10],
+      ['cedar', 30],
+    ] as const) {
+      const other = t[name]!;
+      addRow({
+        scenario: `${name} p50 (${label})`,
+        unit: 'µs',
+        median: median(other.p50),
+        p99: median(other.p99),
+        rounds: other.p50,
+        note: `${other.calls.join('/')} calls`,
+      });
+      addRow({
+        scenario: `speed-up of decide over ${name}, p50 (${label})`,
+        unit: 'x',
+        median: median(other.p50) / ours,
+        target: factor,
+        direction: 'min',
+        on: 'median',
+        rounds: other.p50.map((v, i) => v / t['decide']!.p50[i]!),
+      });
+      addRow({
+        scenario: `speed-up of decide over ${name}, throughput (${label})`,
+        unit: 'x',
+        median: median(t['decide']!.throughput) / median(other.throughput),
+        target: factor,
+        direction: 'min',
+        on: 'median',
+        rounds: other.throughput.map((v, i) => t['decide']!.throughput[i]! / v),
+      });
+    }
+    addRow({
+      scenario: `agreement of the three engines (${label})`,
+      unit: '%',
+      median: c.agreement.rate * 100,
+      rounds: [c.agreement.rate * 100],
+      note: `${c.agreement.checked} requests, ${(c.agreement.allowed_share * 100).toFixed(0)}% allowed`,
+    });
+  }
+  gc();
+  const warmHeap = heapMb();
+
+  // --- token ------------------------------------------------------------------------------------
+  const tokenRes = await fetch(`${base}/v1/auth/token`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${ADMIN_ID}:${ADMIN_SECRET}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+  const auth = { authorization: `Bearer ${token}` };
+
+  // --- 2. HTTP evaluate vs a bare Koa app ---------------------------------------------------------
+  const httpRequests = requestStream(org, set, membership, 2_000, 77);
+  const bodies = httpRequests.map((r) => JSON.stringify(r));
+  const hello = await startHelloWorld();
+  const evaluate = (rate?: number): LoadRun => ({
+    url: base,
+    connections: CONNECTIONS,
+    seconds: HTTP_S,
+    ...(rate ? { rate } : {}),
+    headers: auth,
+    requests: bodies.map((body) => ({ method: 'POST', path: '/v1/decisions/evaluate', body })),
+  });
+  const bare: LoadRun = {
+    url: hello.url,
+    connections: CONNECTIONS,
+    seconds: HTTP_S,
+    headers: auth,
+    requests: bodies.map((body) => ({ method: 'POST', path: '/v1/decisions/evaluate', body })),
+  };
+  const http = {
+    app: [] as LoadResult[],
+    bare: [] as LoadResult[],
+    fixed: [] as LoadResult[],
+    pending: [] as number[],
+  };
+  try {
+    // Short runs of each first, so that both start warm.
+    await loadRun(loadGenerator, { ...evaluate(), seconds: 2 });
+    await loadRun(loadGenerator, { ...bare, seconds: 2 });
+    await runtime.engine.log.flush();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const order = round % 2 === 0 ? (['app', 'bare'] as const) : (['bare', 'app'] as const);
+      for (const which of order) {
+        const result = await profiled(round === 0 && which === 'app' ? 'http-evaluate' : undefined, () =>
+          loadRun(loadGenerator, which === 'app' ? evaluate() : bare),
+        );
+        if (result.non2xx > 0 || result.errors > 0) {
+          throw new Error(`${which}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+        }
+        http[which].push(result);
+        if (which === 'app') http.pending.push(runtime.engine.log.pending);
+        await runtime.engine.log.flush();
+      }
+      const fixed = await loadRun(loadGenerator, evaluate(RATE));
+      http.fixed.push(fixed);
+      await runtime.engine.log.flush();
+      log(
+        `HTTP round ${round + 1}/${ROUNDS}: evaluate ${Math.round(http.app.at(-1)!.requests_per_s)}/s ` +
+          `(p99 ${http.app.at(-1)!.latency.p99} ms), bare Koa ${Math.round(http.bare.at(-1)!.requests_per_s)}/s, ` +
+          `at ${RATE}/s: ${Math.round(fixed.requests_per_s)}/s with p99 ${fixed.latency.p99} ms`,
+      );
+    }
+  } finally {
+    await hello.close();
+  }
+  const appRps = http.app.map((r) => r.requests_per_s);
+  const bareRps = http.bare.map((r) => r.requests_per_s);
+  addRow({
+    scenario: `HTTP evaluate throughput, ${CONNECTIONS} connections`,
+    unit: 'dec/s',
+    median: median(appRps),
+    p99: median(http.app.map((r) => r.latency.p99)),
+    target: 5000,
+    direction: 'min',
+    on: 'median',
+    rounds: appRps,
+    note: 'p99 in ms',
+  });
+  addRow({
+    scenario: `HTTP evaluate p99 at ${RATE}/s`,
+    unit: 'ms',
+    median: median(http.fixed.map((r) => r.latency.p50)),
+    p99: median(http.fixed.map((r) => r.latency.p99)),
+    target: 10,
+    direction: 'max',
+    on: 'p99',
+    rounds: http.fixed.map((r) => r.latency.p99),
+    note: `achieved ${http.fixed.map((r) => Math.round(r.requests_per_s)).join('/')}/s; whole ms`,
+  });
+  addRow({
+    scenario: `bare Koa (same process, same load) throughput`,
+    unit: 'req/s',
+    median: median(bareRps),
+    p99: median(http.bare.map((r) => r.latency.p99)),
+    rounds: bareRps,
+  });
+  addRow({
+    scenario: 'HTTP evaluate / bare Koa throughput',
+    unit: 'x',
+    median: median(appRps) / median(bareRps),
+    target: 0.3,
+    direction: 'min',
+    on: 'median',
+    rounds: appRps.map((v, i) => v / bareRps[i]!),
+  });
+
+  // --- calls one at a time ---------------------------------------------------------------------------
+  // Timed from sending until the last byte of the answer: the body is serialised before and the
+  // answer parsed after, as a client in a process of its own would.
+  const call = async (method: string, url: string, body?: unknown): Promise<{ ms: number; json: any }> => {
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const t0 = process.hrtime.bigint();
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers: { ...auth, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      ...(payload ? { body: payload } : {}),
+    });
+    const bytes = await res.arrayBuffer();
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const text = Buffer.from(bytes).toString('utf8');
+    if (res.status !== 200) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
+    return { ms, json: JSON.parse(text) };
+  };
+  const series = async (
+    name: string,
+    count: number,
+    next: (i: number) => Promise<{ ms: number }>,
+    row: Omit<Row, 'median' | 'p99' | 'rounds' | 'ratio' | 'scenario'>,
+    profileAs?: string,
+  ): Promise<void> => {
+    for (let i = 0; i < Math.min(5, count); i += 1) await next(i);
+    const medians: number[] = [];
+    const p99s: number[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const samples: number[] = [];
+      await profiled(round === 0 ? profileAs : undefined, async () => {
+        for (let i = 0; i < count; i += 1) samples.push((await next(i)).ms);
+      });
+      samples.sort((a, b) => a - b);
+      medians.push(percentile(samples, 50));
+      p99s.push(percentile(samples, 99));
+      await runtime.engine.log.flush();
+    }
+    addRow({
+      scenario: name,
+      median: median(medians),
+      p99: median(p99s),
+      rounds: row.on === 'p99' ? p99s : medians,
+      ...row,
+    });
+    log(`${name}: median ${fmt(median(medians))} ms, p99 ${fmt(median(p99s))} ms`);
+  };
+
+  const p99Under = (target: number) => ({
+    unit: 'ms',
+    target,
+    direction: 'max' as const,
+    on: 'p99' as const,
+  });
+
+  // --- 3. batch -------------------------------------------------------------------------------
+  const batchBodies = Array.from({ length: 8 }, (_, k) =>
+    JSON.stringify({ requests: requestStream(org, set, membership, 1_000, 500 + k) }),
+  );
+  await series(
+    'HTTP batch of 1,000 decisions',
+    BATCHES,
+    (i) => call('POST', '/v1/decisions/batch', batchBodies[i % batchBodies.length]),
+    p99Under(50),
+    'http-batch',
+  );
+
+  // --- 5. access lookups ------------------------------------------------------------------------
+  const index = runtime.engine.index;
+  const random = rng(99);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const ids = org.principals.map((p) => p.id);
+  // Well-connected principals: the 2% of a sample reached by the most policies.
+  const sample = Array.from({ length: Math.min(3_000, ids.length) }, () => pick(ids));
+  const reach = sample
+    .map((id) => ({ id, policies: index.policiesOf(index.principals.get(id)!).size }))
+    .sort((a, b) => b.policies - a.policies);
+  const connected = reach.slice(0, Math.max(10, Math.floor(reach.length * 0.02)));
+  log(
+    `well-connected principals: ${connected.length}, reached by ${connected.at(-1)!.policies}-${connected[0]!.policies} ` +
+      `policies (median of the sample: ${reach[Math.floor(reach.length / 2)]!.policies})`,
+  );
+  await series(
+    'GET /v1/principals/{id}/access (any principal)',
+    REQUESTS,
+    () => call('GET', `/v1/principals/${pick(ids)}/access`),
+    p99Under(30),
+  );
+  await series(
+    'GET /v1/principals/{id}/access (well-connected, top 2%)',
+    REQUESTS,
+    () => call('GET', `/v1/principals/${pick(connected).id}/access`),
+    p99Under(30),
+    'principal-access-well-connected',
+  );
+  // Resources: registered ones at random; the 2% of a sample whose allow policies reach the most
+  // principals; and the exact resources of the blast-radius policy (about BLAST principals each).
+  const registered = set.resources.map((r) => ({ type: r.type, identifier: r.identifier }));
+  const estimate = (policy: IxPolicy): number =>
+    policy.principals.size +
+    policy.groups.reduce((n, g) => n + membership.members(g).length, 0) +
+    (policy.match ? 1_000 : 0);
+  const resourceSample = Array.from({ length: Math.min(3_000, registered.length) }, () => pick(registered))
+    .map((r) => ({
+      ...r,
+      reach: index
+        .candidates(r.type, r.identifier)
+        .filter((p) => p.effect === 'allow' && p.id !== set.blastPolicy)
+        .reduce((n, p) => n + estimate(p), 0),
+    }))
+    .sort((a, b) => b.reach - a.reach);
+  const popular = resourceSample.slice(0, Math.max(10, Math.floor(resourceSample.length * 0.02)));
+  const blast = index.policies.get(set.blastPolicy)!;
+  const blastResources = blast.resources.filter((r) => !r.glob);
+  log(
+    `well-connected resources: ${popular.length}, estimated reach ${popular.at(-1)!.reach}-${popular[0]!.reach} principals`,
+  );
+  const resourceAccess = (r: { type: string; identifier: string }) =>
+    call(
+      'GET',
+      `/v1/resources/access?type=${encodeURIComponent(r.type)}&identifier=${encodeURIComponent(r.identifier)}`,
+    );
+  await series(
+    'GET /v1/resources/access (any registered resource)',
+    REQUESTS,
+    () => resourceAccess(pick(registered)),
+    p99Under(30),
+  );
+  await series(
+    'GET /v1/resources/access (well-connected, top 2%)',
+    REQUESTS,
+    () => resourceAccess(pick(popular)),
+    p99Under(30),
+    'resource-access-well-connected',
+  );
+  const reachedByBlast = index.subjectsOf(blast).size;
+  await series(
+    `GET /v1/resources/access (blast policy's resource, ${reachedByBlast} principals)`,
+    Math.max(20, Math.floor(REQUESTS / 4)),
+    (i) => resourceAccess(blastResources[i % blastResources.length]!),
+    p99Under(30),
+    'resource-access-blast',
+  );
+
+  // --- 6. blast radius --------------------------------------------------------------------------
+  const body = bodyOf(blast.policy);
+  const widened = {
+    ...body,
+    actions: [...body.actions, 'write'],
+    resources: [...body.resources, { type: 'database', identifier: 'analytics-staging-*' }],
+  };
+  let summary: unknown;
+  await series(
+    `simulate deleting the blast policy (${reachedByBlast} principals)`,
+    SIMULATIONS,
+    async () => {
+      const res = await call('POST', `/v1/policies/${set.blastPolicy}/simulate`, { delete: true });
+      summary = res.json.summary;
+      return res;
+    },
+    { unit: 'ms', target: 2000, direction: 'max', on: 'median' },
+    'simulate-delete',
+  );
+  log(`  summary: ${JSON.stringify(summary)}`);
+  await series(
+    `simulate widening the blast policy (${reachedByBlast} principals)`,
+    SIMULATIONS,
+    async () => {
+      const res = await call('POST', `/v1/policies/${set.blastPolicy}/simulate`, { policy: widened });
+      summary = res.json.summary;
+      return res;
+    },
+    { unit: 'ms', target: 2000, direction: 'max', on: 'median' },
+  );
+  log(`  summary: ${JSON.stringify(summary)}`);
+
+  printTable();
+  log('');
+  log(
+    `machine: ${os.cpus().length} cores, node ${process.version}, cedar ${cedarVersion()}; process heap after the ` +
+      `in-process phase (generated data, index and its caches): ${warmHeap.toFixed(0)} MB; decision records pending ` +
+      `after each HTTP round: ${http.pending.join(' / ')}`,
+  );
+
+  const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `decisions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(
+    file,
+    JSON.stringify(
+      {
+        shape: {
+          PRINCIPALS,
+          GROUPS,
+          POLICIES,
+          RESOURCES,
+          ROUNDS,
+          STREAM,
+          COMPARE_S,
+          COMPARE_POLICIES,
+          HTTP_S,
+          CONNECTIONS,
+          RATE,
+          BATCHES,
+          REQUESTS,
+          SIMULATIONS,
+          BLAST,
+        },
+        machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg(), cedar: cedarVersion() },
+        load: loaded,
+        index_build: build,
+        in_process: comparisons,
+        http,
+        table: rows,
+      },
+      null,
+      2,
+    ),
+  );
+  log(`results written to ${path.relative(process.cwd(), file)}`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});
