@@ -90,6 +90,14 @@ export function observeEngine(metrics: Metrics, readings: EngineReadings): void 
   };
   gauge('decision_index_version', 'Changes applied to the in-memory decision index', readings.indexVersion);
   gauge('decision_index_principals', 'Principals held by the decision index', readings.principals);
-  gauge('decision_index_active_policies', 'Active policies held by the decision index', readings.activePolicies);
-  gauge('decision_records_pending', 'Decisions answered and not yet recorded in Neo4j', readings.pendingRecords);
+  gauge(
+    'decision_index_active_policies',
+    'Active policies held by the decision index',
+    readings.activePolicies,
+  );
+  gauge(
+    'decision_records_pending',
+    'Decisions answered and not yet recorded in Neo4j',
+    readings.pendingRecords,
+  );
 }
