@@ -5,21 +5,23 @@
 // it is in, MEMBER_OF up the nesting, ALLOWS or DENIES to each resource a policy names exactly.
 // A glob reaches the registered resources it matches, by prefix on the resource key index.
 // One row per policy: its grant (src/decisions/access.ts makes the entries) and `since`, when it
-// took effect for the principal: the latest of the policy's activation and the principal's
-// membership along the way (each path counts from its latest MEMBER_OF; the best path counts).
+// took effect for the principal: the latest of the policy's activation, the moment it named the
+// subject (APPLIES_TO `since`) and the principal's membership along the way (each path counts
+// from its latest MEMBER_OF; the best path counts). A `match` subject counts from the
+// principal's creation.
 MATCH (p:Principal {id: $id})
 OPTIONAL CALL (p) {
   WITH p
   WHERE p:Active
   CALL (p) {
-    MATCH (pol:Policy)-[:APPLIES_TO]->(p)
-    RETURN pol, p.created_at AS since
+    MATCH (pol:Policy)-[e:APPLIES_TO]->(p)
+    RETURN pol, CASE WHEN e.since > p.created_at THEN e.since ELSE p.created_at END AS since
     UNION ALL
     MATCH path = (p)-[:MEMBER_OF*1..16]->(g:Group)
     WITH p, g, min(reduce(t = p.created_at, m IN relationships(path) |
-      CASE WHEN m.added_at > t THEN m.added_at ELSE t END)) AS since
-    MATCH (pol:Policy)-[:APPLIES_TO]->(g)
-    RETURN pol, since
+      CASE WHEN m.added_at > t THEN m.added_at ELSE t END)) AS member
+    MATCH (pol:Policy)-[e:APPLIES_TO]->(g)
+    RETURN pol, CASE WHEN e.since > member THEN e.since ELSE member END AS since
     UNION ALL
     MATCH (pol:Policy)
     WHERE pol.id IN $matched

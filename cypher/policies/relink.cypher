@@ -1,10 +1,13 @@
 // Makes the policy's edges say what its properties say: APPLIES_TO each subject principal and
 // group that exists, and ALLOWS or DENIES (by its effect) each resource it names exactly, whose
-// (:Resource) node is created when new. Edges it had before go first; a resource that no policy
-// names any more and nobody registered goes with them. A deleted policy ($link false) keeps none.
+// (:Resource) node is created when new. An APPLIES_TO edge stays while its subject does, and
+// `since` says when it came (the access traversal dates grants from it); resource edges are made
+// anew, and a resource that no policy names any more and nobody registered goes with them. A
+// deleted policy ($link false) keeps no edge.
 MATCH (pol:Policy {id: $id})
 CALL (pol) {
-  MATCH (pol)-[e:APPLIES_TO]->()
+  MATCH (pol)-[e:APPLIES_TO]->(s)
+  WHERE NOT $link OR NOT s.id IN coalesce(pol.subject_principals, []) + coalesce(pol.subject_groups, [])
   DELETE e
 }
 CALL (pol) {
@@ -17,12 +20,14 @@ CALL (pol) {
 CALL (pol) {
   UNWIND CASE WHEN $link THEN pol.subject_principals ELSE [] END AS pid
   MATCH (p:Principal {id: pid})
-  CREATE (pol)-[:APPLIES_TO]->(p)
+  MERGE (pol)-[e:APPLIES_TO]->(p)
+    ON CREATE SET e.since = datetime($now)
 }
 CALL (pol) {
   UNWIND CASE WHEN $link THEN pol.subject_groups ELSE [] END AS gid
   MATCH (g:Group {id: gid})
-  CREATE (pol)-[:APPLIES_TO]->(g)
+  MERGE (pol)-[e:APPLIES_TO]->(g)
+    ON CREATE SET e.since = datetime($now)
 }
 CALL (pol) {
   UNWIND CASE WHEN $link THEN $exact ELSE [] END AS ref

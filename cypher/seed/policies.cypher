@@ -25,12 +25,12 @@ WITH pol, row
 CALL (pol, row) {
   UNWIND row.props.subject_principals AS pid
   MATCH (p:Principal {id: pid})
-  CREATE (pol)-[:APPLIES_TO]->(p)
+  CREATE (pol)-[:APPLIES_TO {since: datetime(row.createdAt)}]->(p)
 }
 CALL (pol, row) {
   UNWIND row.props.subject_groups AS gid
   MATCH (g:Group {id: gid})
-  CREATE (pol)-[:APPLIES_TO]->(g)
+  CREATE (pol)-[:APPLIES_TO {since: datetime(row.createdAt)}]->(g)
 }
 CALL (pol, row) {
   UNWIND row.exact AS ref

@@ -1,6 +1,7 @@
 import type { Reader } from '../db/database.js';
 import { notFound } from '../errors/errors.js';
 import type { Page } from '../pagination.js';
+import { evaluateConditions, readsOnlyPrincipal } from '../policies/conditions.js';
 import { globMatches } from '../policies/patterns.js';
 import { accessEntries, entryFor, entryGrants, toolFilter, type AccessEntry, type Grant } from './access.js';
 import { coveringPolicies, type Overlay } from './engine.js';
@@ -21,10 +22,54 @@ export function grantOf(policy: IxPolicy): Grant {
       conditional: policy.conditions !== null,
       resources: policy.resources,
       grantedAt: null,
+      conditions: policy.conditions,
     };
     grants.set(policy, grant);
   }
   return grant;
+}
+
+const NO_RESOURCE = { type: '', identifier: '', attributes: {} };
+const settled = new WeakMap<Grant, Grant>();
+
+/**
+ * Grants as they stand for one principal. Conditions that read only the stored principal are
+ * decided now: a policy with nothing else in its conditions grants unconditionally or not at all
+ * (a deny applies unless its conditions are false, as decisions say), and one whose
+ * principal-only conditions are false grants nothing whatever the request. So an entry is
+ * `conditional` only where the request can change the answer.
+ */
+export function settleFor(index: PolicyIndex, p: IxPrincipal, grants: readonly Grant[]): Grant[] {
+  const out: Grant[] = [];
+  const input = { principal: p, resource: NO_RESOURCE, context: undefined };
+  for (const grant of grants) {
+    const conditions = grant.conditional
+      ? (grant.conditions ?? index.policies.get(grant.policyId)?.conditions)
+      : null;
+    if (!conditions) {
+      out.push(grant);
+      continue;
+    }
+    const fixed = conditions.filter(readsOnlyPrincipal);
+    if (fixed.length === 0) {
+      out.push(grant);
+      continue;
+    }
+    const outcome = evaluateConditions(fixed, input);
+    if (outcome === 'false') continue;
+    if (fixed.length < conditions.length) {
+      out.push(grant);
+      continue;
+    }
+    if (grant.effect === 'allow' && outcome !== 'true') continue;
+    let unconditional = settled.get(grant);
+    if (!unconditional) {
+      unconditional = { ...grant, conditional: false };
+      settled.set(grant, unconditional);
+    }
+    out.push(unconditional);
+  }
+  return out;
 }
 
 /** The grants reaching a principal in the index, seen through an overlay when one is given. */
@@ -96,7 +141,7 @@ export class AccessService {
       found.status !== 'active'
         ? []
         : accessEntries(
-            found.grants,
+            known ? settleFor(this.index, known, found.grants) : found.grants,
             (type, glob) => found.globMatches.get(`${type}:${glob.pattern}`) ?? [],
             { type: found.type, attributes: { allowed_tools: tools } },
             filter,
@@ -129,7 +174,7 @@ export class AccessService {
       if (!p || p.status !== 'active') continue;
       const own: Grant[] = [];
       for (const policy of covering) if (index.selects(policy, pid)) own.push(grantOf(policy));
-      const entry = entryFor(target, own);
+      const entry = entryFor(target, settleFor(index, p, own));
       if (!entry || !toolFilter(p)(entry)) continue;
       if (action !== undefined && !entryGrants(entry, action)) continue;
       rows.push({

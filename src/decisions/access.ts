@@ -1,3 +1,4 @@
+import type { CompiledCondition } from '../policies/conditions.js';
 import {
   actionCovers,
   actionMatches,
@@ -25,6 +26,8 @@ export interface Grant {
   resources: readonly { type: string; identifier: string }[];
   /** When the grant took effect for the principal (the traversal knows; the index does not). */
   grantedAt: string | null;
+  /** The policy's compiled conditions, when the grant comes from a policy at hand. */
+  conditions?: readonly CompiledCondition[] | null;
 }
 
 export interface AccessEntry {
@@ -168,15 +171,20 @@ export function entryGrants(entry: AccessEntry, action: string): boolean {
   );
 }
 
-/** The AI-agent guardrail on access: only the tools in `allowed_tools` (or all with `*`). */
-export function toolFilter(principal: {
-  type: string;
-  attributes: Readonly<Record<string, string | readonly string[]>>;
-}): (entry: AccessEntry) => boolean {
-  if (principal.type !== 'AI_AGENT') return () => true;
+type ToolHolder = { type: string; attributes: Readonly<Record<string, string | readonly string[]>> };
+
+/** The tools an AI agent may use: its `allowed_tools`, `*` for any; undefined for other principals. */
+function toolsOf(principal: ToolHolder): readonly string[] | '*' | undefined {
+  if (principal.type !== 'AI_AGENT') return undefined;
   const raw = principal.attributes['allowed_tools'];
   const tools = raw === undefined ? [] : typeof raw === 'string' ? [raw] : raw;
-  if (tools.includes('*')) return () => true;
+  return tools.includes('*') ? '*' : tools;
+}
+
+/** The AI-agent guardrail on access: only the tools in `allowed_tools` (or all with `*`). */
+export function toolFilter(principal: ToolHolder): (entry: AccessEntry) => boolean {
+  const tools = toolsOf(principal);
+  if (tools === undefined || tools === '*') return () => true;
   return (entry) =>
     entry.resource.type !== 'tool' || (!entry.pattern && tools.includes(entry.resource.identifier));
 }
@@ -199,12 +207,23 @@ export const compareEntries = (a: AccessEntry, b: AccessEntry): number =>
 export function accessEntries(
   grants: readonly Grant[],
   registered: (type: string, glob: Glob) => Iterable<string>,
-  principal: Parameters<typeof toolFilter>[0],
+  principal: ToolHolder,
   filter: { resourceType?: string | undefined; action?: string | undefined } = {},
 ): AccessEntry[] {
   const tools = toolFilter(principal);
   const entries: AccessEntry[] = [];
-  for (const candidate of candidatesOf(grants, registered)) {
+  const candidates = candidatesOf(grants, registered);
+  // An agent limited to some tools sees a tool glob as the allowed tools it covers (the glob
+  // itself would promise tools it may not use), registered or not.
+  const allowed = toolsOf(principal);
+  if (allowed !== undefined && allowed !== '*') {
+    const listed = new Set(
+      candidates.filter((c) => c.type === 'tool' && !c.pattern).map((c) => c.identifier),
+    );
+    for (const tool of allowed)
+      if (!listed.has(tool)) candidates.push({ type: 'tool', identifier: tool, pattern: false });
+  }
+  for (const candidate of candidates) {
     if (filter.resourceType !== undefined && candidate.type !== filter.resourceType) continue;
     const entry = entryFor(candidate, grants);
     if (!entry || !tools(entry)) continue;

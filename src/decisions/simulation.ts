@@ -5,7 +5,7 @@ import { policyRepository } from '../policies/repository.js';
 import type { SimulateBody } from '../schemas/policies.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
 import { candidatesOf, entryFor, toolFilter, type Candidate } from './access.js';
-import { grantOf, registeredMatching } from './access-service.js';
+import { grantOf, registeredMatching, settleFor } from './access-service.js';
 import { coveringPolicies, decide } from './engine.js';
 import type { PolicyIndex } from './index.js';
 import { compilePolicy, type IxPolicy } from './model.js';
@@ -144,8 +144,8 @@ export function simulate(index: PolicyIndex, input: SimulationInput): Simulation
     const tools = toolFilter(p);
     for (const group of groups.values()) {
       evaluated += group.resources.length;
-      const was = group.was.filter((policy) => selects(policy, pid)).map(grantOf);
-      const will = group.will.filter((policy) => selects(policy, pid)).map(grantOf);
+      const was = settleFor(index, p, group.was.filter((policy) => selects(policy, pid)).map(grantOf));
+      const will = settleFor(index, p, group.will.filter((policy) => selects(policy, pid)).map(grantOf));
       if (was.length === 0 && will.length === 0) continue;
       const a = entryFor(group.resources[0]!, was);
       const b = entryFor(group.resources[0]!, will);

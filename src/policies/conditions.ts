@@ -473,6 +473,14 @@ function runTest(test: Test, value: unknown, input: ConditionInput): Tri {
   }
 }
 
+/** Whether a condition reads the stored principal alone (its path and every `$ref`). */
+export function readsOnlyPrincipal(condition: CompiledCondition): boolean {
+  return (
+    condition.path.startsWith('principal.') &&
+    condition.tests.every((t) => t.operand.kind !== 'ref' || t.operand.path.startsWith('principal.'))
+  );
+}
+
 /** One entry: every operator must hold. */
 export function evaluateCondition(condition: CompiledCondition, input: ConditionInput): Tri {
   const value = condition.read(input);

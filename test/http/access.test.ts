@@ -146,6 +146,66 @@ describe('who can reach what', () => {
       expect((await api.get('/v1/principals/prn_01JD0000000000000000000000/access')).status).to.equal(404);
     });
 
+    it('shows an agent limited to some tools the allowed tools a tool glob covers, not the glob', async () => {
+      const agent = await principal('AI_AGENT', { allowed_tools: ['search', 'calc'] });
+      const allow = await policy({
+        subjects: { principals: [agent.id] },
+        actions: ['invoke'],
+        resources: [{ type: 'tool', identifier: 's*' }],
+      });
+      const body = await accessOf(agent.id, '?resource_type=tool');
+      expect(
+        body.access.map((e: any) => [e.resource.identifier, e.pattern ?? false, e.granted_by]),
+      ).to.deep.equal([['search', false, [allow.id]]]);
+    });
+
+    it('decides conditions that read only the principal, so that only the request leaves an entry conditional', async () => {
+      const p = await principal('SERVICE_ACCOUNT', { environment: 'prod' });
+      const t = type();
+      await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'holds' }],
+        conditions: { 'principal.attributes.environment': 'prod' },
+      });
+      await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'fails' }],
+        conditions: { 'principal.attributes.environment': 'dev' },
+      });
+      await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'depends' }],
+        conditions: { 'principal.attributes.environment': 'prod', 'context.ip': { $cidr: '10.0.0.0/8' } },
+      });
+      const body = await accessOf(p.id, `?resource_type=${t}`);
+      expect(body.access.map((e: any) => [e.resource.identifier, e.conditional])).to.deep.equal([
+        ['depends', true],
+        ['holds', false],
+      ]);
+    });
+
+    it('dates a grant from when a replaced policy came to name the principal', async () => {
+      const [a, b] = [await principal(), await principal()];
+      const t = type();
+      const allow = await policy({
+        subjects: { principals: [a.id] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      const replaced = await api.put(`/v1/policies/${allow.id}`, {
+        name: allow.name,
+        effect: 'allow',
+        subjects: { principals: [a.id, b.id] },
+        actions: ['read'],
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      expect(replaced.status, replaced.text).to.equal(200);
+      const [forA] = (await accessOf(a.id, `?resource_type=${t}`)).access;
+      const [forB] = (await accessOf(b.id, `?resource_type=${t}`)).access;
+      expect(forA.granted_at).to.equal(allow.activated_at);
+      expect(Date.parse(forB.granted_at)).to.be.at.least(Date.parse(replaced.body.updated_at));
+    });
+
     it('includes what a match subject grants', async () => {
       const p = await principal('AI_AGENT', { team: uniq('team'), allowed_tools: ['*'] });
       const t = type();
