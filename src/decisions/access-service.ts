@@ -3,8 +3,8 @@ import { notFound } from '../errors/errors.js';
 import type { Page } from '../pagination.js';
 import { evaluateConditions, readsOnlyPrincipal } from '../policies/conditions.js';
 import { globMatches } from '../policies/patterns.js';
-import { accessEntries, entryFor, entryGrants, toolFilter, type AccessEntry, type Grant } from './access.js';
-import { coveringPolicies, type Overlay } from './engine.js';
+import { accessEntries, entryFor, entryGrants, type AccessEntry, type Grant } from './access.js';
+import { coveringPolicies, toolAllowed, type Overlay } from './engine.js';
 import type { PolicyIndex } from './index.js';
 import type { IxPolicy, IxPrincipal } from './model.js';
 import { decisionRepository as repo } from './repository.js';
@@ -110,6 +110,50 @@ export interface ResourceAccess {
   pagination: { total: number; page: number; per_page: number; pages: number };
 }
 
+/** Principals by name, then id; the packed start of their names decides most comparisons at once. */
+export function compareNames(a: IxPrincipal, b: IxPrincipal): number {
+  if (a.order !== b.order) return a.order - b.order;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * One page of `items` in the order `compare` gives, without sorting them all when the page is
+ * near the top: the first skip + limit are kept in a bounded heap.
+ */
+export function pageBy<T>(items: T[], page: Page, compare: (a: T, b: T) => number): T[] {
+  const keep = page.skip + page.limit;
+  if (keep >= items.length / 4) return items.sort(compare).slice(page.skip, keep);
+  // A max-heap of the `keep` smallest so far: its top is the largest of them.
+  const heap: T[] = [];
+  const down = (at: number): void => {
+    for (;;) {
+      const l = 2 * at + 1;
+      const r = l + 1;
+      let top = at;
+      if (l < heap.length && compare(heap[l]!, heap[top]!) > 0) top = l;
+      if (r < heap.length && compare(heap[r]!, heap[top]!) > 0) top = r;
+      if (top === at) return;
+      [heap[at], heap[top]] = [heap[top]!, heap[at]!];
+      at = top;
+    }
+  };
+  for (const item of items) {
+    if (heap.length < keep) {
+      heap.push(item);
+      for (let at = heap.length - 1; at > 0;) {
+        const parent = (at - 1) >> 1;
+        if (compare(heap[at]!, heap[parent]!) <= 0) break;
+        [heap[at], heap[parent]] = [heap[parent]!, heap[at]!];
+        at = parent;
+      }
+    } else if (compare(item, heap[0]!) < 0) {
+      heap[0] = item;
+      down(0);
+    }
+  }
+  return heap.sort(compare).slice(page.skip, keep);
+}
+
 const pagination = (total: number, page: Page) => ({
   total,
   page: page.page,
@@ -162,42 +206,73 @@ export class AccessService {
    */
   whoCanAccess(type: string, identifier: string, action: string | undefined, page: Page): ResourceAccess {
     const { index } = this;
-    const covering = coveringPolicies(index, type, identifier);
-    const reached = new Set<string>();
-    for (const policy of covering) {
-      if (policy.effect === 'allow') for (const pid of index.subjectsOf(policy)) reached.add(pid);
-    }
+    // Allows first: only principals some allow reaches can have access.
+    const covering = [...coveringPolicies(index, type, identifier)].sort((a, b) =>
+      a.effect === b.effect ? 0 : a.effect === 'allow' ? -1 : 1,
+    );
+    const grants = covering.map(grantOf);
     const target = { type, identifier, pattern: false };
-    const rows: ResourceAccess['principals'] = [];
-    for (const pid of reached) {
+    // The grants of each principal on this resource, gathered policy by policy from their
+    // subject sets (every covering policy covers the target: entries need not check).
+    const own = new Map<string, Grant[]>();
+    covering.forEach((policy, i) => {
+      const grant = grants[i]!;
+      const allow = policy.effect === 'allow';
+      index.forEachSubject(policy, (pid) => {
+        const list = own.get(pid);
+        if (list === undefined) {
+          if (allow) own.set(pid, [grant]);
+        } else if (list[list.length - 1] !== grant) list.push(grant);
+      });
+    });
+    // Principals reached by the same policies share an entry (found by walking the list of
+    // grants down a tree of them), unless a condition may settle differently for each of them.
+    interface Shared {
+      entry?: AccessEntry | undefined;
+      done?: boolean;
+      next?: Map<Grant, Shared>;
+    }
+    const root: Shared = {};
+    const sharedEntry = (list: Grant[]): AccessEntry | undefined => {
+      let node = root;
+      for (const grant of list) {
+        node.next ??= new Map();
+        let child = node.next.get(grant);
+        if (!child) {
+          child = {};
+          node.next.set(grant, child);
+        }
+        node = child;
+      }
+      if (!node.done) {
+        node.entry = entryFor(target, list, true);
+        node.done = true;
+      }
+      return node.entry;
+    };
+    const conditional = new Set(grants.filter((g) => g.conditional));
+    const found: { p: IxPrincipal; entry: AccessEntry }[] = [];
+    for (const [pid, list] of own) {
       const p = index.principals.get(pid);
       if (!p || p.status !== 'active') continue;
-      const own: Grant[] = [];
-      for (const policy of covering) if (index.selects(policy, pid)) own.push(grantOf(policy));
-      const entry = entryFor(target, settleFor(index, p, own));
-      if (!entry || !toolFilter(p)(entry)) continue;
+      let personal = false;
+      if (conditional.size > 0) for (const g of list) if (conditional.has(g)) personal = true;
+      const entry = personal ? entryFor(target, settleFor(index, p, list), true) : sharedEntry(list);
+      if (!entry || !toolAllowed(p, type, identifier)) continue;
       if (action !== undefined && !entryGrants(entry, action)) continue;
-      rows.push({
-        principal: { id: p.id, name: p.name, type: p.type, email: p.email },
-        actions: entry.actions,
-        ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
-        granted_by: entry.granted_by,
-        conditional: entry.conditional,
-      });
+      found.push({ p, entry });
     }
-    rows.sort((a, b) =>
-      a.principal.name < b.principal.name
-        ? -1
-        : a.principal.name > b.principal.name
-          ? 1
-          : a.principal.id < b.principal.id
-            ? -1
-            : 1,
-    );
+    const rows = pageBy(found, page, (a, b) => compareNames(a.p, b.p)).map(({ p, entry }) => ({
+      principal: { id: p.id, name: p.name, type: p.type, email: p.email },
+      actions: entry.actions,
+      ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
+      granted_by: entry.granted_by,
+      conditional: entry.conditional,
+    }));
     return {
       resource: { type, identifier, registered: index.registered(type, identifier) !== undefined },
-      principals: rows.slice(page.skip, page.skip + page.limit),
-      pagination: pagination(rows.length, page),
+      principals: rows,
+      pagination: pagination(found.length, page),
     };
   }
 }

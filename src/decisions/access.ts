@@ -122,12 +122,17 @@ export function candidatesOf(
  * `denied_actions`); `conditional` when some remaining action depends on the request (granted
  * only conditionally, or touched by a conditional deny). Undefined when nothing remains.
  */
-export function entryFor(candidate: Candidate, grants: readonly Grant[]): AccessEntry | undefined {
+export function entryFor(
+  candidate: Candidate,
+  grants: readonly Grant[],
+  /** The caller knows every grant covers the candidate (it found them by the resource). */
+  covered = false,
+): AccessEntry | undefined {
   const allows: Grant[] = [];
   const hardDenies: string[] = [];
   const softDenies: string[] = [];
   for (const grant of grants) {
-    if (!grantCovers(grant, candidate)) continue;
+    if (!covered && !grantCovers(grant, candidate)) continue;
     if (grant.effect === 'allow') allows.push(grant);
     else (grant.conditional ? softDenies : hardDenies).push(...grant.actions);
   }

@@ -89,12 +89,10 @@ export function coveringPolicies(
   return found;
 }
 
-/** The candidates of a request: active policies naming its resource and action. */
-function candidatesOf(index: PolicyIndex, request: AccessRequest, overlay: Overlay | undefined): IxPolicy[] {
-  const { type, identifier } = request.resource;
-  return coveringPolicies(index, type, identifier, overlay).filter((p) =>
-    p.actions.some((a) => actionMatches(a, request.action)),
-  );
+/** Whether one of a policy's actions stands for this one. */
+function grantsAction(policy: IxPolicy, action: string): boolean {
+  for (const pattern of policy.actions) if (actionMatches(pattern, action)) return true;
+  return false;
 }
 
 /**
@@ -138,24 +136,34 @@ function decideFor(
     };
   }
   const { type, identifier } = request.resource;
-  const registered = index.registered(type, identifier)?.attributes;
-  const requested = request.resource.attributes;
-  const input: ConditionInput = {
-    principal: p,
-    resource: {
-      type,
-      identifier,
-      attributes: requested
-        ? registered
-          ? { ...registered, ...requested }
-          : requested
-        : (registered ?? EMPTY),
-    },
-    context: request.context,
+  // What conditions read, made when the first candidate with conditions needs it.
+  let input: ConditionInput | undefined;
+  const inputOf = (): ConditionInput => {
+    if (input) return input;
+    const registered = index.registered(type, identifier)?.attributes;
+    const requested = request.resource.attributes;
+    input = {
+      principal: p,
+      resource: {
+        type,
+        identifier,
+        attributes: requested
+          ? registered
+            ? { ...registered, ...requested }
+            : requested
+          : (registered ?? EMPTY),
+      },
+      context: request.context,
+    };
+    return input;
   };
   const allows: IxPolicy[] = [];
   const denies: IxPolicy[] = [];
-  for (const policy of candidatesOf(index, request, overlay)) {
+  const candidates = overlay
+    ? coveringPolicies(index, type, identifier, overlay)
+    : index.candidates(type, identifier);
+  for (const policy of candidates) {
+    if (!grantsAction(policy, request.action)) continue;
     const via = index.subjectVia(policy, p);
     if (via === null) {
       trace?.candidates.push(
@@ -163,7 +171,7 @@ function decideFor(
       );
       continue;
     }
-    const outcome = policy.conditions ? evaluateConditions(policy.conditions, input) : 'true';
+    const outcome = policy.conditions ? evaluateConditions(policy.conditions, inputOf()) : 'true';
     const applies = policy.effect === 'allow' ? outcome === 'true' : outcome !== 'false';
     if (applies) (policy.effect === 'allow' ? allows : denies).push(policy);
     if (trace) {
@@ -172,7 +180,7 @@ function decideFor(
         via,
         ...(via === 'group' ? { path: groupPath(index, policy, p) } : {}),
       };
-      const conditions = policy.conditions ? explainConditions(policy.conditions, input) : [];
+      const conditions = policy.conditions ? explainConditions(policy.conditions, inputOf()) : [];
       trace.candidates.push(
         candidate(policy, p, subject, conditions, applies, why(policy, outcome, applies)),
       );

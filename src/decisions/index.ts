@@ -266,6 +266,16 @@ export class PolicyIndex {
     return out;
   }
 
+  /**
+   * Calls `visit` with each principal a policy selects (a principal in several of its groups may
+   * come more than once, one after another within each group's turn).
+   */
+  forEachSubject(policy: IxPolicy, visit: (id: string) => void): void {
+    for (const id of policy.principals) if (this.principals.has(id)) visit(id);
+    for (const g of policy.groups) for (const id of this.membersOf(g)) visit(id);
+    if (policy.match) for (const id of this.matchSet(policy)) visit(id);
+  }
+
   /** Every principal a policy selects, active or not. */
   subjectsOf(policy: IxPolicy): Set<string> {
     const out = new Set<string>();

@@ -17,6 +17,17 @@ export interface IxPrincipal extends Subject {
   groups: string[];
   /** Its privilege risk factors as stored (JSON text), to tell whether they need rewriting. */
   privileges: string;
+  /**
+   * The first three UTF-16 units of its name packed in one number: comparing two principals by
+   * this first orders them by name as text does, unless the names start alike.
+   */
+  readonly order: number;
+}
+
+/** The start of a name as a number that orders like the text (see `IxPrincipal.order`). */
+export function nameOrder(name: string): number {
+  const unit = (i: number): number => (i < name.length ? name.charCodeAt(i) + 1 : 0);
+  return (unit(0) * 65537 + unit(1)) * 65537 + unit(2);
 }
 
 export interface IxGroup {
@@ -135,5 +146,6 @@ export function toIxPrincipal(row: PrincipalRow): IxPrincipal {
     metadata,
     groups: row.groups,
     privileges: row.privileges ?? '[]',
+    order: nameOrder(row.name ?? ''),
   };
 }

@@ -115,7 +115,7 @@ type Operand =
   | { kind: 'value'; value: Primitive }
   | { kind: 'list'; values: readonly Primitive[] }
   | { kind: 'ref'; path: string; read: Resolver }
-  | { kind: 'cidrs'; list: BlockList };
+  | { kind: 'cidrs'; list: CidrSet };
 
 interface Test {
   op: ConditionOperator;
@@ -160,14 +160,61 @@ export function parseCidr(
   return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
 }
 
-function blockListOf(cidrs: readonly string[]): BlockList | undefined {
-  const list = new BlockList();
-  for (const text of cidrs) {
-    const cidr = parseCidr(text);
-    if (!cidr) return undefined;
-    list.addSubnet(cidr.address, cidr.prefix, cidr.family);
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|\d)$/;
+
+function ipv4Number(text: string): number | undefined {
+  if (!IPV4.test(text)) return undefined;
+  let n = 0;
+  for (const part of text.split('.')) n = n * 256 + Number(part);
+  return n;
+}
+
+type Cidr = NonNullable<ReturnType<typeof parseCidr>>;
+
+/**
+ * Blocks of addresses a `$cidr` names: IPv4-only lists are tested with integer masks (the common
+ * case, and a decision's hot path); anything else through Node's BlockList.
+ */
+export class CidrSet {
+  private readonly v4: { network: number; mask: number }[] | undefined;
+
+  private constructor(
+    private readonly list: BlockList,
+    cidrs: readonly Cidr[],
+  ) {
+    if (cidrs.every((c) => c.family === 'ipv4')) {
+      this.v4 = cidrs.map((c) => {
+        const mask = c.prefix === 0 ? 0 : (0xffffffff << (32 - c.prefix)) >>> 0;
+        return { network: (ipv4Number(c.address)! & mask) >>> 0, mask };
+      });
+    }
   }
-  return list;
+
+  static of(texts: readonly string[]): CidrSet | undefined {
+    const cidrs: Cidr[] = [];
+    for (const text of texts) {
+      const cidr = parseCidr(text);
+      if (!cidr) return undefined;
+      cidrs.push(cidr);
+    }
+    const list = new BlockList();
+    for (const c of cidrs) list.addSubnet(c.address, c.prefix, c.family);
+    return new CidrSet(list, cidrs);
+  }
+
+  /** Whether an address is in one of the blocks; unknown for text that is no address. */
+  test(address: string): Tri {
+    if (this.v4) {
+      const n = ipv4Number(address);
+      if (n !== undefined) {
+        for (const { network, mask } of this.v4) if ((n & mask) >>> 0 === network) return 'true';
+        return 'false';
+      }
+    }
+    const version = isIP(address);
+    if (version === 0) return 'unknown';
+    return this.list.check(address, version === 4 ? 'ipv4' : 'ipv6') ? 'true' : 'false';
+  }
 }
 
 /**
@@ -277,7 +324,7 @@ function parseTest(
         errors.push({ pointer: at, message: 'must be a CIDR block or a list of them' });
         return undefined;
       }
-      const blocks = blockListOf(list);
+      const blocks = CidrSet.of(list);
       if (!blocks) {
         const bad = list.findIndex((c) => parseCidr(c) === undefined);
         errors.push({
@@ -455,20 +502,15 @@ function runTest(test: Test, value: unknown, input: ConditionInput): Tri {
       );
     }
     case '$cidr': {
-      let list: BlockList | undefined;
-      if (operand.kind === 'cidrs') list = operand.list;
+      let set: CidrSet | undefined;
+      if (operand.kind === 'cidrs') set = operand.list;
       else {
         const texts = elementsOf(resolved);
-        list = texts.every((t) => typeof t === 'string') ? blockListOf(texts) : undefined;
+        set = texts.every((t) => typeof t === 'string') ? CidrSet.of(texts) : undefined;
       }
-      if (!list) return 'unknown';
-      const blocks = list;
-      return some(values, (v) => {
-        if (typeof v !== 'string') return 'unknown';
-        const version = isIP(v);
-        if (version === 0) return 'unknown';
-        return blocks.check(v, version === 4 ? 'ipv4' : 'ipv6') ? 'true' : 'false';
-      });
+      if (!set) return 'unknown';
+      const blocks = set;
+      return some(values, (v) => (typeof v === 'string' ? blocks.test(v) : 'unknown'));
     }
   }
 }
