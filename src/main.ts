@@ -20,6 +20,10 @@ async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config.logLevel);
   const started = Date.now();
+  /** Exits once the log lines written so far are out. */
+  const exit = (code: number): void => {
+    logger.flush(() => process.exit(code));
+  };
 
   let neo4j: Neo4jEndpoint | undefined;
   let runtime: Runtime | undefined;
@@ -35,7 +39,8 @@ async function main(): Promise<void> {
     logger.fatal({ err }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
     await runtime?.close().catch(() => undefined);
     await neo4j?.stop().catch(() => undefined);
-    process.exit(1);
+    exit(1);
+    return;
   }
   const host = config.host === '0.0.0.0' ? 'localhost' : config.host;
   logger.info(
@@ -60,7 +65,8 @@ async function main(): Promise<void> {
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
+      exit(1);
+      return;
     }
     stopping = true;
     logger.info({ signal }, 'shutting down');
@@ -71,11 +77,11 @@ async function main(): Promise<void> {
       .then(
         () => {
           logger.info('stopped');
-          process.exit(0);
+          exit(0);
         },
         (err: unknown) => {
           logger.error({ err }, 'shutdown failed');
-          process.exit(1);
+          exit(1);
         },
       );
   };

@@ -211,7 +211,7 @@ function settings(c: RawConfig) {
     decisions: {
       retentionDays: c.DECISION_RETENTION_DAYS ?? 30,
       /** Decisions are recorded in batches at this pace: a record trails its answer by at most this. */
-      flushIntervalMs: c.DECISION_FLUSH_INTERVAL_MS ?? 250,
+      flushIntervalMs: c.DECISION_FLUSH_INTERVAL_MS ?? 500,
       /** Records held while the database cannot take them; the oldest are dropped beyond. */
       maxPending: c.DECISION_MAX_PENDING ?? 200_000,
     },

@@ -10,6 +10,8 @@ import { koaPath, type AnyRoute } from './route.js';
 import { stateOf } from './state.js';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
+/** Paths whose operation is remembered; the memory is emptied beyond. */
+const RESOLVED_PATHS = 10_000;
 
 const MEDIA_TYPES = {
   json: ['application/json', 'application/*+json'],
@@ -23,11 +25,15 @@ export interface RouteTable {
    * Finds the operation for a request before dispatch (auth and rate limits need it), with its
    * path parameters, once per request.
    */
-  resolve(
-    method: string,
-    path: string,
-  ): { route: AnyRoute | undefined; allowed: string[]; params: Record<string, string> };
+  resolve(method: string, path: string): Resolution;
   routes: readonly AnyRoute[];
+}
+
+/** The operation a request is for, the methods its path allows, and its path parameters. */
+export interface Resolution {
+  route: AnyRoute | undefined;
+  allowed: string[];
+  params: Record<string, string>;
 }
 
 export interface RouteTableOptions {
@@ -54,6 +60,11 @@ export function buildRouteTable(routes: readonly AnyRoute[], options: RouteTable
     chains.set(route, compose(operationMiddleware(route, options)));
     router.register(koaPath(route.path), [route.method], [async () => {}], { name: route.operationId });
   }
+  // Requests to the same path (the decision endpoint above all) skip the walk of every route.
+  const resolved = new Map<
+    string,
+    { route: AnyRoute | undefined; allowed: string[]; params: Record<string, string> }
+  >();
   const dispatch: Middleware = async (ctx, next) => {
     const state = stateOf(ctx);
     const chain = state.route && chains.get(state.route);
@@ -68,14 +79,24 @@ export function buildRouteTable(routes: readonly AnyRoute[], options: RouteTable
     dispatch,
     routes,
     resolve(method, path) {
-      const match = router.match(path, method);
-      const layer = match.pathAndMethod.find((l) => l.methods.length > 0);
-      const allowed = [...new Set(match.path.flatMap((l) => l.methods))];
-      const route = layer?.name ? byName.get(layer.name) : undefined;
-      const params = route && layer ? layer.params(path, layer.captures(path)) : {};
-      return { route, allowed, params };
+      const key = `${method} ${path}`;
+      const known = resolved.get(key);
+      if (known) return known;
+      const found = resolveAnew(method, path);
+      if (resolved.size >= RESOLVED_PATHS) resolved.clear();
+      resolved.set(key, found);
+      return found;
     },
   };
+
+  function resolveAnew(method: string, path: string): Resolution {
+    const match = router.match(path, method);
+    const layer = match.pathAndMethod.find((l) => l.methods.length > 0);
+    const allowed = [...new Set(match.path.flatMap((l) => l.methods))];
+    const route = layer?.name ? byName.get(layer.name) : undefined;
+    const params = route && layer ? layer.params(path, layer.captures(path)) : {};
+    return { route, allowed, params };
+  }
 }
 
 function operationMiddleware(route: AnyRoute, options: RouteTableOptions): Middleware[] {
@@ -145,6 +166,11 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
       );
     }
     stateOf(ctx).bodyPresent = true;
+    if (plainJson(ctx)) {
+      (ctx.request as { body?: unknown }).body = await readJson(ctx);
+      await next();
+      return;
+    }
     await parse(ctx, next);
   };
 
@@ -163,6 +189,43 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
     await next();
   };
   return [guard, validate];
+}
+
+/**
+ * A JSON body in UTF-8 without a content encoding: the common case, read here directly (the body
+ * parser takes the rest: forms, other charsets, compressed bodies).
+ */
+function plainJson(ctx: Context): boolean {
+  const encoding = ctx.get('Content-Encoding');
+  if (encoding !== '' && encoding.toLowerCase() !== 'identity') return false;
+  if (!typeis(ctx.req, MEDIA_TYPES.json)) return false;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(ctx.get('Content-Type'))?.[1]?.toLowerCase();
+  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+}
+
+/**
+ * Reads a JSON body up to the size limit: an object or an array at the top (as the body parser's
+ * strict mode has it), an empty body read as `{}`.
+ */
+async function readJson(ctx: Context): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > BODY_LIMIT_BYTES)
+      throw new AppError('PAYLOAD_TOO_LARGE', 'the request body is larger than 1 MiB');
+    chunks.push(chunk);
+  }
+  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+  const start = /\S/.exec(text)?.[0];
+  if (start === undefined) return {};
+  if (start !== '{' && start !== '[')
+    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
+  }
 }
 
 /** Form bodies parse into a null-prototype object; give them a plain one for the validator. */
