@@ -30,6 +30,13 @@ export function grantOf(policy: IxPolicy): Grant {
 }
 
 const NO_RESOURCE = { type: '', identifier: '', attributes: {} };
+
+/** Whether some condition of a grant reads the stored principal alone (`settleFor` decides those). */
+function readsPrincipal(index: PolicyIndex, grant: Grant): boolean {
+  if (!grant.conditional) return false;
+  const conditions = grant.conditions ?? index.policies.get(grant.policyId)?.conditions;
+  return conditions?.some(readsOnlyPrincipal) ?? false;
+}
 const settled = new WeakMap<Grant, Grant>();
 
 /**
@@ -215,16 +222,18 @@ export class AccessService {
     // The grants of each principal on this resource, gathered policy by policy from their
     // subject sets (every covering policy covers the target: entries need not check).
     const own = new Map<string, Grant[]>();
-    covering.forEach((policy, i) => {
+    for (let i = 0; i < covering.length; i += 1) {
       const grant = grants[i]!;
-      const allow = policy.effect === 'allow';
-      index.forEachSubject(policy, (pid) => {
-        const list = own.get(pid);
-        if (list === undefined) {
-          if (allow) own.set(pid, [grant]);
-        } else if (list[list.length - 1] !== grant) list.push(grant);
-      });
-    });
+      const allow = grant.effect === 'allow';
+      for (const ids of index.subjectSets(covering[i]!)) {
+        for (const pid of ids) {
+          const list = own.get(pid);
+          if (list === undefined) {
+            if (allow) own.set(pid, [grant]);
+          } else if (list[list.length - 1] !== grant) list.push(grant);
+        }
+      }
+    }
     // Principals reached by the same policies share an entry (found by walking the list of
     // grants down a tree of them), unless a condition may settle differently for each of them.
     interface Shared {
@@ -233,9 +242,16 @@ export class AccessService {
       next?: Map<Grant, Shared>;
     }
     const root: Shared = {};
-    const sharedEntry = (list: Grant[]): AccessEntry | undefined => {
+    // Grants whose conditions read the principal settle differently for each principal.
+    const personal = new Set(grants.filter((g) => readsPrincipal(index, g)));
+    const found: { p: IxPrincipal; entry: AccessEntry }[] = [];
+    for (const [pid, list] of own) {
+      const p = index.principals.get(pid);
+      if (!p || p.status !== 'active') continue;
       let node = root;
+      let mine = false;
       for (const grant of list) {
+        if (personal.size > 0 && personal.has(grant)) mine = true;
         node.next ??= new Map();
         let child = node.next.get(grant);
         if (!child) {
@@ -244,20 +260,11 @@ export class AccessService {
         }
         node = child;
       }
-      if (!node.done) {
+      if (!mine && !node.done) {
         node.entry = entryFor(target, list, true);
         node.done = true;
       }
-      return node.entry;
-    };
-    const conditional = new Set(grants.filter((g) => g.conditional));
-    const found: { p: IxPrincipal; entry: AccessEntry }[] = [];
-    for (const [pid, list] of own) {
-      const p = index.principals.get(pid);
-      if (!p || p.status !== 'active') continue;
-      let personal = false;
-      if (conditional.size > 0) for (const g of list) if (conditional.has(g)) personal = true;
-      const entry = personal ? entryFor(target, settleFor(index, p, list), true) : sharedEntry(list);
+      const entry = mine ? entryFor(target, settleFor(index, p, list), true) : node.entry;
       if (!entry || !toolAllowed(p, type, identifier)) continue;
       if (action !== undefined && !entryGrants(entry, action)) continue;
       found.push({ p, entry });

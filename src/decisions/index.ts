@@ -271,9 +271,18 @@ export class PolicyIndex {
    * come more than once, one after another within each group's turn).
    */
   forEachSubject(policy: IxPolicy, visit: (id: string) => void): void {
-    for (const id of policy.principals) if (this.principals.has(id)) visit(id);
-    for (const g of policy.groups) for (const id of this.membersOf(g)) visit(id);
-    if (policy.match) for (const id of this.matchSet(policy)) visit(id);
+    for (const ids of this.subjectSets(policy)) for (const id of ids) visit(id);
+  }
+
+  /**
+   * The sets a policy's subjects come from: its principals (some may not exist), each group's
+   * members, its `match` query's principals. A principal may be in more than one.
+   */
+  subjectSets(policy: IxPolicy): ReadonlySet<string>[] {
+    const sets: ReadonlySet<string>[] = [policy.principals];
+    for (const g of policy.groups) sets.push(this.membersOf(g));
+    if (policy.match) sets.push(this.matchSet(policy));
+    return sets;
   }
 
   /** Every principal a policy selects, active or not. */
