@@ -208,15 +208,39 @@ function plainJson(ctx: Context): boolean {
  * strict mode has it), an empty body read as `{}`.
  */
 async function readJson(ctx: Context): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT_BYTES)
-      throw new AppError('PAYLOAD_TOO_LARGE', 'the request body is larger than 1 MiB');
-    chunks.push(chunk);
-  }
-  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = ctx.req;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    const onError = (err: Error): void => {
+      stop();
+      reject(err);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) {
+        onError(new AppError('PAYLOAD_TOO_LARGE', 'the request body is larger than 1 MiB'));
+        req.pause();
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      stop();
+      resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
+    };
+    const onAborted = (): void => onError(new AppError('MALFORMED_JSON', 'the request body ended early'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
   const start = /\S/.exec(text)?.[0];
   if (start === undefined) return {};
   if (start !== '{' && start !== '[')
