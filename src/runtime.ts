@@ -10,6 +10,7 @@ import { TokenService } from './auth/tokens.js';
 import { CLOCK_TOLERANCE_S, TokenVerifier } from './auth/verifier.js';
 import { AuthZenService } from './authzen/service.js';
 import type { Config } from './config/config.js';
+import { ConnectorService } from './connectors/service.js';
 import { Catalogue } from './db/catalogue.js';
 import { Database, createDriver } from './db/database.js';
 import { loadMigrations, migrate } from './db/migrations.js';
@@ -31,11 +32,14 @@ import { PolicyService } from './policies/service.js';
 import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
 import { ResourceService } from './resources/service.js';
+import { ScimUserService } from './scim/users-service.js';
 
 /** The domain services the HTTP routes call. */
 export interface Services {
   audit: AuditRepository;
   clients: ClientService;
+  connectors: ConnectorService;
+  scimUsers: ScimUserService;
   keys: SigningKeys;
   tokens: TokenService;
   verifier: TokenVerifier;
@@ -178,11 +182,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const tokens = new TokenService(db, events, keys, tokenSettings, logger);
     const clients = new ClientService(db, events, config.clients, rateLimiting.authFailures, logger);
     await clients.bootstrap();
-    const principals = new PrincipalService(
-      db,
-      events,
-      new SearchPlans(db, { perMinute: config.search.plansPerMinute, capacity: 500, logger }),
-    );
+    const searchPlans = new SearchPlans(db, {
+      perMinute: config.search.plansPerMinute,
+      capacity: 500,
+      logger,
+    });
+    const principals = new PrincipalService(db, events, searchPlans);
     const planning = Date.now();
     await principals.prepareSearch();
     logger.info({ ms: Date.now() - planning }, 'search statement ready');
@@ -202,6 +207,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const services: Services = {
       audit: new AuditRepository(db),
       clients,
+      connectors: new ConnectorService(db, events, `${config.publicBaseUrl}/scim/v2`),
+      scimUsers: new ScimUserService(db, events, searchPlans, `${config.publicBaseUrl}/scim/v2`),
       keys,
       tokens,
       verifier,

@@ -12,8 +12,8 @@
 // 2. The matches: the candidates of one anchor ($q.anchor.kind), those passing the filter.
 //    Anchors: attribute value nodes by (key, value), the one with the fewest links picked at run
 //    time among the equalities and $in lists of the query; the value nodes of one key passing a
-//    test (startsWith, contains, endsWith, ranges), then their links; email, name or connector
-//    source equality; a timestamp or score range; type or status labels; else every principal.
+//    test (startsWith, contains, endsWith, ranges), then their links; id, SCIM user name,
+//    connector id, email, name or connector source equality; a timestamp or score range; type or status labels; else every principal.
 //    A counted listing whose page comes from an index scan needs no matches at all.
 // 3. The page: when matches are dense along the sort order, an ordered index scan of the sort
 //    field (within the query's range on it) stops after skip + limit of them; otherwise the
@@ -192,6 +192,36 @@ OPTIONAL CALL (clauses, counted, population) {
     }
     CALL (anchor) {
       WITH anchor
+      WHERE anchor.kind = 'id'
+      CALL (anchor) {
+        MATCH (p:Principal) USING INDEX SEEK p:Principal(id)
+        WHERE p.id IN anchor.values
+        RETURN p
+      }
+      RETURN collect(p) AS byId
+    }
+    CALL (anchor) {
+      WITH anchor
+      WHERE anchor.kind = 'user_name'
+      CALL (anchor) {
+        MATCH (p:Principal) USING INDEX SEEK p:Principal(user_name)
+        WHERE p.user_name IN anchor.values
+        RETURN p
+      }
+      RETURN collect(p) AS byUserName
+    }
+    CALL (anchor) {
+      WITH anchor
+      WHERE anchor.kind = 'connector_id'
+      CALL (anchor) {
+        MATCH (p:Principal) USING INDEX SEEK p:Principal(connector_id)
+        WHERE p.connector_id IN anchor.values
+        RETURN p
+      }
+      RETURN collect(p) AS byConnectorId
+    }
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'email'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(email)
@@ -338,6 +368,9 @@ OPTIONAL CALL (clauses, counted, population) {
     RETURN CASE anchor.kind
         WHEN 'values' THEN byValues
         WHEN 'key' THEN byKey
+        WHEN 'id' THEN byId
+        WHEN 'user_name' THEN byUserName
+        WHEN 'connector_id' THEN byConnectorId
         WHEN 'email' THEN byEmail
         WHEN 'name' THEN byName
         WHEN 'connector_source' THEN bySource

@@ -15,6 +15,7 @@ export const SCOPES = [
   'decisions:read',
   'audit:read',
   'clients:admin',
+  'connectors:admin',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -30,4 +31,5 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'decisions:read': 'Read recorded decisions',
   'audit:read': 'Read audit events',
   'clients:admin': 'Manage API clients',
+  'connectors:admin': 'Manage identity connectors and their SCIM tokens',
 };

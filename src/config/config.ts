@@ -41,6 +41,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_STANDARD: Type.Optional(PositiveInt),
   RATE_LIMIT_DECISIONS: Type.Optional(PositiveInt),
   RATE_LIMIT_BULK: Type.Optional(PositiveInt),
+  RATE_LIMIT_SCIM: Type.Optional(PositiveInt),
   RATE_LIMIT_WINDOW_S: Type.Optional(PositiveInt),
   RATE_LIMIT_KEY_PREFIX: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:_-]{1,64}$' })),
   AUTH_FAILURE_LIMIT: Type.Optional(PositiveInt),
@@ -167,6 +168,7 @@ function settings(c: RawConfig) {
         standard: c.RATE_LIMIT_STANDARD ?? 1000,
         decisions: c.RATE_LIMIT_DECISIONS ?? 10_000,
         bulk: c.RATE_LIMIT_BULK ?? 100,
+        scim: c.RATE_LIMIT_SCIM ?? 1800,
       },
       authFailures: {
         perClient: c.AUTH_FAILURE_LIMIT ?? 10,

@@ -13,12 +13,14 @@ import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
 import { authzenRoutes } from './routes/authzen.js';
 import { clientRoutes } from './routes/clients.js';
+import { connectorRoutes } from './routes/connectors.js';
 import { groupRoutes } from './routes/groups.js';
 import { operationRoutes } from './routes/operations.js';
 import { decisionRoutes } from './routes/decisions.js';
 import { policyRoutes } from './routes/policies.js';
 import { principalSearchRoutes } from './routes/principal-search.js';
 import { resourceRoutes } from './routes/resources.js';
+import { scimRoutes } from './routes/scim.js';
 import { principalRoutes } from './routes/principals.js';
 import { stateOf } from './state.js';
 
@@ -53,6 +55,7 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
     }),
     ...authRoutes(services),
     ...clientRoutes(services),
+    ...connectorRoutes(services),
     ...auditRoutes(services),
     ...principalSearchRoutes(services),
     ...groupRoutes(services),
@@ -61,6 +64,7 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
     ...decisionRoutes(services),
     ...resourceRoutes(services),
     ...authzenRoutes(services),
+    ...scimRoutes(services),
     ...extra,
   ];
 }
@@ -135,7 +139,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
   koa.use(securityHeaders);
   koa.use(unmatched);
   koa.use(resolveRoute(routes));
-  koa.use(authenticate(runtime.services.verifier));
+  koa.use(authenticate(runtime.services.verifier, runtime.services.connectors));
   koa.use(rateLimit(runtime.rateLimiting.limiter, config));
   koa.use(authorize);
   koa.use(routes.dispatch);

@@ -2,6 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Context } from 'koa';
 import type { OAuthError } from '../auth/oauth-error.js';
 import { AppError, type AppErrorOptions, type ErrorCode } from '../errors/errors.js';
+import { ScimError, type ScimType } from '../scim/errors.js';
+import { ERROR_SCHEMA } from '../scim/schema.js';
 import { stateOf } from './state.js';
 
 /** The HTTP status of each error code: the one place the two vocabularies meet. */
@@ -129,5 +131,44 @@ export function oauthHeaders(error: OAuthError): Record<string, string> {
     ...(error.error === 'invalid_client' && error.options.viaBasic
       ? { 'WWW-Authenticate': `Basic realm="${REALM}", charset="UTF-8"` }
       : {}),
+  };
+}
+
+const SCIM_TYPE_OF: Partial<Record<ErrorCode, ScimType>> = {
+  VALIDATION_FAILED: 'invalidSyntax',
+  MALFORMED_JSON: 'invalidSyntax',
+  CONFLICT: 'uniqueness',
+  REFERENCE_NOT_FOUND: 'invalidValue',
+  CYCLE_DETECTED: 'invalidValue',
+};
+
+/**
+ * An error under `/scim/v2` in the SCIM error schema (RFC 7644 §3.12): `status` as a string,
+ * `scimType` where the RFC has one. Errors of the contract keep their status, except the 422s,
+ * which SCIM says as 400 `invalidValue`.
+ */
+export function scimError(ctx: Context, err: unknown): { status: number; body: Record<string, unknown> } {
+  if (err instanceof ScimError) {
+    const body: Record<string, unknown> = {
+      schemas: [ERROR_SCHEMA],
+      status: String(err.status),
+      detail: err.message,
+    };
+    if (err.scimType) body['scimType'] = err.scimType;
+    return { status: err.status, body };
+  }
+  const error = toAppError(err);
+  const status = STATUS_OF[error.code] === 422 ? 400 : STATUS_OF[error.code];
+  const first = error.errors?.[0];
+  const detail =
+    error.code === 'INTERNAL'
+      ? `an internal error occurred; quote the request id ${stateOf(ctx).requestId}`
+      : first
+        ? `${error.message}: ${first.pointer || '/'} ${first.message}`
+        : error.message;
+  const scimType = SCIM_TYPE_OF[error.code];
+  return {
+    status,
+    body: { schemas: [ERROR_SCHEMA], status: String(status), ...(scimType ? { scimType } : {}), detail },
   };
 }

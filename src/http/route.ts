@@ -36,8 +36,11 @@ interface RouteCommon {
   summary: string;
   description?: string;
   tags: string[];
-  /** The one scope the caller's token needs, or `public` for unauthenticated operations. */
-  auth: { scope: Scope } | 'public';
+  /**
+   * The one scope the caller's token needs, `public` for unauthenticated operations, or
+   * `connector` for the SCIM service provider, whose bearer token is a connector's.
+   */
+  auth: { scope: Scope } | 'public' | 'connector';
   /** A public operation that still wants to know a bearer-token caller, if there is one. */
   identifiesCaller?: boolean;
   /** Rate-limit bucket; `none` for operational endpoints outside `/v1`. */
@@ -60,6 +63,8 @@ interface RouteCommon {
    * printable `X-Request-ID`.
    */
   authzen?: boolean;
+  /** A SCIM 2.0 operation: its errors use the SCIM error schema (RFC 7644 §3.12). */
+  scim?: boolean;
 }
 
 type Handler<P, Q, B> = (

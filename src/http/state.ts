@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { AuthContext } from '../auth/verifier.js';
+import type { ScimCaller } from '../connectors/service.js';
 import type { Logger } from '../logging/logger.js';
 import type { AnyRoute } from './route.js';
 
@@ -15,6 +16,8 @@ export interface RequestState {
   input?: { params?: unknown; query?: unknown; body?: unknown };
   bodyPresent?: boolean;
   auth?: AuthContext;
+  /** The connector a SCIM request comes from, as its bearer token says. */
+  connector?: ScimCaller;
   /** Why the bearer token was refused, when it was. */
   authError?: string;
 }

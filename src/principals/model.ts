@@ -46,6 +46,13 @@ export const META_PREFIX = 'meta.';
 export const MANAGER_KEY = 'manager_id';
 
 /**
+ * The attribute and metadata keys an identity connector maps from SCIM (API.md §7) on the USER
+ * principals it provisions: the connector owns them, and `/v1` cannot change them.
+ */
+export const CONNECTOR_ATTRIBUTES = ['role', 'department', MANAGER_KEY] as const;
+export const CONNECTOR_METADATA = ['employee_number', 'cost_center'] as const;
+
+/**
  * Every principal that is not deleted carries a `card` property, [id, name, type, email or '']
  * (Neo4j lists hold no nulls): what principals/relationships returns for each related principal,
  * in one property read instead of four. Whatever writes a principal's name or email recomputes

@@ -45,6 +45,8 @@ export interface NewPrincipal {
   lastLogin?: string | null;
   createdBy: string;
   risk: { score: number; factors: RiskFactor[] };
+  /** Further node properties a provisioning source keeps (SCIM: user_name, scim, manager_ref). */
+  extra?: Record<string, unknown>;
 }
 
 export interface PrincipalChanges {
@@ -58,6 +60,8 @@ export interface PrincipalChanges {
   /** The manager after the change, when it changes (`null`: no manager any more). */
   manager?: { id: string | null };
   risk: { score: number; factors: RiskFactor[] };
+  /** Further node properties to set (`null` removes one), as for NewPrincipal. */
+  extra?: Record<string, unknown>;
 }
 
 export interface RelatedPrincipal {
@@ -80,7 +84,7 @@ export const principalRepository = {
       ...prefixed(ATTR_PREFIX, p.attributes),
       ...prefixed(META_PREFIX, p.metadata),
     };
-    Object.assign(props, optionalProperties(p));
+    Object.assign(props, optionalProperties(p), p.extra ?? {});
     const managerId = p.attributes['manager_id'];
     const row = await tx.first<{ props: Record<string, unknown> }>(Q.create, {
       id: p.id,
@@ -125,6 +129,7 @@ export const principalRepository = {
     for (const field of ['name', 'description', 'status', 'email'] as const) {
       if (changes[field] !== undefined) set[field] = changes[field];
     }
+    Object.assign(set, changes.extra ?? {});
     const changedKeys = Object.keys(changes.attributes ?? {});
     const row = await tx.first<{ props: Record<string, unknown> }>(Q.update, {
       id,

@@ -87,7 +87,18 @@ export async function searchPrincipals(
   request: SearchRequest,
   plans?: SearchPlans,
 ): Promise<{ total: number; items: Principal[] }> {
-  const { query, sort, page } = searchOf(request);
+  return runSearch(db, searchOf(request), plans);
+}
+
+/**
+ * A query already in the query representation (SCIM filters come this way): the total and a page
+ * of principal records, on the same statements as `/v1` search.
+ */
+export async function runSearch(
+  db: Database,
+  { query, sort, page }: { query: Query; sort: Sort; page: Page },
+  plans?: SearchPlans,
+): Promise<{ total: number; items: Principal[] }> {
   const shaped = plans ? compileShaped(query, sort, page, db.catalogue) : undefined;
   const compiled = shaped && plans!.ready(shaped) ? shaped : compile(query, sort, page, db.catalogue);
   const rows = await db.run<{ total: number; rows: Record<string, unknown>[] }>(compiled, compiled.params);

@@ -7,6 +7,8 @@ import { pageOf, type Paged } from '../pagination.js';
 import { nowIso } from '../time.js';
 import { defineQueries } from '../db/catalogue.js';
 import {
+  CONNECTOR_ATTRIBUTES,
+  CONNECTOR_METADATA,
   fromProperties,
   groupSummary,
   MANAGER_KEY,
@@ -121,6 +123,25 @@ function effective<T>(
   return out;
 }
 
+/**
+ * The audit events of a change to a principal, whoever makes it: `principal.updated` with what
+ * changed, and `principal.status_changed` when the status did.
+ */
+export function recordPrincipalUpdate(
+  events: EventSink,
+  tx: Tx,
+  op: OperationContext,
+  id: string,
+  changes: Changes,
+  status: { from: string; to: string },
+): void {
+  const target = { type: 'principal', id };
+  if (Object.keys(changes).length > 0) events.record(tx, op, { type: 'principal.updated', target, changes });
+  if (status.from !== status.to) {
+    events.record(tx, op, { type: 'principal.status_changed', target, changes: { status } });
+  }
+}
+
 /** The principals of the identity graph: lifecycle, attributes, manager edges, risk. */
 export class PrincipalService {
   constructor(
@@ -233,10 +254,20 @@ export class PrincipalService {
       if (current.status === 'deleted') throw new AppError('PRINCIPAL_DELETED', `principal ${id} is deleted`);
       assertVersion(expectedVersions, current);
       if (current.type === 'USER') {
-        const owned = USER_OWNED_FIELDS.filter((f) => patch[f] !== undefined);
+        const owned: string[] = USER_OWNED_FIELDS.filter((f) => patch[f] !== undefined);
+        if (current.connector_source) {
+          owned.push(
+            ...CONNECTOR_ATTRIBUTES.filter((k) => patch.attributes?.[k] !== undefined).map(
+              (k) => `attributes.${k}`,
+            ),
+            ...CONNECTOR_METADATA.filter((k) => patch.metadata?.[k] !== undefined).map(
+              (k) => `metadata.${k}`,
+            ),
+          );
+        }
         if (owned.length > 0) {
           throw managedByConnector(
-            `${owned.join(', ')} of USER principals come from their identity connector; only attributes and metadata may change`,
+            `${owned.join(', ')} of USER principals come from their identity connector; only other attributes and metadata may change`,
           );
         }
       } else if (patch.email !== undefined) {
@@ -304,16 +335,7 @@ export class PrincipalService {
         },
         nowIso(),
       );
-      const target = { type: 'principal', id };
-      if (Object.keys(changes).length > 0)
-        this.events.record(tx, op, { type: 'principal.updated', target, changes });
-      if (statusChanged) {
-        this.events.record(tx, op, {
-          type: 'principal.status_changed',
-          target,
-          changes: { status: { from: current.status, to: status } },
-        });
-      }
+      recordPrincipalUpdate(this.events, tx, op, id, changes, { from: current.status, to: status });
       return updated;
     });
   }

@@ -79,7 +79,10 @@ export type AnchorParam = (
       range: AnchorParam | null;
     }
   | { kind: 'key'; key: string; op: string; value: unknown; numeric: boolean }
-  | { kind: 'email' | 'name' | 'connector_source'; values: readonly unknown[] }
+  | {
+      kind: 'id' | 'user_name' | 'connector_id' | 'email' | 'name' | 'connector_source';
+      values: readonly unknown[];
+    }
   | {
       kind: 'created_at' | 'updated_at' | 'last_login' | 'risk_score';
       lo: unknown;
@@ -283,7 +286,8 @@ const attributeKey = (l: Literal): string | undefined =>
 const isField = (l: Literal, f: Field): boolean => !isAttribute(l.target) && l.target.field === f;
 
 /**
- * Where the search starts, most selective first: email or name equality (an index seek);
+ * Where the search starts, most selective first: id, SCIM userName, connector id, email or name
+ * equality (an index seek);
  * attribute equalities and `$in` lists (value nodes, the rarest picked at run time); an attribute
  * prefix; the narrowest of the narrow timestamp or score ranges; the rare statuses; any other
  * range; another attribute test on the values of one key; connector source equality; type
@@ -298,7 +302,7 @@ function chooseAnchor(
   const values = (t: Top) => list(t.literal.operand);
   const seek = (f: Field) =>
     positive.find((t) => isField(t.literal, f) && (t.literal.op === '$eq' || t.literal.op === '$in'));
-  for (const f of ['email', 'name'] as const) {
+  for (const f of ['id', 'user_name', 'connector_id', 'email', 'name'] as const) {
     const t = seek(f);
     if (t) return { kind: f, values: values(t), checked: [t.at] };
   }

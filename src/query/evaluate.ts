@@ -6,6 +6,9 @@ import { FIELD_KIND, isAttribute, type Condition, type Field, type Query } from 
  * so that text order is time order, as Neo4j compares its DATETIMEs.
  */
 export interface Subject {
+  readonly id?: string;
+  readonly connector_id?: string | null;
+  readonly user_name?: string | null;
   readonly type: string;
   readonly status: string;
   readonly name: string;
@@ -68,7 +71,7 @@ function reader(condition: Condition): Reader {
     return (s) => s.attributes[key] ?? null;
   }
   const field: Field = target.field;
-  return (s) => s[field];
+  return (s) => s[field] ?? null;
 }
 
 function compileCondition(c: Condition): Predicate {

@@ -4,6 +4,9 @@
  * policies — and compiled to Cypher in one place (src/query/cypher.ts), so all of them run on the
  * same indexes. Nothing here knows about HTTP or Cypher.
  *
+ * Besides the fields `/v1` search offers, `id`, `connector_id` (the identity provider's id) and
+ * `user_name` (a SCIM userName, held lower-cased) serve the SCIM filters of connectors.
+ *
  * A query is a boolean tree of `and`, `or` and `not` over conditions
  * `{ target, op, operand }`, where the target is a principal field or an attribute key.
  *
@@ -29,11 +32,14 @@
  */
 
 export const FIELDS = [
+  'id',
   'type',
   'status',
   'name',
   'email',
   'connector_source',
+  'connector_id',
+  'user_name',
   'created_at',
   'updated_at',
   'last_login',
@@ -49,11 +55,14 @@ export type SortField = (typeof SORT_FIELDS)[number];
 export type FieldKind = 'label' | 'text' | 'timestamp' | 'score';
 
 export const FIELD_KIND: Record<Field, FieldKind> = {
+  id: 'text',
   type: 'label',
   status: 'label',
   name: 'text',
   email: 'text',
   connector_source: 'text',
+  connector_id: 'text',
+  user_name: 'text',
   created_at: 'timestamp',
   updated_at: 'timestamp',
   last_login: 'timestamp',

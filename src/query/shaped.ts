@@ -38,7 +38,16 @@ export interface ShapedStatement {
 type FieldKind = 'text' | 'timestamp' | 'score';
 type Target = { kind: FieldKind; property: string } | { kind: 'attribute'; key: string };
 type ShapedField =
-  'name' | 'email' | 'connector_source' | 'created_at' | 'updated_at' | 'last_login' | 'risk_score';
+  | 'id'
+  | 'name'
+  | 'email'
+  | 'connector_source'
+  | 'connector_id'
+  | 'user_name'
+  | 'created_at'
+  | 'updated_at'
+  | 'last_login'
+  | 'risk_score';
 
 interface Condition {
   target: Target;
@@ -51,9 +60,12 @@ interface Condition {
  * taken from this fixed table, never from the request.
  */
 const PROPERTY: Record<ShapedField, string> = {
+  id: 'p.id',
   name: 'p.name',
   email: 'p.email',
   connector_source: 'p.connector_source',
+  connector_id: 'p.connector_id',
+  user_name: 'p.user_name',
   created_at: 'p.created_at',
   updated_at: 'p.updated_at',
   last_login: 'p.last_login',
@@ -292,9 +304,12 @@ function keyOf(c: Condition): string {
 
 /** A principal field the shaped text names, with how it compares. */
 const FIELD_TARGET: Record<ShapedField, Target> = {
+  id: { kind: 'text', property: PROPERTY.id },
   name: { kind: 'text', property: PROPERTY.name },
   email: { kind: 'text', property: PROPERTY.email },
   connector_source: { kind: 'text', property: PROPERTY.connector_source },
+  connector_id: { kind: 'text', property: PROPERTY.connector_id },
+  user_name: { kind: 'text', property: PROPERTY.user_name },
   created_at: { kind: 'timestamp', property: PROPERTY.created_at },
   updated_at: { kind: 'timestamp', property: PROPERTY.updated_at },
   last_login: { kind: 'timestamp', property: PROPERTY.last_login },

@@ -9,7 +9,7 @@ import type { Logger } from '../logging/logger.js';
  * simulation, and the costlier reads of the engine), `standard` for the rest. A bucket exists
  * from the release whose operations use it (the contract also names the per-connector `scim`).
  */
-export const BUCKETS = ['standard', 'decisions', 'bulk'] as const;
+export const BUCKETS = ['standard', 'decisions', 'bulk', 'scim'] as const;
 export type Bucket = (typeof BUCKETS)[number];
 
 export interface Quota {

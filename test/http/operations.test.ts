@@ -124,8 +124,9 @@ describe('OpenAPI document', () => {
             status !== '503' &&
             !response.content?.['application/problem+json'] &&
             !response.content?.['application/json'] &&
-            // AuthZEN's errors are plain messages (its HTTPS binding).
-            !(p.startsWith('/access/') && response.content?.['text/plain'])
+            // AuthZEN's errors are plain messages (its HTTPS binding); SCIM has its own schema.
+            !(p.startsWith('/access/') && response.content?.['text/plain']) &&
+            !(p.startsWith('/scim/') && response.content?.['application/scim+json'])
           ) {
             problems.push(`${name}: ${status} has no error schema`);
           }

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { OAuthError } from '../../auth/oauth-error.js';
+import { ScimError } from '../../scim/errors.js';
 import type { Logger } from '../../logging/logger.js';
 import {
   authzenError,
@@ -7,6 +8,7 @@ import {
   oauthStatus,
   problemBody,
   problemHeaders,
+  scimError,
   STATUS_OF,
   toAppError,
 } from '../problems.js';
@@ -16,7 +18,8 @@ const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 /**
  * The one place errors become responses: RFC 9457 problem details, RFC 6749 §5.2 for the OAuth
- * endpoints, or the plain error messages of the AuthZEN endpoints. 5xx bodies never carry
+ * endpoints, the SCIM error schema under `/scim/v2`, or the plain error messages of the AuthZEN
+ * endpoints. 5xx bodies never carry
  * internal messages; the cause is logged with the request id instead.
  */
 export function errorHandler(logger: Logger): Middleware {
@@ -24,6 +27,20 @@ export function errorHandler(logger: Logger): Middleware {
     try {
       await next();
     } catch (raw) {
+      if (
+        raw instanceof ScimError ||
+        stateOf(ctx).route?.scim ||
+        (!stateOf(ctx).route && ctx.path.startsWith('/scim/'))
+      ) {
+        const { status, body } = scimError(ctx, raw);
+        if (status >= 500) (stateOf(ctx).log ?? logger).error({ err: raw }, 'request failed');
+        if (!(raw instanceof ScimError)) ctx.set(problemHeaders(toAppError(raw)));
+        if (!ctx.req.complete) ctx.set('Connection', 'close');
+        ctx.status = status;
+        ctx.type = 'application/scim+json';
+        ctx.body = body;
+        return;
+      }
       if (raw instanceof OAuthError) {
         ctx.set(NO_STORE);
         ctx.set(oauthHeaders(raw));

@@ -14,8 +14,13 @@ function bucketOf(ctx: Context): Bucket | undefined {
   return ctx.path.startsWith('/v1/') ? 'standard' : undefined;
 }
 
-/** Authenticated callers are counted per client wherever they connect from; others per address. */
+/**
+ * Authenticated callers are counted per client (or, on SCIM, per connector) wherever they connect
+ * from; others per address.
+ */
 function callerKey(ctx: Context): string {
+  const connectorId = stateOf(ctx).connector?.id;
+  if (connectorId) return `connector:${connectorId}`;
   const clientId = stateOf(ctx).auth?.clientId;
   return clientId ? `client:${clientId}` : `ip:${ctx.ip || 'unknown'}`;
 }

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { SCOPE_DESCRIPTIONS } from '../../auth/scopes.js';
 import { OAuthErrorSchema } from '../../schemas/clients.js';
+import { ScimErrorSchema } from '../../schemas/scim.js';
 import { Problem } from '../../schemas/common.js';
 import type { AnyRoute } from '../route.js';
 
@@ -67,6 +68,9 @@ const PROBLEM: Record<string, Json> = {
 const OAUTH_ERROR: Record<string, Json> = {
   'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } },
 };
+const SCIM_ERROR: Record<string, Json> = {
+  'application/scim+json': { schema: { $ref: '#/components/schemas/ScimError' } },
+};
 const PLAIN_MESSAGE: Record<string, Json> = {
   'text/plain': { schema: { type: 'string', description: 'An error message (AuthZEN)' } },
 };
@@ -79,6 +83,7 @@ const PLAIN_MESSAGE: Record<string, Json> = {
  */
 function errorContent(route: AnyRoute, status: number): Record<string, Json> {
   if (route.authzen) return PLAIN_MESSAGE;
+  if (route.scim) return SCIM_ERROR;
   if (!route.oauthErrors || status >= 500) return PROBLEM;
   if (status === 429) return { ...OAUTH_ERROR, ...PROBLEM };
   return OAUTH_ERROR;
@@ -102,6 +107,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
   const components = new Components();
   components.reference(Problem);
   components.reference(OAuthErrorSchema);
+  components.reference(ScimErrorSchema);
   const paths: Record<string, Record<string, Json>> = {};
 
   for (const route of routes) {
@@ -131,7 +137,9 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     } else if (route.params || route.query || route.body) {
       errors['400'] = 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`)';
     }
-    if (route.auth !== 'public') {
+    if (route.auth === 'connector') {
+      errors['401'] = 'Missing token, or not the SCIM token of an active connector';
+    } else if (route.auth !== 'public') {
       errors['401'] = 'Missing, invalid, expired or revoked token (`UNAUTHENTICATED`)';
       errors['403'] = `The token lacks the \`${route.auth.scope}\` scope (\`INSUFFICIENT_SCOPE\`)`;
     }
@@ -160,8 +168,13 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
         ...parameters(route.query, 'query', components),
       ],
       responses,
-      security: route.auth === 'public' ? [] : [{ oauth2: [route.auth.scope] }],
-      'x-required-scope': route.auth === 'public' ? null : route.auth.scope,
+      security:
+        route.auth === 'public'
+          ? []
+          : route.auth === 'connector'
+            ? [{ scimToken: [] }]
+            : [{ oauth2: [route.auth.scope] }],
+      'x-required-scope': typeof route.auth === 'string' ? null : route.auth.scope,
       'x-rate-limit-bucket': route.rateLimit === 'none' ? null : route.rateLimit,
     };
     if (route.description) operation['description'] = route.description;
@@ -185,6 +198,11 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     components: {
       schemas: components.schemas,
       securitySchemes: {
+        scimToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "A connector's SCIM token (POST /v1/connectors); it decides the connector.",
+        },
         oauth2: {
           type: 'oauth2',
           description: 'OAuth 2.0 client credentials; access tokens are RFC 9068 JWTs sent as Bearer tokens.',

@@ -1,0 +1,12 @@
+CREATE (c:Connector {
+  id: $id,
+  name: $name,
+  name_key: $nameKey,
+  description: $description,
+  status: 'active',
+  token_hash: $tokenHash,
+  created_at: datetime(),
+  created_by: $createdBy,
+  token_rotated_at: datetime()
+})
+RETURN c {.id, .name, .description, .status, .created_at, .created_by, .token_rotated_at} AS connector

@@ -1,0 +1,6 @@
+// Soft delete: the node stays so audit trails and connector_source resolve; its token and name
+// are given up (a new connector of the same name takes its principals over).
+MATCH (c:Connector {id: $id})
+SET c.status = 'deleted', c.deleted_at = datetime(), c.deleted_by = $deletedBy
+REMOVE c.name_key, c.token_hash
+RETURN c {.id, .status, .deleted_at, .deleted_by} AS connector

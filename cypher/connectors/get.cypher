@@ -1,0 +1,2 @@
+MATCH (c:Connector {id: $id})
+RETURN c {.id, .name, .description, .status, .created_at, .created_by, .token_rotated_at, .deleted_at, .deleted_by} AS connector

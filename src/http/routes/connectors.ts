@@ -1,0 +1,102 @@
+import { Type } from '@sinclair/typebox';
+import type { ConnectorService } from '../../connectors/service.js';
+import { pageOf } from '../../pagination.js';
+import { Id } from '../../schemas/common.js';
+import {
+  ConnectorList,
+  ConnectorListQuery,
+  ConnectorSchema,
+  ConnectorToken,
+  CreateConnectorBody,
+  CreatedConnector,
+  DeletedConnector,
+} from '../../schemas/connectors.js';
+import { listBody, operationContext } from '../context.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+const IdParams = Type.Object({ id: Id('connector') });
+
+export function connectorRoutes(deps: { connectors: ConnectorService }): AnyRoute[] {
+  const common = {
+    tags: ['Connectors'],
+    auth: { scope: 'connectors:admin' as const },
+    rateLimit: 'standard' as const,
+  };
+  return [
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/v1/connectors',
+      operationId: 'listConnectors',
+      summary: 'List identity connectors',
+      description: 'Newest first. `status` selects active (default) or deleted connectors.',
+      query: ConnectorListQuery,
+      responses: { 200: { description: 'A page of connectors', schema: ConnectorList } },
+      handler: async ({ query }) => ({
+        body: listBody(await deps.connectors.list([query.status ?? 'active'], pageOf(query))),
+      }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/v1/connectors',
+      operationId: 'createConnector',
+      summary: 'Create an identity connector',
+      description:
+        'The response carries the SCIM bearer `token` once; only its digest is stored. The `name` becomes the `connector_source` of every principal and group the connector provisions.',
+      body: CreateConnectorBody,
+      responses: {
+        201: { description: 'Created', schema: CreatedConnector },
+        409: { description: 'An active connector has this name (`CONFLICT`)' },
+      },
+      handler: async ({ ctx, body }) => {
+        const created = await deps.connectors.create(body, operationContext(ctx));
+        return { status: 201, body: created, headers: { Location: `/v1/connectors/${created.id}` } };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/v1/connectors/{id}',
+      operationId: 'getConnector',
+      summary: 'Get an identity connector',
+      params: IdParams,
+      responses: { 200: { description: 'The connector', schema: ConnectorSchema } },
+      handler: async ({ params }) => ({ body: await deps.connectors.get(params.id) }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'DELETE',
+      path: '/v1/connectors/{id}',
+      operationId: 'deleteConnector',
+      summary: 'Delete an identity connector',
+      description: 'Its SCIM token stops working at once; the principals and groups it provisioned stay.',
+      params: IdParams,
+      responses: {
+        200: { description: 'Deleted', schema: DeletedConnector },
+        409: { description: 'Already deleted (`CONFLICT`)' },
+      },
+      handler: async ({ ctx, params }) => ({
+        body: await deps.connectors.delete(params.id, operationContext(ctx)),
+      }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/v1/connectors/{id}/token',
+      operationId: 'rotateConnectorToken',
+      summary: 'Rotate the SCIM token of a connector',
+      description: 'Answers the new token once; the previous one stops working when this returns.',
+      params: IdParams,
+      bodyRequired: false,
+      body: Type.Object({}, { additionalProperties: false }),
+      responses: {
+        200: { description: 'The new token', schema: ConnectorToken },
+        409: { description: 'The connector is deleted (`CONFLICT`)' },
+      },
+      handler: async ({ ctx, params }) => ({
+        body: await deps.connectors.rotateToken(params.id, operationContext(ctx)),
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,58 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, PageQuery, Paginated, Timestamp } from './common.js';
+
+/** Becomes the `connector_source` of what the connector provisions. */
+export const CONNECTOR_NAME_PATTERN = '^[a-z][a-z0-9_-]{0,63}$';
+
+const connectorFields = {
+  id: Id('connector'),
+  name: Type.String({ pattern: CONNECTOR_NAME_PATTERN }),
+  description: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union([Type.Literal('active'), Type.Literal('deleted')]),
+  scim_base_url: Type.String({ description: 'Where the identity provider sends SCIM 2.0 requests' }),
+  created_at: Timestamp,
+  created_by: Type.String({ description: 'Client id of the creator' }),
+  token_rotated_at: Timestamp,
+  deleted_at: Type.Optional(Timestamp),
+  deleted_by: Type.Optional(Type.String()),
+};
+
+export const ConnectorSchema = Type.Object(connectorFields, {
+  additionalProperties: false,
+  title: 'Connector',
+});
+export type ConnectorView = Static<typeof ConnectorSchema>;
+
+export const CreatedConnector = Type.Object(
+  {
+    ...connectorFields,
+    token: Type.String({ description: 'The SCIM bearer token: shown only in this response' }),
+  },
+  { additionalProperties: false, title: 'CreatedConnector' },
+);
+
+export const CreateConnectorBody = Type.Object(
+  {
+    name: Type.String({ pattern: CONNECTOR_NAME_PATTERN }),
+    description: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  { additionalProperties: false, title: 'CreateConnector' },
+);
+
+export const ConnectorToken = Type.Object(
+  { token: Type.String({ description: 'The new SCIM bearer token: shown only in this response' }) },
+  { additionalProperties: false, title: 'ConnectorToken' },
+);
+
+export const ConnectorListQuery = Type.Object({
+  ...PageQuery,
+  status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('deleted')], { default: 'active' })),
+});
+
+export const ConnectorList = Paginated(ConnectorSchema, 'ConnectorList');
+
+export const DeletedConnector = Type.Object(
+  { id: Id('connector'), status: Type.Literal('deleted'), deleted_at: Timestamp, deleted_by: Type.String() },
+  { additionalProperties: false, title: 'DeletedConnector' },
+);
+export type DeletedConnectorView = Static<typeof DeletedConnector>;

@@ -1,0 +1,86 @@
+import { MAX_RESULTS } from './users-service.js';
+import {
+  COMMON_ATTRIBUTES,
+  ENTERPRISE_ATTRIBUTES,
+  ENTERPRISE_SCHEMA,
+  USER_ATTRIBUTES,
+  USER_SCHEMA,
+  type AttributeDef,
+} from './schema.js';
+import type { ScimObject } from './resource.js';
+
+const SPC_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig';
+const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
+const SCHEMA_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Schema';
+
+/** What this service provider supports (RFC 7643 §5): exactly what it implements. */
+export function serviceProviderConfig(baseUrl: string): ScimObject {
+  return {
+    schemas: [SPC_SCHEMA],
+    documentationUri: `${baseUrl.replace(/\/scim\/v2$/, '')}/openapi.json`,
+    patch: { supported: true },
+    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+    filter: { supported: true, maxResults: MAX_RESULTS },
+    changePassword: { supported: false },
+    sort: { supported: false },
+    etag: { supported: true },
+    authenticationSchemes: [
+      {
+        type: 'oauthbearertoken',
+        name: 'Bearer token',
+        description: "The connector's SCIM token, sent as Authorization: Bearer <token>",
+        primary: true,
+      },
+    ],
+    meta: { resourceType: 'ServiceProviderConfig', location: `${baseUrl}/ServiceProviderConfig` },
+  };
+}
+
+export function resourceTypes(baseUrl: string): ScimObject[] {
+  return [
+    {
+      schemas: [RESOURCE_TYPE_SCHEMA],
+      id: 'User',
+      name: 'User',
+      endpoint: '/Users',
+      description: 'USER principals provisioned by this connector',
+      schema: USER_SCHEMA,
+      schemaExtensions: [{ schema: ENTERPRISE_SCHEMA, required: false }],
+      meta: { resourceType: 'ResourceType', location: `${baseUrl}/ResourceTypes/User` },
+    },
+  ];
+}
+
+function attributeView(def: AttributeDef): ScimObject {
+  return {
+    name: def.name,
+    type: def.type,
+    multiValued: def.multiValued ?? false,
+    description: def.description ?? '',
+    required: def.required ?? false,
+    caseExact: def.caseExact ?? false,
+    mutability: def.mutability ?? 'readWrite',
+    returned: def.returned ?? 'default',
+    uniqueness: def.uniqueness ?? 'none',
+    ...(def.canonicalValues && def.canonicalValues.length > 0
+      ? { canonicalValues: def.canonicalValues }
+      : {}),
+    ...(def.referenceTypes ? { referenceTypes: def.referenceTypes } : {}),
+    ...(def.subAttributes ? { subAttributes: def.subAttributes.map(attributeView) } : {}),
+  };
+}
+
+export function schemas(baseUrl: string): ScimObject[] {
+  const schema = (id: string, name: string, description: string, attributes: AttributeDef[]): ScimObject => ({
+    schemas: [SCHEMA_SCHEMA],
+    id,
+    name,
+    description,
+    attributes: attributes.map(attributeView),
+    meta: { resourceType: 'Schema', location: `${baseUrl}/Schemas/${id}` },
+  });
+  return [
+    schema(USER_SCHEMA, 'User', 'User account', [...COMMON_ATTRIBUTES.slice(1), ...USER_ATTRIBUTES]),
+    schema(ENTERPRISE_SCHEMA, 'EnterpriseUser', 'Enterprise user', ENTERPRISE_ATTRIBUTES),
+  ];
+}

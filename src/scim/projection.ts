@@ -1,0 +1,81 @@
+import { isObject, type ScimObject } from './resource.js';
+
+/** Members every returned resource keeps (`returned: always`). */
+const ALWAYS = new Set(['id', 'schemas']);
+
+interface Selector {
+  top: string;
+  sub: string | undefined;
+}
+
+/** `name.givenName`, `urn:…:User:department`, `emails` → the member they name and its part. */
+function selectors(list: string | undefined, resource: ScimObject): Selector[] {
+  if (!list) return [];
+  const urns = Object.keys(resource).filter((k) => k.startsWith('urn:'));
+  return list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      const urn = urns.find((u) => s.toLowerCase().startsWith(`${u.toLowerCase()}:`));
+      if (urn) return { top: urn, sub: s.slice(urn.length + 1) };
+      if (urns.some((u) => u.toLowerCase() === s.toLowerCase())) return { top: s, sub: undefined };
+      const schemaPrefix = /^urn:.*:([^:]+)$/.exec(s);
+      const path = schemaPrefix ? schemaPrefix[1]! : s;
+      const [top, sub] = path.split('.', 2) as [string, string | undefined];
+      return { top, sub };
+    });
+}
+
+function keyOf(resource: ScimObject, name: string): string | undefined {
+  const key = name.toLowerCase();
+  return Object.keys(resource).find((k) => k.toLowerCase() === key);
+}
+
+function pick(value: unknown, sub: string): unknown {
+  const matchKey = (o: ScimObject) =>
+    Object.keys(o).find((k) => k.toLowerCase() === sub.split('.')[0]!.toLowerCase());
+  if (Array.isArray(value)) return value.map((v: unknown) => (isObject(v) ? pick(v, sub) : v));
+  if (!isObject(value)) return undefined;
+  const k = matchKey(value);
+  return k === undefined ? {} : { [k]: value[k] };
+}
+
+/**
+ * `attributes` / `excludedAttributes` (RFC 7644 §3.4.2.5): the members asked for, or all but
+ * those excluded; `id` and `schemas` always stay. Names are matched regardless of case.
+ */
+export function project(resource: ScimObject, attributes?: string, excluded?: string): ScimObject {
+  const wanted = selectors(attributes, resource);
+  if (wanted.length > 0) {
+    const out: ScimObject = {};
+    for (const [k, v] of Object.entries(resource)) if (ALWAYS.has(k)) out[k] = v;
+    for (const { top, sub } of wanted) {
+      const key = keyOf(resource, top);
+      if (key === undefined || ALWAYS.has(key)) continue;
+      if (sub === undefined) out[key] = resource[key]!;
+      else {
+        const part = pick(resource[key], sub);
+        if (part === undefined) continue;
+        const previous = out[key];
+        out[key] = isObject(previous) && isObject(part) ? { ...previous, ...part } : (part as ScimObject);
+      }
+    }
+    return out;
+  }
+  const dropped = selectors(excluded, resource);
+  if (dropped.length === 0) return resource;
+  const out: ScimObject = { ...resource };
+  for (const { top, sub } of dropped) {
+    const key = keyOf(out, top);
+    if (key === undefined || ALWAYS.has(key)) continue;
+    if (sub === undefined) delete out[key];
+    else if (isObject(out[key])) {
+      const inner = { ...out[key] };
+      const subKey = keyOf(inner, sub);
+      if (subKey !== undefined) delete inner[subKey];
+      out[key] = inner;
+    }
+  }
+  return out;
+}

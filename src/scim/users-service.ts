@@ -1,0 +1,503 @@
+import type { Changes, OperationContext } from '../audit/audit.js';
+import { diffMaps } from '../audit/audit.js';
+import type { ScimCaller } from '../connectors/service.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database, Tx } from '../db/database.js';
+import { AppError } from '../errors/errors.js';
+import type { EventSink } from '../events/sink.js';
+import { newId } from '../ids.js';
+import {
+  CONNECTOR_ATTRIBUTES,
+  CONNECTOR_METADATA,
+  fromProperties,
+  MANAGER_KEY,
+  type Principal,
+} from '../principals/model.js';
+import { principalRepository as principals } from '../principals/repository.js';
+import { assessRisk } from '../principals/risk.js';
+import { runSearch } from '../principals/search.js';
+import { recordPrincipalUpdate } from '../principals/service.js';
+import type { SearchPlans } from '../principals/search-plans.js';
+import { and, condition, field } from '../query/model.js';
+import { nowIso } from '../time.js';
+import { ScimError, scimNotFound } from './errors.js';
+import { evaluateFilter, parseFilter, ScimSyntaxError, type AttrPath } from './filter.js';
+import { applyPatch, ScimPatchError } from './patch.js';
+import { compileUserFilter } from './query.js';
+import { isObject, type ScimObject } from './resource.js';
+import {
+  ENTERPRISE_SCHEMA,
+  USER_ATTRIBUTES,
+  USER_SCHEMA,
+  COMMON_ATTRIBUTES,
+  findAttribute,
+} from './schema.js';
+import { etagOf, readUser, userFields, userView, type UserFields } from './users.js';
+
+const Q = defineQueries('scim', [
+  'user_get',
+  'user_lock',
+  'manager_find',
+  'waiting_reports',
+  'release_external_id',
+]);
+
+/** Most users a filter the indexes cannot answer alone may have to look at. */
+export const MAX_FILTER_CANDIDATES = 10_000;
+export const MAX_RESULTS = 200;
+
+export interface ListRequest {
+  filter?: string | undefined;
+  startIndex: number;
+  count: number;
+}
+
+export interface ListResult {
+  totalResults: number;
+  startIndex: number;
+  resources: ScimObject[];
+}
+
+interface Stored {
+  principal: Principal;
+  scim: ScimObject;
+  managerId: string | null;
+}
+
+const CASE_EXACT = new Set(['id', 'externalid']);
+
+function caseExact(path: AttrPath): boolean {
+  if (path.sub) return false;
+  return CASE_EXACT.has(path.attribute.toLowerCase());
+}
+
+function parsed(props: Record<string, unknown>): ScimObject {
+  return typeof props['scim'] === 'string' ? (JSON.parse(props['scim']) as ScimObject) : {};
+}
+
+function isConflict(err: unknown): boolean {
+  return err instanceof AppError && err.code === 'CONFLICT';
+}
+
+/**
+ * The Users of a connector's SCIM service provider: USER principals that the connector
+ * provisions, mapped as API.md §7 says, the client's own attributes kept whole beside them.
+ */
+export class ScimUserService {
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+    private readonly plans: SearchPlans,
+    readonly baseUrl: string,
+  ) {}
+
+  async create(caller: ScimCaller, body: unknown, op: OperationContext): Promise<ScimObject> {
+    const scim = readUser(body);
+    const fields = userFields(scim);
+    const id = newId('principal');
+    try {
+      return await this.db.write('scim/users/create', async (tx) => {
+        if (fields.externalId)
+          await tx.run(Q.release_external_id, { source: caller.name, externalId: fields.externalId });
+        const manager = await this.resolveManager(tx, caller, id, fields.managerRef);
+        const attributes = mappedAttributes(fields, manager.id);
+        const metadata = mappedMetadata(fields);
+        const status = fields.active ? 'active' : 'suspended';
+        const principal = await principals.create(
+          tx,
+          {
+            id,
+            type: 'USER',
+            name: fields.name,
+            email: fields.email,
+            attributes,
+            metadata,
+            status,
+            connectorSource: caller.name,
+            connectorId: fields.externalId,
+            createdBy: caller.id,
+            risk: assessRisk({ type: 'USER', status, attributes, metadata, last_login: null }),
+            extra: {
+              user_name: fields.userName.toLowerCase(),
+              scim: JSON.stringify(scim),
+              ...(manager.waiting ? { manager_ref: fields.managerRef } : {}),
+            },
+          },
+          nowIso(),
+        );
+        this.events.record(tx, op, {
+          type: 'principal.created',
+          target: { type: 'principal', id },
+          changes: {
+            type: { to: 'USER' },
+            name: { to: fields.name },
+            status: { to: status },
+            connector_source: { to: caller.name },
+            ...(fields.email ? { email: { to: fields.email } } : {}),
+            ...(fields.externalId ? { connector_id: { to: fields.externalId } } : {}),
+            ...diffMaps(null, attributes, 'attributes'),
+            ...diffMaps(null, metadata, 'metadata'),
+          },
+        });
+        await this.linkWaitingReports(tx, caller, principal, op);
+        return this.view({ principal, scim, managerId: manager.id });
+      });
+    } catch (err) {
+      if (isConflict(err)) throw uniqueness(fields);
+      throw err;
+    }
+  }
+
+  async get(caller: ScimCaller, id: string): Promise<ScimObject> {
+    const [found] = await this.load(this.db, caller, [id]);
+    if (!found) throw scimNotFound('User', id);
+    return this.view(found);
+  }
+
+  async list(caller: ScimCaller, request: ListRequest): Promise<ListResult> {
+    const filter = request.filter === undefined ? undefined : parseFilterOr400(request.filter);
+    const compiled = filter ? compileUserFilter(filter) : { query: and(), exact: true };
+    const query = and(
+      condition(field('connector_source'), '$eq', caller.name),
+      condition(field('type'), '$in', ['USER']),
+      condition(field('status'), '$in', ['active', 'suspended']),
+      compiled.query,
+    );
+    const sort = { field: 'created_at' as const, order: 'asc' as const };
+    const skip = request.startIndex - 1;
+    const count = Math.min(request.count, MAX_RESULTS);
+    if (compiled.exact) {
+      const { total, items } = await runSearch(
+        this.db,
+        { query, sort, page: { skip, limit: Math.max(count, 1) } },
+        this.plans,
+      );
+      const page =
+        count === 0
+          ? []
+          : await this.load(
+              this.db,
+              caller,
+              items.map((p) => p.id),
+            );
+      return {
+        totalResults: total,
+        startIndex: request.startIndex,
+        resources: page.map((s) => this.view(s)),
+      };
+    }
+    const { total, items } = await runSearch(
+      this.db,
+      { query, sort, page: { skip: 0, limit: MAX_FILTER_CANDIDATES } },
+      this.plans,
+    );
+    if (total > MAX_FILTER_CANDIDATES) {
+      throw new ScimError(
+        400,
+        'tooMany',
+        `the filter would have to look at ${total} users; narrow it with userName, externalId, id, active or meta dates`,
+      );
+    }
+    const candidates = await this.load(
+      this.db,
+      caller,
+      items.map((p) => p.id),
+    );
+    const matches = candidates
+      .map((s) => this.view(s))
+      .filter((resource) => evaluateFilter(filter!, resource, { caseExact }));
+    return {
+      totalResults: matches.length,
+      startIndex: request.startIndex,
+      resources: matches.slice(skip, skip + count),
+    };
+  }
+
+  async replace(
+    caller: ScimCaller,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<ScimObject> {
+    const scim = readUser(body);
+    return this.write(caller, id, ifMatch, op, () => scim);
+  }
+
+  async patch(
+    caller: ScimCaller,
+    id: string,
+    operations: unknown[],
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<ScimObject> {
+    return this.write(caller, id, ifMatch, op, (current) => {
+      try {
+        const { resource } = applyPatch(current, operations, {
+          coreSchema: USER_SCHEMA,
+          extensionSchemas: [ENTERPRISE_SCHEMA],
+          multiValued: (name) =>
+            findAttribute([...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES], name)?.multiValued === true,
+          readOnly: (name) => name === 'id' || name === 'meta' || name === 'groups',
+        });
+        return readUser(resource);
+      } catch (err) {
+        if (err instanceof ScimPatchError) throw new ScimError(400, err.scimType, err.message);
+        if (err instanceof ScimSyntaxError) throw new ScimError(400, 'invalidPath', err.message);
+        throw err;
+      }
+    });
+  }
+
+  /** Deprovisions the user: the principal stays for history; SCIM no longer sees it. */
+  async delete(
+    caller: ScimCaller,
+    id: string,
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<void> {
+    await this.db.write('scim/users/delete', async (tx) => {
+      const current = await this.lock(tx, caller, id, ifMatch);
+      const p = current.principal;
+      await principals.update(
+        tx,
+        p,
+        {
+          status: 'deprovisioned',
+          risk: assessRisk({ ...p, status: 'deprovisioned' }),
+          extra: { user_name: null, manager_ref: null },
+        },
+        nowIso(),
+      );
+      this.events.record(tx, op, {
+        type: 'principal.status_changed',
+        target: { type: 'principal', id },
+        changes: { status: { from: p.status, to: 'deprovisioned' } },
+      });
+    });
+  }
+
+  private async write(
+    caller: ScimCaller,
+    id: string,
+    ifMatch: string | undefined,
+    op: OperationContext,
+    next: (current: ScimObject) => ScimObject,
+  ): Promise<ScimObject> {
+    let fields: UserFields | undefined;
+    try {
+      return await this.db.write('scim/users/update', async (tx) => {
+        const current = await this.lock(tx, caller, id, ifMatch);
+        const scim = next(this.view(current));
+        fields = userFields(scim);
+        const p = current.principal;
+        if (fields.externalId && fields.externalId !== p.connector_id)
+          await tx.run(Q.release_external_id, { source: caller.name, externalId: fields.externalId });
+        const managerChanged = fields.managerRef !== (storedManagerRef(current) ?? null);
+        const manager = managerChanged
+          ? await this.resolveManager(tx, caller, id, fields.managerRef)
+          : { id: current.managerId, waiting: false };
+        const attributes = { ...p.attributes };
+        const metadata = { ...p.metadata };
+        for (const key of CONNECTOR_ATTRIBUTES) delete attributes[key];
+        for (const key of CONNECTOR_METADATA) delete metadata[key];
+        Object.assign(attributes, mappedAttributes(fields, manager.id));
+        Object.assign(metadata, mappedMetadata(fields));
+        const status = fields.active ? 'active' : 'suspended';
+        const changes: Changes = {
+          ...diffField('name', p.name, fields.name),
+          ...diffField('email', p.email, fields.email),
+          ...diffField('connector_id', p.connector_id, fields.externalId),
+          ...diffMaps(p.attributes, attributes, 'attributes'),
+          ...diffMaps(p.metadata, metadata, 'metadata'),
+          ...diffMaps(current.scim, scim, 'scim'),
+        };
+        const statusChanged = status !== p.status;
+        if (Object.keys(changes).length === 0 && !statusChanged) return this.view(current);
+        const updated = await principals.update(
+          tx,
+          p,
+          {
+            name: fields.name,
+            email: fields.email,
+            status,
+            attributes: removals(p.attributes, attributes),
+            metadata: removals(p.metadata, metadata),
+            ...(managerChanged ? { manager: { id: manager.id } } : {}),
+            risk: assessRisk({ ...p, status, attributes, metadata }),
+            extra: {
+              connector_id: fields.externalId,
+              user_name: fields.userName.toLowerCase(),
+              scim: JSON.stringify(scim),
+              manager_ref: manager.waiting ? fields.managerRef : null,
+            },
+          },
+          nowIso(),
+        );
+        recordPrincipalUpdate(this.events, tx, op, id, changes, { from: p.status, to: status });
+        return this.view({ principal: updated, scim, managerId: manager.id });
+      });
+    } catch (err) {
+      if (isConflict(err) && fields) throw uniqueness(fields);
+      throw err;
+    }
+  }
+
+  private async lock(tx: Tx, caller: ScimCaller, id: string, ifMatch: string | undefined): Promise<Stored> {
+    const row = await tx.first<{ props: Record<string, unknown> }>(Q.user_lock, { id, source: caller.name });
+    if (!row) throw scimNotFound('User', id);
+    const [stored] = await this.load(tx, caller, [id]);
+    if (!stored) throw scimNotFound('User', id);
+    checkIfMatch(ifMatch, stored.principal.version);
+    return stored;
+  }
+
+  private async load(
+    reader: Pick<Database, 'run'> | Tx,
+    caller: ScimCaller,
+    ids: string[],
+  ): Promise<Stored[]> {
+    if (ids.length === 0) return [];
+    const rows = await reader.run<{ props: Record<string, unknown>; managerId: string | null }>(Q.user_get, {
+      ids,
+      source: caller.name,
+    });
+    const byId = new Map(rows.map((r) => [r.props['id'] as string, r]));
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      return row
+        ? [{ principal: fromProperties(row.props), scim: parsed(row.props), managerId: row.managerId }]
+        : [];
+    });
+  }
+
+  private view(stored: Stored): ScimObject {
+    const p = stored.principal;
+    return userView(
+      stored.scim,
+      {
+        id: p.id,
+        active: p.status === 'active',
+        created: p.created_at,
+        lastModified: p.updated_at,
+        version: p.version,
+        managerId: stored.managerId,
+      },
+      this.baseUrl,
+    );
+  }
+
+  /**
+   * The manager a SCIM client names, among this connector's users. One that has not arrived yet
+   * (or would close a cycle of managers) is waited for: the link is made when it arrives.
+   */
+  private async resolveManager(
+    tx: Tx,
+    caller: ScimCaller,
+    id: string,
+    ref: string | null,
+  ): Promise<{ id: string | null; waiting: boolean }> {
+    if (!ref) return { id: null, waiting: false };
+    const row = await tx.first<{ id: string }>(Q.manager_find, { ref, source: caller.name });
+    if (!row || row.id === id) return { id: null, waiting: true };
+    const check = await principals.managerCheck(tx, id, row.id);
+    if (check.cycle) return { id: null, waiting: true };
+    return { id: row.id, waiting: false };
+  }
+
+  /** Reports that arrived before this user and name it as their manager get their link now. */
+  private async linkWaitingReports(
+    tx: Tx,
+    caller: ScimCaller,
+    manager: Principal,
+    op: OperationContext,
+  ): Promise<void> {
+    const refs = [manager.id, ...(manager.connector_id ? [manager.connector_id] : [])];
+    const rows = await tx.run<{ id: string }>(Q.waiting_reports, { refs, source: caller.name });
+    for (const { id } of rows) {
+      const [report] = await this.load(tx, caller, [id]);
+      if (!report) continue;
+      const check = await principals.managerCheck(tx, id, manager.id);
+      if (check.cycle) continue;
+      const p = report.principal;
+      await principals.update(
+        tx,
+        p,
+        {
+          attributes: { [MANAGER_KEY]: manager.id },
+          manager: { id: manager.id },
+          risk: assessRisk({ ...p, attributes: { ...p.attributes, [MANAGER_KEY]: manager.id } }),
+          extra: { manager_ref: null },
+        },
+        nowIso(),
+      );
+      this.events.record(tx, op, {
+        type: 'principal.updated',
+        target: { type: 'principal', id },
+        changes: { [`attributes.${MANAGER_KEY}`]: { from: null, to: manager.id } },
+      });
+    }
+  }
+}
+
+function storedManagerRef(stored: Stored): string | undefined {
+  const extension = stored.scim[ENTERPRISE_SCHEMA];
+  if (!isObject(extension)) return undefined;
+  const manager = extension['manager'];
+  if (isObject(manager)) return typeof manager['value'] === 'string' ? manager['value'] : undefined;
+  return typeof manager === 'string' ? manager : undefined;
+}
+
+function mappedAttributes(fields: UserFields, managerId: string | null): Record<string, string> {
+  return {
+    ...(fields.role ? { role: fields.role } : {}),
+    ...(fields.department ? { department: fields.department } : {}),
+    ...(managerId ? { [MANAGER_KEY]: managerId } : {}),
+  };
+}
+
+function mappedMetadata(fields: UserFields): Record<string, string> {
+  return {
+    ...(fields.employeeNumber ? { employee_number: fields.employeeNumber } : {}),
+    ...(fields.costCenter ? { cost_center: fields.costCenter } : {}),
+  };
+}
+
+/** The merge patch taking `before` to `after`: changed keys, and `null` for removed ones. */
+function removals<T>(before: Record<string, T>, after: Record<string, T>): Record<string, T | null> {
+  const out: Record<string, T | null> = {};
+  for (const key of Object.keys(before)) if (!(key in after)) out[key] = null;
+  for (const [key, value] of Object.entries(after)) {
+    if (JSON.stringify(before[key]) !== JSON.stringify(value)) out[key] = value;
+  }
+  return out;
+}
+
+function diffField(name: string, from: string | null, to: string | null): Changes {
+  return from === to ? {} : { [name]: { from, to } };
+}
+
+function uniqueness(fields: UserFields): ScimError {
+  return new ScimError(
+    409,
+    'uniqueness',
+    `a user with userName "${fields.userName}"${fields.externalId ? ` or externalId "${fields.externalId}"` : ''} already exists`,
+  );
+}
+
+export function checkIfMatch(ifMatch: string | undefined, version: number): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const wanted = ifMatch.split(',').map((t) => t.trim());
+  if (!wanted.includes(etagOf(version)) && !wanted.includes(`"${version}"`)) {
+    throw new ScimError(412, undefined, `the resource has changed: it is at version ${etagOf(version)}`);
+  }
+}
+
+export function parseFilterOr400(text: string) {
+  try {
+    return parseFilter(text);
+  } catch (err) {
+    if (err instanceof ScimSyntaxError) throw new ScimError(400, 'invalidFilter', err.message);
+    throw err;
+  }
+}

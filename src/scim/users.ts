@@ -1,0 +1,119 @@
+import { invalidValue } from './errors.js';
+import { isObject, member, readResource, text, type Json, type ScimObject } from './resource.js';
+import {
+  COMMON_ATTRIBUTES,
+  ENTERPRISE_ATTRIBUTES,
+  ENTERPRISE_SCHEMA,
+  USER_ATTRIBUTES,
+  USER_SCHEMA,
+} from './schema.js';
+
+/** Longest text kept in a mapped principal field (attribute values hold at most 1024 characters). */
+const MAX_FIELD = 1024;
+
+/** What a SCIM User says about the principal it provisions (API.md §7). */
+export interface UserFields {
+  userName: string;
+  externalId: string | null;
+  name: string;
+  email: string | null;
+  active: boolean;
+  /** attributes.role, attributes.department */
+  role: string | null;
+  department: string | null;
+  /** metadata.employee_number, metadata.cost_center */
+  employeeNumber: string | null;
+  costCenter: string | null;
+  /** The manager as the client names it: a SCIM id or an externalId of the same connector. */
+  managerRef: string | null;
+}
+
+/** A User as a client sent it, read leniently (src/scim/resource.ts) and checked. */
+export function readUser(body: unknown): ScimObject {
+  const user = readResource(body, [...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES], {
+    [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES,
+  });
+  if (text(user['userName']) === undefined)
+    throw invalidValue('userName is required and must be a non-empty string');
+  if (user['externalId'] !== undefined && typeof user['externalId'] !== 'string')
+    throw invalidValue('externalId must be a string');
+  return user;
+}
+
+function bounded(value: string | undefined, path: string): string | null {
+  if (value === undefined) return null;
+  if (value.length > MAX_FIELD) throw invalidValue(`${path} is longer than ${MAX_FIELD} characters`);
+  return value;
+}
+
+function primaryEmail(emails: Json | undefined): string | undefined {
+  if (!Array.isArray(emails)) return undefined;
+  const all = emails.filter(isObject);
+  const primary = all.find((e) => e['primary'] === true) ?? all[0];
+  return text(primary?.['value']);
+}
+
+export function userFields(user: ScimObject): UserFields {
+  const enterprise = isObject(user[ENTERPRISE_SCHEMA]) ? user[ENTERPRISE_SCHEMA] : undefined;
+  const name = isObject(user['name']) ? user['name'] : undefined;
+  const given = text(name?.['givenName']);
+  const family = text(name?.['familyName']);
+  const userName = user['userName'] as string;
+  const fullName = [given, family].filter(Boolean).join(' ');
+  const manager = enterprise?.['manager'];
+  const managerRef = isObject(manager) ? text(manager['value']) : text(manager);
+  return {
+    userName,
+    externalId: bounded(text(user['externalId']), 'externalId'),
+    name: bounded(
+      text(user['displayName']) ?? (fullName || undefined) ?? text(name?.['formatted']) ?? userName,
+      'displayName',
+    )!,
+    email: bounded(primaryEmail(user['emails']), 'emails'),
+    active: user['active'] !== false,
+    role: bounded(text(user['title']), 'title'),
+    department: bounded(text(member(enterprise, 'department')), 'department'),
+    employeeNumber: bounded(text(member(enterprise, 'employeeNumber')), 'employeeNumber'),
+    costCenter: bounded(text(member(enterprise, 'costCenter')), 'costCenter'),
+    managerRef: managerRef ?? null,
+  };
+}
+
+/** What the service owns in a User it returns. */
+export interface UserState {
+  id: string;
+  active: boolean;
+  created: string;
+  lastModified: string;
+  version: number;
+  /** The manager the link resolved to, when it did. */
+  managerId: string | null;
+}
+
+export const etagOf = (version: number): string => `W/"${version}"`;
+
+/** The User a client reads: what it sent (kept whole), with what the service owns. */
+export function userView(stored: ScimObject, state: UserState, baseUrl: string): ScimObject {
+  const { schemas: _s, id: _i, meta: _m, ...rest } = stored;
+  const extension = isObject(rest[ENTERPRISE_SCHEMA]) ? { ...rest[ENTERPRISE_SCHEMA] } : undefined;
+  if (extension && isObject(extension['manager']) && state.managerId) {
+    extension['manager'] = {
+      ...extension['manager'],
+      $ref: `${baseUrl}/Users/${state.managerId}`,
+    };
+  }
+  return {
+    schemas: extension ? [USER_SCHEMA, ENTERPRISE_SCHEMA] : [USER_SCHEMA],
+    id: state.id,
+    ...rest,
+    ...(extension ? { [ENTERPRISE_SCHEMA]: extension } : {}),
+    active: state.active,
+    meta: {
+      resourceType: 'User',
+      created: state.created,
+      lastModified: state.lastModified,
+      location: `${baseUrl}/Users/${state.id}`,
+      version: etagOf(state.version),
+    },
+  };
+}
