@@ -32,6 +32,7 @@ import { PolicyService } from './policies/service.js';
 import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
 import { ResourceService } from './resources/service.js';
+import { ScimGroupService } from './scim/groups-service.js';
 import { ScimUserService } from './scim/users-service.js';
 
 /** The domain services the HTTP routes call. */
@@ -40,6 +41,7 @@ export interface Services {
   clients: ClientService;
   connectors: ConnectorService;
   scimUsers: ScimUserService;
+  scimGroups: ScimGroupService;
   keys: SigningKeys;
   tokens: TokenService;
   verifier: TokenVerifier;
@@ -209,6 +211,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clients,
       connectors: new ConnectorService(db, events, `${config.publicBaseUrl}/scim/v2`),
       scimUsers: new ScimUserService(db, events, searchPlans, `${config.publicBaseUrl}/scim/v2`),
+      scimGroups: new ScimGroupService(db, events, `${config.publicBaseUrl}/scim/v2`),
       keys,
       tokens,
       verifier,

@@ -3,6 +3,8 @@ import {
   COMMON_ATTRIBUTES,
   ENTERPRISE_ATTRIBUTES,
   ENTERPRISE_SCHEMA,
+  GROUP_ATTRIBUTES,
+  GROUP_SCHEMA,
   USER_ATTRIBUTES,
   USER_SCHEMA,
   type AttributeDef,
@@ -48,6 +50,15 @@ export function resourceTypes(baseUrl: string): ScimObject[] {
       schemaExtensions: [{ schema: ENTERPRISE_SCHEMA, required: false }],
       meta: { resourceType: 'ResourceType', location: `${baseUrl}/ResourceTypes/User` },
     },
+    {
+      schemas: [RESOURCE_TYPE_SCHEMA],
+      id: 'Group',
+      name: 'Group',
+      endpoint: '/Groups',
+      description: 'Groups provisioned by this connector',
+      schema: GROUP_SCHEMA,
+      meta: { resourceType: 'ResourceType', location: `${baseUrl}/ResourceTypes/Group` },
+    },
   ];
 }
 
@@ -82,5 +93,6 @@ export function schemas(baseUrl: string): ScimObject[] {
   return [
     schema(USER_SCHEMA, 'User', 'User account', [...COMMON_ATTRIBUTES.slice(1), ...USER_ATTRIBUTES]),
     schema(ENTERPRISE_SCHEMA, 'EnterpriseUser', 'Enterprise user', ENTERPRISE_ATTRIBUTES),
+    schema(GROUP_SCHEMA, 'Group', 'Group', [...COMMON_ATTRIBUTES.slice(1), ...GROUP_ATTRIBUTES]),
   ];
 }

@@ -62,6 +62,8 @@ interface Stored {
   principal: Principal;
   scim: ScimObject;
   managerId: string | null;
+  /** The connector's groups the user is directly in. */
+  groups?: { value: string; display: string }[];
 }
 
 const CASE_EXACT = new Set(['id', 'externalid']);
@@ -348,7 +350,7 @@ export class ScimUserService {
     if (!row) throw scimNotFound('User', id);
     const [stored] = await this.load(tx, caller, [id]);
     if (!stored) throw scimNotFound('User', id);
-    checkIfMatch(ifMatch, stored.principal.version);
+    checkIfMatch(ifMatch, etagOf(stored.principal.version));
     return stored;
   }
 
@@ -358,7 +360,11 @@ export class ScimUserService {
     ids: string[],
   ): Promise<Stored[]> {
     if (ids.length === 0) return [];
-    const rows = await reader.run<{ props: Record<string, unknown>; managerId: string | null }>(Q.user_get, {
+    const rows = await reader.run<{
+      props: Record<string, unknown>;
+      managerId: string | null;
+      groups: { value: string; display: string }[];
+    }>(Q.user_get, {
       ids,
       source: caller.name,
     });
@@ -366,7 +372,14 @@ export class ScimUserService {
     return ids.flatMap((id) => {
       const row = byId.get(id);
       return row
-        ? [{ principal: fromProperties(row.props), scim: parsed(row.props), managerId: row.managerId }]
+        ? [
+            {
+              principal: fromProperties(row.props),
+              scim: parsed(row.props),
+              managerId: row.managerId,
+              groups: row.groups,
+            },
+          ]
         : [];
     });
   }
@@ -382,6 +395,7 @@ export class ScimUserService {
         lastModified: p.updated_at,
         version: p.version,
         managerId: stored.managerId,
+        groups: stored.groups ?? [],
       },
       this.baseUrl,
     );
@@ -485,11 +499,12 @@ function uniqueness(fields: UserFields): ScimError {
   );
 }
 
-export function checkIfMatch(ifMatch: string | undefined, version: number): void {
+/** `If-Match` (RFC 9110 §13.1.1, weak comparison): one of the tags, or `*`, must match. */
+export function checkIfMatch(ifMatch: string | undefined, etag: string): void {
   if (ifMatch === undefined || ifMatch.trim() === '*') return;
-  const wanted = ifMatch.split(',').map((t) => t.trim());
-  if (!wanted.includes(etagOf(version)) && !wanted.includes(`"${version}"`)) {
-    throw new ScimError(412, undefined, `the resource has changed: it is at version ${etagOf(version)}`);
+  const opaque = (tag: string): string => tag.trim().replace(/^W\//i, '');
+  if (!ifMatch.split(',').some((t) => opaque(t) === opaque(etag))) {
+    throw new ScimError(412, undefined, `the resource has changed: it is at version ${etag}`);
   }
 }
 

@@ -88,6 +88,8 @@ export interface UserState {
   version: number;
   /** The manager the link resolved to, when it did. */
   managerId: string | null;
+  /** The connector's groups the user is directly in. */
+  groups: { value: string; display: string }[];
 }
 
 export const etagOf = (version: number): string => `W/"${version}"`;
@@ -108,6 +110,16 @@ export function userView(stored: ScimObject, state: UserState, baseUrl: string):
     ...rest,
     ...(extension ? { [ENTERPRISE_SCHEMA]: extension } : {}),
     active: state.active,
+    ...(state.groups.length > 0
+      ? {
+          groups: state.groups.map((g) => ({
+            value: g.value,
+            $ref: `${baseUrl}/Groups/${g.value}`,
+            display: g.display,
+            type: 'direct',
+          })),
+        }
+      : {}),
     meta: {
       resourceType: 'User',
       created: state.created,

@@ -362,4 +362,156 @@ describe('connectors and SCIM users', () => {
       expect(list.body.totalResults).to.equal(0);
     });
   });
+
+  describe('/scim/v2/Groups', () => {
+    const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+
+    it('provisions groups with members that the decision engine follows, and patches them as Entra does', async () => {
+      const { scim, name: source } = await connector();
+      const ann = (await scim.post('/scim/v2/Users', user(`${uniq('ann')}@example.com`))).body.id as string;
+      const bob = (await scim.post('/scim/v2/Users', user(`${uniq('bob')}@example.com`))).body.id as string;
+      const displayName = uniq('Engineering ');
+      const created = await scim.post('/scim/v2/Groups', {
+        schemas: [GROUP],
+        displayName,
+        externalId: uniq('g-'),
+        members: [{ value: ann }],
+        description: 'kept as sent',
+      });
+      expect(created.status, created.text).to.equal(201);
+      const id = created.body.id as string;
+      expect(id).to.match(/^grp_/);
+      expect(created.body.members.map((m: { value: string }) => m.value)).to.deep.equal([ann]);
+      expect(created.body.description).to.equal('kept as sent');
+
+      const v1 = await api.get(`/v1/groups/${id}`);
+      expect(v1.body).to.include({
+        name: displayName,
+        source: 'connector',
+        connector_source: source,
+        member_count: 1,
+      });
+      expect((await api.patch(`/v1/groups/${id}`, { name: 'x' })).status).to.equal(403);
+      const asUser = await scim.get(`/scim/v2/Users/${ann}`);
+      expect(asUser.body.groups).to.deep.equal([
+        {
+          value: id,
+          $ref: `${app.config.publicBaseUrl}/scim/v2/Groups/${id}`,
+          display: displayName,
+          type: 'direct',
+        },
+      ]);
+
+      const policy = await api.post('/v1/policies', {
+        name: uniq('scim-group-'),
+        effect: 'allow',
+        subjects: { groups: [id] },
+        actions: ['read'],
+        resources: [{ type: 'document', identifier: displayName }],
+      });
+      expect(policy.status, policy.text).to.equal(201);
+      const decide = async (principal: string): Promise<string> =>
+        (
+          await api.post('/v1/decisions/evaluate', {
+            principal_id: principal,
+            action: 'read',
+            resource: { type: 'document', identifier: displayName },
+          })
+        ).body.decision;
+      expect(await decide(ann)).to.equal('ALLOW');
+      expect(await decide(bob)).to.equal('DENY');
+
+      const added = await scim.patch(`/scim/v2/Groups/${id}`, {
+        schemas: [PATCH],
+        Operations: [
+          { op: 'Add', path: 'members', value: [{ value: bob }] },
+          { op: 'Replace', path: 'displayName', value: `${displayName} 2` },
+        ],
+      });
+      expect(added.status, added.text).to.equal(200);
+      expect(added.body.members.map((m: { value: string }) => m.value).sort()).to.deep.equal(
+        [ann, bob].sort(),
+      );
+      expect(await decide(bob)).to.equal('ALLOW');
+      const removed = await scim.patch(`/scim/v2/Groups/${id}`, {
+        schemas: [PATCH],
+        Operations: [{ op: 'Remove', path: `members[value eq "${ann}"]` }],
+      });
+      expect(removed.status, removed.text).to.equal(200);
+      expect(removed.body.members.map((m: { value: string }) => m.value)).to.deep.equal([bob]);
+      expect(await decide(ann)).to.equal('DENY');
+
+      const events = await api.get(`/v1/audit/events?target_id=${id}&limit=20`);
+      expect(events.body.data.map((e: { type: string }) => e.type).sort()).to.deep.equal([
+        'group.created',
+        'group.member_added',
+        'group.member_added',
+        'group.member_removed',
+        'group.updated',
+      ]);
+
+      const put = await scim.put(`/scim/v2/Groups/${id}`, {
+        schemas: [GROUP],
+        displayName,
+        members: [{ value: ann }],
+      });
+      expect(put.status, put.text).to.equal(200);
+      expect(put.body.members.map((m: { value: string }) => m.value)).to.deep.equal([ann]);
+      expect(put.body).to.not.have.property('description');
+
+      const deleted = await scim.delete(`/scim/v2/Groups/${id}`);
+      expect(deleted.status).to.equal(204);
+      expect((await scim.get(`/scim/v2/Groups/${id}`)).status).to.equal(404);
+      expect((await api.get(`/v1/groups/${id}`)).status).to.equal(404);
+      expect(await decide(ann)).to.equal('DENY');
+    });
+
+    it('filters, pages, leaves members out when asked, and keeps names unique per connector', async () => {
+      const a = await connector();
+      const b = await connector();
+      const member = (await a.scim.post('/scim/v2/Users', user(`${uniq('m')}@example.com`))).body
+        .id as string;
+      const names = ['Alpha', 'Beta', 'Gamma'].map((n) => uniq(`${n} `));
+      const ids: string[] = [];
+      for (const [i, displayName] of names.entries()) {
+        const res = await a.scim.post('/scim/v2/Groups', {
+          schemas: [GROUP],
+          displayName,
+          members: i === 1 ? [{ value: member }] : [],
+        });
+        expect(res.status, res.text).to.equal(201);
+        ids.push(res.body.id);
+      }
+      const find = async (filter: string, scim = a.scim): Promise<string[]> => {
+        const res = await scim.get(`/scim/v2/Groups?filter=${encodeURIComponent(filter)}`);
+        expect(res.status, res.text).to.equal(200);
+        return res.body.Resources.map((r: { id: string }) => r.id);
+      };
+      expect(await find(`displayName eq "${names[0]!.toUpperCase()}"`)).to.deep.equal([ids[0]]);
+      expect(await find(`members[value eq "${member}"]`)).to.deep.equal([ids[1]]);
+      expect(await find(`displayName sw "gamma" or displayName sw "alpha"`)).to.deep.equal([ids[0], ids[2]]);
+      expect(await find(`displayName eq "${names[0]}"`, b.scim)).to.deep.equal([]);
+      const lean = await a.scim.get('/scim/v2/Groups?excludedAttributes=members&count=2');
+      expect(lean.body).to.include({ totalResults: 3, itemsPerPage: 2 });
+      expect(lean.body.Resources[1]).to.not.have.property('members');
+
+      const dup = await a.scim.post('/scim/v2/Groups', {
+        schemas: [GROUP],
+        displayName: names[0]!.toLowerCase(),
+      });
+      expect(dup.status).to.equal(409);
+      expect(dup.body.scimType).to.equal('uniqueness');
+      expect(
+        (await b.scim.post('/scim/v2/Groups', { schemas: [GROUP], displayName: names[0] })).status,
+      ).to.equal(201);
+      const foreign = await b.scim.post('/scim/v2/Groups', {
+        schemas: [GROUP],
+        displayName: uniq('x'),
+        members: [{ value: member }],
+      });
+      expect(foreign.status).to.equal(400);
+      expect(foreign.body.scimType).to.equal('invalidValue');
+      expect((await b.scim.get(`/scim/v2/Groups/${ids[0]}`)).status).to.equal(404);
+    });
+  });
 });

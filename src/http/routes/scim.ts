@@ -6,6 +6,7 @@ import { resourceTypes, schemas, serviceProviderConfig } from '../../scim/discov
 import { project } from '../../scim/projection.js';
 import { isObject, type ScimObject } from '../../scim/resource.js';
 import { LIST_SCHEMA, PATCH_SCHEMA } from '../../scim/schema.js';
+import type { ScimGroupService } from '../../scim/groups-service.js';
 import type { ScimUserService } from '../../scim/users-service.js';
 import { ScimBody, ScimListQuery, ScimListResponse, ScimResource } from '../../schemas/scim.js';
 import { requestMeta } from '../context.js';
@@ -51,6 +52,17 @@ function listResponse(total: number, startIndex: number, items: ScimObject[]) {
   };
 }
 
+/** Members are read only when the answer shows them. */
+function wantsMembers(query: {
+  attributes?: string | undefined;
+  excludedAttributes?: string | undefined;
+}): boolean {
+  const names = (list: string | undefined) => (list ?? '').split(',').map((n) => n.trim().toLowerCase());
+  if (query.attributes)
+    return names(query.attributes).some((n) => n === 'members' || n.startsWith('members.'));
+  return !names(query.excludedAttributes).includes('members');
+}
+
 function patchOperations(body: Record<string, unknown>): unknown[] {
   const ops = Object.entries(body).find(([k]) => k.toLowerCase() === 'operations')?.[1];
   if (!Array.isArray(ops))
@@ -64,8 +76,9 @@ function patchOperations(body: Record<string, unknown>): unknown[] {
  * (`/Users`, `/users`), bodies may be `application/scim+json` or `application/json`, and the
  * bodies are read by the SCIM service itself, leniently, as real provisioning clients need.
  */
-export function scimRoutes(deps: { scimUsers: ScimUserService }): AnyRoute[] {
+export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimGroupService }): AnyRoute[] {
   const users = deps.scimUsers;
+  const groups = deps.scimGroups;
   const base = users.baseUrl;
   const common = {
     tags: ['SCIM'],
@@ -213,6 +226,117 @@ export function scimRoutes(deps: { scimUsers: ScimUserService }): AnyRoute[] {
       responses: { 204: { description: 'Deprovisioned' }, 412: { description: '`If-Match` does not match' } },
       handler: async ({ ctx, params }) => {
         await users.delete(caller(ctx), params.id, ctx.get('If-Match') || undefined, operation(ctx));
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/scim/v2/Groups',
+      operationId: 'scimListGroups',
+      summary: "List the connector's groups",
+      description:
+        'RFC 7644 §3.4.2: `filter`, `startIndex`, `count` (at most 200), `attributes`, `excludedAttributes` (`members` left out saves reading them). Ordered by creation.',
+      query: ScimListQuery,
+      responses: {
+        200: { description: 'A list response', schema: ScimListResponse, contentType: SCIM_JSON },
+      },
+      handler: async ({ ctx, query }) => {
+        const startIndex = Math.max(1, query.startIndex ?? 1);
+        const result = await groups.list(
+          caller(ctx),
+          { filter: query.filter, startIndex, count: Math.max(0, query.count ?? DEFAULT_COUNT) },
+          wantsMembers(query),
+        );
+        const items = result.resources.map((r) => project(r, query.attributes, query.excludedAttributes));
+        return listResponse(result.totalResults, startIndex, items);
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/scim/v2/Groups',
+      operationId: 'scimCreateGroup',
+      summary: 'Provision a group',
+      body: ScimBody,
+      responses: {
+        201: { description: 'Created', schema: ScimResource, contentType: SCIM_JSON },
+        409: { description: '`uniqueness`: the displayName (or externalId) is taken in this connector' },
+      },
+      handler: async ({ ctx, body }) => {
+        const created = await groups.create(caller(ctx), body, operation(ctx));
+        return resource(created, 201, `${base}/Groups/${created['id'] as string}`);
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/scim/v2/Groups/{id}',
+      operationId: 'scimGetGroup',
+      summary: 'Get a group',
+      params: IdParams,
+      query: ScimListQuery,
+      responses: ok('The group'),
+      handler: async ({ ctx, params, query }) =>
+        resource(
+          project(
+            await groups.get(caller(ctx), params.id, wantsMembers(query)),
+            query.attributes,
+            query.excludedAttributes,
+          ),
+        ),
+    }),
+    defineRoute({
+      ...common,
+      method: 'PUT',
+      path: '/scim/v2/Groups/{id}',
+      operationId: 'scimReplaceGroup',
+      summary: 'Replace a group, members included',
+      params: IdParams,
+      body: ScimBody,
+      responses: { ...ok('The group'), 412: { description: '`If-Match` does not match' } },
+      handler: async ({ ctx, params, body }) =>
+        resource(
+          await groups.replace(
+            caller(ctx),
+            params.id,
+            body,
+            ctx.get('If-Match') || undefined,
+            operation(ctx),
+          ),
+        ),
+    }),
+    defineRoute({
+      ...common,
+      method: 'PATCH',
+      path: '/scim/v2/Groups/{id}',
+      operationId: 'scimPatchGroup',
+      summary: 'Change a group (PatchOp): name, members added, removed or replaced',
+      params: IdParams,
+      body: ScimBody,
+      responses: { ...ok('The group'), 412: { description: '`If-Match` does not match' } },
+      handler: async ({ ctx, params, body }) =>
+        resource(
+          await groups.patch(
+            caller(ctx),
+            params.id,
+            patchOperations(body),
+            ctx.get('If-Match') || undefined,
+            operation(ctx),
+          ),
+        ),
+    }),
+    defineRoute({
+      ...common,
+      method: 'DELETE',
+      path: '/scim/v2/Groups/{id}',
+      operationId: 'scimDeleteGroup',
+      summary: 'Delete a group',
+      description: 'The group and its memberships go; its members stay.',
+      params: IdParams,
+      responses: { 204: { description: 'Deleted' }, 412: { description: '`If-Match` does not match' } },
+      handler: async ({ ctx, params }) => {
+        await groups.delete(caller(ctx), params.id, ctx.get('If-Match') || undefined, operation(ctx));
         return { status: 204 };
       },
     }),

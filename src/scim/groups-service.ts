@@ -1,0 +1,357 @@
+import type { OperationContext } from '../audit/audit.js';
+import { diffMaps } from '../audit/audit.js';
+import type { ScimCaller } from '../connectors/service.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database, Tx } from '../db/database.js';
+import { AppError } from '../errors/errors.js';
+import type { EventSink } from '../events/sink.js';
+import { groupNameKey, groupRepository as groups } from '../groups/repository.js';
+import { MAX_NESTING_LEVELS } from '../groups/service.js';
+import { isId, newId } from '../ids.js';
+import { nowIso } from '../time.js';
+import { invalidValue, ScimError, scimNotFound } from './errors.js';
+import { evaluateFilter, filterPaths, ScimSyntaxError } from './filter.js';
+import { groupEtag, groupFields, groupView, readGroup, storedGroup } from './groups.js';
+import { applyPatch, ScimPatchError } from './patch.js';
+import type { ScimObject } from './resource.js';
+import { findAttribute, GROUP_ATTRIBUTES, GROUP_SCHEMA, COMMON_ATTRIBUTES } from './schema.js';
+import {
+  checkIfMatch,
+  MAX_RESULTS,
+  parseFilterOr400,
+  type ListRequest,
+  type ListResult,
+} from './users-service.js';
+
+const Q = defineQueries('scim', ['group_get', 'group_all', 'group_lock', 'group_set', 'member_candidates']);
+
+interface Member {
+  value: string;
+  display: string;
+  type: string;
+}
+
+interface StoredGroup {
+  props: Record<string, unknown>;
+  members: Member[] | null;
+}
+
+/** Most members one request may name. */
+const MAX_MEMBERS = 10_000;
+
+/**
+ * The Groups of a connector's SCIM service provider: connector groups (read-only through `/v1`)
+ * whose members are the connector's users and groups, as MEMBER_OF edges that the decision
+ * engine follows like any other.
+ */
+export class ScimGroupService {
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+    readonly baseUrl: string,
+  ) {}
+
+  async create(caller: ScimCaller, body: unknown, op: OperationContext): Promise<ScimObject> {
+    const scim = readGroup(body);
+    const fields = groupFields(scim);
+    const id = newId('group');
+    return this.uniquely(fields.displayName, () =>
+      this.db.write('scim/groups/create', async (tx) => {
+        const now = nowIso();
+        await groups.create(
+          tx,
+          {
+            id,
+            name: fields.displayName,
+            description: null,
+            source: 'connector',
+            connectorSource: caller.name,
+            connectorId: fields.externalId,
+            createdBy: caller.id,
+          },
+          now,
+        );
+        await this.setScim(tx, caller, id, fields, scim, now);
+        this.events.record(tx, op, {
+          type: 'group.created',
+          target: { type: 'group', id },
+          changes: {
+            name: { to: fields.displayName },
+            connector_source: { to: caller.name },
+            ...(fields.externalId ? { connector_id: { to: fields.externalId } } : {}),
+          },
+        });
+        await this.changeMembers(tx, caller, id, [], fields.members, op);
+        return this.view((await this.load(tx, caller, [id], true))[0]!);
+      }),
+    );
+  }
+
+  async get(caller: ScimCaller, id: string, withMembers: boolean): Promise<ScimObject> {
+    const [found] = await this.load(this.db, caller, [id], withMembers);
+    if (!found) throw scimNotFound('Group', id);
+    return this.view(found);
+  }
+
+  /**
+   * A connector holds few groups next to its users: they are read whole and the filter is
+   * checked against each (members only when the filter or the answer needs them).
+   */
+  async list(caller: ScimCaller, request: ListRequest, withMembers: boolean): Promise<ListResult> {
+    const filter = request.filter === undefined ? undefined : parseFilterOr400(request.filter);
+    const needsMembers =
+      withMembers ||
+      (filter !== undefined && filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members'));
+    const rows = await this.db.run<StoredGroup>(Q.group_all, {
+      source: caller.name,
+      withMembers: needsMembers,
+    });
+    let resources = rows.map((r) => this.view(r));
+    if (filter)
+      resources = resources.filter((g) =>
+        evaluateFilter(filter, g, { caseExact: (p) => caseExactGroup(p.attribute, p.sub) }),
+      );
+    const skip = request.startIndex - 1;
+    const page = resources.slice(skip, skip + Math.min(request.count, MAX_RESULTS));
+    return {
+      totalResults: resources.length,
+      startIndex: request.startIndex,
+      resources: withMembers ? page : page.map(({ members: _m, ...rest }) => rest),
+    };
+  }
+
+  async replace(
+    caller: ScimCaller,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<ScimObject> {
+    const scim = readGroup(body);
+    return this.write(caller, id, ifMatch, op, () => scim);
+  }
+
+  async patch(
+    caller: ScimCaller,
+    id: string,
+    operations: unknown[],
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<ScimObject> {
+    return this.write(caller, id, ifMatch, op, (current) => {
+      try {
+        const { resource } = applyPatch(current, operations, {
+          coreSchema: GROUP_SCHEMA,
+          extensionSchemas: [],
+          multiValued: (name) =>
+            findAttribute([...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES], name)?.multiValued === true,
+          readOnly: (name) => name === 'id' || name === 'meta',
+        });
+        return readGroup(resource);
+      } catch (err) {
+        if (err instanceof ScimPatchError) throw new ScimError(400, err.scimType, err.message);
+        if (err instanceof ScimSyntaxError) throw new ScimError(400, 'invalidPath', err.message);
+        throw err;
+      }
+    });
+  }
+
+  async delete(
+    caller: ScimCaller,
+    id: string,
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<void> {
+    await this.db.write('scim/groups/delete', async (tx) => {
+      const current = await this.lock(tx, caller, id, ifMatch);
+      const { members, groups: parents } = await groups.delete(tx, id);
+      this.events.record(tx, op, {
+        type: 'group.deleted',
+        target: { type: 'group', id },
+        changes: {
+          name: { from: current.props['name'] },
+          ...(members > 0 ? { member_count: { from: members } } : {}),
+          ...(parents.length > 0 ? { groups: { from: parents.sort(), to: [] } } : {}),
+        },
+      });
+    });
+  }
+
+  private async write(
+    caller: ScimCaller,
+    id: string,
+    ifMatch: string | undefined,
+    op: OperationContext,
+    next: (current: ScimObject) => ScimObject,
+  ): Promise<ScimObject> {
+    let name: string | undefined;
+    return this.uniquely(
+      () => name,
+      () =>
+        this.db.write('scim/groups/update', async (tx) => {
+          const current = await this.lock(tx, caller, id, ifMatch);
+          const scim = next(this.view(current));
+          const fields = groupFields(scim);
+          name = fields.displayName;
+          const before = stored(current);
+          const changes = {
+            ...(current.props['name'] !== fields.displayName
+              ? { name: { from: current.props['name'] as string, to: fields.displayName } }
+              : {}),
+            ...((current.props['connector_id'] ?? null) !== fields.externalId
+              ? {
+                  connector_id: {
+                    from: (current.props['connector_id'] as string | null) ?? null,
+                    to: fields.externalId,
+                  },
+                }
+              : {}),
+            ...diffMaps(before, storedGroup(scim), 'scim'),
+          };
+          const currentMembers = (current.members ?? []).map((m) => m.value);
+          const membersChanged =
+            currentMembers.length !== fields.members.length ||
+            fields.members.some((m) => !currentMembers.includes(m));
+          if (Object.keys(changes).length === 0 && !membersChanged) return this.view(current);
+          await this.setScim(tx, caller, id, fields, scim, nowIso());
+          if (Object.keys(changes).length > 0)
+            this.events.record(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
+          await this.changeMembers(tx, caller, id, currentMembers, fields.members, op);
+          return this.view((await this.load(tx, caller, [id], true))[0]!);
+        }),
+    );
+  }
+
+  /** Adds and removes members so that the group holds exactly `wanted`; one event per change. */
+  private async changeMembers(
+    tx: Tx,
+    caller: ScimCaller,
+    groupId: string,
+    current: string[],
+    wanted: string[],
+    op: OperationContext,
+  ): Promise<void> {
+    if (wanted.length > MAX_MEMBERS) throw invalidValue(`a request may name at most ${MAX_MEMBERS} members`);
+    const have = new Set(current);
+    const added = wanted.filter((m) => !have.has(m));
+    const keep = new Set(wanted);
+    const removed = current.filter((m) => !keep.has(m));
+    if (added.length > 0) {
+      const rows = await tx.run<{ id: string }>(Q.member_candidates, { ids: added, source: caller.name });
+      const known = new Set(rows.map((r) => r.id));
+      const unknown = added.filter((m) => !known.has(m));
+      if (unknown.length > 0)
+        throw invalidValue(
+          `members name no user or group of this connector: ${unknown.slice(0, 5).join(', ')}`,
+        );
+      if (added.some((m) => isId('group', m))) await groups.lockNesting(tx);
+    }
+    const now = nowIso();
+    for (const memberId of added) {
+      if (isId('group', memberId)) {
+        const check = await groups.nestingCheck(tx, groupId, memberId);
+        if (check.cycle)
+          throw invalidValue(`group ${memberId} cannot be nested in ${groupId}: it would make a cycle`);
+        if (check.levels > MAX_NESTING_LEVELS)
+          throw invalidValue(
+            `nesting ${memberId} in ${groupId} would chain more than ${MAX_NESTING_LEVELS} groups`,
+          );
+      }
+      await groups.addMember(tx, groupId, memberId, caller.id, now);
+      this.events.record(tx, op, {
+        type: 'group.member_added',
+        target: { type: 'group', id: groupId },
+        changes: { members: { to: memberId } },
+      });
+    }
+    for (const memberId of removed) {
+      if (!(await groups.removeMember(tx, groupId, memberId))) continue;
+      this.events.record(tx, op, {
+        type: 'group.member_removed',
+        target: { type: 'group', id: groupId },
+        changes: { members: { from: memberId } },
+      });
+    }
+  }
+
+  private async setScim(
+    tx: Tx,
+    caller: ScimCaller,
+    id: string,
+    fields: ReturnType<typeof groupFields>,
+    scim: ScimObject,
+    now: string,
+  ): Promise<void> {
+    await tx.run(Q.group_set, {
+      id,
+      name: fields.displayName,
+      nameKey: groupNameKey(fields.displayName, caller.name),
+      externalId: fields.externalId,
+      scim: JSON.stringify(storedGroup(scim)),
+      now,
+    });
+  }
+
+  private async lock(
+    tx: Tx,
+    caller: ScimCaller,
+    id: string,
+    ifMatch: string | undefined,
+  ): Promise<StoredGroup> {
+    const row = await tx.first<{ id: string }>(Q.group_lock, { id, source: caller.name });
+    if (!row) throw scimNotFound('Group', id);
+    const [current] = await this.load(tx, caller, [id], true);
+    if (!current) throw scimNotFound('Group', id);
+    checkIfMatch(ifMatch, groupEtag(current.props['updated_at'] as string));
+    return current;
+  }
+
+  private load(reader: Pick<Database, 'run'> | Tx, caller: ScimCaller, ids: string[], withMembers: boolean) {
+    return reader.run<StoredGroup>(Q.group_get, { ids, source: caller.name, withMembers });
+  }
+
+  private view(row: StoredGroup): ScimObject {
+    const p = row.props;
+    return groupView(
+      stored(row),
+      {
+        id: p['id'] as string,
+        created: p['created_at'] as string,
+        lastModified: p['updated_at'] as string,
+        version: groupEtag(p['updated_at'] as string),
+        members: row.members ?? undefined,
+      },
+      this.baseUrl,
+    );
+  }
+
+  /** A name taken within the connector (or an externalId) is 409 `uniqueness`. */
+  private async uniquely<T>(name: string | (() => string | undefined), work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'CONFLICT') {
+        const shown = typeof name === 'function' ? name() : name;
+        throw new ScimError(
+          409,
+          'uniqueness',
+          `a group named "${shown ?? ''}" (or with this externalId) already exists`,
+        );
+      }
+      throw err;
+    }
+  }
+}
+
+function stored(row: StoredGroup): ScimObject {
+  const text = row.props['scim'];
+  if (typeof text === 'string') return JSON.parse(text) as ScimObject;
+  // A group written before it had a SCIM view: its name is all there is.
+  return { displayName: row.props['name'] as string };
+}
+
+function caseExactGroup(attribute: string, sub: string | undefined): boolean {
+  const a = attribute.toLowerCase();
+  if (a === 'id' || a === 'externalid') return sub === undefined;
+  return a === 'members' && sub?.toLowerCase() === 'value';
+}
