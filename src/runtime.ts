@@ -11,6 +11,7 @@ import { CLOCK_TOLERANCE_S, TokenVerifier } from './auth/verifier.js';
 import { AuthZenService } from './authzen/service.js';
 import type { Config } from './config/config.js';
 import { ConnectorService } from './connectors/service.js';
+import { ConnectorSyncService } from './connectors/sync.js';
 import { Catalogue } from './db/catalogue.js';
 import { Database, createDriver } from './db/database.js';
 import { loadMigrations, migrate } from './db/migrations.js';
@@ -33,6 +34,7 @@ import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
 import { ResourceService } from './resources/service.js';
 import { ScimGroupService } from './scim/groups-service.js';
+import { ScimSync } from './scim/sync.js';
 import { ScimUserService } from './scim/users-service.js';
 
 /** The domain services the HTTP routes call. */
@@ -42,6 +44,7 @@ export interface Services {
   connectors: ConnectorService;
   scimUsers: ScimUserService;
   scimGroups: ScimGroupService;
+  connectorSync: ConnectorSyncService;
   keys: SigningKeys;
   tokens: TokenService;
   verifier: TokenVerifier;
@@ -206,12 +209,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     const decisions = new DecisionService(index, decisionLog);
     const access = new AccessService(db, index);
+    const scimGroups = new ScimGroupService(db, events, `${config.publicBaseUrl}/scim/v2`);
+    const jobs = new JobRunner(db, {
+      instanceId,
+      pollMs: config.jobs.pollIntervalMs,
+      leaseMs: config.jobs.leaseMs,
+      logger,
+    });
+    const connectorSync = new ConnectorSyncService(db, jobs, new ScimSync(db, events, scimGroups));
+    connectorSync.register();
     const services: Services = {
       audit: new AuditRepository(db),
       clients,
       connectors: new ConnectorService(db, events, `${config.publicBaseUrl}/scim/v2`),
       scimUsers: new ScimUserService(db, events, searchPlans, `${config.publicBaseUrl}/scim/v2`),
-      scimGroups: new ScimGroupService(db, events, `${config.publicBaseUrl}/scim/v2`),
+      scimGroups,
       keys,
       tokens,
       verifier,
@@ -224,14 +236,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       access,
       simulations: new SimulationService(db, index),
       authzen: new AuthZenService({ index, decisions, access }, config.publicBaseUrl),
+      connectorSync,
     };
 
-    const jobs = new JobRunner(db, {
-      instanceId,
-      pollMs: config.jobs.pollIntervalMs,
-      leaseMs: config.jobs.leaseMs,
-      logger,
-    });
     jobs.every({
       name: 'events.poll',
       scope: 'instance',

@@ -71,6 +71,7 @@ export const ConfigSchema = Type.Object({
   DECISION_FLUSH_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 1_000 })),
   DECISION_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
   PRIVILEGE_RISK_INTERVAL_S: Type.Optional(PositiveInt),
+  SYNC_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1_024, maximum: 2_147_483_647 })),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
@@ -216,6 +217,10 @@ function settings(c: RawConfig) {
       flushIntervalMs: c.DECISION_FLUSH_INTERVAL_MS ?? 500,
       /** Records held while the database cannot take them; the oldest are dropped beyond. */
       maxPending: c.DECISION_MAX_PENDING ?? 200_000,
+    },
+    connectors: {
+      /** The largest snapshot POST /v1/connectors/{id}/sync takes. */
+      syncMaxBytes: c.SYNC_MAX_BYTES ?? 256 * 1024 * 1024,
     },
     search: {
       /** New search shapes given a statement of their own per minute (0: the generic one only). */

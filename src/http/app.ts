@@ -55,7 +55,7 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
     }),
     ...authRoutes(services),
     ...clientRoutes(services),
-    ...connectorRoutes(services),
+    ...connectorRoutes(services, runtime.config.connectors.syncMaxBytes),
     ...auditRoutes(services),
     ...principalSearchRoutes(services),
     ...groupRoutes(services),

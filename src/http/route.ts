@@ -47,6 +47,11 @@ interface RouteCommon {
   rateLimit: Bucket | 'none';
   /** Media types the body may use (default JSON only). */
   bodyTypes?: readonly ('json' | 'form')[];
+  /**
+   * A text body (such as JSON lines) read whole up to its own size limit and handed to the
+   * handler as a string; `body` then describes it for the OpenAPI document.
+   */
+  textBody?: { mediaTypes: readonly string[]; limitBytes: number };
   /** When false, an empty body is accepted and arrives as `undefined`. */
   bodyRequired?: boolean;
   /**

@@ -128,7 +128,8 @@ function operationMiddleware(route: AnyRoute, options: RouteTableOptions): Middl
       await next();
     });
   }
-  if (route.body) chain.push(...bodyMiddleware(route));
+  if (route.textBody) chain.push(textBodyMiddleware(route.textBody));
+  else if (route.body) chain.push(...bodyMiddleware(route));
   chain.push(handlerMiddleware(route, options));
   return chain;
 }
@@ -203,12 +204,45 @@ function plainJson(ctx: Context): boolean {
   return charset === undefined || charset === 'utf-8' || charset === 'utf8';
 }
 
+/** A text body of one of the operation's media types, whole, up to its limit. */
+function textBodyMiddleware(spec: { mediaTypes: readonly string[]; limitBytes: number }): Middleware {
+  return async (ctx, next) => {
+    const length = Number(ctx.get('Content-Length') || '0');
+    if (length > spec.limitBytes)
+      throw new AppError('PAYLOAD_TOO_LARGE', `the request body is larger than ${spec.limitBytes} bytes`);
+    if (!typeis(ctx.req, [...spec.mediaTypes])) {
+      throw new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `the request body must be ${spec.mediaTypes.join(' or ')}`,
+      );
+    }
+    const body = await readText(ctx, spec.limitBytes);
+    const state = stateOf(ctx);
+    state.input = { ...state.input, body };
+    await next();
+  };
+}
+
 /**
  * Reads a JSON body up to the size limit: an object or an array at the top (as the body parser's
  * strict mode has it), an empty body read as `{}`.
  */
 async function readJson(ctx: Context): Promise<unknown> {
-  const text = await new Promise<string>((resolve, reject) => {
+  const text = await readText(ctx, BODY_LIMIT_BYTES);
+  const start = /\S/.exec(text)?.[0];
+  if (start === undefined) return {};
+  if (start !== '{' && start !== '[')
+    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
+  }
+}
+
+/** The request body as UTF-8 text, refused past `limit` bytes. */
+function readText(ctx: Context, limit: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const req = ctx.req;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -224,8 +258,15 @@ async function readJson(ctx: Context): Promise<unknown> {
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) {
-        onError(new AppError('PAYLOAD_TOO_LARGE', 'the request body is larger than 1 MiB'));
+      if (size > limit) {
+        onError(
+          new AppError(
+            'PAYLOAD_TOO_LARGE',
+            limit === BODY_LIMIT_BYTES
+              ? 'the request body is larger than 1 MiB'
+              : `the request body is larger than ${limit} bytes`,
+          ),
+        );
         req.pause();
         return;
       }
@@ -241,15 +282,6 @@ async function readJson(ctx: Context): Promise<unknown> {
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
-  const start = /\S/.exec(text)?.[0];
-  if (start === undefined) return {};
-  if (start !== '{' && start !== '[')
-    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
-  }
 }
 
 /** Form bodies parse into a null-prototype object; give them a plain one for the validator. */

@@ -120,9 +120,9 @@ export class JobRunner {
     tx: Tx,
     kind: string,
     payload: unknown,
-    options: { runAt?: Date; maxAttempts?: number } = {},
+    options: { runAt?: Date; maxAttempts?: number; id?: string } = {},
   ): Promise<string> {
-    const id = newId('job');
+    const id = options.id ?? newId('job');
     await tx.run(Q.enqueue, {
       id,
       kind,

@@ -56,3 +56,50 @@ export const DeletedConnector = Type.Object(
   { additionalProperties: false, title: 'DeletedConnector' },
 );
 export type DeletedConnectorView = Static<typeof DeletedConnector>;
+
+const SyncCounts = Type.Object(
+  {
+    lines: Type.Integer(),
+    invalid: Type.Integer({ description: 'Lines that could not be read (see `errors`)' }),
+    users_created: Type.Integer(),
+    users_updated: Type.Integer(),
+    users_unchanged: Type.Integer(),
+    users_deprovisioned: Type.Integer(),
+    groups_created: Type.Integer(),
+    groups_updated: Type.Integer(),
+    groups_unchanged: Type.Integer(),
+    groups_deleted: Type.Integer(),
+  },
+  { additionalProperties: false, title: 'SyncCounts' },
+);
+
+export const SyncSchema = Type.Object(
+  {
+    id: Id('job'),
+    connector_id: Id('connector'),
+    status: Type.Union(['pending', 'running', 'completed', 'failed'].map((s) => Type.Literal(s))),
+    requested_at: Timestamp,
+    requested_by: Type.String(),
+    completed_at: Type.Union([Timestamp, Type.Null()]),
+    bytes: Type.Integer({ description: 'Size of the snapshot' }),
+    progress: Type.Object(
+      {
+        phase: Type.Union(
+          ['queued', 'reading', 'users', 'deprovisioning', 'managers', 'groups', 'done'].map((s) =>
+            Type.Literal(s),
+          ),
+        ),
+        processed: Type.Integer(),
+        total: Type.Integer(),
+      },
+      { additionalProperties: false },
+    ),
+    counts: Type.Union([SyncCounts, Type.Null()]),
+    errors: Type.Array(
+      Type.Object({ line: Type.Integer(), detail: Type.String() }, { additionalProperties: false }),
+      { description: 'The first 100 lines that could not be applied' },
+    ),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'Why the sync failed, when it did' }),
+  },
+  { additionalProperties: false, title: 'ConnectorSync' },
+);

@@ -89,6 +89,7 @@ function readSingle(value: Json, def: AttributeDef, path: string): Json {
     }
     case 'string':
     case 'reference':
+    case 'binary':
     case 'dateTime':
       if (typeof value !== 'string') throw invalidValue(`${path} must be a string`);
       return value;

@@ -14,7 +14,7 @@ export const SEARCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchReques
 
 export interface AttributeDef {
   name: string;
-  type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex';
+  type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'binary' | 'complex';
   multiValued?: boolean;
   required?: boolean;
   caseExact?: boolean;
@@ -106,7 +106,7 @@ export const USER_ATTRIBUTES: AttributeDef[] = [
       'groups',
       [
         str('value', { mutability: 'readOnly' }),
-        { name: '$ref', type: 'reference', referenceTypes: ['Group'], mutability: 'readOnly' },
+        { name: '$ref', type: 'reference', referenceTypes: ['User', 'Group'], mutability: 'readOnly' },
         str('display', { mutability: 'readOnly' }),
         str('type', { mutability: 'readOnly', canonicalValues: ['direct', 'indirect'] }),
       ],
@@ -116,7 +116,7 @@ export const USER_ATTRIBUTES: AttributeDef[] = [
   },
   multi('entitlements', TYPED_VALUE([]), 'Entitlements'),
   multi('roles', TYPED_VALUE([]), 'Roles'),
-  multi('x509Certificates', TYPED_VALUE([], { type: 'string' }), 'Certificates'),
+  multi('x509Certificates', TYPED_VALUE([], { type: 'binary', caseExact: true }), 'Certificates'),
 ];
 
 export const ENTERPRISE_ATTRIBUTES: AttributeDef[] = [

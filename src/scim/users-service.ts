@@ -32,7 +32,16 @@ import {
   COMMON_ATTRIBUTES,
   findAttribute,
 } from './schema.js';
-import { etagOf, readUser, userFields, userView, type UserFields } from './users.js';
+import {
+  etagOf,
+  mappedAttributes,
+  mappedMetadata,
+  mergePatch,
+  readUser,
+  userFields,
+  userView,
+  type UserFields,
+} from './users.js';
 
 const Q = defineQueries('scim', [
   'user_get',
@@ -323,8 +332,8 @@ export class ScimUserService {
             name: fields.name,
             email: fields.email,
             status,
-            attributes: removals(p.attributes, attributes),
-            metadata: removals(p.metadata, metadata),
+            attributes: mergePatch(p.attributes, attributes),
+            metadata: mergePatch(p.metadata, metadata),
             ...(managerChanged ? { manager: { id: manager.id } } : {}),
             risk: assessRisk({ ...p, status, attributes, metadata }),
             extra: {
@@ -460,31 +469,6 @@ function storedManagerRef(stored: Stored): string | undefined {
   const manager = extension['manager'];
   if (isObject(manager)) return typeof manager['value'] === 'string' ? manager['value'] : undefined;
   return typeof manager === 'string' ? manager : undefined;
-}
-
-function mappedAttributes(fields: UserFields, managerId: string | null): Record<string, string> {
-  return {
-    ...(fields.role ? { role: fields.role } : {}),
-    ...(fields.department ? { department: fields.department } : {}),
-    ...(managerId ? { [MANAGER_KEY]: managerId } : {}),
-  };
-}
-
-function mappedMetadata(fields: UserFields): Record<string, string> {
-  return {
-    ...(fields.employeeNumber ? { employee_number: fields.employeeNumber } : {}),
-    ...(fields.costCenter ? { cost_center: fields.costCenter } : {}),
-  };
-}
-
-/** The merge patch taking `before` to `after`: changed keys, and `null` for removed ones. */
-function removals<T>(before: Record<string, T>, after: Record<string, T>): Record<string, T | null> {
-  const out: Record<string, T | null> = {};
-  for (const key of Object.keys(before)) if (!(key in after)) out[key] = null;
-  for (const [key, value] of Object.entries(after)) {
-    if (JSON.stringify(before[key]) !== JSON.stringify(value)) out[key] = value;
-  }
-  return out;
 }
 
 function diffField(name: string, from: string | null, to: string | null): Changes {

@@ -1,3 +1,4 @@
+import { MANAGER_KEY } from '../principals/model.js';
 import { invalidValue } from './errors.js';
 import { isObject, member, readResource, text, type Json, type ScimObject } from './resource.js';
 import {
@@ -128,4 +129,31 @@ export function userView(stored: ScimObject, state: UserState, baseUrl: string):
       version: etagOf(state.version),
     },
   };
+}
+
+/** The principal attributes a User maps to (API.md §7), with the manager it resolved to. */
+export function mappedAttributes(fields: UserFields, managerId: string | null): Record<string, string> {
+  return {
+    ...(fields.role ? { role: fields.role } : {}),
+    ...(fields.department ? { department: fields.department } : {}),
+    ...(managerId ? { [MANAGER_KEY]: managerId } : {}),
+  };
+}
+
+/** The principal metadata a User maps to. */
+export function mappedMetadata(fields: UserFields): Record<string, string> {
+  return {
+    ...(fields.employeeNumber ? { employee_number: fields.employeeNumber } : {}),
+    ...(fields.costCenter ? { cost_center: fields.costCenter } : {}),
+  };
+}
+
+/** The merge patch taking `before` to `after`: changed keys, and `null` for removed ones. */
+export function mergePatch<T>(before: Record<string, T>, after: Record<string, T>): Record<string, T | null> {
+  const out: Record<string, T | null> = {};
+  for (const key of Object.keys(before)) if (!(key in after)) out[key] = null;
+  for (const [key, value] of Object.entries(after)) {
+    if (JSON.stringify(before[key]) !== JSON.stringify(value)) out[key] = value;
+  }
+  return out;
 }

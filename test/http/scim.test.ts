@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
+import { eventually } from '../helpers/wait.js';
 
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -512,6 +513,147 @@ describe('connectors and SCIM users', () => {
       expect(foreign.status).to.equal(400);
       expect(foreign.body.scimType).to.equal('invalidValue');
       expect((await b.scim.get(`/scim/v2/Groups/${ids[0]}`)).status).to.equal(404);
+    });
+  });
+
+  describe('POST /v1/connectors/{id}/sync', () => {
+    const NDJSON = { 'Content-Type': 'application/x-ndjson' };
+    const lines = (items: unknown[]): string =>
+      items.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('\n');
+
+    async function sync(connectorId: string, body: string): Promise<any> {
+      const res = await api.post(`/v1/connectors/${connectorId}/sync`, undefined, {
+        raw: body,
+        headers: NDJSON,
+      });
+      expect(res.status, res.text).to.equal(202);
+      expect(res.headers.get('location')).to.equal(`/v1/connectors/${connectorId}/sync/${res.body.id}`);
+      const { value } = await eventually(
+        async () => (await api.get(res.headers.get('location')!)).body,
+        (s) => s.status === 'completed' || s.status === 'failed',
+        30_000,
+        100,
+      );
+      expect(value.status, JSON.stringify(value)).to.equal('completed');
+      return value;
+    }
+
+    it('creates, updates, leaves alone and deprovisions, links managers and group members', async () => {
+      const { id, scim, name } = await connector();
+      const [boss, ann, bob] = ['boss', 'ann', 'bob'].map((n) => ({
+        userName: `${n}.${uniq('')}@example.com`,
+        externalId: uniq(`${n}-`),
+      }));
+      const snapshot = (annTitle: string, withBob: boolean, members: string[]) =>
+        lines([
+          user(ann!.userName, {
+            externalId: ann!.externalId,
+            title: annTitle,
+            [ENTERPRISE]: { manager: { value: boss!.externalId } },
+          }),
+          ...(withBob ? [user(bob!.userName, { externalId: bob!.externalId })] : []),
+          user(boss!.userName, { externalId: boss!.externalId, title: 'Director' }),
+          {
+            schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+            displayName: `Team ${name}`,
+            externalId: `g-${name}`,
+            members: members.map((value) => ({ value })),
+          },
+        ]);
+      const first = await sync(id, snapshot('Engineer', true, [ann!.externalId, bob!.externalId]));
+      expect(first.counts).to.include({
+        lines: 4,
+        invalid: 0,
+        users_created: 3,
+        users_updated: 0,
+        groups_created: 1,
+      });
+      expect(first.progress.phase).to.equal('done');
+
+      const found = await scim.get(
+        `/scim/v2/Users?filter=${encodeURIComponent(`externalId eq "${ann!.externalId}"`)}`,
+      );
+      const annId = found.body.Resources[0].id as string;
+      const annPrincipal = (await api.get(`/v1/principals/${annId}`)).body;
+      expect(annPrincipal).to.include({ connector_source: name, status: 'active' });
+      expect(annPrincipal.attributes.role).to.equal('Engineer');
+      const bossId = (
+        await scim.get(`/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${boss!.userName}"`)}`)
+      ).body.Resources[0].id as string;
+      expect(annPrincipal.attributes.manager_id).to.equal(bossId);
+      const group = (
+        await scim.get(`/scim/v2/Groups?filter=${encodeURIComponent(`externalId eq "g-${name}"`)}`)
+      ).body.Resources[0];
+      expect(group.members).to.have.length(2);
+      const created = await api.get(`/v1/audit/events?target_id=${annId}`);
+      expect(created.body.data.at(-1)).to.deep.include({
+        type: 'principal.created',
+        actor: { type: 'connector', id },
+      });
+
+      const again = await sync(id, snapshot('Engineer', true, [ann!.externalId, bob!.externalId]));
+      expect(again.counts).to.include({
+        users_created: 0,
+        users_updated: 0,
+        users_unchanged: 3,
+        users_deprovisioned: 0,
+        groups_unchanged: 1,
+      });
+
+      const second = await sync(id, snapshot('Staff engineer', false, [ann!.externalId]));
+      expect(second.counts).to.include({
+        users_created: 0,
+        users_updated: 1,
+        users_unchanged: 1,
+        users_deprovisioned: 1,
+        groups_unchanged: 1,
+      });
+      expect((await api.get(`/v1/principals/${annId}`)).body.attributes.role).to.equal('Staff engineer');
+      const gone = await scim.get(
+        `/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${bob!.userName}"`)}`,
+      );
+      expect(gone.body.totalResults).to.equal(0);
+      const after = (await scim.get(`/scim/v2/Groups/${group.id}`)).body;
+      expect(after.members.map((m: { value: string }) => m.value)).to.deep.equal([annId]);
+    });
+
+    it('reports lines it cannot read and then deprovisions nobody', async () => {
+      const { id, scim } = await connector();
+      const kept = `${uniq('kept')}@example.com`;
+      expect((await scim.post('/scim/v2/Users', user(kept))).status).to.equal(201);
+      const result = await sync(
+        id,
+        lines([
+          '{"userName":',
+          user(`${uniq('new')}@example.com`),
+          { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'] },
+        ]),
+      );
+      expect(result.counts).to.include({ lines: 3, invalid: 2, users_created: 1, users_deprovisioned: 0 });
+      expect(result.errors.map((e: { line: number }) => e.line)).to.deep.equal([1, 3]);
+      const still = await scim.get(`/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${kept}"`)}`);
+      expect(still.body.totalResults).to.equal(1);
+    });
+
+    it('refuses other media types, unknown and deleted connectors', async () => {
+      const { id } = await connector();
+      const json = await api.post(`/v1/connectors/${id}/sync`, { userName: 'x' });
+      expect(json.status).to.equal(415);
+      expect(
+        (
+          await api.post('/v1/connectors/con_01JD0000000000000000000000/sync', undefined, {
+            raw: '{}',
+            headers: NDJSON,
+          })
+        ).status,
+      ).to.equal(404);
+      expect((await api.delete(`/v1/connectors/${id}`)).status).to.equal(200);
+      expect(
+        (await api.post(`/v1/connectors/${id}/sync`, undefined, { raw: '{}', headers: NDJSON })).status,
+      ).to.equal(409);
+      expect((await api.get(`/v1/connectors/${id}/sync/job_01JD0000000000000000000000`)).status).to.equal(
+        404,
+      );
     });
   });
 });

@@ -145,8 +145,13 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     }
     if (route.params) errors['404'] = 'Not found (`NOT_FOUND`)';
     if (route.body) {
-      errors['413'] = 'Body over 1 MiB (`PAYLOAD_TOO_LARGE`)';
-      if (!route.authzen) errors['415'] = 'Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)';
+      errors['413'] = route.textBody
+        ? `Body over ${route.textBody.limitBytes} bytes (\`PAYLOAD_TOO_LARGE\`)`
+        : 'Body over 1 MiB (`PAYLOAD_TOO_LARGE`)';
+      if (!route.authzen)
+        errors['415'] = route.textBody
+          ? `Body is not ${route.textBody.mediaTypes.join(' or ')} (\`UNSUPPORTED_MEDIA_TYPE\`)`
+          : 'Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)';
     }
     if (route.rateLimit !== 'none') errors['429'] = 'Over the rate limit (`RATE_LIMITED`)';
     errors['500'] = 'Internal error (`INTERNAL`)';
@@ -181,8 +186,12 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     if (route.body) {
       const schema = components.reference(route.body);
       const content: Record<string, Json> = {};
-      for (const kind of route.bodyTypes ?? ['json']) {
-        content[kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'] = { schema };
+      if (route.textBody) {
+        for (const type of route.textBody.mediaTypes) content[type] = { schema };
+      } else {
+        for (const kind of route.bodyTypes ?? ['json']) {
+          content[kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'] = { schema };
+        }
       }
       operation['requestBody'] = { required: route.bodyRequired ?? true, content };
     }

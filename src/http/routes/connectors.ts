@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ConnectorService } from '../../connectors/service.js';
+import type { ConnectorSyncService } from '../../connectors/sync.js';
 import { pageOf } from '../../pagination.js';
 import { Id } from '../../schemas/common.js';
 import {
@@ -10,13 +11,20 @@ import {
   CreateConnectorBody,
   CreatedConnector,
   DeletedConnector,
+  SyncSchema,
 } from '../../schemas/connectors.js';
 import { listBody, operationContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 const IdParams = Type.Object({ id: Id('connector') });
 
-export function connectorRoutes(deps: { connectors: ConnectorService }): AnyRoute[] {
+/** Media types a snapshot may come as. */
+const SNAPSHOT_TYPES = ['application/x-ndjson', 'application/jsonl', 'application/x-jsonlines'];
+
+export function connectorRoutes(
+  deps: { connectors: ConnectorService; connectorSync: ConnectorSyncService },
+  syncMaxBytes: number,
+): AnyRoute[] {
   const common = {
     tags: ['Connectors'],
     auth: { scope: 'connectors:admin' as const },
@@ -97,6 +105,41 @@ export function connectorRoutes(deps: { connectors: ConnectorService }): AnyRout
       handler: async ({ ctx, params }) => ({
         body: await deps.connectors.rotateToken(params.id, operationContext(ctx)),
       }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'POST',
+      path: '/v1/connectors/{id}/sync',
+      operationId: 'syncConnector',
+      summary: 'Reconcile the connector with a snapshot of its identity provider',
+      description:
+        'The body is JSON lines, each a SCIM User or Group as the SCIM endpoints take them. A background job creates what is new, updates what changed, deprovisions the users and deletes the groups the snapshot lacks (none when some line cannot be read), and links managers; group members may be named by SCIM id or externalId. Answers 202 with the sync; follow `Location` for progress and counts.',
+      rateLimit: 'bulk',
+      params: IdParams,
+      body: Type.String({ description: 'JSON lines' }),
+      textBody: { mediaTypes: SNAPSHOT_TYPES, limitBytes: syncMaxBytes },
+      responses: {
+        202: { description: 'Accepted', schema: SyncSchema },
+        409: { description: 'The connector is deleted (`CONFLICT`)' },
+      },
+      handler: async ({ ctx, params, body }) => {
+        const sync = await deps.connectorSync.submit(params.id, body, operationContext(ctx));
+        return {
+          status: 202,
+          body: sync,
+          headers: { Location: `/v1/connectors/${params.id}/sync/${sync.id}` },
+        };
+      },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/v1/connectors/{id}/sync/{sync_id}',
+      operationId: 'getConnectorSync',
+      summary: 'Progress and outcome of a sync',
+      params: Type.Object({ id: Id('connector'), sync_id: Id('job') }),
+      responses: { 200: { description: 'The sync', schema: SyncSchema } },
+      handler: async ({ params }) => ({ body: await deps.connectorSync.get(params.id, params.sync_id) }),
     }),
   ];
 }

@@ -52,6 +52,13 @@ function listResponse(total: number, startIndex: number, items: ScimObject[]) {
   };
 }
 
+/** A discovery resource by its id, regardless of case (RFC 7644 §4). */
+function found(items: ScimObject[], id: string, what: string): ScimObject {
+  const item = items.find((i) => typeof i['id'] === 'string' && i['id'].toLowerCase() === id.toLowerCase());
+  if (!item) throw new ScimError(404, undefined, `no ${what} ${id}`);
+  return item;
+}
+
 /** Members are read only when the answer shows them. */
 function wantsMembers(query: {
   attributes?: string | undefined;
@@ -126,6 +133,26 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
         const items = schemas(base);
         return listResponse(items.length, 1, items);
       },
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/scim/v2/ResourceTypes/{id}',
+      operationId: 'scimResourceType',
+      summary: 'One SCIM resource type',
+      params: IdParams,
+      responses: ok('The resource type'),
+      handler: ({ params }) => ({ body: found(resourceTypes(base), params.id, 'resource type') }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
+      path: '/scim/v2/Schemas/{id}',
+      operationId: 'scimSchema',
+      summary: 'One SCIM schema, by its URI',
+      params: IdParams,
+      responses: ok('The schema'),
+      handler: ({ params }) => ({ body: found(schemas(base), params.id, 'schema') }),
     }),
     defineRoute({
       ...common,

@@ -1,0 +1,3 @@
+MATCH (c:SyncChunk {sync_id: $syncId})
+RETURN c.text AS text
+ORDER BY c.seq

@@ -1,0 +1,162 @@
+import type { OperationContext } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database } from '../db/database.js';
+import { conflict, notFound } from '../errors/errors.js';
+import { newId } from '../ids.js';
+import type { JobContext, JobRunner } from '../jobs/runner.js';
+import type { ScimSync, SyncProgress } from '../scim/sync.js';
+
+const Q = defineQueries('connectors', [
+  'get',
+  'sync_chunk',
+  'sync_create',
+  'sync_get',
+  'sync_chunks',
+  'sync_finish',
+  'sync_discard',
+]);
+
+export const SYNC_JOB = 'connectors.sync';
+/** A snapshot is stored in pieces of about this many characters, whole lines each. */
+const CHUNK = 4 * 1024 * 1024;
+
+interface StoredSync {
+  id: string;
+  connector_id: string;
+  connector_name: string;
+  bytes: number;
+  requested_at: string;
+  requested_by: string;
+  request_id: string | null;
+  source_ip: string | null;
+  user_agent: string | null;
+  completed_at?: string | null;
+}
+
+export interface SyncView {
+  id: string;
+  connector_id: string;
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  requested_at: string;
+  requested_by: string;
+  completed_at: string | null;
+  bytes: number;
+  progress: { phase: SyncProgress['phase'] | 'queued'; processed: number; total: number };
+  counts: SyncProgress['counts'] | null;
+  errors: SyncProgress['errors'];
+  error: string | null;
+}
+
+/** Splits text into pieces of whole lines. */
+function chunks(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(text.length, start + CHUNK);
+    if (end < text.length) {
+      const newline = text.lastIndexOf('\n', end);
+      end = newline > start ? newline + 1 : end;
+    }
+    out.push(text.slice(start, end));
+    start = end;
+  }
+  return out;
+}
+
+/**
+ * Bulk reconciliation of a connector with a snapshot of its identity provider: the snapshot is
+ * stored in Neo4j with the sync, and a job of the job runner reconciles it (src/scim/sync.ts),
+ * reporting its progress; with several instances it runs once, and one interrupted by a stop or a
+ * crash is taken up again (reconciling compares before writing, so it resumes where it got to).
+ */
+export class ConnectorSyncService {
+  constructor(
+    private readonly db: Database,
+    private readonly jobs: JobRunner,
+    private readonly sync: ScimSync,
+  ) {}
+
+  /** Registers the job handler; the runtime calls this before the runner starts. */
+  register(): void {
+    this.jobs.handle<{ syncId: string }>(SYNC_JOB, (job) => this.run(job));
+  }
+
+  async submit(connectorId: string, text: string, op: OperationContext): Promise<SyncView> {
+    const current = await this.db.first<{ connector: { status: string } }>(Q.get, { id: connectorId });
+    if (!current) throw notFound('connector', connectorId);
+    if (current.connector.status !== 'active') throw conflict(`connector ${connectorId} is deleted`);
+    const id = newId('job');
+    const pieces = chunks(text);
+    try {
+      for (const [seq, piece] of pieces.entries()) {
+        await this.db.write(Q.sync_chunk, (tx) => tx.run(Q.sync_chunk, { syncId: id, seq, text: piece }));
+      }
+      await this.db.write('connectors/sync', async (tx) => {
+        const row = await tx.first<{ sync: StoredSync }>(Q.sync_create, {
+          id,
+          connectorId,
+          bytes: Buffer.byteLength(text),
+          requestedBy: op.actor.id,
+          requestId: op.meta.requestId,
+          sourceIp: op.meta.sourceIp,
+          userAgent: op.meta.userAgent,
+        });
+        if (!row) throw conflict(`connector ${connectorId} is deleted`);
+        await this.jobs.enqueue(tx, SYNC_JOB, { syncId: id }, { id, maxAttempts: 3 });
+      });
+    } catch (err) {
+      await this.db
+        .write(Q.sync_discard, (tx) => tx.run(Q.sync_discard, { syncId: id }))
+        .catch(() => undefined);
+      throw err;
+    }
+    return this.get(connectorId, id);
+  }
+
+  async get(connectorId: string | null, id: string): Promise<SyncView> {
+    const row = await this.db.first<{ sync: StoredSync }>(Q.sync_get, { id, connectorId });
+    const job = row ? await this.jobs.get(id) : undefined;
+    if (!row || !job) throw notFound('sync', id);
+    const s = row.sync;
+    const progress = (job.progress ?? null) as SyncProgress | null;
+    return {
+      id,
+      connector_id: s.connector_id,
+      status: job.status,
+      requested_at: s.requested_at,
+      requested_by: s.requested_by,
+      completed_at: s.completed_at ?? null,
+      bytes: s.bytes,
+      progress: progress
+        ? { phase: progress.phase, processed: progress.processed, total: progress.total }
+        : { phase: 'queued', processed: 0, total: 0 },
+      counts: progress?.counts ?? null,
+      errors: progress?.errors ?? [],
+      error: job.error,
+    };
+  }
+
+  private async run(job: JobContext<{ syncId: string }>): Promise<void> {
+    const { syncId } = job.payload;
+    const row = await this.db.first<{ sync: StoredSync }>(Q.sync_get, { id: syncId, connectorId: null });
+    if (!row) throw new Error(`sync ${syncId} is gone`);
+    const s = row.sync;
+    const connector = await this.db.first<{ connector: { status: string; name: string } }>(Q.get, {
+      id: s.connector_id,
+    });
+    if (connector?.connector.status !== 'active') throw new Error(`connector ${s.connector_id} is deleted`);
+    const pieces = await this.db.run<{ text: string }>(Q.sync_chunks, { syncId });
+    const op: OperationContext = {
+      actor: { type: 'connector', id: s.connector_id },
+      meta: { requestId: s.request_id, sourceIp: s.source_ip, userAgent: s.user_agent },
+    };
+    await this.sync.reconcile(
+      { id: s.connector_id, name: connector.connector.name },
+      pieces.map((p) => p.text).join(''),
+      op,
+      (progress) => job.reportProgress(progress),
+      job.signal,
+    );
+    await this.db.write(Q.sync_finish, (tx) => tx.run(Q.sync_finish, { syncId }));
+  }
+}

@@ -1,0 +1,602 @@
+import { diffMaps, type OperationContext } from '../audit/audit.js';
+import type { ScimCaller } from '../connectors/service.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database } from '../db/database.js';
+import type { EventSink } from '../events/sink.js';
+import { isId, newId } from '../ids.js';
+import {
+  CONNECTOR_ATTRIBUTES,
+  CONNECTOR_METADATA,
+  fromProperties,
+  MANAGER_KEY,
+  type Principal,
+} from '../principals/model.js';
+import { principalRepository as principals } from '../principals/repository.js';
+import { assessRisk } from '../principals/risk.js';
+import { recordPrincipalUpdate } from '../principals/service.js';
+import { principalRows } from '../seed/bulk.js';
+import { nowIso } from '../time.js';
+import { ScimError } from './errors.js';
+import type { ScimGroupService } from './groups-service.js';
+import { groupFields, readGroup } from './groups.js';
+import { isObject, type ScimObject } from './resource.js';
+import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
+import {
+  mappedAttributes,
+  mappedMetadata,
+  mergePatch,
+  readUser,
+  userFields,
+  type UserFields,
+} from './users.js';
+
+const Q = defineQueries('scim', [
+  'sync_users',
+  'sync_release',
+  'sync_deprovision',
+  'sync_managers',
+  'group_all',
+]);
+const SEED = defineQueries('seed', ['principals']);
+
+/** Users written per transaction. */
+const BATCH = 1_000;
+/** Line errors reported back (all are counted). */
+const MAX_ERRORS = 100;
+/** Manager chains are followed this far when looking for a cycle. */
+const MAX_CHAIN = 64;
+
+export interface SyncCounts {
+  lines: number;
+  invalid: number;
+  users_created: number;
+  users_updated: number;
+  users_unchanged: number;
+  users_deprovisioned: number;
+  groups_created: number;
+  groups_updated: number;
+  groups_unchanged: number;
+  groups_deleted: number;
+}
+
+export interface SyncProgress {
+  phase: 'reading' | 'users' | 'deprovisioning' | 'managers' | 'groups' | 'done';
+  processed: number;
+  total: number;
+  counts: SyncCounts;
+  errors: { line: number; detail: string }[];
+}
+
+interface SnapshotUser {
+  line: number;
+  scim: ScimObject;
+  fields: UserFields;
+}
+
+interface SnapshotGroup {
+  line: number;
+  scim: ScimObject;
+}
+
+interface Existing {
+  principal: Principal;
+  /** The stored SCIM resource, as JSON. */
+  scim: string;
+  /** Lower-cased. */
+  userName: string | undefined;
+  managerId: string | null;
+  /** The manager reference it waits on, if any. */
+  managerRef: string | null;
+}
+
+const emptyCounts = (): SyncCounts => ({
+  lines: 0,
+  invalid: 0,
+  users_created: 0,
+  users_updated: 0,
+  users_unchanged: 0,
+  users_deprovisioned: 0,
+  groups_created: 0,
+  groups_updated: 0,
+  groups_unchanged: 0,
+  groups_deleted: 0,
+});
+
+function schemasOf(value: ScimObject): string[] {
+  const schemas = value['schemas'];
+  return Array.isArray(schemas)
+    ? schemas.filter((s): s is string => typeof s === 'string').map((s) => s.toLowerCase())
+    : [];
+}
+
+/**
+ * Reconciles a connector with a snapshot of its identity provider (JSON lines, each a SCIM User
+ * or Group): creates what is new, updates what changed, deprovisions the users and deletes the
+ * groups the snapshot no longer has. Users are written in batches of a thousand per transaction
+ * (each change still an audit event in its transaction); groups through the SCIM group service.
+ * It compares before it writes, so running it again, or resuming it after an interruption,
+ * changes only what still differs. A line that cannot be read is reported and skipped; a
+ * snapshot with unreadable lines deprovisions nobody, since a missing user might be one of them.
+ */
+export class ScimSync {
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+    private readonly groups: ScimGroupService,
+  ) {}
+
+  async reconcile(
+    caller: ScimCaller,
+    text: string,
+    op: OperationContext,
+    report: (progress: SyncProgress) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<SyncProgress> {
+    const counts = emptyCounts();
+    const errors: SyncProgress['errors'] = [];
+    const fail = (line: number, detail: string): void => {
+      counts.invalid += 1;
+      if (errors.length < MAX_ERRORS) errors.push({ line, detail });
+    };
+    const { users, groups } = this.read(text, counts, fail);
+    const progress = (phase: SyncProgress['phase'], processed: number, total: number): SyncProgress => ({
+      phase,
+      processed,
+      total,
+      counts: { ...counts },
+      errors: [...errors],
+    });
+    await report(progress('users', 0, users.length));
+
+    const existing = await this.existingUsers(caller);
+    const byExternal = new Map<string, Existing>();
+    const byUserName = new Map<string, Existing>();
+    for (const e of existing.values()) {
+      if (e.principal.connector_id) byExternal.set(e.principal.connector_id, e);
+      if (e.userName !== undefined) byUserName.set(e.userName, e);
+    }
+    const seen = new Set<string>();
+    const creates: { id: string; user: SnapshotUser }[] = [];
+    const updates: { user: SnapshotUser; current: Existing }[] = [];
+    for (const user of users) {
+      const { externalId, userName } = user.fields;
+      const current =
+        (externalId ? byExternal.get(externalId) : undefined) ?? byUserName.get(userName.toLowerCase());
+      if (current && seen.has(current.principal.id)) {
+        fail(
+          user.line,
+          `a user with userName "${userName}" or externalId "${externalId ?? ''}" appears twice`,
+        );
+        continue;
+      }
+      if (current) {
+        seen.add(current.principal.id);
+        updates.push({ user, current });
+      } else {
+        creates.push({ id: newId('principal'), user });
+      }
+    }
+    const createdKeys = new Set<string>();
+    const uniqueCreates = creates.filter(({ user }) => {
+      const key = `u:${user.fields.userName.toLowerCase()}`;
+      const ext = user.fields.externalId ? `e:${user.fields.externalId}` : undefined;
+      if (createdKeys.has(key) || (ext && createdKeys.has(ext))) {
+        fail(user.line, `a user with userName "${user.fields.userName}" appears twice`);
+        return false;
+      }
+      createdKeys.add(key);
+      if (ext) createdKeys.add(ext);
+      return true;
+    });
+
+    let processed = 0;
+    for (let i = 0; i < uniqueCreates.length; i += BATCH) {
+      signal.throwIfAborted();
+      await this.createBatch(caller, uniqueCreates.slice(i, i + BATCH), op);
+      counts.users_created += Math.min(BATCH, uniqueCreates.length - i);
+      processed += Math.min(BATCH, uniqueCreates.length - i);
+      await report(progress('users', processed, users.length));
+    }
+    for (let i = 0; i < updates.length; i += BATCH) {
+      signal.throwIfAborted();
+      const changed = await this.updateBatch(caller, updates.slice(i, i + BATCH), op);
+      counts.users_updated += changed;
+      counts.users_unchanged += Math.min(BATCH, updates.length - i) - changed;
+      processed += Math.min(BATCH, updates.length - i);
+      await report(progress('users', processed, users.length));
+    }
+
+    const missing = [...existing.values()].filter((e) => !seen.has(e.principal.id));
+    if (counts.invalid === 0) {
+      await report(progress('deprovisioning', 0, missing.length));
+      for (let i = 0; i < missing.length; i += BATCH) {
+        signal.throwIfAborted();
+        await this.deprovisionBatch(missing.slice(i, i + BATCH), op);
+        counts.users_deprovisioned += Math.min(BATCH, missing.length - i);
+        await report(progress('deprovisioning', i + BATCH, missing.length));
+      }
+    }
+
+    signal.throwIfAborted();
+    await report(progress('managers', 0, users.length));
+    const ids = new Map<string, string>();
+    for (const { id, user } of uniqueCreates) this.remember(ids, id, user.fields);
+    for (const { user, current } of updates) this.remember(ids, current.principal.id, user.fields);
+    await this.linkManagers(
+      [
+        ...uniqueCreates.map(({ id, user }) => ({
+          id,
+          fields: user.fields,
+          currentManager: null,
+          currentRef: null,
+        })),
+        ...updates.map(({ user, current }) => ({
+          id: current.principal.id,
+          fields: user.fields,
+          currentManager: current.managerId,
+          currentRef: current.managerRef,
+        })),
+      ],
+      ids,
+      op,
+    );
+
+    await report(progress('groups', 0, groups.length));
+    await this.reconcileGroups(caller, groups, ids, counts, fail, op, signal, counts.invalid === 0);
+    const done = progress('done', users.length + groups.length, users.length + groups.length);
+    await report(done);
+    return done;
+  }
+
+  /** Splits the snapshot into users and groups, reading each as the SCIM endpoints do. */
+  private read(
+    text: string,
+    counts: SyncCounts,
+    fail: (line: number, detail: string) => void,
+  ): { users: SnapshotUser[]; groups: SnapshotGroup[] } {
+    const users: SnapshotUser[] = [];
+    const groups: SnapshotGroup[] = [];
+    const lines = text.split('\n');
+    lines.forEach((raw, index) => {
+      const line = index + 1;
+      if (raw.trim() === '') return;
+      counts.lines += 1;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        fail(line, 'not a JSON value');
+        return;
+      }
+      if (!isObject(value)) {
+        fail(line, 'not a JSON object');
+        return;
+      }
+      const schemas = schemasOf(value);
+      const isGroup =
+        schemas.includes(GROUP_SCHEMA.toLowerCase()) ||
+        (!schemas.includes(USER_SCHEMA.toLowerCase()) && value['userName'] === undefined);
+      try {
+        if (isGroup) {
+          const scim = readGroup(value);
+          groups.push({ line, scim });
+        } else {
+          const scim = readUser(value);
+          users.push({ line, scim, fields: userFields(scim) });
+        }
+      } catch (err) {
+        if (err instanceof ScimError) fail(line, err.message);
+        else throw err;
+      }
+    });
+    return { users, groups };
+  }
+
+  private async existingUsers(caller: ScimCaller): Promise<Map<string, Existing>> {
+    const rows = await this.db.run<{ props: Record<string, unknown>; managerId: string | null }>(
+      Q.sync_users,
+      {
+        source: caller.name,
+      },
+    );
+    const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+    return new Map(
+      rows.map((r) => {
+        const principal = fromProperties(r.props);
+        return [
+          principal.id,
+          {
+            principal,
+            scim: text(r.props['scim']) ?? '',
+            userName: text(r.props['user_name']),
+            managerId: r.managerId,
+            managerRef: text(r.props['manager_ref']) ?? null,
+          },
+        ];
+      }),
+    );
+  }
+
+  private async createBatch(
+    caller: ScimCaller,
+    batch: { id: string; user: SnapshotUser }[],
+    op: OperationContext,
+  ) {
+    const now = nowIso();
+    const rows = batch.map(({ id, user }) => {
+      const f = user.fields;
+      return {
+        id,
+        type: 'USER' as const,
+        name: f.name,
+        ...(f.email ? { email: f.email } : {}),
+        attributes: mappedAttributes(f, null),
+        metadata: mappedMetadata(f),
+        connectorSource: caller.name,
+        ...(f.externalId ? { connectorId: f.externalId } : {}),
+        createdAt: now,
+        status: f.active ? ('active' as const) : ('suspended' as const),
+        extra: { user_name: f.userName.toLowerCase(), scim: JSON.stringify(user.scim) },
+      };
+    });
+    await this.db.write('scim/sync/create', async (tx) => {
+      const externalIds = rows.flatMap((r) => (r.connectorId ? [r.connectorId] : []));
+      if (externalIds.length > 0) await tx.run(Q.sync_release, { source: caller.name, externalIds });
+      await tx.run(SEED.principals, principalRows(rows, caller.id));
+      for (const r of rows) {
+        this.events.record(tx, op, {
+          type: 'principal.created',
+          target: { type: 'principal', id: r.id },
+          changes: {
+            type: { to: 'USER' },
+            name: { to: r.name },
+            status: { to: r.status },
+            connector_source: { to: caller.name },
+            ...(r.email ? { email: { to: r.email } } : {}),
+            ...(r.connectorId ? { connector_id: { to: r.connectorId } } : {}),
+            ...diffMaps(null, r.attributes, 'attributes'),
+            ...diffMaps(null, r.metadata, 'metadata'),
+          },
+        });
+      }
+    });
+  }
+
+  /** Writes the users whose snapshot differs from what is stored; says how many did. */
+  private async updateBatch(
+    caller: ScimCaller,
+    batch: { user: SnapshotUser; current: Existing }[],
+    op: OperationContext,
+  ): Promise<number> {
+    const changed = batch.filter(({ user, current }) => {
+      const p = current.principal;
+      return (
+        JSON.stringify(user.scim) !== current.scim ||
+        (user.fields.active ? 'active' : 'suspended') !== p.status ||
+        p.name !== user.fields.name
+      );
+    });
+    if (changed.length === 0) return 0;
+    await this.db.write('scim/sync/update', async (tx) => {
+      const now = nowIso();
+      for (const { user, current } of changed) {
+        const p = current.principal;
+        const f = user.fields;
+        const attributes = { ...p.attributes };
+        const metadata = { ...p.metadata };
+        for (const key of CONNECTOR_ATTRIBUTES) if (key !== MANAGER_KEY) delete attributes[key];
+        for (const key of CONNECTOR_METADATA) delete metadata[key];
+        const mapped = mappedAttributes(f, null);
+        Object.assign(attributes, mapped);
+        Object.assign(metadata, mappedMetadata(f));
+        const status = f.active ? 'active' : 'suspended';
+        const changes = {
+          ...(p.name !== f.name ? { name: { from: p.name, to: f.name } } : {}),
+          ...(p.email !== f.email ? { email: { from: p.email, to: f.email } } : {}),
+          ...(p.connector_id !== f.externalId
+            ? { connector_id: { from: p.connector_id, to: f.externalId } }
+            : {}),
+          ...diffMaps(p.attributes, attributes, 'attributes'),
+          ...diffMaps(p.metadata, metadata, 'metadata'),
+          ...diffMaps(current.scim ? (JSON.parse(current.scim) as ScimObject) : {}, user.scim, 'scim'),
+        };
+        await principals.update(
+          tx,
+          p,
+          {
+            name: f.name,
+            email: f.email,
+            status,
+            attributes: mergePatch(p.attributes, attributes),
+            metadata: mergePatch(p.metadata, metadata),
+            risk: assessRisk({ ...p, status, attributes, metadata }),
+            extra: {
+              connector_id: f.externalId,
+              user_name: f.userName.toLowerCase(),
+              scim: JSON.stringify(user.scim),
+            },
+          },
+          now,
+        );
+        recordPrincipalUpdate(this.events, tx, op, p.id, changes, { from: p.status, to: status });
+      }
+    });
+    return changed.length;
+  }
+
+  private async deprovisionBatch(batch: Existing[], op: OperationContext): Promise<void> {
+    await this.db.write('scim/sync/deprovision', async (tx) => {
+      const rows = batch.map(({ principal: p }) => {
+        const risk = assessRisk({ ...p, status: 'deprovisioned' });
+        return { id: p.id, score: risk.score, factors: JSON.stringify(risk.factors) };
+      });
+      await tx.run(Q.sync_deprovision, { rows, now: nowIso() });
+      for (const { principal: p } of batch) {
+        this.events.record(tx, op, {
+          type: 'principal.status_changed',
+          target: { type: 'principal', id: p.id },
+          changes: { status: { from: p.status, to: 'deprovisioned' } },
+        });
+      }
+    });
+  }
+
+  /** Every way a snapshot may name a user: its SCIM id, its externalId. */
+  private remember(ids: Map<string, string>, id: string, fields: UserFields): void {
+    ids.set(id, id);
+    if (fields.externalId) ids.set(fields.externalId, id);
+  }
+
+  /**
+   * Links each user to the manager its snapshot names, among the connector's users; a manager
+   * that is not there (or would close a cycle) is waited for, as over SCIM. Only links that
+   * change are written.
+   */
+  private async linkManagers(
+    users: { id: string; fields: UserFields; currentManager: string | null; currentRef: string | null }[],
+    ids: Map<string, string>,
+    op: OperationContext,
+  ): Promise<void> {
+    const wanted = new Map<string, string | null>();
+    for (const u of users) {
+      const ref = u.fields.managerRef;
+      const managerId = ref ? ids.get(ref) : undefined;
+      wanted.set(u.id, managerId && managerId !== u.id ? managerId : null);
+    }
+    for (const [id] of wanted) {
+      // A chain that comes back to its start is a cycle: the link closing it waits instead.
+      let at = wanted.get(id) ?? null;
+      for (let steps = 0; at !== null && steps < MAX_CHAIN; steps += 1) {
+        if (at === id) {
+          wanted.set(id, null);
+          break;
+        }
+        at = wanted.get(at) ?? null;
+      }
+    }
+    const rows = users.flatMap((u) => {
+      const managerId = wanted.get(u.id) ?? null;
+      const ref = managerId === null ? u.fields.managerRef : null;
+      if (managerId === u.currentManager && ref === u.currentRef) return [];
+      return [{ id: u.id, managerId, ref, from: u.currentManager }];
+    });
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const batch = rows.slice(i, i + BATCH);
+      await this.db.write('scim/sync/managers', async (tx) => {
+        await tx.run(Q.sync_managers, { rows: batch, now: nowIso() });
+        for (const row of batch) {
+          if (row.managerId === row.from) continue;
+          this.events.record(tx, op, {
+            type: 'principal.updated',
+            target: { type: 'principal', id: row.id },
+            changes: { [`attributes.${MANAGER_KEY}`]: { from: row.from, to: row.managerId } },
+          });
+        }
+      });
+    }
+  }
+
+  /**
+   * Groups matched by externalId, else by name: created, replaced when they differ (members
+   * named by SCIM id, externalId or, for groups, name), and deleted when the snapshot lacks them.
+   */
+  private async reconcileGroups(
+    caller: ScimCaller,
+    snapshot: SnapshotGroup[],
+    userIds: Map<string, string>,
+    counts: SyncCounts,
+    fail: (line: number, detail: string) => void,
+    op: OperationContext,
+    signal: AbortSignal,
+    mayDelete: boolean,
+  ): Promise<void> {
+    const rows = await this.db.run<{ props: Record<string, unknown>; members: { value: string }[] }>(
+      Q.group_all,
+      {
+        source: caller.name,
+        withMembers: true,
+      },
+    );
+    const byExternal = new Map<string, (typeof rows)[number]>();
+    const byName = new Map<string, (typeof rows)[number]>();
+    for (const row of rows) {
+      if (typeof row.props['connector_id'] === 'string') byExternal.set(row.props['connector_id'], row);
+      byName.set(String(row.props['name']).toLowerCase(), row);
+    }
+    const groupIds = new Map<string, string>();
+    const plan: { group: SnapshotGroup; id: string | undefined }[] = [];
+    const seen = new Set<string>();
+    for (const group of snapshot) {
+      const f = groupFields(group.scim);
+      const current =
+        (f.externalId ? byExternal.get(f.externalId) : undefined) ?? byName.get(f.displayName.toLowerCase());
+      const id = current?.props['id'] as string | undefined;
+      if (id && seen.has(id)) {
+        fail(group.line, `a group named "${f.displayName}" appears twice`);
+        continue;
+      }
+      if (id) seen.add(id);
+      plan.push({ group, id });
+    }
+    // Groups first without members, so that members may name groups created in this pass.
+    for (const entry of plan) {
+      signal.throwIfAborted();
+      if (entry.id) continue;
+      const { members: _members, ...bare } = entry.group.scim;
+      try {
+        const created = await this.groups.create(caller, bare, op);
+        entry.id = created['id'] as string;
+        counts.groups_created += 1;
+      } catch (err) {
+        if (err instanceof ScimError) fail(entry.group.line, err.message);
+        else throw err;
+      }
+    }
+    for (const entry of plan) {
+      const f = groupFields(entry.group.scim);
+      if (entry.id) {
+        groupIds.set(entry.id, entry.id);
+        groupIds.set(f.displayName.toLowerCase(), entry.id);
+        if (f.externalId) groupIds.set(f.externalId, entry.id);
+      }
+    }
+    for (const entry of plan) {
+      signal.throwIfAborted();
+      if (!entry.id) continue;
+      const f = groupFields(entry.group.scim);
+      const members = f.members.map(
+        (m) =>
+          (isId('group', m) ? groupIds.get(m) : userIds.get(m)) ??
+          groupIds.get(m.toLowerCase()) ??
+          userIds.get(m) ??
+          m,
+      );
+      try {
+        const before = JSON.stringify(await this.groups.get(caller, entry.id, true));
+        const after = await this.groups.replace(
+          caller,
+          entry.id,
+          { ...entry.group.scim, members: members.map((value) => ({ value })) },
+          undefined,
+          op,
+        );
+        const wasNew = !seen.has(entry.id);
+        if (!wasNew) {
+          if (JSON.stringify(after) === before) counts.groups_unchanged += 1;
+          else counts.groups_updated += 1;
+        }
+      } catch (err) {
+        if (err instanceof ScimError) fail(entry.group.line, err.message);
+        else throw err;
+      }
+    }
+    if (!mayDelete) return;
+    for (const row of rows) {
+      const id = row.props['id'] as string;
+      if (seen.has(id)) continue;
+      signal.throwIfAborted();
+      await this.groups.delete(caller, id, undefined, op);
+      counts.groups_deleted += 1;
+    }
+  }
+}
