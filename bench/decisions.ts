@@ -28,7 +28,7 @@
  * BENCH_BATCH (1000 rows per load transaction), BENCH_LOADERS (2). Node needs --expose-gc for
  * the heap figures (the npm script passes it). Results also go to bench/results/*.json.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
@@ -36,9 +36,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
-import { loadConfig } from '../src/config/config.js';
-import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
-import { provideNeo4j } from '../src/db/local-neo4j.js';
 import { decide } from '../src/decisions/engine.js';
 import { PolicyIndex } from '../src/decisions/index.js';
 import type { IxPolicy } from '../src/decisions/model.js';
@@ -46,9 +43,26 @@ import { DecisionService } from '../src/decisions/service.js';
 import { createLogger } from '../src/logging/logger.js';
 import { bodyOf } from '../src/policies/model.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
-import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
+import { BulkLoader } from '../src/seed/bulk.js';
 import { startServer } from '../src/http/server.js';
 import { buildCasbin, buildCedar, cedarVersion, type OtherEngine } from './engines.js';
+import {
+  adminToken,
+  ask,
+  benchConfig,
+  benchNeo4j,
+  cypher,
+  env,
+  fmt,
+  forkBench,
+  loadPrincipals,
+  log,
+  median,
+  percentile,
+  ResultTable,
+  writeResults,
+  type Row,
+} from './harness.js';
 import type { LoadResult, LoadRun } from './load-generator.js';
 import { generateOrg, rng, type Org } from './org.js';
 import {
@@ -59,7 +73,6 @@ import {
   type PolicySet,
 } from './policy-set.js';
 
-const env = (name: string, fallback: number): number => Number(process.env[name] || fallback);
 const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
 const GROUPS = env('BENCH_GROUPS', 5_000);
 const POLICIES = env('BENCH_POLICIES', 10_000);
@@ -85,35 +98,7 @@ const LOADERS = env('BENCH_LOADERS', 2);
 /** A directory: CPU profiles of the first round of each server-side phase are written there. */
 const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
 
-const ADMIN_ID = 'cli_01JBENCH000000000000000000';
-const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
 const MB = 1024 * 1024;
-
-const log = (message: string): void => {
-  process.stdout.write(`${message}\n`);
-};
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, rank)]!;
-}
-const median = (values: readonly number[]): number =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
-
-/** A statement of the benchmark's own, in a transaction of its own. */
-async function cypher(db: Database, text: string): Promise<Record<string, unknown>[]> {
-  const session = db.driver.session();
-  try {
-    const result = await session.run(text, toNeo4jParams({}));
-    return result.records.map((r) => fromNeo4j(r.toObject()) as Record<string, unknown>);
-  } finally {
-    await session.close();
-  }
-}
 
 const gc = (): void => {
   const collect = (globalThis as { gc?: () => void }).gc;
@@ -143,61 +128,8 @@ async function profiled<T>(name: string | undefined, work: () => Promise<T>): Pr
   }
 }
 
-// ---- results -------------------------------------------------------------------------------
-
-interface Row {
-  scenario: string;
-  unit: string;
-  /** Median over the rounds of each round's median (or of its value). */
-  median: number;
-  /** Median over the rounds of each round's p99, where there is one. */
-  p99?: number;
-  target?: number;
-  /** `max`: the figure must stay at or under the target; `min`: at or above. */
-  direction?: 'max' | 'min';
-  /** Which figure the target applies to. */
-  on?: 'median' | 'p99';
-  ratio?: number;
-  rounds: number[];
-  note?: string;
-}
-
-const rows: Row[] = [];
-
-function addRow(row: Omit<Row, 'ratio'>): Row {
-  const figure = row.on === 'p99' ? row.p99 : row.median;
-  const full: Row = {
-    ...row,
-    ...(row.target !== undefined && figure !== undefined ? { ratio: figure / row.target } : {}),
-  };
-  rows.push(full);
-  return full;
-}
-
-const fmt = (v: number | undefined, digits = 2): string =>
-  v === undefined || Number.isNaN(v) ? '-' : v >= 1000 ? Math.round(v).toString() : v.toFixed(digits);
-
-function printTable(): void {
-  log('');
-  log(
-    `${'scenario'.padEnd(58)} ${'unit'.padEnd(9)} ${'median'.padStart(9)} ${'p99'.padStart(9)} ${'target'.padStart(
-      11,
-    )} ${'ratio'.padStart(6)}  ok  per round`,
-  );
-  for (const r of rows) {
-    const target =
-      r.target === undefined
-        ? ''
-        : `${r.direction === 'min' ? '>=' : '<='} ${r.target}${r.on === 'p99' ? ' p99' : ''}`;
-    const ok =
-      r.ratio === undefined ? '  ' : (r.direction === 'min' ? r.ratio >= 1 : r.ratio <= 1) ? 'ok' : 'NO';
-    log(
-      `${r.scenario.padEnd(58)} ${r.unit.padEnd(9)} ${fmt(r.median).padStart(9)} ${fmt(r.p99).padStart(9)} ${target.padStart(
-        11,
-      )} ${fmt(r.ratio).padStart(6)}  ${ok}  ${r.rounds.map((v) => fmt(v)).join(' / ')}${r.note ? `  (${r.note})` : ''}`,
-    );
-  }
-}
+const table = new ResultTable();
+const addRow = (row: Omit<Row, 'ratio'>): Row => table.add(row);
 
 // ---- main ----------------------------------------------------------------------------------
 
@@ -218,43 +150,10 @@ async function main(): Promise<void> {
     blastPrincipals: BLAST,
   });
 
-  const neo4j = await provideNeo4j(
-    {
-      uri: process.env['NEO4J_URI'] || undefined,
-      user: process.env['NEO4J_USER'] || 'neo4j',
-      password: process.env['NEO4J_PASSWORD'] ?? '',
-    },
-    {
-      provider: 'auto',
-      dataDir: undefined,
-      port: 0,
-      heap: '2g',
-      pageCache: '1g',
-      progress: (m) => log(`[neo4j] ${m}`),
-    },
-  );
-  const config = loadConfig({
-    LOG_LEVEL: 'warn',
-    KEY_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: ADMIN_ID,
-    BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
-    CLIENT_SECRET_HASH_COST: '12',
-    // Limits raised so that the benchmark measures the service, not its quota; the limiter runs.
-    RATE_LIMIT_STANDARD: '100000000',
-    RATE_LIMIT_DECISIONS: '100000000',
-    RATE_LIMIT_BULK: '100000000',
-    DECISION_MAX_PENDING: '2000000',
-    NEO4J_DATA_DIR: path.join(os.tmpdir(), 'pas-bench'),
-  });
+  const neo4j = await benchNeo4j();
+  const config = benchConfig({ DECISION_MAX_PENDING: '2000000' });
   const logger = createLogger('warn');
-  const loadGenerator = fork(
-    path.join(path.dirname(new URL(import.meta.url).pathname), 'load-generator.ts'),
-    [],
-    {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    },
-  );
+  const loadGenerator = forkBench('load-generator.ts');
   try {
     const runtime = await createRuntime({ config, logger, neo4j });
     const server = await startServer(runtime, {
@@ -284,18 +183,7 @@ async function load(runtime: Runtime, org: Org, set: PolicySet): Promise<Record<
     return (Date.now() - t0) / 1000;
   };
   const principalsS = await timed(async () => {
-    const rows = org.principals;
-    const pending: SeedPrincipal[] = await loader.principals(rows.slice(0, BATCH));
-    let next = BATCH;
-    const worker = async (): Promise<void> => {
-      while (next < rows.length) {
-        const from = next;
-        next += BATCH;
-        pending.push(...(await loader.principals(rows.slice(from, from + BATCH))));
-      }
-    };
-    await Promise.all(Array.from({ length: LOADERS }, worker));
-    await loader.managers(pending);
+    await loadPrincipals(loader, org.principals, { batch: BATCH, loaders: LOADERS });
   });
   const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
   const groupsS = await timed(async () => {
@@ -530,22 +418,7 @@ async function compare(
   return { policies: policies.length, translated, agreement, timings };
 }
 
-async function loadRun(child: ChildProcess, spec: LoadRun): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: { ok: boolean; result?: LoadResult; error?: string }): void => {
-      child.off('exit', onExit);
-      if (message.ok) resolve(message.result!);
-      else reject(new Error(message.error));
-    };
-    const onExit = (code: number | null): void => {
-      child.off('message', onMessage);
-      reject(new Error(`the load generator stopped (${code})`));
-    };
-    child.once('message', onMessage);
-    child.once('exit', onExit);
-    child.send(spec);
-  });
-}
+const loadRun = (child: ChildProcess, spec: LoadRun): Promise<LoadResult> => ask<LoadResult>(child, spec);
 
 /** A minimal Koa app: reads and parses a JSON body, answers a small JSON. */
 async function startHelloWorld(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -684,15 +557,7 @@ async function run(
   const warmHeap = heapMb();
 
   // --- token ------------------------------------------------------------------------------------
-  const tokenRes = await fetch(`${base}/v1/auth/token`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      Authorization: `Basic ${Buffer.from(`${ADMIN_ID}:${ADMIN_SECRET}`).toString('base64')}`,
-    },
-    body: 'grant_type=client_credentials',
-  });
-  const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+  const token = await adminToken(base);
   const auth = { authorization: `Bearer ${token}` };
 
   // --- 2. HTTP evaluate vs a bare Koa app ---------------------------------------------------------
@@ -966,7 +831,7 @@ async function run(
   );
   log(`  summary: ${JSON.stringify(summary)}`);
 
-  printTable();
+  table.print();
   log('');
   log(
     `machine: ${os.cpus().length} cores, node ${process.version}, cedar ${cedarVersion()}; process heap after the ` +
@@ -974,42 +839,32 @@ async function run(
       `after each HTTP round: ${http.pending.join(' / ')}`,
   );
 
-  const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
-  await mkdir(dir, { recursive: true });
-  const file = path.join(dir, `decisions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  await writeFile(
-    file,
-    JSON.stringify(
-      {
-        shape: {
-          PRINCIPALS,
-          GROUPS,
-          POLICIES,
-          RESOURCES,
-          ROUNDS,
-          STREAM,
-          COMPARE_S,
-          COMPARE_POLICIES,
-          HTTP_S,
-          CONNECTIONS,
-          RATE,
-          BATCHES,
-          REQUESTS,
-          SIMULATIONS,
-          BLAST,
-        },
-        machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg(), cedar: cedarVersion() },
-        load: loaded,
-        index_build: build,
-        in_process: comparisons,
-        http,
-        table: rows,
-      },
-      null,
-      2,
-    ),
-  );
-  log(`results written to ${path.relative(process.cwd(), file)}`);
+  const file = await writeResults('decisions', {
+    shape: {
+      PRINCIPALS,
+      GROUPS,
+      POLICIES,
+      RESOURCES,
+      ROUNDS,
+      STREAM,
+      COMPARE_S,
+      COMPARE_POLICIES,
+      HTTP_S,
+      CONNECTIONS,
+      RATE,
+      BATCHES,
+      REQUESTS,
+      SIMULATIONS,
+      BLAST,
+    },
+    machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg(), cedar: cedarVersion() },
+    load: loaded,
+    index_build: build,
+    in_process: comparisons,
+    http,
+    table: table.rows,
+  });
+  log(`results written to ${file}`);
 }
 
 main().catch((err: unknown) => {

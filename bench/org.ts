@@ -32,7 +32,7 @@ export function seededId(prefix: string, n: number, time: number): string {
   return `${prefix}_${timePart}${rest}`;
 }
 
-const FIRST = [
+export const FIRST = [
   'Ada',
   'Alan',
   'Grace',
@@ -64,7 +64,7 @@ const FIRST = [
   'Sara',
   'Yukihiro',
 ];
-const LAST = [
+export const LAST = [
   'Lovelace',
   'Turing',
   'Hopper',
@@ -114,7 +114,7 @@ export const DEPARTMENTS = [
   'procurement',
 ];
 export const TEAMS = Array.from({ length: 60 }, (_, i) => `team-${String(i).padStart(2, '0')}`);
-const ROLES = [
+export const ROLES = [
   'engineer',
   'senior engineer',
   'staff engineer',
@@ -131,7 +131,7 @@ const ROLES = [
   'support agent',
   'product manager',
 ];
-const LOCATIONS = [
+export const LOCATIONS = [
   'nyc',
   'sfo',
   'lon',

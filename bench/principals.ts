@@ -18,21 +18,27 @@
  * cold-start rate), BENCH_THROUGHPUT_S (5: seconds per throughput round).
  * Results also go to bench/results/*.json.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../src/config/config.js';
-import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
-import { provideNeo4j } from '../src/db/local-neo4j.js';
 import { createLogger } from '../src/logging/logger.js';
 import { createRuntime } from '../src/runtime.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
 import { startServer } from '../src/http/server.js';
 import { freshSearches } from './fresh-searches.js';
+import {
+  adminToken,
+  benchConfig,
+  benchNeo4j,
+  cypher,
+  env,
+  loadPrincipals as bulkLoadPrincipals,
+  log,
+  median,
+  percentile,
+  writeResults,
+} from './harness.js';
 import { DEPARTMENTS, generateOrg, rng, TEAMS } from './org.js';
 import { measureTokenCheck } from './token-check.js';
 
-const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
 const GROUPS = env('BENCH_GROUPS', 5_000);
 const REQUESTS = env('BENCH_REQUESTS', 200);
@@ -44,32 +50,6 @@ const WARMUP_PRINCIPALS = env('BENCH_WARMUP_PRINCIPALS', 30_000);
 const WARMUP = 50;
 const THROUGHPUT_S = env('BENCH_THROUGHPUT_S', 5);
 
-const ADMIN_ID = 'cli_01JBENCH000000000000000000';
-const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
-
-/** A statement of the benchmark's own (setting up and emptying the graph), in a transaction of its own. */
-async function cypher(db: Database, text: string): Promise<Record<string, unknown>[]> {
-  const session = db.driver.session();
-  try {
-    const result = await session.run(text, toNeo4jParams({}));
-    return result.records.map((r) => fromNeo4j(r.toObject()) as Record<string, unknown>);
-  } finally {
-    await session.close();
-  }
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, rank)]!;
-}
-
-const median = (values: number[]): number =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
-
 interface Scenario {
   name: string;
   /** p99 target in ms, from the brief. */
@@ -78,37 +58,12 @@ interface Scenario {
 }
 
 async function main(): Promise<void> {
-  const log = (message: string): void => {
-    process.stdout.write(`${message}\n`);
-  };
   const now = Date.UTC(2026, 10, 1);
   log(`generating an organisation of ${PRINCIPALS} principals and ${GROUPS} groups`);
   const org = generateOrg({ principals: PRINCIPALS, groups: GROUPS, seed: 42, now });
 
-  const neo4j = await provideNeo4j(
-    {
-      uri: process.env['NEO4J_URI'] || undefined,
-      user: process.env['NEO4J_USER'] || 'neo4j',
-      password: process.env['NEO4J_PASSWORD'] ?? '',
-    },
-    {
-      provider: 'auto',
-      dataDir: undefined,
-      port: 0,
-      heap: '2g',
-      pageCache: '1g',
-      progress: (m) => log(`[neo4j] ${m}`),
-    },
-  );
-  const config = loadConfig({
-    LOG_LEVEL: 'warn',
-    KEY_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: ADMIN_ID,
-    BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
-    CLIENT_SECRET_HASH_COST: '12',
-    RATE_LIMIT_STANDARD: '100000000',
-    NEO4J_DATA_DIR: path.join(os.tmpdir(), 'pas-bench'),
-  });
+  const neo4j = await benchNeo4j();
+  const config = benchConfig();
   const logger = createLogger('warn');
   try {
     await run(config, logger, neo4j, org, now, log);
@@ -118,7 +73,7 @@ async function main(): Promise<void> {
 }
 
 async function run(
-  config: ReturnType<typeof loadConfig>,
+  config: ReturnType<typeof benchConfig>,
   logger: ReturnType<typeof createLogger>,
   neo4j: { uri: string; user: string; password: string },
   org: ReturnType<typeof generateOrg>,
@@ -139,27 +94,8 @@ async function run(
     let coldRate: number | undefined;
     const existing = await cypher(runtime.db, 'MATCH (p:Principal) RETURN count(p) AS n');
     if ((existing[0]?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
-    const loadPrincipals = async (
-      rows: SeedPrincipal[],
-    ): Promise<{ nodesMs: number; managersMs: number }> => {
-      const started = Date.now();
-      // The first batch alone: it creates most of the attribute vocabulary, which the concurrent
-      // batches below then mostly read.
-      const pending = await loader.principals(rows.slice(0, BATCH));
-      let next = BATCH;
-      const worker = async (): Promise<void> => {
-        while (next < rows.length) {
-          const from = next;
-          next += BATCH;
-          pending.push(...(await loader.principals(rows.slice(from, from + BATCH))));
-        }
-      };
-      await Promise.all(Array.from({ length: LOADERS }, worker));
-      const nodesMs = Date.now() - started;
-      // Reports whose manager was still being written by the other transaction.
-      await loader.managers(pending);
-      return { nodesMs, managersMs: Date.now() - started - nodesMs };
-    };
+    const loadPrincipals = (rows: SeedPrincipal[]) =>
+      bulkLoadPrincipals(loader, rows, { batch: BATCH, loaders: LOADERS });
     if (WARMUP_PRINCIPALS > 0) {
       const warm = generateOrg({
         principals: WARMUP_PRINCIPALS,
@@ -218,15 +154,7 @@ async function run(
     );
 
     // --- token --------------------------------------------------------------------------------
-    const tokenRes = await fetch(`${base}/v1/auth/token`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-www-form-urlencoded',
-        Authorization: `Basic ${Buffer.from(`${ADMIN_ID}:${ADMIN_SECRET}`).toString('base64')}`,
-      },
-      body: 'grant_type=client_credentials',
-    });
-    const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+    const token = await adminToken(base);
 
     // --- scenarios ------------------------------------------------------------------------------
     const random = rng(7);
@@ -412,24 +340,14 @@ async function run(
         `request (${rps(tokenCheck.before)}): ratio ${tokenCheck.ratio.toFixed(2)}`,
     );
 
-    const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
-    await mkdir(dir, { recursive: true });
-    const file = path.join(dir, `principals-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    await writeFile(
-      file,
-      JSON.stringify(
-        {
-          shape: { PRINCIPALS, GROUPS, REQUESTS, ROUNDS, LOAD_ROUNDS, BATCH, LOADERS },
-          machine: { cpus: os.cpus().length, node: process.version },
-          load,
-          latency: table,
-          token_check: tokenCheck,
-        },
-        null,
-        2,
-      ),
-    );
-    log(`results written to ${path.relative(process.cwd(), file)}`);
+    const file = await writeResults('principals', {
+      shape: { PRINCIPALS, GROUPS, REQUESTS, ROUNDS, LOAD_ROUNDS, BATCH, LOADERS },
+      machine: { cpus: os.cpus().length, node: process.version },
+      load,
+      latency: table,
+      token_check: tokenCheck,
+    });
+    log(`results written to ${file}`);
   } finally {
     await server.shutdown();
   }

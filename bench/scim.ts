@@ -1,0 +1,846 @@
+/**
+ * SCIM benchmark: the connector feature's targets, measured end to end over HTTP on a fresh
+ * embedded Neo4j (or the empty database at NEO4J_URI):
+ *
+ * 1. provisioning through SCIM: BENCH_SCIM_USERS users created with `POST /scim/v2/Users` by
+ *    BENCH_SCIM_CLIENTS concurrent clients (bench/scim-client.ts, a process of its own), bodies
+ *    as Microsoft Entra sends them (userName, name, displayName, emails, active, externalId,
+ *    title, the enterprise extension with department, employeeNumber, costCenter and, for most,
+ *    a manager provisioned earlier), each round into a fresh connector: users/s and latency;
+ * 2. `POST /v1/connectors/{id}/sync` of a JSON-lines snapshot of BENCH_SYNC_USERS users and
+ *    BENCH_SYNC_GROUPS groups with members, polled until it completes, into a fresh connector
+ *    each round: seconds from the POST to completion, and the counts the sync reports;
+ * 3. `GET /scim/v2/Users?filter=...` against the connector holding those users, for the filters
+ *    provisioning clients send (`userName eq`, `externalId eq`, `id eq`) and richer ones, and
+ *    `GET /scim/v2/Groups?filter=displayName eq ...`, with and without the members.
+ *
+ * Where the sync endpoint is not there (404), its row says so and the users of (3) are written
+ * with the bulk loader instead (the properties SCIM keeps: connector_source, user_name, scim),
+ * their groups created through `POST /scim/v2/Groups`.
+ *
+ *   npm run bench:scim                      # embedded Neo4j in a throwaway directory
+ *   NEO4J_URI=bolt://... npm run bench:scim # an existing (empty) Neo4j
+ *
+ * Knobs: BENCH_SCIM_USERS (5000 per provisioning round), BENCH_SCIM_CLIENTS (8),
+ * BENCH_SCIM_WARMUP (500 users provisioned into a connector of their own before the rounds),
+ * BENCH_ROUNDS (3: provisioning rounds and filter rounds), BENCH_SYNC_USERS (100000),
+ * BENCH_SYNC_GROUPS (300), BENCH_SYNC_ROUNDS (1; 0 skips the sync and bulk-loads the users of
+ * (3)), BENCH_SYNC_TIMEOUT_S (1800), BENCH_REQUESTS
+ * (200 per filter scenario and round), BENCH_BATCH (1000 rows per bulk-load transaction).
+ * Results also go to bench/results/scim-*.json.
+ */
+import os from 'node:os';
+import type { Runtime } from '../src/runtime.js';
+import { createLogger } from '../src/logging/logger.js';
+import { createRuntime } from '../src/runtime.js';
+import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, PATCH_SCHEMA, USER_SCHEMA } from '../src/scim/schema.js';
+import { mappedAttributes, mappedMetadata, readUser, userFields } from '../src/scim/users.js';
+import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
+import { startServer } from '../src/http/server.js';
+import {
+  adminToken,
+  ask,
+  benchConfig,
+  benchNeo4j,
+  cypher,
+  env,
+  fmt,
+  forkBench,
+  loadPrincipals,
+  log,
+  median,
+  percentile,
+  ResultTable,
+  writeResults,
+} from './harness.js';
+import { DEPARTMENTS, FIRST, LAST, LOCATIONS, ROLES, rng, seededId } from './org.js';
+import type { ProvisionResult, ProvisionRun } from './scim-client.js';
+
+const USERS = env('BENCH_SCIM_USERS', 5_000);
+const CLIENTS = env('BENCH_SCIM_CLIENTS', 8);
+const WARMUP_USERS = Math.min(env('BENCH_SCIM_WARMUP', 500), USERS);
+const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
+const SYNC_USERS = env('BENCH_SYNC_USERS', 100_000);
+const SYNC_GROUPS = env('BENCH_SYNC_GROUPS', 300);
+/** 0 skips the sync: the users of (3) are then bulk-loaded. */
+const SYNC_ROUNDS = Math.max(0, env('BENCH_SYNC_ROUNDS', 1));
+const SYNC_TIMEOUT_S = env('BENCH_SYNC_TIMEOUT_S', 1_800);
+const REQUESTS = env('BENCH_REQUESTS', 200);
+const BATCH = env('BENCH_BATCH', 1_000);
+const WARMUP_REQUESTS = 20;
+
+/** The targets: users/s provisioned, seconds for a sync of 100,000 users, p99 ms of a filtered list. */
+const PROVISION_TARGET = 300;
+const SYNC_TARGET_S = 60;
+const SYNC_TARGET_USERS = 100_000;
+const FILTER_TARGET_MS = 30;
+
+const table = new ResultTable();
+
+// ---- the directory an identity provider holds ------------------------------------------------
+
+interface DirectoryUser {
+  externalId: string;
+  userName: string;
+  givenName: string;
+  familyName: string;
+  title: string;
+  department: string;
+  employeeNumber: string;
+  costCenter: string;
+  location: string;
+  phone: string;
+  active: boolean;
+  /** The position of the user's manager, always an earlier user; null for the top and a few others. */
+  manager: number | null;
+}
+
+interface DirectoryGroup {
+  externalId: string;
+  displayName: string;
+  /** Positions of the member users. */
+  members: number[];
+}
+
+interface Directory {
+  users: DirectoryUser[];
+  groups: DirectoryGroup[];
+  memberships: number;
+}
+
+const capitalised = (text: string): string =>
+  text
+    .split(' ')
+    .map((w) => (w.length <= 2 ? w.toUpperCase() : `${w[0]!.toUpperCase()}${w.slice(1)}`))
+    .join(' ');
+
+/**
+ * A directory as Entra holds one: people in a manager tree (eight reports a manager; about one in
+ * twelve has no manager), GUID object ids, user principal names in mixed case, and groups of very
+ * different sizes (a few large ones, most small), each user in one or two of them.
+ */
+function generateDirectory(count: number, groupCount: number, seed: number): Directory {
+  const random = rng(seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const hex = (n: number): string =>
+    Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join('');
+  const guid = (): string =>
+    `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[Math.floor(random() * 4)]}${hex(3)}-${hex(12)}`;
+  const users: DirectoryUser[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const givenName = pick(FIRST);
+    const familyName = pick(LAST);
+    users.push({
+      externalId: guid(),
+      userName: `${givenName}.${familyName.replace(/\s+/g, '')}${i}@contoso.example`,
+      givenName,
+      familyName,
+      title: capitalised(pick(ROLES)),
+      department: capitalised(pick(DEPARTMENTS)),
+      employeeNumber: String(100_000 + i),
+      costCenter: `CC-${1000 + Math.floor(random() * 300)}`,
+      location: pick(LOCATIONS).toUpperCase(),
+      phone: `+1 555 ${String(Math.floor(random() * 10_000)).padStart(4, '0')}`,
+      active: random() >= 0.03,
+      manager: i === 0 || random() < 0.08 ? null : Math.floor((i - 1) / 8),
+    });
+  }
+  const kinds = ['Admins', 'Readers', 'On-call', 'Leads', 'Guild', 'Project', 'All'];
+  const groups: DirectoryGroup[] = Array.from({ length: groupCount }, (_, k) => ({
+    externalId: guid(),
+    displayName: `${capitalised(pick(DEPARTMENTS))} ${pick(LOCATIONS).toUpperCase()} ${pick(kinds)} ${k}`,
+    members: [],
+  }));
+  let memberships = 0;
+  if (groups.length > 0) {
+    for (let i = 0; i < users.length; i += 1) {
+      const chosen = new Set<number>();
+      const wanted = random() < 0.5 ? 2 : 1;
+      // Skewed towards the first groups: a few large groups, a long tail of small ones.
+      for (let j = 0; j < wanted; j += 1) chosen.add(Math.floor(groups.length * random() ** 1.5));
+      for (const g of chosen) groups[g]!.members.push(i);
+      memberships += chosen.size;
+    }
+  }
+  return { users, groups, memberships };
+}
+
+/** A User as Entra sends it on creation; `managerRef` a SCIM id or an externalId. */
+function userResource(u: DirectoryUser, managerRef?: string): Record<string, unknown> {
+  return {
+    schemas: [USER_SCHEMA, ENTERPRISE_SCHEMA],
+    externalId: u.externalId,
+    userName: u.userName,
+    active: u.active,
+    displayName: `${u.givenName} ${u.familyName}`,
+    title: u.title,
+    preferredLanguage: 'en-US',
+    name: {
+      formatted: `${u.givenName} ${u.familyName}`,
+      familyName: u.familyName,
+      givenName: u.givenName,
+    },
+    emails: [{ primary: true, type: 'work', value: u.userName.toLowerCase() }],
+    phoneNumbers: [{ type: 'work', value: u.phone }],
+    addresses: [{ type: 'work', locality: u.location, country: 'US', primary: true }],
+    [ENTERPRISE_SCHEMA]: {
+      employeeNumber: u.employeeNumber,
+      department: u.department,
+      costCenter: u.costCenter,
+      ...(managerRef ? { manager: { value: managerRef } } : {}),
+    },
+    meta: { resourceType: 'User' },
+  };
+}
+
+function groupResource(g: DirectoryGroup, memberRef: (position: number) => string): Record<string, unknown> {
+  return {
+    schemas: [GROUP_SCHEMA],
+    externalId: g.externalId,
+    displayName: g.displayName,
+    members: g.members.map((m) => ({ value: memberRef(m) })),
+    meta: { resourceType: 'Group' },
+  };
+}
+
+/**
+ * The snapshot the sync takes: one User or Group a line, users in directory order (managers
+ * first), managers and members named by externalId, since the service's ids are not known yet.
+ */
+function snapshot(dir: Directory): string {
+  const lines: string[] = [];
+  for (const u of dir.users) {
+    const manager = u.manager === null ? undefined : dir.users[u.manager]!.externalId;
+    lines.push(JSON.stringify(userResource(u, manager)));
+  }
+  for (const g of dir.groups) lines.push(JSON.stringify(groupResource(g, (m) => dir.users[m]!.externalId)));
+  return `${lines.join('\n')}\n`;
+}
+
+// ---- HTTP ------------------------------------------------------------------------------------------
+
+interface Connector {
+  id: string;
+  name: string;
+  token: string;
+}
+
+class Api {
+  constructor(
+    readonly base: string,
+    private readonly admin: string,
+  ) {}
+
+  async connector(label: string): Promise<Connector> {
+    const name = `bench-${label}-${Date.now().toString(36)}`;
+    const res = await this.send('POST', '/v1/connectors', this.admin, { name, description: 'benchmark' });
+    if (res.status !== 201) throw new Error(`POST /v1/connectors answered ${res.status}: ${res.text}`);
+    const body = res.json as Connector;
+    return { id: body.id, name: body.name, token: body.token };
+  }
+
+  /** A request of the benchmark's own: not timed. */
+  async send(
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<{ status: number; text: string; json: unknown; headers: Headers }> {
+    const res = await fetch(`${this.base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': contentType }),
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, text, json, headers: res.headers };
+  }
+
+  /** A SCIM read, timed from sending until the last byte of the answer; parsed after. */
+  async scimGet(token: string, path: string): Promise<{ ms: number; body: ScimList }> {
+    const t0 = process.hrtime.bigint();
+    const res = await fetch(`${this.base}${path}`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/scim+json' },
+    });
+    const text = await res.text();
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 300)}`);
+    return { ms, body: JSON.parse(text) as ScimList };
+  }
+}
+
+interface ScimList {
+  totalResults: number;
+  Resources: { id: string; [key: string]: unknown }[];
+}
+
+// ---- 1. provisioning ------------------------------------------------------------------------------
+
+interface ProvisionRound {
+  connector: string;
+  users: number;
+  created: number;
+  seconds: number;
+  users_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  statuses: Record<string, number>;
+  errors: string[];
+  managers: ProvisionResult['managers'];
+}
+
+async function provisioning(api: Api): Promise<{ warmup: ProvisionRound | null; rounds: ProvisionRound[] }> {
+  const dir = generateDirectory(USERS, 0, 101);
+  const users = dir.users.map((u) => ({
+    body: userResource(u),
+    externalId: u.externalId,
+    manager: u.manager,
+  }));
+  const client = forkBench('scim-client.ts');
+  try {
+    const once = async (label: string, count: number): Promise<ProvisionRound> => {
+      const connector = await api.connector(label);
+      const spec: ProvisionRun = {
+        scimBase: `${api.base}/scim/v2`,
+        token: connector.token,
+        clients: CLIENTS,
+        users: users.slice(0, count),
+      };
+      const result = await ask<ProvisionResult>(client, spec);
+      const sorted = [...result.latencies].sort((a, b) => a - b);
+      return {
+        connector: connector.name,
+        users: count,
+        created: result.created,
+        seconds: result.seconds,
+        users_per_s: result.created / result.seconds,
+        p50_ms: percentile(sorted, 50),
+        p99_ms: percentile(sorted, 99),
+        max_ms: sorted.at(-1) ?? NaN,
+        statuses: result.statuses,
+        errors: result.errors,
+        managers: result.managers,
+      };
+    };
+    const describe = (r: ProvisionRound): string =>
+      `${r.created}/${r.users} users in ${r.seconds.toFixed(1)} s = ${Math.round(r.users_per_s)}/s ` +
+      `(p50 ${fmt(r.p50_ms)} ms, p99 ${fmt(r.p99_ms)} ms, max ${fmt(r.max_ms)} ms; managers named by id ` +
+      `${r.managers.by_id}, by externalId ${r.managers.by_external_id}; answers ${JSON.stringify(r.statuses)})`;
+    let warmup: ProvisionRound | null = null;
+    if (WARMUP_USERS > 0) {
+      warmup = await once('warmup', WARMUP_USERS);
+      log(`provisioning warm-up: ${describe(warmup)}`);
+    }
+    const rounds: ProvisionRound[] = [];
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      const r = await once(`prov${round}`, USERS);
+      rounds.push(r);
+      log(`provisioning round ${round}/${ROUNDS}: ${describe(r)}`);
+      for (const e of r.errors) log(`  error: ${e}`);
+    }
+    return { warmup, rounds };
+  } finally {
+    client.kill();
+  }
+}
+
+// ---- 2. sync ----------------------------------------------------------------------------------------
+
+interface SyncRound {
+  connector: Connector;
+  /** From the POST until the 202 arrived (upload and acceptance). */
+  accepted_s: number;
+  /** From the POST until the sync was seen completed (or failed). */
+  seconds: number;
+  status: string;
+  counts: unknown;
+  errors: unknown[];
+  error: unknown;
+  progress: unknown;
+  /** Seconds in each phase the progress showed, as polled (every 200 ms). */
+  phases_s: Record<string, number>;
+}
+
+type SyncAttempt = { available: true; round: SyncRound } | { available: false; status: number; text: string };
+
+async function sync(api: Api, admin: string, body: string, label: string): Promise<SyncAttempt> {
+  const connector = await api.connector(label);
+  const t0 = process.hrtime.bigint();
+  const elapsed = (): number => Number(process.hrtime.bigint() - t0) / 1e9;
+  const posted = await api.send(
+    'POST',
+    `/v1/connectors/${connector.id}/sync`,
+    admin,
+    body,
+    'application/x-ndjson',
+  );
+  const accepted = elapsed();
+  if (posted.status === 404 || posted.status === 405) {
+    return { available: false, status: posted.status, text: posted.text.slice(0, 300) };
+  }
+  if (posted.status !== 202) {
+    throw new Error(`POST /v1/connectors/{id}/sync answered ${posted.status}: ${posted.text.slice(0, 500)}`);
+  }
+  const started = posted.json as { id: string };
+  const location = posted.headers.get('location') ?? `/v1/connectors/${connector.id}/sync/${started.id}`;
+  const path = new URL(location, api.base).pathname;
+  let lastReport = 0;
+  const seen: { phase: string; at: number }[] = [];
+  const phases = (end: number): Record<string, number> =>
+    Object.fromEntries(seen.map((p, i) => [p.phase, Number(((seen[i + 1]?.at ?? end) - p.at).toFixed(2))]));
+  for (;;) {
+    const res = await api.send('GET', path, admin);
+    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${res.text.slice(0, 300)}`);
+    const state = res.json as {
+      status: string;
+      progress?: { phase?: string } | null;
+      counts?: unknown;
+      errors?: unknown[];
+      error?: unknown;
+    };
+    const phase = state.progress?.phase;
+    if (phase && seen.at(-1)?.phase !== phase) seen.push({ phase, at: elapsed() });
+    if (state.status === 'completed' || state.status === 'failed') {
+      const seconds = elapsed();
+      return {
+        available: true,
+        round: {
+          connector,
+          accepted_s: accepted,
+          seconds,
+          status: state.status,
+          counts: state.counts ?? null,
+          errors: (state.errors ?? []).slice(0, 10),
+          error: state.error ?? null,
+          progress: state.progress ?? null,
+          phases_s: phases(seconds),
+        },
+      };
+    }
+    if (elapsed() > SYNC_TIMEOUT_S) {
+      throw new Error(`the sync did not finish within ${SYNC_TIMEOUT_S} s: ${res.text.slice(0, 300)}`);
+    }
+    if (elapsed() - lastReport >= 10) {
+      lastReport = elapsed();
+      log(`  ${elapsed().toFixed(0)} s: ${state.status} ${JSON.stringify(state.progress ?? null)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+// ---- the connector of (3) without the sync --------------------------------------------------------
+
+/**
+ * The directory's users written with the bulk loader as `POST /Users` would have stored them
+ * (the same SCIM reading and mapping), in creation order over the last three years, then its
+ * groups created through SCIM with their members.
+ */
+async function bulkConnector(runtime: Runtime, api: Api, dir: Directory, now: number): Promise<Connector> {
+  const connector = await api.connector('bulk');
+  const start = now - 3 * 365 * 86_400_000;
+  const span = now - start - 86_400_000;
+  const created = dir.users.map((_, i) => start + Math.floor((i * span) / dir.users.length));
+  const ids = dir.users.map((_, i) => seededId('prn', i, created[i]!));
+  const rows: SeedPrincipal[] = dir.users.map((u, i) => {
+    const managerId = u.manager === null ? null : ids[u.manager]!;
+    const scim = readUser(userResource(u, managerId ?? undefined));
+    const fields = userFields(scim);
+    return {
+      id: ids[i]!,
+      type: 'USER',
+      name: fields.name,
+      ...(fields.email ? { email: fields.email } : {}),
+      attributes: mappedAttributes(fields, managerId),
+      metadata: mappedMetadata(fields),
+      connectorSource: connector.name,
+      ...(fields.externalId ? { connectorId: fields.externalId } : {}),
+      createdAt: new Date(created[i]!).toISOString(),
+      status: fields.active ? 'active' : 'suspended',
+      extra: { user_name: fields.userName.toLowerCase(), scim: JSON.stringify(scim) },
+    };
+  });
+  const t0 = Date.now();
+  await loadPrincipals(new BulkLoader(runtime.db), rows, { batch: BATCH, loaders: 2 });
+  const usersS = (Date.now() - t0) / 1000;
+  const chunk = 5_000;
+  for (const g of dir.groups) {
+    const members = g.members.map((m) => ({ value: ids[m]! }));
+    const res = await api.send(
+      'POST',
+      '/scim/v2/Groups',
+      connector.token,
+      { ...groupResource({ ...g, members: [] }, () => ''), members: members.slice(0, chunk) },
+      'application/scim+json',
+    );
+    if (res.status !== 201) throw new Error(`POST /scim/v2/Groups answered ${res.status}: ${res.text}`);
+    const id = (res.json as { id: string }).id;
+    for (let from = chunk; from < members.length; from += chunk) {
+      const patched = await api.send(
+        'PATCH',
+        `/scim/v2/Groups/${id}`,
+        connector.token,
+        {
+          schemas: [PATCH_SCHEMA],
+          Operations: [{ op: 'add', path: 'members', value: members.slice(from, from + chunk) }],
+        },
+        'application/scim+json',
+      );
+      if (patched.status !== 200 && patched.status !== 204) {
+        throw new Error(`PATCH /scim/v2/Groups/${id} answered ${patched.status}: ${patched.text}`);
+      }
+    }
+  }
+  log(
+    `bulk-loaded ${rows.length} users in ${usersS.toFixed(1)} s and created ${dir.groups.length} groups ` +
+      `(${dir.memberships} memberships) in ${((Date.now() - t0) / 1000 - usersS).toFixed(1)} s`,
+  );
+  return connector;
+}
+
+// ---- 3. filters -------------------------------------------------------------------------------------
+
+interface FilterScenario {
+  name: string;
+  path: () => { path: string; expect?: (list: ScimList) => boolean };
+}
+
+async function filters(
+  api: Api,
+  runtime: Runtime,
+  connector: Connector,
+  dir: Directory,
+): Promise<Record<string, { medians: number[]; p99s: number[]; unexpected: number }>> {
+  const [range] = await cypher(
+    runtime.db,
+    `MATCH (p:Principal)
+     WHERE p.connector_source = $source AND p.type = 'USER' AND p.status IN ['active', 'suspended']
+     RETURN count(p) AS n, min(p.updated_at) AS first, max(p.updated_at) AS last`,
+    { source: connector.name },
+  );
+  const sample = await cypher(
+    runtime.db,
+    `MATCH (p:Principal)
+     WHERE p.connector_source = $source AND p.type = 'USER' AND p.status IN ['active', 'suspended']
+     WITH p ORDER BY rand() LIMIT 2000
+     RETURN p.id AS id`,
+    { source: connector.name },
+  );
+  const ids = sample.map((r) => r['id'] as string);
+  const first = Date.parse(range?.['first'] as string);
+  const last = Date.parse(range?.['last'] as string);
+  log(
+    `filters on ${connector.name}: ${range?.['n'] as number} users, last modified ` +
+      `${new Date(first).toISOString()} .. ${new Date(last).toISOString()}`,
+  );
+  const random = rng(7);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const positions = Array.from({ length: dir.users.length }, (_, i) => i);
+  const users = (filter: string, extra = ''): string =>
+    `/scim/v2/Users?filter=${encodeURIComponent(filter)}${extra}`;
+  const groups = (filter: string, extra = ''): string =>
+    `/scim/v2/Groups?filter=${encodeURIComponent(filter)}${extra}`;
+  const one = (list: ScimList): boolean => list.totalResults === 1 && list.Resources.length === 1;
+  const some = (list: ScimList): boolean => list.totalResults >= 1;
+  const scenarios: FilterScenario[] = [
+    {
+      name: 'Users userName eq',
+      path: () => ({ path: users(`userName eq "${pick(dir.users).userName}"`), expect: one }),
+    },
+    {
+      name: 'Users externalId eq',
+      path: () => ({ path: users(`externalId eq "${pick(dir.users).externalId}"`), expect: one }),
+    },
+    { name: 'Users id eq', path: () => ({ path: users(`id eq "${pick(ids)}"`), expect: one }) },
+    {
+      name: 'Users userName sw and active eq true',
+      path: () => {
+        const at = pick(positions);
+        const u = dir.users[at]!;
+        const prefix = u.userName.slice(0, u.userName.indexOf(String(at)) + 1);
+        return {
+          path: users(`userName sw "${prefix}" and active eq true`),
+          ...(u.active ? { expect: some } : {}),
+        };
+      },
+    },
+    {
+      name: 'Users meta.lastModified gt, count=10',
+      path: () => {
+        const at = new Date(first + Math.floor(random() * Math.max(1, last - first))).toISOString();
+        return { path: users(`meta.lastModified gt "${at}"`, '&count=10') };
+      },
+    },
+    {
+      name: 'Users title eq and userName co',
+      path: () => {
+        const u = pick(dir.users);
+        const part = u.familyName.replace(/\s+/g, '').toLowerCase();
+        return { path: users(`title eq "${u.title}" and userName co "${part}"`), expect: some };
+      },
+    },
+  ];
+  if (dir.groups.length > 0) {
+    scenarios.push(
+      {
+        name: 'Groups displayName eq (members included)',
+        path: () => ({ path: groups(`displayName eq "${pick(dir.groups).displayName}"`), expect: one }),
+      },
+      {
+        name: 'Groups displayName eq, members excluded',
+        path: () => ({
+          path: groups(`displayName eq "${pick(dir.groups).displayName}"`, '&excludedAttributes=members'),
+          expect: one,
+        }),
+      },
+    );
+  }
+  const results: Record<string, { medians: number[]; p99s: number[]; unexpected: number }> = {};
+  const call = async (s: FilterScenario): Promise<number> => {
+    const request = s.path();
+    const { ms, body } = await api.scimGet(connector.token, request.path);
+    if (request.expect && !request.expect(body)) {
+      const r = results[s.name]!;
+      if (r.unexpected === 0) {
+        log(`  ${s.name}: ${request.path} answered totalResults ${body.totalResults}`);
+      }
+      r.unexpected += 1;
+    }
+    return ms;
+  };
+  for (const s of scenarios) {
+    results[s.name] = { medians: [], p99s: [], unexpected: 0 };
+    for (let i = 0; i < WARMUP_REQUESTS; i += 1) await call(s);
+  }
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    for (const s of scenarios) {
+      const samples: number[] = [];
+      for (let i = 0; i < REQUESTS; i += 1) samples.push(await call(s));
+      samples.sort((a, b) => a - b);
+      results[s.name]!.medians.push(percentile(samples, 50));
+      results[s.name]!.p99s.push(percentile(samples, 99));
+    }
+    log(`filter round ${round}/${ROUNDS} done`);
+  }
+  return results;
+}
+
+// ---- main ---------------------------------------------------------------------------------------------
+
+async function run(runtime: Runtime, base: string, now: number): Promise<void> {
+  const admin = await adminToken(base);
+  const api = new Api(base, admin);
+
+  // --- 1 ---
+  log(`provisioning: ${USERS} users per round through POST /scim/v2/Users, ${CLIENTS} clients`);
+  const provisioned = await provisioning(api);
+  const rates = provisioned.rounds.map((r) => r.users_per_s);
+  const failures = provisioned.rounds.reduce((n, r) => n + (r.users - r.created), 0);
+  table.add({
+    scenario: `provisioning, POST /Users, ${CLIENTS} clients`,
+    unit: 'users/s',
+    median: median(rates),
+    target: PROVISION_TARGET,
+    direction: 'min',
+    on: 'median',
+    rounds: rates,
+    note: `${USERS} users per round${failures > 0 ? `; ${failures} requests failed` : ''}`,
+  });
+  table.add({
+    scenario: `  POST /Users latency at that load`,
+    unit: 'ms',
+    median: median(provisioned.rounds.map((r) => r.p50_ms)),
+    p99: median(provisioned.rounds.map((r) => r.p99_ms)),
+    rounds: provisioned.rounds.map((r) => r.p99_ms),
+    note: 'per round: p99',
+  });
+
+  // --- 2 ---
+  log(`generating a directory of ${SYNC_USERS} users and ${SYNC_GROUPS} groups`);
+  const dir = generateDirectory(SYNC_USERS, SYNC_GROUPS, 202);
+  const body = snapshot(dir);
+  const bytes = Buffer.byteLength(body);
+  log(
+    `snapshot: ${SYNC_USERS + SYNC_GROUPS} lines, ${(bytes / 1024 / 1024).toFixed(1)} MB, ` +
+      `${dir.memberships} memberships`,
+  );
+  const syncName = `sync of ${SYNC_USERS} users + ${SYNC_GROUPS} groups`;
+  const syncRounds: SyncRound[] = [];
+  let unavailable: { status: number; text: string } | undefined;
+  for (let round = 1; round <= SYNC_ROUNDS; round += 1) {
+    log(`sync round ${round}/${SYNC_ROUNDS}: POST /v1/connectors/{id}/sync`);
+    const attempt = await sync(api, admin, body, `sync${round}`);
+    if (!attempt.available) {
+      unavailable = attempt;
+      log(`  not available: the endpoint answered ${attempt.status} ${attempt.text}`);
+      break;
+    }
+    const r = attempt.round;
+    syncRounds.push(r);
+    log(
+      `  ${r.status} in ${r.seconds.toFixed(1)} s (accepted after ${r.accepted_s.toFixed(1)} s): ` +
+        `counts ${JSON.stringify(r.counts)}${r.error ? `, error ${JSON.stringify(r.error)}` : ''}`,
+    );
+    log(`  seconds per phase: ${JSON.stringify(r.phases_s)}`);
+    for (const e of r.errors.slice(0, 3)) log(`  error: ${JSON.stringify(e)}`);
+  }
+  const completed = syncRounds.filter((r) => r.status === 'completed');
+  if (SYNC_ROUNDS === 0) {
+    table.add({
+      scenario: syncName,
+      unit: 's',
+      median: NaN,
+      rounds: [],
+      note: 'skipped: BENCH_SYNC_ROUNDS=0',
+    });
+  } else if (unavailable) {
+    table.add({
+      scenario: syncName,
+      unit: 's',
+      median: NaN,
+      rounds: [],
+      note: `not available: POST /v1/connectors/{id}/sync answered ${unavailable.status}`,
+    });
+  } else {
+    const seconds = completed.map((r) => r.seconds);
+    const full = SYNC_USERS >= SYNC_TARGET_USERS;
+    table.add({
+      scenario: syncName,
+      unit: 's',
+      median: seconds.length > 0 ? median(seconds) : NaN,
+      ...(full ? { target: SYNC_TARGET_S, direction: 'max' as const, on: 'median' as const } : {}),
+      rounds: seconds,
+      note: [
+        completed.length < syncRounds.length ? `${syncRounds.length - completed.length} failed` : '',
+        full ? '' : `the ${SYNC_TARGET_S} s target is for ${SYNC_TARGET_USERS} users`,
+      ]
+        .filter(Boolean)
+        .join('; '),
+    });
+    const syncRates = completed.map((r) => SYNC_USERS / r.seconds);
+    table.add({
+      scenario: `  sync rate`,
+      unit: 'users/s',
+      median: syncRates.length > 0 ? median(syncRates) : NaN,
+      target: Math.ceil(SYNC_TARGET_USERS / SYNC_TARGET_S),
+      direction: 'min',
+      on: 'median',
+      rounds: syncRates,
+    });
+  }
+
+  // --- 3 ---
+  const synced = completed.at(-1);
+  let source: 'sync' | 'bulk';
+  let connector: Connector;
+  if (synced) {
+    source = 'sync';
+    connector = synced.connector;
+  } else {
+    source = 'bulk';
+    log(`no completed sync: loading the ${SYNC_USERS} users with the bulk loader instead`);
+    connector = await bulkConnector(runtime, api, dir, now);
+  }
+  const check = await api.scimGet(connector.token, '/scim/v2/Users?count=0');
+  const groupCheck = await api.scimGet(connector.token, '/scim/v2/Groups?count=0&excludedAttributes=members');
+  log(
+    `the connector's SCIM endpoint lists ${check.body.totalResults} users (of ${SYNC_USERS}) and ` +
+      `${groupCheck.body.totalResults} groups (of ${SYNC_GROUPS})`,
+  );
+  const filtered = await filters(api, runtime, connector, dir);
+  for (const [name, r] of Object.entries(filtered)) {
+    table.add({
+      scenario: `GET ${name}`,
+      unit: 'ms',
+      median: median(r.medians),
+      p99: median(r.p99s),
+      target: FILTER_TARGET_MS,
+      direction: 'max',
+      on: 'p99',
+      rounds: r.p99s,
+      ...(r.unexpected > 0 ? { note: `${r.unexpected} answers not as expected` } : {}),
+    });
+  }
+
+  table.print(46);
+  log('');
+  log(
+    `filtered lists: ${REQUESTS} requests per scenario and round, ${ROUNDS} rounds, against ` +
+      `${check.body.totalResults} users written by ${source === 'sync' ? 'the sync' : 'the bulk loader'}; ` +
+      `machine: ${os.cpus().length} cores, node ${process.version}`,
+  );
+
+  const file = await writeResults('scim', {
+    shape: {
+      USERS,
+      CLIENTS,
+      WARMUP_USERS,
+      ROUNDS,
+      SYNC_USERS,
+      SYNC_GROUPS,
+      SYNC_ROUNDS,
+      REQUESTS,
+      BATCH,
+    },
+    machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg() },
+    provisioning: provisioned,
+    sync: {
+      available: unavailable === undefined,
+      ...(unavailable ? { answer: unavailable } : {}),
+      snapshot: { lines: SYNC_USERS + SYNC_GROUPS, bytes, memberships: dir.memberships },
+      rounds: syncRounds.map(({ connector: c, ...rest }) => ({ connector: c.name, ...rest })),
+    },
+    filters: {
+      connector: connector.name,
+      written_by: source,
+      users: check.body.totalResults,
+      groups: groupCheck.body.totalResults,
+      scenarios: filtered,
+    },
+    table: table.rows,
+  });
+  log(`results written to ${file}`);
+}
+
+async function main(): Promise<void> {
+  const now = Date.now();
+  const neo4j = await benchNeo4j();
+  const logger = createLogger('warn');
+  try {
+    const runtime = await createRuntime({ config: benchConfig(), logger, neo4j });
+    const server = await startServer(runtime, {
+      port: 0,
+      host: '127.0.0.1',
+      shutdownTimeoutMs: 5_000,
+      logger,
+    });
+    try {
+      const [existing] = await cypher(
+        runtime.db,
+        "MATCH (p:Principal) WHERE p.type = 'USER' RETURN count(p) AS n",
+      );
+      if ((existing?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
+      await run(runtime, `http://127.0.0.1:${server.address.port}`, now);
+    } finally {
+      await server.shutdown();
+    }
+  } finally {
+    await neo4j.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});
