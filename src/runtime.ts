@@ -167,6 +167,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // it is loaded, so that no change can fall between the two.
     await feed.open();
     const events = new EventSink(feed);
+    await events.prepare(db);
     const { tokens: tokenSettings } = config;
     const keys = new SigningKeys(db, {
       alg: tokenSettings.signingAlg,
@@ -209,6 +210,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     const decisions = new DecisionService(index, decisionLog);
     const access = new AccessService(db, index);
+    const connectors = new ConnectorService(db, events, `${config.publicBaseUrl}/scim/v2`);
+    feed.subscribe(connectors.onChange);
     const scimGroups = new ScimGroupService(db, events, `${config.publicBaseUrl}/scim/v2`);
     const jobs = new JobRunner(db, {
       instanceId,
@@ -221,7 +224,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const services: Services = {
       audit: new AuditRepository(db),
       clients,
-      connectors: new ConnectorService(db, events, `${config.publicBaseUrl}/scim/v2`),
+      connectors,
       scimUsers: new ScimUserService(db, events, searchPlans, `${config.publicBaseUrl}/scim/v2`),
       scimGroups,
       keys,

@@ -3,6 +3,7 @@ import { generateSecret, sha256 } from '../auth/secrets.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
+import type { ChangeEvent } from '../events/feed.js';
 import type { EventSink } from '../events/sink.js';
 import { newId } from '../ids.js';
 import type { Page, Paged } from '../pagination.js';
@@ -33,13 +34,21 @@ export interface ScimCaller {
 
 const TOKEN_PREFIX = 'pas_scim_';
 
+/** Tokens remembered at most (the memory is emptied beyond). */
+const REMEMBERED_TOKENS = 10_000;
+
 /**
  * Identity connectors: each provisions USER principals and groups through SCIM with its own
  * bearer token, kept only as a SHA-256 digest (the token is 32 random bytes, so a fast digest is
- * enough). The token decides the connector on every SCIM request, looked up afresh each time so
- * that a rotated or deleted connector's token stops working at once on every instance.
+ * enough). The token decides the connector on every SCIM request. A token found once is
+ * remembered, and forgotten on any connector change the change feed reports: at once on the
+ * instance that rotates or deletes, within the feed's delay (a second) on the others.
  */
 export class ConnectorService {
+  private readonly known = new Map<string, ScimCaller>();
+  /** Counts connector changes, so that a lookup that raced one is not remembered. */
+  private generation = 0;
+
   constructor(
     private readonly db: Database,
     private readonly events: EventSink,
@@ -133,9 +142,24 @@ export class ConnectorService {
   /** The active connector holding this SCIM token, if any. */
   async authenticate(token: string): Promise<ScimCaller | undefined> {
     if (!token.startsWith(TOKEN_PREFIX)) return undefined;
-    const row = await this.db.first<{ connector: ScimCaller }>(Q.by_token, { tokenHash: sha256(token) });
+    const hash = sha256(token);
+    const known = this.known.get(hash);
+    if (known) return known;
+    const generation = this.generation;
+    const row = await this.db.first<{ connector: ScimCaller }>(Q.by_token, { tokenHash: hash });
+    if (row && generation === this.generation) {
+      if (this.known.size >= REMEMBERED_TOKENS) this.known.clear();
+      this.known.set(hash, row.connector);
+    }
     return row?.connector;
   }
+
+  /** Follows the change feed: a connector created, rotated or deleted anywhere. */
+  readonly onChange = (event: ChangeEvent): void => {
+    if (!event.type.startsWith('connector.')) return;
+    this.generation += 1;
+    this.known.clear();
+  };
 
   private view(row: StoredConnector): ConnectorView {
     const { deleted_at, deleted_by, ...rest } = row;

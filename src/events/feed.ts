@@ -6,8 +6,9 @@ import type { Logger } from '../logging/logger.js';
 
 const Q = defineQueries('events', ['head', 'range']);
 
-/** A committed change: its audit event, with its place in the commit order. */
+/** A committed change: its audit event, with its place in the commit order of its shard. */
 export interface ChangeEvent extends AuditEvent {
+  shard: number;
   seq: number;
 }
 
@@ -38,15 +39,15 @@ interface Message {
 /**
  * Tells listeners of this instance about every committed change, wherever it was made: changes
  * committed here at once (before the write returns), changes of other instances through Redis
- * pub/sub when configured and, always, through a poll of the event sequence in Neo4j, which
- * misses nothing because sequence numbers are handed out in commit order.
+ * pub/sub when configured and, always, through a poll of the event sequence shards in Neo4j,
+ * which misses nothing because each shard hands its numbers out in commit order.
  */
 export class ChangeFeed {
   private readonly listeners: ChangeListener[] = [];
-  /** Every event up to this number has been delivered here. */
-  private head = 0;
-  /** Events delivered ahead of the poll (local or through Redis), by id, with their number. */
-  private readonly early = new Map<string, number>();
+  /** Per shard: every event up to this number has been delivered here. */
+  private readonly heads = new Map<number, number>();
+  /** Events delivered ahead of the poll (local or through Redis), by id, with their place. */
+  private readonly early = new Map<string, { shard: number; seq: number }>();
   private publisher: Redis | undefined;
   private subscriber: Redis | undefined;
 
@@ -64,7 +65,7 @@ export class ChangeFeed {
    * that listeners keep current, so that no change falls between the two.
    */
   async open(): Promise<void> {
-    this.head = (await this.db.first<{ head: number }>(Q.head))?.head ?? 0;
+    for (const { shard, head } of await this.shardHeads()) this.heads.set(shard, head);
     const url = this.options.redisUrl;
     if (!url) return;
     const connection = {
@@ -98,7 +99,7 @@ export class ChangeFeed {
 
   /** Changes just committed on this instance: listeners first, then the other instances. */
   async committed(events: ChangeEvent[]): Promise<void> {
-    for (const event of events) this.early.set(event.id, event.seq);
+    for (const event of events) this.early.set(event.id, { shard: event.shard, seq: event.seq });
     await this.deliver(events);
     if (this.publisher?.status === 'ready') {
       const message: Message = { from: this.options.instanceId, events };
@@ -108,22 +109,29 @@ export class ChangeFeed {
 
   /** Delivers every change committed since the last poll that has not reached this instance. */
   async poll(): Promise<void> {
-    for (;;) {
-      const head = (await this.db.first<{ head: number }>(Q.head))?.head ?? 0;
-      if (head <= this.head) return;
-      const upTo = Math.min(head, this.head + POLL_SPAN);
-      const rows = await this.db.run<{ event: StoredEvent & { seq: number } }>(Q.range, {
-        after: this.head,
-        upTo,
-      });
-      const missed = rows
-        .map(({ event }) => ({ ...fromStored(event), seq: event.seq }))
-        .filter((event) => !this.early.has(event.id));
-      await this.deliver(missed);
-      this.head = upTo;
-      for (const [id, seq] of this.early) if (seq <= upTo) this.early.delete(id);
-      if (upTo === head) return;
+    for (const { shard, head } of await this.shardHeads()) {
+      for (;;) {
+        const known = this.heads.get(shard) ?? 0;
+        if (head <= known) break;
+        const upTo = Math.min(head, known + POLL_SPAN);
+        const rows = await this.db.run<{ event: StoredEvent & { seq: number; shard: number } }>(Q.range, {
+          shard,
+          after: known,
+          upTo,
+        });
+        const missed = rows
+          .map(({ event }) => ({ ...fromStored(event), shard, seq: event.seq }))
+          .filter((event) => !this.early.has(event.id));
+        await this.deliver(missed);
+        this.heads.set(shard, upTo);
+        for (const [id, place] of this.early)
+          if (place.shard === shard && place.seq <= upTo) this.early.delete(id);
+      }
     }
+  }
+
+  private async shardHeads(): Promise<{ shard: number; head: number }[]> {
+    return this.db.run<{ shard: number; head: number }>(Q.head);
   }
 
   async close(): Promise<void> {
@@ -147,20 +155,29 @@ export class ChangeFeed {
       return;
     }
     if (message.from === this.options.instanceId || !Array.isArray(message.events)) return;
-    const fresh = message.events.filter((event) => event.seq > this.head && !this.early.has(event.id));
-    for (const event of fresh) this.early.set(event.id, event.seq);
+    const fresh = message.events.filter(
+      (event) => event.seq > (this.heads.get(event.shard) ?? 0) && !this.early.has(event.id),
+    );
+    for (const event of fresh) this.early.set(event.id, { shard: event.shard, seq: event.seq });
     await this.deliver(fresh);
   }
 
+  /**
+   * Hands each event to each listener in order, then waits for all of them together: a listener
+   * that settles once it has caught up (the decision index) then catches up once per batch of
+   * events rather than once per event.
+   */
   private async deliver(events: ChangeEvent[]): Promise<void> {
+    const pending: Promise<void>[] = [];
     for (const event of events) {
       for (const listener of this.listeners) {
-        try {
-          await listener(event);
-        } catch (err) {
-          this.options.logger.error({ err, event: event.id, type: event.type }, 'change listener failed');
-        }
+        pending.push(
+          (async () => listener(event))().catch((err: unknown) => {
+            this.options.logger.error({ err, event: event.id, type: event.type }, 'change listener failed');
+          }),
+        );
       }
     }
+    await Promise.all(pending);
   }
 }

@@ -23,7 +23,15 @@ import {
   type ListResult,
 } from './users-service.js';
 
-const Q = defineQueries('scim', ['group_get', 'group_all', 'group_lock', 'group_set', 'member_candidates']);
+const Q = defineQueries('scim', [
+  'group_get',
+  'group_all',
+  'group_lock',
+  'group_set',
+  'member_candidates',
+  'members_add',
+  'members_remove',
+]);
 
 interface Member {
   value: string;
@@ -99,12 +107,12 @@ export class ScimGroupService {
    */
   async list(caller: ScimCaller, request: ListRequest, withMembers: boolean): Promise<ListResult> {
     const filter = request.filter === undefined ? undefined : parseFilterOr400(request.filter);
-    const needsMembers =
-      withMembers ||
-      (filter !== undefined && filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members'));
+    // Members are read for the filter only when it tests them; otherwise for the page alone.
+    const filterNeedsMembers =
+      filter !== undefined && filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members');
     const rows = await this.db.run<StoredGroup>(Q.group_all, {
       source: caller.name,
-      withMembers: needsMembers,
+      withMembers: filterNeedsMembers,
     });
     let resources = rows.map((r) => this.view(r));
     if (filter)
@@ -112,7 +120,17 @@ export class ScimGroupService {
         evaluateFilter(filter, g, { caseExact: (p) => caseExactGroup(p.attribute, p.sub) }),
       );
     const skip = request.startIndex - 1;
-    const page = resources.slice(skip, skip + Math.min(request.count, MAX_RESULTS));
+    let page = resources.slice(skip, skip + Math.min(request.count, MAX_RESULTS));
+    if (withMembers && !filterNeedsMembers && page.length > 0) {
+      const full = await this.load(
+        this.db,
+        caller,
+        page.map((g) => g['id'] as string),
+        true,
+      );
+      const byId = new Map(full.map((r) => [r.props['id'] as string, this.view(r)]));
+      page = page.map((g) => byId.get(g['id'] as string) ?? g);
+    }
     return {
       totalResults: resources.length,
       startIndex: request.startIndex,
@@ -247,30 +265,38 @@ export class ScimGroupService {
       if (added.some((m) => isId('group', m))) await groups.lockNesting(tx);
     }
     const now = nowIso();
-    for (const memberId of added) {
-      if (isId('group', memberId)) {
-        const check = await groups.nestingCheck(tx, groupId, memberId);
-        if (check.cycle)
-          throw invalidValue(`group ${memberId} cannot be nested in ${groupId}: it would make a cycle`);
-        if (check.levels > MAX_NESTING_LEVELS)
-          throw invalidValue(
-            `nesting ${memberId} in ${groupId} would chain more than ${MAX_NESTING_LEVELS} groups`,
-          );
-      }
-      await groups.addMember(tx, groupId, memberId, caller.id, now);
+    const record = (type: 'group.member_added' | 'group.member_removed', memberId: string): void => {
       this.events.record(tx, op, {
-        type: 'group.member_added',
+        type,
         target: { type: 'group', id: groupId },
-        changes: { members: { to: memberId } },
+        changes: { members: type === 'group.member_added' ? { to: memberId } : { from: memberId } },
       });
+    };
+    // Users join in one statement; a nested group is checked for cycles and depth first.
+    const users = added.filter((m) => !isId('group', m));
+    if (users.length > 0) {
+      const rows = await tx.run<{ id: string }>(Q.members_add, {
+        groupId,
+        ids: users,
+        addedBy: caller.id,
+        now,
+      });
+      for (const { id } of rows) record('group.member_added', id);
     }
-    for (const memberId of removed) {
-      if (!(await groups.removeMember(tx, groupId, memberId))) continue;
-      this.events.record(tx, op, {
-        type: 'group.member_removed',
-        target: { type: 'group', id: groupId },
-        changes: { members: { from: memberId } },
-      });
+    for (const memberId of added.filter((m) => isId('group', m))) {
+      const check = await groups.nestingCheck(tx, groupId, memberId);
+      if (check.cycle)
+        throw invalidValue(`group ${memberId} cannot be nested in ${groupId}: it would make a cycle`);
+      if (check.levels > MAX_NESTING_LEVELS)
+        throw invalidValue(
+          `nesting ${memberId} in ${groupId} would chain more than ${MAX_NESTING_LEVELS} groups`,
+        );
+      await groups.addMember(tx, groupId, memberId, caller.id, now);
+      record('group.member_added', memberId);
+    }
+    if (removed.length > 0) {
+      const rows = await tx.run<{ id: string }>(Q.members_remove, { groupId, ids: removed });
+      for (const { id } of rows) record('group.member_removed', id);
     }
   }
 

@@ -3,6 +3,8 @@ import type { ScimCaller } from '../connectors/service.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
+import { AppError } from '../errors/errors.js';
+import { groupNameKey } from '../groups/repository.js';
 import { isId, newId } from '../ids.js';
 import {
   CONNECTOR_ATTRIBUTES,
@@ -18,7 +20,7 @@ import { principalRows } from '../seed/bulk.js';
 import { nowIso } from '../time.js';
 import { ScimError } from './errors.js';
 import type { ScimGroupService } from './groups-service.js';
-import { groupFields, readGroup } from './groups.js';
+import { groupFields, readGroup, storedGroup } from './groups.js';
 import { isObject, type ScimObject } from './resource.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
 import {
@@ -31,6 +33,7 @@ import {
 } from './users.js';
 
 const Q = defineQueries('scim', [
+  'sync_groups_create',
   'sync_users',
   'sync_release',
   'sync_deprovision',
@@ -41,6 +44,8 @@ const SEED = defineQueries('seed', ['principals']);
 
 /** Users written per transaction. */
 const BATCH = 1_000;
+/** New groups written per transaction. */
+const GROUP_BATCH = 100;
 /** Line errors reported back (all are counted). */
 const MAX_ERRORS = 100;
 /** Manager chains are followed this far when looking for a cycle. */
@@ -189,12 +194,27 @@ export class ScimSync {
       return true;
     });
 
+    // Every manager link the snapshot asks for, decided before anything is written: new users
+    // are created with theirs (managers first), and only the links left over are made after.
+    const ids = new Map<string, string>();
+    for (const { id, user } of uniqueCreates) this.remember(ids, id, user.fields);
+    for (const { user, current } of updates) this.remember(ids, current.principal.id, user.fields);
+    const wanted = plannedManagers(
+      [
+        ...uniqueCreates.map(({ id, user }) => ({ id, ref: user.fields.managerRef })),
+        ...updates.map(({ user, current }) => ({ id: current.principal.id, ref: user.fields.managerRef })),
+      ],
+      ids,
+    );
+    const ordered = managersFirst(uniqueCreates, wanted);
+
     let processed = 0;
-    for (let i = 0; i < uniqueCreates.length; i += BATCH) {
+    const unlinked: string[] = [];
+    for (let i = 0; i < ordered.length; i += BATCH) {
       signal.throwIfAborted();
-      await this.createBatch(caller, uniqueCreates.slice(i, i + BATCH), op);
-      counts.users_created += Math.min(BATCH, uniqueCreates.length - i);
-      processed += Math.min(BATCH, uniqueCreates.length - i);
+      unlinked.push(...(await this.createBatch(caller, ordered.slice(i, i + BATCH), wanted, op)));
+      counts.users_created += Math.min(BATCH, ordered.length - i);
+      processed += Math.min(BATCH, ordered.length - i);
       await report(progress('users', processed, users.length));
     }
     for (let i = 0; i < updates.length; i += BATCH) {
@@ -219,25 +239,23 @@ export class ScimSync {
 
     signal.throwIfAborted();
     await report(progress('managers', 0, users.length));
-    const ids = new Map<string, string>();
-    for (const { id, user } of uniqueCreates) this.remember(ids, id, user.fields);
-    for (const { user, current } of updates) this.remember(ids, current.principal.id, user.fields);
     await this.linkManagers(
       [
-        ...uniqueCreates.map(({ id, user }) => ({
+        // New users whose manager was written after them: the link only (their event has it).
+        ...unlinked.map((id) => ({
           id,
-          fields: user.fields,
-          currentManager: null,
-          currentRef: null,
+          managerId: wanted.get(id) ?? null,
+          ref: null,
+          from: null,
+          recorded: true,
         })),
-        ...updates.map(({ user, current }) => ({
-          id: current.principal.id,
-          fields: user.fields,
-          currentManager: current.managerId,
-          currentRef: current.managerRef,
-        })),
+        ...updates.flatMap(({ user, current }) => {
+          const managerId = wanted.get(current.principal.id) ?? null;
+          const ref = managerId === null ? user.fields.managerRef : null;
+          if (managerId === current.managerId && ref === current.managerRef) return [];
+          return [{ id: current.principal.id, managerId, ref, from: current.managerId, recorded: false }];
+        }),
       ],
-      ids,
       op,
     );
 
@@ -317,32 +335,39 @@ export class ScimSync {
     );
   }
 
+  /** Creates a batch of users; answers those whose manager was not written yet. */
   private async createBatch(
     caller: ScimCaller,
     batch: { id: string; user: SnapshotUser }[],
+    wanted: Map<string, string | null>,
     op: OperationContext,
-  ) {
+  ): Promise<string[]> {
     const now = nowIso();
     const rows = batch.map(({ id, user }) => {
       const f = user.fields;
+      const managerId = wanted.get(id) ?? null;
       return {
         id,
         type: 'USER' as const,
         name: f.name,
         ...(f.email ? { email: f.email } : {}),
-        attributes: mappedAttributes(f, null),
+        attributes: mappedAttributes(f, managerId),
         metadata: mappedMetadata(f),
         connectorSource: caller.name,
         ...(f.externalId ? { connectorId: f.externalId } : {}),
         createdAt: now,
         status: f.active ? ('active' as const) : ('suspended' as const),
-        extra: { user_name: f.userName.toLowerCase(), scim: JSON.stringify(user.scim) },
+        extra: {
+          user_name: f.userName.toLowerCase(),
+          scim: JSON.stringify(user.scim),
+          ...(managerId === null && f.managerRef ? { manager_ref: f.managerRef } : {}),
+        },
       };
     });
-    await this.db.write('scim/sync/create', async (tx) => {
+    return this.db.write('scim/sync/create', async (tx) => {
       const externalIds = rows.flatMap((r) => (r.connectorId ? [r.connectorId] : []));
       if (externalIds.length > 0) await tx.run(Q.sync_release, { source: caller.name, externalIds });
-      await tx.run(SEED.principals, principalRows(rows, caller.id));
+      const [result] = await tx.run<{ pending: string[] }>(SEED.principals, principalRows(rows, caller.id));
       for (const r of rows) {
         this.events.record(tx, op, {
           type: 'principal.created',
@@ -359,6 +384,7 @@ export class ScimSync {
           },
         });
       }
+      return result?.pending ?? [];
     });
   }
 
@@ -453,39 +479,21 @@ export class ScimSync {
    * change are written.
    */
   private async linkManagers(
-    users: { id: string; fields: UserFields; currentManager: string | null; currentRef: string | null }[],
-    ids: Map<string, string>,
+    rows: {
+      id: string;
+      managerId: string | null;
+      ref: string | null;
+      from: string | null;
+      recorded: boolean;
+    }[],
     op: OperationContext,
   ): Promise<void> {
-    const wanted = new Map<string, string | null>();
-    for (const u of users) {
-      const ref = u.fields.managerRef;
-      const managerId = ref ? ids.get(ref) : undefined;
-      wanted.set(u.id, managerId && managerId !== u.id ? managerId : null);
-    }
-    for (const [id] of wanted) {
-      // A chain that comes back to its start is a cycle: the link closing it waits instead.
-      let at = wanted.get(id) ?? null;
-      for (let steps = 0; at !== null && steps < MAX_CHAIN; steps += 1) {
-        if (at === id) {
-          wanted.set(id, null);
-          break;
-        }
-        at = wanted.get(at) ?? null;
-      }
-    }
-    const rows = users.flatMap((u) => {
-      const managerId = wanted.get(u.id) ?? null;
-      const ref = managerId === null ? u.fields.managerRef : null;
-      if (managerId === u.currentManager && ref === u.currentRef) return [];
-      return [{ id: u.id, managerId, ref, from: u.currentManager }];
-    });
     for (let i = 0; i < rows.length; i += BATCH) {
       const batch = rows.slice(i, i + BATCH);
       await this.db.write('scim/sync/managers', async (tx) => {
         await tx.run(Q.sync_managers, { rows: batch, now: nowIso() });
         for (const row of batch) {
-          if (row.managerId === row.from) continue;
+          if (row.recorded || row.managerId === row.from) continue;
           this.events.record(tx, op, {
             type: 'principal.updated',
             target: { type: 'principal', id: row.id },
@@ -494,6 +502,46 @@ export class ScimSync {
         }
       });
     }
+  }
+
+  /** New groups and their memberships, a batch in one transaction, each an audit event. */
+  private async createGroups(
+    caller: ScimCaller,
+    batch: { entry: { group: SnapshotGroup; id: string | undefined }; members: string[] }[],
+    op: OperationContext,
+  ): Promise<void> {
+    const rows = batch.map(({ entry, members }) => {
+      const f = groupFields(entry.group.scim);
+      return {
+        id: entry.id!,
+        name: f.displayName,
+        nameKey: groupNameKey(f.displayName, caller.name),
+        externalId: f.externalId,
+        scim: JSON.stringify(storedGroup(entry.group.scim)),
+        members: [...new Set(members)],
+      };
+    });
+    await this.db.write('scim/sync/groups', async (tx) => {
+      await tx.run(Q.sync_groups_create, { rows, source: caller.name, actor: caller.id, now: nowIso() });
+      for (const row of rows) {
+        this.events.record(tx, op, {
+          type: 'group.created',
+          target: { type: 'group', id: row.id },
+          changes: {
+            name: { to: row.name },
+            connector_source: { to: caller.name },
+            ...(row.externalId ? { connector_id: { to: row.externalId } } : {}),
+          },
+        });
+        for (const memberId of row.members) {
+          this.events.record(tx, op, {
+            type: 'group.member_added',
+            target: { type: 'group', id: row.id },
+            changes: { members: { to: memberId } },
+          });
+        }
+      }
+    });
   }
 
   /**
@@ -510,15 +558,13 @@ export class ScimSync {
     signal: AbortSignal,
     mayDelete: boolean,
   ): Promise<void> {
-    const rows = await this.db.run<{ props: Record<string, unknown>; members: { value: string }[] }>(
-      Q.group_all,
-      {
-        source: caller.name,
-        withMembers: true,
-      },
-    );
+    const rows = await this.db.run<{ props: Record<string, unknown> }>(Q.group_all, {
+      source: caller.name,
+      withMembers: false,
+    });
     const byExternal = new Map<string, (typeof rows)[number]>();
     const byName = new Map<string, (typeof rows)[number]>();
+    const byId = new Map(rows.map((row) => [row.props['id'] as string, row]));
     for (const row of rows) {
       if (typeof row.props['connector_id'] === 'string') byExternal.set(row.props['connector_id'], row);
       byName.set(String(row.props['name']).toLowerCase(), row);
@@ -538,15 +584,71 @@ export class ScimSync {
       if (id) seen.add(id);
       plan.push({ group, id });
     }
-    // Groups first without members, so that members may name groups created in this pass.
+    // Every way the snapshot may name a group: SCIM id, externalId, name.
+    const groupKeys = new Set<string>();
+    for (const entry of plan) {
+      const f = groupFields(entry.group.scim);
+      groupKeys.add(f.displayName.toLowerCase());
+      if (f.externalId) groupKeys.add(f.externalId);
+      if (entry.id) groupKeys.add(entry.id);
+    }
+    const namesGroup = (m: string): boolean =>
+      groupKeys.has(m) || groupKeys.has(m.toLowerCase()) || isId('group', m);
+    const translate = (members: string[]): string[] =>
+      members.map(
+        (m) =>
+          (isId('group', m) ? groupIds.get(m) : userIds.get(m)) ??
+          groupIds.get(m.toLowerCase()) ??
+          groupIds.get(m) ??
+          userIds.get(m) ??
+          m,
+      );
+    const withMembers = (scim: ScimObject, members: string[]): ScimObject => ({
+      ...scim,
+      members: members.map((value) => ({ value })),
+    });
+    // New groups naming only users of the connector are written in batches with their members;
+    // groups that name groups (which may be new too) are created bare first and given their
+    // members below, as is any batch the name constraint refuses (group by group, so that the
+    // line at fault is reported).
+    const connectorUsers = new Set(userIds.values());
+    const later: typeof plan = [];
+    const simple: { entry: (typeof plan)[number]; members: string[] }[] = [];
+    for (const entry of plan) {
+      const f = groupFields(entry.group.scim);
+      if (entry.id) later.push(entry);
+      else if (f.members.some(namesGroup)) continue;
+      else {
+        const members = translate(f.members);
+        if (members.every((m) => connectorUsers.has(m))) simple.push({ entry, members });
+      }
+    }
+    for (let i = 0; i < simple.length; i += GROUP_BATCH) {
+      signal.throwIfAborted();
+      const batch = simple.slice(i, i + GROUP_BATCH);
+      for (const item of batch) item.entry.id = newId('group');
+      try {
+        await this.createGroups(caller, batch, op);
+        counts.groups_created += batch.length;
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
+        for (const item of batch) item.entry.id = undefined;
+      }
+    }
     for (const entry of plan) {
       signal.throwIfAborted();
       if (entry.id) continue;
-      const { members: _members, ...bare } = entry.group.scim;
+      const f = groupFields(entry.group.scim);
+      const nested = f.members.some(namesGroup);
       try {
-        const created = await this.groups.create(caller, bare, op);
+        const created = await this.groups.create(
+          caller,
+          nested ? withMembers(entry.group.scim, []) : withMembers(entry.group.scim, translate(f.members)),
+          op,
+        );
         entry.id = created['id'] as string;
         counts.groups_created += 1;
+        if (nested) later.push(entry);
       } catch (err) {
         if (err instanceof ScimError) fail(entry.group.line, err.message);
         else throw err;
@@ -560,29 +662,22 @@ export class ScimSync {
         if (f.externalId) groupIds.set(f.externalId, entry.id);
       }
     }
-    for (const entry of plan) {
+    for (const entry of later) {
       signal.throwIfAborted();
       if (!entry.id) continue;
       const f = groupFields(entry.group.scim);
-      const members = f.members.map(
-        (m) =>
-          (isId('group', m) ? groupIds.get(m) : userIds.get(m)) ??
-          groupIds.get(m.toLowerCase()) ??
-          userIds.get(m) ??
-          m,
-      );
       try {
-        const before = JSON.stringify(await this.groups.get(caller, entry.id, true));
         const after = await this.groups.replace(
           caller,
           entry.id,
-          { ...entry.group.scim, members: members.map((value) => ({ value })) },
+          withMembers(entry.group.scim, translate(f.members)),
           undefined,
           op,
         );
-        const wasNew = !seen.has(entry.id);
-        if (!wasNew) {
-          if (JSON.stringify(after) === before) counts.groups_unchanged += 1;
+        const existing = byId.get(entry.id);
+        if (existing) {
+          const meta = after['meta'] as { lastModified?: string } | undefined;
+          if (meta?.lastModified === existing.props['updated_at']) counts.groups_unchanged += 1;
           else counts.groups_updated += 1;
         }
       } catch (err) {
@@ -599,4 +694,50 @@ export class ScimSync {
       counts.groups_deleted += 1;
     }
   }
+}
+
+/**
+ * The manager each user ends up with: the one its reference names among the connector's users,
+ * or none when the reference names nobody (it waits) or the link would close a cycle.
+ */
+function plannedManagers(
+  users: { id: string; ref: string | null }[],
+  ids: Map<string, string>,
+): Map<string, string | null> {
+  const wanted = new Map<string, string | null>();
+  for (const u of users) {
+    const managerId = u.ref ? ids.get(u.ref) : undefined;
+    wanted.set(u.id, managerId && managerId !== u.id ? managerId : null);
+  }
+  for (const [id] of wanted) {
+    // A chain that comes back to its start is a cycle: the link closing it waits instead.
+    let at = wanted.get(id) ?? null;
+    for (let steps = 0; at !== null && steps < MAX_CHAIN; steps += 1) {
+      if (at === id) {
+        wanted.set(id, null);
+        break;
+      }
+      at = wanted.get(at) ?? null;
+    }
+  }
+  return wanted;
+}
+
+/** New users ordered so that a manager comes before its reports (cycles are already cut). */
+function managersFirst<T extends { id: string }>(creates: T[], wanted: Map<string, string | null>): T[] {
+  const byId = new Map(creates.map((c) => [c.id, c]));
+  const placed = new Set<string>();
+  const out: T[] = [];
+  for (const create of creates) {
+    const chain: T[] = [];
+    let at: T | undefined = create;
+    while (at && !placed.has(at.id)) {
+      placed.add(at.id);
+      chain.push(at);
+      const managerId = wanted.get(at.id);
+      at = managerId ? byId.get(managerId) : undefined;
+    }
+    out.push(...chain.reverse());
+  }
+  return out;
 }

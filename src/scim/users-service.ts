@@ -47,8 +47,8 @@ const Q = defineQueries('scim', [
   'user_get',
   'user_lock',
   'manager_find',
-  'waiting_reports',
   'release_external_id',
+  'user_prepare',
 ]);
 
 /** Most users a filter the indexes cannot answer alone may have to look at. */
@@ -108,9 +108,17 @@ export class ScimUserService {
     const id = newId('principal');
     try {
       return await this.db.write('scim/users/create', async (tx) => {
-        if (fields.externalId)
-          await tx.run(Q.release_external_id, { source: caller.name, externalId: fields.externalId });
-        const manager = await this.resolveManager(tx, caller, id, fields.managerRef);
+        // A new user can close no cycle of managers: nobody reports to it yet.
+        const prepared = await tx.first<{ managerId: string | null; waiting: string[] }>(Q.user_prepare, {
+          id,
+          source: caller.name,
+          externalId: fields.externalId,
+          ref: fields.managerRef,
+        });
+        const manager = {
+          id: prepared?.managerId ?? null,
+          waiting: fields.managerRef !== null && !prepared?.managerId,
+        };
         const attributes = mappedAttributes(fields, manager.id);
         const metadata = mappedMetadata(fields);
         const status = fields.active ? 'active' : 'suspended';
@@ -150,7 +158,7 @@ export class ScimUserService {
             ...diffMaps(null, metadata, 'metadata'),
           },
         });
-        await this.linkWaitingReports(tx, caller, principal, op);
+        await this.linkWaitingReports(tx, caller, principal, prepared?.waiting ?? [], op);
         return this.view({ principal, scim, managerId: manager.id });
       });
     } catch (err) {
@@ -433,11 +441,10 @@ export class ScimUserService {
     tx: Tx,
     caller: ScimCaller,
     manager: Principal,
+    waiting: string[],
     op: OperationContext,
   ): Promise<void> {
-    const refs = [manager.id, ...(manager.connector_id ? [manager.connector_id] : [])];
-    const rows = await tx.run<{ id: string }>(Q.waiting_reports, { refs, source: caller.name });
-    for (const { id } of rows) {
+    for (const id of waiting) {
       const [report] = await this.load(tx, caller, [id]);
       if (!report) continue;
       const check = await principals.managerCheck(tx, id, manager.id);
