@@ -10,11 +10,11 @@ import { MAX_NESTING_LEVELS } from '../groups/service.js';
 import { isId, newId } from '../ids.js';
 import { nowIso } from '../time.js';
 import { invalidValue, ScimError, scimNotFound } from './errors.js';
-import { evaluateFilter, filterPaths, ScimSyntaxError } from './filter.js';
+import { evaluateFilter, filterPaths } from './filter.js';
 import { groupEtag, groupFields, groupView, readGroup, storedGroup } from './groups.js';
-import { applyPatch, ScimPatchError } from './patch.js';
+import { patchResource } from './patch.js';
 import type { ScimObject } from './resource.js';
-import { findAttribute, GROUP_ATTRIBUTES, GROUP_SCHEMA, COMMON_ATTRIBUTES } from './schema.js';
+import { GROUP_ATTRIBUTES, GROUP_SCHEMA, COMMON_ATTRIBUTES } from './schema.js';
 import {
   checkIfMatch,
   MAX_RESULTS,
@@ -156,22 +156,16 @@ export class ScimGroupService {
     ifMatch: string | undefined,
     op: OperationContext,
   ): Promise<ScimObject> {
-    return this.write(caller, id, ifMatch, op, (current) => {
-      try {
-        const { resource } = applyPatch(current, operations, {
-          coreSchema: GROUP_SCHEMA,
-          extensionSchemas: [],
-          multiValued: (name) =>
-            findAttribute([...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES], name)?.multiValued === true,
-          readOnly: (name) => name === 'id' || name === 'meta',
-        });
-        return readGroup(resource);
-      } catch (err) {
-        if (err instanceof ScimPatchError) throw new ScimError(400, err.scimType, err.message);
-        if (err instanceof ScimSyntaxError) throw new ScimError(400, 'invalidPath', err.message);
-        throw err;
-      }
-    });
+    return this.write(caller, id, ifMatch, op, (current) =>
+      readGroup(
+        patchResource(current, operations, {
+          core: GROUP_SCHEMA,
+          attributes: [...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES],
+          extensions: [],
+          readOnly: ['id', 'meta'],
+        }),
+      ),
+    );
   }
 
   async delete(

@@ -7,6 +7,8 @@
  * booleans sent as strings for `active`, a single element where an array is expected, a manager
  * sent as a bare id, and removal of selected members through a `value` array.
  */
+import { ScimError } from './errors.js';
+import { findAttribute, type AttributeDef } from './schema.js';
 import {
   evaluateFilter,
   parsePatchPath,
@@ -635,4 +637,32 @@ export function applyPatch(
     }
   });
   return { resource: ctx.root, changed: !jsonEqual(ctx.root, resource) };
+}
+
+/**
+ * A PatchOp applied to a resource of one schema (its core attributes `core`, its extensions),
+ * with the errors of patching as SCIM errors of the protocol (400 with the patch's `scimType`).
+ */
+export function patchResource(
+  current: Record<string, unknown>,
+  operations: unknown[],
+  schema: {
+    core: string;
+    attributes: readonly AttributeDef[];
+    extensions: string[];
+    readOnly: readonly string[];
+  },
+): Record<string, unknown> {
+  try {
+    return applyPatch(current, operations, {
+      coreSchema: schema.core,
+      extensionSchemas: schema.extensions,
+      multiValued: (name) => findAttribute(schema.attributes, name)?.multiValued === true,
+      readOnly: (name) => schema.readOnly.includes(name),
+    }).resource;
+  } catch (err) {
+    if (err instanceof ScimPatchError) throw new ScimError(400, err.scimType, err.message);
+    if (err instanceof ScimSyntaxError) throw new ScimError(400, 'invalidPath', err.message);
+    throw err;
+  }
 }

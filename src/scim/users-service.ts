@@ -22,16 +22,10 @@ import { and, condition, field } from '../query/model.js';
 import { nowIso } from '../time.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, parseFilter, ScimSyntaxError, type AttrPath } from './filter.js';
-import { applyPatch, ScimPatchError } from './patch.js';
+import { patchResource } from './patch.js';
 import { compileUserFilter } from './query.js';
 import { isObject, type ScimObject } from './resource.js';
-import {
-  ENTERPRISE_SCHEMA,
-  USER_ATTRIBUTES,
-  USER_SCHEMA,
-  COMMON_ATTRIBUTES,
-  findAttribute,
-} from './schema.js';
+import { ENTERPRISE_SCHEMA, USER_ATTRIBUTES, USER_SCHEMA, COMMON_ATTRIBUTES } from './schema.js';
 import {
   etagOf,
   mappedAttributes,
@@ -250,22 +244,16 @@ export class ScimUserService {
     ifMatch: string | undefined,
     op: OperationContext,
   ): Promise<ScimObject> {
-    return this.write(caller, id, ifMatch, op, (current) => {
-      try {
-        const { resource } = applyPatch(current, operations, {
-          coreSchema: USER_SCHEMA,
-          extensionSchemas: [ENTERPRISE_SCHEMA],
-          multiValued: (name) =>
-            findAttribute([...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES], name)?.multiValued === true,
-          readOnly: (name) => name === 'id' || name === 'meta' || name === 'groups',
-        });
-        return readUser(resource);
-      } catch (err) {
-        if (err instanceof ScimPatchError) throw new ScimError(400, err.scimType, err.message);
-        if (err instanceof ScimSyntaxError) throw new ScimError(400, 'invalidPath', err.message);
-        throw err;
-      }
-    });
+    return this.write(caller, id, ifMatch, op, (current) =>
+      readUser(
+        patchResource(current, operations, {
+          core: USER_SCHEMA,
+          attributes: [...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES],
+          extensions: [ENTERPRISE_SCHEMA],
+          readOnly: ['id', 'meta', 'groups'],
+        }),
+      ),
+    );
   }
 
   /** Deprovisions the user: the principal stays for history; SCIM no longer sees it. */

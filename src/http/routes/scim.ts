@@ -7,7 +7,8 @@ import { project } from '../../scim/projection.js';
 import { isObject, type ScimObject } from '../../scim/resource.js';
 import { LIST_SCHEMA, PATCH_SCHEMA } from '../../scim/schema.js';
 import type { ScimGroupService } from '../../scim/groups-service.js';
-import type { ScimUserService } from '../../scim/users-service.js';
+import type { ListRequest, ListResult, ScimUserService } from '../../scim/users-service.js';
+import type { ScimCaller } from '../../connectors/service.js';
 import { ScimBody, ScimListQuery, ScimListResponse, ScimResource } from '../../schemas/scim.js';
 import { requestMeta } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -154,127 +155,117 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       responses: ok('The schema'),
       handler: ({ params }) => ({ body: found(schemas(base), params.id, 'schema') }),
     }),
-    defineRoute({
-      ...common,
-      method: 'GET',
-      path: '/scim/v2/Users',
-      operationId: 'scimListUsers',
-      summary: "List the connector's users",
-      description:
+    ...resourceRoutes(common, {
+      kind: 'User',
+      plural: 'Users',
+      listDescription:
         'RFC 7644 §3.4.2: `filter` (the full grammar), `startIndex`, `count` (at most 200), `attributes`, `excludedAttributes`. Ordered by creation.',
-      query: ScimListQuery,
-      responses: {
-        200: { description: 'A list response', schema: ScimListResponse, contentType: SCIM_JSON },
-      },
-      handler: async ({ ctx, query }) => {
-        const startIndex = Math.max(1, query.startIndex ?? 1);
-        const result = await users.list(caller(ctx), {
-          filter: query.filter,
-          startIndex,
-          count: Math.max(0, query.count ?? DEFAULT_COUNT),
-        });
-        const items = result.resources.map((r) => project(r, query.attributes, query.excludedAttributes));
-        return listResponse(result.totalResults, startIndex, items);
-      },
-    }),
-    defineRoute({
-      ...common,
-      method: 'POST',
-      path: '/scim/v2/Users',
-      operationId: 'scimCreateUser',
-      summary: 'Provision a user',
-      body: ScimBody,
-      responses: {
-        201: { description: 'Created', schema: ScimResource, contentType: SCIM_JSON },
-        409: { description: '`uniqueness`: the userName (or externalId) is taken' },
-      },
-      handler: async ({ ctx, body }) => {
-        const created = await users.create(caller(ctx), body, operation(ctx));
-        return resource(created, 201, `${base}/Users/${created['id'] as string}`);
-      },
-    }),
-    defineRoute({
-      ...common,
-      method: 'GET',
-      path: '/scim/v2/Users/{id}',
-      operationId: 'scimGetUser',
-      summary: 'Get a user',
-      params: IdParams,
-      query: ScimListQuery,
-      responses: ok('The user'),
-      handler: async ({ ctx, params, query }) =>
-        resource(
-          project(await users.get(caller(ctx), params.id), query.attributes, query.excludedAttributes),
-        ),
-    }),
-    defineRoute({
-      ...common,
-      method: 'PUT',
-      path: '/scim/v2/Users/{id}',
-      operationId: 'scimReplaceUser',
-      summary: 'Replace a user',
-      params: IdParams,
-      body: ScimBody,
-      responses: { ...ok('The user'), 412: { description: '`If-Match` does not match' } },
-      handler: async ({ ctx, params, body }) =>
-        resource(
-          await users.replace(caller(ctx), params.id, body, ctx.get('If-Match') || undefined, operation(ctx)),
-        ),
-    }),
-    defineRoute({
-      ...common,
-      method: 'PATCH',
-      path: '/scim/v2/Users/{id}',
-      operationId: 'scimPatchUser',
-      summary: 'Change a user (PatchOp)',
-      params: IdParams,
-      body: ScimBody,
-      responses: { ...ok('The user'), 412: { description: '`If-Match` does not match' } },
-      handler: async ({ ctx, params, body }) =>
-        resource(
-          await users.patch(
-            caller(ctx),
-            params.id,
-            patchOperations(body),
-            ctx.get('If-Match') || undefined,
-            operation(ctx),
-          ),
-        ),
-    }),
-    defineRoute({
-      ...common,
-      method: 'DELETE',
-      path: '/scim/v2/Users/{id}',
-      operationId: 'scimDeleteUser',
-      summary: 'Deprovision a user',
-      description:
+      createSummary: 'Provision a user',
+      conflict: '`uniqueness`: the userName (or externalId) is taken',
+      putSummary: 'Replace a user',
+      patchSummary: 'Change a user (PatchOp)',
+      deleteSummary: 'Deprovision a user',
+      deleteDescription:
         'The principal stays (status `deprovisioned`) for history; SCIM answers 404 for it from now on.',
-      params: IdParams,
-      responses: { 204: { description: 'Deprovisioned' }, 412: { description: '`If-Match` does not match' } },
-      handler: async ({ ctx, params }) => {
-        await users.delete(caller(ctx), params.id, ctx.get('If-Match') || undefined, operation(ctx));
-        return { status: 204 };
+      base,
+      service: {
+        list: (caller, request) => users.list(caller, request),
+        get: (caller, id) => users.get(caller, id),
+        create: (caller, body, op) => users.create(caller, body, op),
+        replace: (caller, id, body, ifMatch, op) => users.replace(caller, id, body, ifMatch, op),
+        patch: (caller, id, ops, ifMatch, op) => users.patch(caller, id, ops, ifMatch, op),
+        delete: (caller, id, ifMatch, op) => users.delete(caller, id, ifMatch, op),
       },
     }),
+    ...resourceRoutes(common, {
+      kind: 'Group',
+      plural: 'Groups',
+      listDescription:
+        'RFC 7644 §3.4.2: `filter`, `startIndex`, `count` (at most 200), `attributes`, `excludedAttributes` (`members` left out saves reading them). Ordered by creation.',
+      createSummary: 'Provision a group',
+      conflict: '`uniqueness`: the displayName (or externalId) is taken in this connector',
+      putSummary: 'Replace a group, members included',
+      patchSummary: 'Change a group (PatchOp): name, members added, removed or replaced',
+      deleteSummary: 'Delete a group',
+      deleteDescription: 'The group and its memberships go; its members stay.',
+      base,
+      service: {
+        list: (caller, request, query) => groups.list(caller, request, wantsMembers(query)),
+        get: (caller, id, query) => groups.get(caller, id, wantsMembers(query)),
+        create: (caller, body, op) => groups.create(caller, body, op),
+        replace: (caller, id, body, ifMatch, op) => groups.replace(caller, id, body, ifMatch, op),
+        patch: (caller, id, ops, ifMatch, op) => groups.patch(caller, id, ops, ifMatch, op),
+        delete: (caller, id, ifMatch, op) => groups.delete(caller, id, ifMatch, op),
+      },
+    }),
+  ];
+}
+
+type Projection = { attributes?: string | undefined; excludedAttributes?: string | undefined };
+
+/** What the routes of one SCIM resource type call. */
+interface ResourceService {
+  list(caller: ScimCaller, request: ListRequest, query: Projection): Promise<ListResult>;
+  get(caller: ScimCaller, id: string, query: Projection): Promise<ScimObject>;
+  create(caller: ScimCaller, body: unknown, op: OperationContext): Promise<ScimObject>;
+  replace(
+    caller: ScimCaller,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<ScimObject>;
+  patch(
+    caller: ScimCaller,
+    id: string,
+    operations: unknown[],
+    ifMatch: string | undefined,
+    op: OperationContext,
+  ): Promise<ScimObject>;
+  delete(caller: ScimCaller, id: string, ifMatch: string | undefined, op: OperationContext): Promise<void>;
+}
+
+/** List, create, get, replace, patch and delete of one SCIM resource type. */
+function resourceRoutes(
+  common: { tags: string[]; auth: 'connector'; rateLimit: 'scim'; scim: boolean },
+  spec: {
+    kind: 'User' | 'Group';
+    plural: 'Users' | 'Groups';
+    listDescription: string;
+    createSummary: string;
+    conflict: string;
+    putSummary: string;
+    patchSummary: string;
+    deleteSummary: string;
+    deleteDescription: string;
+    base: string;
+    service: ResourceService;
+  },
+): AnyRoute[] {
+  const { kind, plural, service } = spec;
+  const collection = `/scim/v2/${plural}`;
+  const item = `${collection}/{id}`;
+  const one = {
+    200: { description: `The ${kind.toLowerCase()}`, schema: ScimResource, contentType: SCIM_JSON },
+  };
+  const stale = { 412: { description: '`If-Match` does not match' } };
+  const ifMatch = (ctx: Context): string | undefined => ctx.get('If-Match') || undefined;
+  return [
     defineRoute({
       ...common,
       method: 'GET',
-      path: '/scim/v2/Groups',
-      operationId: 'scimListGroups',
-      summary: "List the connector's groups",
-      description:
-        'RFC 7644 §3.4.2: `filter`, `startIndex`, `count` (at most 200), `attributes`, `excludedAttributes` (`members` left out saves reading them). Ordered by creation.',
+      path: collection,
+      operationId: `scimList${plural}`,
+      summary: `List the connector's ${plural.toLowerCase()}`,
+      description: spec.listDescription,
       query: ScimListQuery,
       responses: {
         200: { description: 'A list response', schema: ScimListResponse, contentType: SCIM_JSON },
       },
       handler: async ({ ctx, query }) => {
         const startIndex = Math.max(1, query.startIndex ?? 1);
-        const result = await groups.list(
-          caller(ctx),
-          { filter: query.filter, startIndex, count: Math.max(0, query.count ?? DEFAULT_COUNT) },
-          wantsMembers(query),
-        );
+        const count = Math.max(0, query.count ?? DEFAULT_COUNT);
+        const result = await service.list(caller(ctx), { filter: query.filter, startIndex, count }, query);
         const items = result.resources.map((r) => project(r, query.attributes, query.excludedAttributes));
         return listResponse(result.totalResults, startIndex, items);
       },
@@ -282,32 +273,32 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
     defineRoute({
       ...common,
       method: 'POST',
-      path: '/scim/v2/Groups',
-      operationId: 'scimCreateGroup',
-      summary: 'Provision a group',
+      path: collection,
+      operationId: `scimCreate${kind}`,
+      summary: spec.createSummary,
       body: ScimBody,
       responses: {
         201: { description: 'Created', schema: ScimResource, contentType: SCIM_JSON },
-        409: { description: '`uniqueness`: the displayName (or externalId) is taken in this connector' },
+        409: { description: spec.conflict },
       },
       handler: async ({ ctx, body }) => {
-        const created = await groups.create(caller(ctx), body, operation(ctx));
-        return resource(created, 201, `${base}/Groups/${created['id'] as string}`);
+        const created = await service.create(caller(ctx), body, operation(ctx));
+        return resource(created, 201, `${spec.base}/${plural}/${created['id'] as string}`);
       },
     }),
     defineRoute({
       ...common,
       method: 'GET',
-      path: '/scim/v2/Groups/{id}',
-      operationId: 'scimGetGroup',
-      summary: 'Get a group',
+      path: item,
+      operationId: `scimGet${kind}`,
+      summary: `Get a ${kind.toLowerCase()}`,
       params: IdParams,
       query: ScimListQuery,
-      responses: ok('The group'),
+      responses: one,
       handler: async ({ ctx, params, query }) =>
         resource(
           project(
-            await groups.get(caller(ctx), params.id, wantsMembers(query)),
+            await service.get(caller(ctx), params.id, query),
             query.attributes,
             query.excludedAttributes,
           ),
@@ -316,54 +307,40 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
     defineRoute({
       ...common,
       method: 'PUT',
-      path: '/scim/v2/Groups/{id}',
-      operationId: 'scimReplaceGroup',
-      summary: 'Replace a group, members included',
+      path: item,
+      operationId: `scimReplace${kind}`,
+      summary: spec.putSummary,
       params: IdParams,
       body: ScimBody,
-      responses: { ...ok('The group'), 412: { description: '`If-Match` does not match' } },
+      responses: { ...one, ...stale },
       handler: async ({ ctx, params, body }) =>
-        resource(
-          await groups.replace(
-            caller(ctx),
-            params.id,
-            body,
-            ctx.get('If-Match') || undefined,
-            operation(ctx),
-          ),
-        ),
+        resource(await service.replace(caller(ctx), params.id, body, ifMatch(ctx), operation(ctx))),
     }),
     defineRoute({
       ...common,
       method: 'PATCH',
-      path: '/scim/v2/Groups/{id}',
-      operationId: 'scimPatchGroup',
-      summary: 'Change a group (PatchOp): name, members added, removed or replaced',
+      path: item,
+      operationId: `scimPatch${kind}`,
+      summary: spec.patchSummary,
       params: IdParams,
       body: ScimBody,
-      responses: { ...ok('The group'), 412: { description: '`If-Match` does not match' } },
+      responses: { ...one, ...stale },
       handler: async ({ ctx, params, body }) =>
         resource(
-          await groups.patch(
-            caller(ctx),
-            params.id,
-            patchOperations(body),
-            ctx.get('If-Match') || undefined,
-            operation(ctx),
-          ),
+          await service.patch(caller(ctx), params.id, patchOperations(body), ifMatch(ctx), operation(ctx)),
         ),
     }),
     defineRoute({
       ...common,
       method: 'DELETE',
-      path: '/scim/v2/Groups/{id}',
-      operationId: 'scimDeleteGroup',
-      summary: 'Delete a group',
-      description: 'The group and its memberships go; its members stay.',
+      path: item,
+      operationId: `scimDelete${kind}`,
+      summary: spec.deleteSummary,
+      description: spec.deleteDescription,
       params: IdParams,
-      responses: { 204: { description: 'Deleted' }, 412: { description: '`If-Match` does not match' } },
+      responses: { 204: { description: kind === 'User' ? 'Deprovisioned' : 'Deleted' }, ...stale },
       handler: async ({ ctx, params }) => {
-        await groups.delete(caller(ctx), params.id, ctx.get('If-Match') || undefined, operation(ctx));
+        await service.delete(caller(ctx), params.id, ifMatch(ctx), operation(ctx));
         return { status: 204 };
       },
     }),
