@@ -13,7 +13,7 @@
 //    Anchors: attribute value nodes by (key, value), the one with the fewest links picked at run
 //    time among the equalities and $in lists of the query; the value nodes of one key passing a
 //    test (startsWith, contains, endsWith, ranges), then their links; id, SCIM user name,
-//    connector id, email, name or connector source equality; a timestamp or score range; type or status labels; else every principal.
+//    connector id, email, name or connector source equality; a SCIM user name prefix; a timestamp or score range; type or status labels; else every principal.
 //    A counted listing whose page comes from an index scan needs no matches at all.
 // 3. The page: when matches are dense along the sort order, an ordered index scan of the sort
 //    field (within the query's range on it) stops after skip + limit of them; otherwise the
@@ -212,6 +212,16 @@ OPTIONAL CALL (clauses, counted, population) {
     }
     CALL (anchor) {
       WITH anchor
+      WHERE anchor.kind = 'user_name_prefix'
+      CALL (anchor) {
+        MATCH (p:Principal) USING INDEX SEEK p:Principal(user_name)
+        WHERE p.user_name STARTS WITH anchor.value
+        RETURN p
+      }
+      RETURN collect(p) AS byUserNamePrefix
+    }
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'connector_id'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(connector_id)
@@ -371,6 +381,7 @@ OPTIONAL CALL (clauses, counted, population) {
         WHEN 'id' THEN byId
         WHEN 'user_name' THEN byUserName
         WHEN 'connector_id' THEN byConnectorId
+        WHEN 'user_name_prefix' THEN byUserNamePrefix
         WHEN 'email' THEN byEmail
         WHEN 'name' THEN byName
         WHEN 'connector_source' THEN bySource

@@ -133,6 +133,15 @@ export class IndexSync {
           return true;
         }
         p.groups.add(id);
+        // A group created with its members names them all (a connector's bulk reconciliation).
+        const members = event.changes?.['members']?.to;
+        if (Array.isArray(members)) {
+          for (const member of members) {
+            if (typeof member !== 'string') continue;
+            if (isId('group', member)) p.groups.add(member);
+            else p.principals.add(member);
+          }
+        }
         return true;
       }
       default:

@@ -79,6 +79,7 @@ export type AnchorParam = (
       range: AnchorParam | null;
     }
   | { kind: 'key'; key: string; op: string; value: unknown; numeric: boolean }
+  | { kind: 'user_name_prefix'; value: string }
   | {
       kind: 'id' | 'user_name' | 'connector_id' | 'email' | 'name' | 'connector_source';
       values: readonly unknown[];
@@ -305,6 +306,21 @@ function chooseAnchor(
   for (const f of ['id', 'user_name', 'connector_id', 'email', 'name'] as const) {
     const t = seek(f);
     if (t) return { kind: f, values: values(t), checked: [t.at] };
+  }
+  // SCIM user names are held lower-cased, so a prefix of one is an index range (the filter
+  // still checks it: the prefix is compared as written).
+  const userNamePrefix = positive.find(
+    (t) =>
+      isField(t.literal, 'user_name') &&
+      t.literal.op === '$startsWith' &&
+      typeof t.literal.operand === 'string',
+  );
+  if (userNamePrefix) {
+    return {
+      kind: 'user_name_prefix',
+      value: (userNamePrefix.literal.operand as string).toLowerCase(),
+      checked: [],
+    };
   }
   const ranges = RANGE_FIELDS.map((f) => ({ f, b: boundsOf(f, positive) }));
   const narrowRange = ranges

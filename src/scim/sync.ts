@@ -504,7 +504,7 @@ export class ScimSync {
     }
   }
 
-  /** New groups and their memberships, a batch in one transaction, each an audit event. */
+  /** New groups and their memberships, a batch in one transaction, an audit event per group. */
   private async createGroups(
     caller: ScimCaller,
     batch: { entry: { group: SnapshotGroup; id: string | undefined }; members: string[] }[],
@@ -523,6 +523,7 @@ export class ScimSync {
     });
     await this.db.write('scim/sync/groups', async (tx) => {
       await tx.run(Q.sync_groups_create, { rows, source: caller.name, actor: caller.id, now: nowIso() });
+      // A group created with its members is one event that names them all.
       for (const row of rows) {
         this.events.record(tx, op, {
           type: 'group.created',
@@ -531,15 +532,9 @@ export class ScimSync {
             name: { to: row.name },
             connector_source: { to: caller.name },
             ...(row.externalId ? { connector_id: { to: row.externalId } } : {}),
+            ...(row.members.length > 0 ? { members: { to: row.members } } : {}),
           },
         });
-        for (const memberId of row.members) {
-          this.events.record(tx, op, {
-            type: 'group.member_added',
-            target: { type: 'group', id: row.id },
-            changes: { members: { to: memberId } },
-          });
-        }
       }
     });
   }

@@ -238,6 +238,9 @@ describe('connectors and SCIM users', () => {
         await find('userName co "@example.com" and meta.created gt "2000-01-01T00:00:00Z"'),
       ).to.have.length(4);
       expect(await find(`userName eq ${names[0]}`)).to.deep.equal([ids[0]]);
+      expect(
+        await find(`userName sw "${names[0]!.slice(0, 6).toUpperCase()}" and active eq true`),
+      ).to.deep.equal([ids[0]]);
       expect(await find('title pr and not (title eq "Manager")')).to.deep.equal([ids[0], ids[2]]);
 
       const page = await scim.get('/scim/v2/Users?startIndex=2&count=2&attributes=userName');
