@@ -17,6 +17,8 @@ const Q = defineQueries('connectors', [
 ]);
 
 export const SYNC_JOB = 'connectors.sync';
+/** Runs of a sync before it is given up (each resumes where the last got to). */
+const SYNC_ATTEMPTS = 3;
 /** A snapshot is stored in pieces of about this many characters, whole lines each. */
 const CHUNK = 4 * 1024 * 1024;
 
@@ -102,7 +104,7 @@ export class ConnectorSyncService {
           userAgent: op.meta.userAgent,
         });
         if (!row) throw conflict(`connector ${connectorId} is deleted`);
-        await this.jobs.enqueue(tx, SYNC_JOB, { syncId: id }, { id, maxAttempts: 3 });
+        await this.jobs.enqueue(tx, SYNC_JOB, { syncId: id }, { id, maxAttempts: SYNC_ATTEMPTS });
       });
     } catch (err) {
       await this.db
@@ -136,7 +138,22 @@ export class ConnectorSyncService {
     };
   }
 
+  /** A sync given up on lets its snapshot go; one that will run again keeps it. */
   private async run(job: JobContext<{ syncId: string }>): Promise<void> {
+    try {
+      await this.reconcile(job);
+    } catch (err) {
+      if (!job.signal.aborted && job.attempt >= SYNC_ATTEMPTS) {
+        const { syncId } = job.payload;
+        await this.db
+          .write(Q.sync_discard, (tx) => tx.run(Q.sync_discard, { syncId }))
+          .catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  private async reconcile(job: JobContext<{ syncId: string }>): Promise<void> {
     const { syncId } = job.payload;
     const row = await this.db.first<{ sync: StoredSync }>(Q.sync_get, { id: syncId, connectorId: null });
     if (!row) throw new Error(`sync ${syncId} is gone`);

@@ -114,6 +114,11 @@ export class ChangeFeed {
         const known = this.heads.get(shard) ?? 0;
         if (head <= known) break;
         const upTo = Math.min(head, known + POLL_SPAN);
+        if (this.allLocal(shard, known, upTo)) {
+          // Every change numbered there was committed here and delivered already.
+          this.forgetEarly(shard, upTo);
+          continue;
+        }
         const rows = await this.db.run<{ event: StoredEvent & { seq: number; shard: number } }>(Q.range, {
           shard,
           after: known,
@@ -123,11 +128,25 @@ export class ChangeFeed {
           .map(({ event }) => ({ ...fromStored(event), shard, seq: event.seq }))
           .filter((event) => !this.early.has(event.id));
         await this.deliver(missed);
-        this.heads.set(shard, upTo);
-        for (const [id, place] of this.early)
-          if (place.shard === shard && place.seq <= upTo) this.early.delete(id);
+        this.forgetEarly(shard, upTo);
       }
     }
+  }
+
+  /** Whether every number of a shard after `after`, up to `upTo`, was delivered ahead of the poll. */
+  private allLocal(shard: number, after: number, upTo: number): boolean {
+    const seqs = new Set<number>();
+    for (const place of this.early.values()) {
+      if (place.shard === shard && place.seq > after && place.seq <= upTo) seqs.add(place.seq);
+    }
+    return seqs.size === upTo - after;
+  }
+
+  /** The shard is delivered up to `upTo`: what arrived early up to there need not be remembered. */
+  private forgetEarly(shard: number, upTo: number): void {
+    this.heads.set(shard, upTo);
+    for (const [id, place] of this.early)
+      if (place.shard === shard && place.seq <= upTo) this.early.delete(id);
   }
 
   private async shardHeads(): Promise<{ shard: number; head: number }[]> {

@@ -96,19 +96,23 @@ export function problemBody(ctx: Context, error: AppError): Record<string, unkno
 }
 
 /**
+ * An error said in one line, for formats without a list of field errors (OAuth, AuthZEN, SCIM):
+ * the message with the first field error; an internal error says only which request to quote.
+ */
+export function oneLine(ctx: Context, error: AppError): string {
+  if (error.code === 'INTERNAL')
+    return `an internal error occurred; quote the request id ${stateOf(ctx).requestId}`;
+  const first = error.errors?.[0];
+  return first ? `${error.message}: ${first.pointer || '/'} ${first.message}` : error.message;
+}
+
+/**
  * An error of an AuthZEN operation: the standard knows 400 for any request it cannot read (a
  * media type other than JSON included), and its body is an error message.
  */
 export function authzenError(ctx: Context, error: AppError): { status: number; message: string } {
   const status = error.code === 'UNSUPPORTED_MEDIA_TYPE' ? 400 : STATUS_OF[error.code];
-  if (error.code === 'INTERNAL') {
-    return { status, message: `an internal error occurred; quote the request id ${stateOf(ctx).requestId}` };
-  }
-  const first = error.errors?.[0];
-  return {
-    status,
-    message: first ? `${error.message}: ${first.pointer || '/'} ${first.message}` : error.message,
-  };
+  return { status, message: oneLine(ctx, error) };
 }
 
 /**
@@ -159,16 +163,14 @@ export function scimError(ctx: Context, err: unknown): { status: number; body: R
   }
   const error = toAppError(err);
   const status = STATUS_OF[error.code] === 422 ? 400 : STATUS_OF[error.code];
-  const first = error.errors?.[0];
-  const detail =
-    error.code === 'INTERNAL'
-      ? `an internal error occurred; quote the request id ${stateOf(ctx).requestId}`
-      : first
-        ? `${error.message}: ${first.pointer || '/'} ${first.message}`
-        : error.message;
   const scimType = SCIM_TYPE_OF[error.code];
   return {
     status,
-    body: { schemas: [ERROR_SCHEMA], status: String(status), ...(scimType ? { scimType } : {}), detail },
+    body: {
+      schemas: [ERROR_SCHEMA],
+      status: String(status),
+      ...(scimType ? { scimType } : {}),
+      detail: oneLine(ctx, error),
+    },
   };
 }

@@ -153,8 +153,7 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
 
   const guard: Middleware = async (ctx, next) => {
     const length = Number(ctx.get('Content-Length') || '0');
-    if (length > BODY_LIMIT_BYTES)
-      throw new AppError('PAYLOAD_TOO_LARGE', 'the request body is larger than 1 MiB');
+    if (length > BODY_LIMIT_BYTES) throw tooLarge(BODY_LIMIT_BYTES);
     if (!typeis.hasBody(ctx.req) || (length === 0 && !ctx.get('Transfer-Encoding'))) {
       stateOf(ctx).bodyPresent = false;
       await next();
@@ -208,8 +207,7 @@ function plainJson(ctx: Context): boolean {
 function textBodyMiddleware(spec: { mediaTypes: readonly string[]; limitBytes: number }): Middleware {
   return async (ctx, next) => {
     const length = Number(ctx.get('Content-Length') || '0');
-    if (length > spec.limitBytes)
-      throw new AppError('PAYLOAD_TOO_LARGE', `the request body is larger than ${spec.limitBytes} bytes`);
+    if (length > spec.limitBytes) throw tooLarge(spec.limitBytes);
     if (!typeis(ctx.req, [...spec.mediaTypes])) {
       throw new AppError(
         'UNSUPPORTED_MEDIA_TYPE',
@@ -240,6 +238,13 @@ async function readJson(ctx: Context): Promise<unknown> {
   }
 }
 
+const MIB = 1024 * 1024;
+
+function tooLarge(limit: number): AppError {
+  const size = limit % MIB === 0 ? `${limit / MIB} MiB` : `${limit} bytes`;
+  return new AppError('PAYLOAD_TOO_LARGE', `the request body is larger than ${size}`);
+}
+
 /** The request body as UTF-8 text, refused past `limit` bytes. */
 function readText(ctx: Context, limit: number): Promise<string> {
   return new Promise<string>((resolve, reject) => {
@@ -259,14 +264,7 @@ function readText(ctx: Context, limit: number): Promise<string> {
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
-        onError(
-          new AppError(
-            'PAYLOAD_TOO_LARGE',
-            limit === BODY_LIMIT_BYTES
-              ? 'the request body is larger than 1 MiB'
-              : `the request body is larger than ${limit} bytes`,
-          ),
-        );
+        onError(tooLarge(limit));
         req.pause();
         return;
       }

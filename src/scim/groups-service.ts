@@ -14,7 +14,7 @@ import { evaluateFilter, filterPaths } from './filter.js';
 import { groupEtag, groupFields, groupView, readGroup, storedGroup } from './groups.js';
 import { patchResource } from './patch.js';
 import type { ScimObject } from './resource.js';
-import { GROUP_ATTRIBUTES, GROUP_SCHEMA, COMMON_ATTRIBUTES } from './schema.js';
+import { caseExactIn, COMMON_ATTRIBUTES, GROUP_ATTRIBUTES, GROUP_SCHEMA } from './schema.js';
 import {
   checkIfMatch,
   MAX_RESULTS,
@@ -43,6 +43,8 @@ interface StoredGroup {
   props: Record<string, unknown>;
   members: Member[] | null;
 }
+
+const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES]);
 
 /** Most members one request may name. */
 const MAX_MEMBERS = 10_000;
@@ -115,10 +117,7 @@ export class ScimGroupService {
       withMembers: filterNeedsMembers,
     });
     let resources = rows.map((r) => this.view(r));
-    if (filter)
-      resources = resources.filter((g) =>
-        evaluateFilter(filter, g, { caseExact: (p) => caseExactGroup(p.attribute, p.sub) }),
-      );
+    if (filter) resources = resources.filter((g) => evaluateFilter(filter, g, { caseExact }));
     const skip = request.startIndex - 1;
     let page = resources.slice(skip, skip + Math.min(request.count, MAX_RESULTS));
     if (withMembers && !filterNeedsMembers && page.length > 0) {
@@ -221,9 +220,9 @@ export class ScimGroupService {
             ...diffMaps(before, storedGroup(scim), 'scim'),
           };
           const currentMembers = (current.members ?? []).map((m) => m.value);
+          const held = new Set(currentMembers);
           const membersChanged =
-            currentMembers.length !== fields.members.length ||
-            fields.members.some((m) => !currentMembers.includes(m));
+            currentMembers.length !== fields.members.length || fields.members.some((m) => !held.has(m));
           if (Object.keys(changes).length === 0 && !membersChanged) return this.view(current);
           await this.setScim(tx, caller, id, fields, scim, nowIso());
           if (Object.keys(changes).length > 0)
@@ -318,9 +317,7 @@ export class ScimGroupService {
     id: string,
     ifMatch: string | undefined,
   ): Promise<StoredGroup> {
-    const row = await tx.first<{ id: string }>(Q.group_lock, { id, source: caller.name });
-    if (!row) throw scimNotFound('Group', id);
-    const [current] = await this.load(tx, caller, [id], true);
+    const current = await tx.first<StoredGroup>(Q.group_lock, { id, source: caller.name });
     if (!current) throw scimNotFound('Group', id);
     checkIfMatch(ifMatch, groupEtag(current.props['updated_at'] as string));
     return current;
@@ -368,10 +365,4 @@ function stored(row: StoredGroup): ScimObject {
   if (typeof text === 'string') return JSON.parse(text) as ScimObject;
   // A group written before it had a SCIM view: its name is all there is.
   return { displayName: row.props['name'] as string };
-}
-
-function caseExactGroup(attribute: string, sub: string | undefined): boolean {
-  const a = attribute.toLowerCase();
-  if (a === 'id' || a === 'externalid') return sub === undefined;
-  return a === 'members' && sub?.toLowerCase() === 'value';
 }

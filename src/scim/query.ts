@@ -123,7 +123,8 @@ function approximate(filter: ScimFilter, mode: 'over' | 'under'): CompiledFilter
     }
     case 'present': {
       const key = pathKey(filter.path);
-      if (key === 'id' || key === 'username' || key === 'active' || key.startsWith('meta.'))
+      // Every user has these.
+      if (['id', 'username', 'active', 'meta.created', 'meta.lastmodified'].includes(key))
         return { query: TRUE, exact: true };
       const mapping = MAPPED[key];
       if (mapping && mapping.kind === 'exact-text')

@@ -165,3 +165,20 @@ export function findAttribute(defs: readonly AttributeDef[], name: string): Attr
   const key = name.toLowerCase();
   return defs.find((d) => d.name.toLowerCase() === key);
 }
+
+/**
+ * Whether comparisons on an attribute path respect case, as the definitions say (`caseExact`):
+ * `id`, `externalId`, a group's `members.value` do; most attributes do not.
+ */
+export function caseExactIn(
+  core: readonly AttributeDef[],
+  extensions: Record<string, readonly AttributeDef[]> = {},
+): (path: { uri?: string; attribute: string; sub?: string }) => boolean {
+  return (path) => {
+    const uri = path.uri?.toLowerCase();
+    const extension = Object.entries(extensions).find(([u]) => u.toLowerCase() === uri)?.[1];
+    const def = findAttribute(extension ?? core, path.attribute);
+    const target = def && path.sub !== undefined ? findAttribute(def.subAttributes ?? [], path.sub) : def;
+    return target?.caseExact === true;
+  };
+}

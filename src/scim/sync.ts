@@ -1,4 +1,4 @@
-import { diffMaps, type OperationContext } from '../audit/audit.js';
+import type { OperationContext } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/service.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
@@ -6,13 +6,7 @@ import type { EventSink } from '../events/sink.js';
 import { AppError } from '../errors/errors.js';
 import { groupNameKey } from '../groups/repository.js';
 import { isId, newId } from '../ids.js';
-import {
-  CONNECTOR_ATTRIBUTES,
-  CONNECTOR_METADATA,
-  fromProperties,
-  MANAGER_KEY,
-  type Principal,
-} from '../principals/model.js';
+import { fromProperties, MANAGER_KEY, type Principal } from '../principals/model.js';
 import { principalRepository as principals } from '../principals/repository.js';
 import { assessRisk } from '../principals/risk.js';
 import { recordPrincipalUpdate } from '../principals/service.js';
@@ -24,11 +18,14 @@ import { groupFields, readGroup, storedGroup } from './groups.js';
 import { isObject, type ScimObject } from './resource.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
 import {
+  createdChanges,
   mappedAttributes,
   mappedMetadata,
   mergePatch,
   readUser,
+  updatedChanges,
   userFields,
+  withMapped,
   type UserFields,
 } from './users.js';
 
@@ -117,8 +114,9 @@ function schemasOf(value: ScimObject): string[] {
 /**
  * Reconciles a connector with a snapshot of its identity provider (JSON lines, each a SCIM User
  * or Group): creates what is new, updates what changed, deprovisions the users and deletes the
- * groups the snapshot no longer has. Users are written in batches of a thousand per transaction
- * (each change still an audit event in its transaction); groups through the SCIM group service.
+ * groups the snapshot no longer has. Users are written in batches of a thousand per transaction,
+ * new groups with their members in batches of a hundred (each change still an audit event in its
+ * transaction); changed groups through the SCIM group service.
  * It compares before it writes, so running it again, or resuming it after an interruption,
  * changes only what still differs. A line that cannot be read is reported and skipped; a
  * snapshot with unreadable lines deprovisions nobody, since a missing user might be one of them.
@@ -233,7 +231,7 @@ export class ScimSync {
         signal.throwIfAborted();
         await this.deprovisionBatch(missing.slice(i, i + BATCH), op);
         counts.users_deprovisioned += Math.min(BATCH, missing.length - i);
-        await report(progress('deprovisioning', i + BATCH, missing.length));
+        await report(progress('deprovisioning', Math.min(i + BATCH, missing.length), missing.length));
       }
     }
 
@@ -372,16 +370,7 @@ export class ScimSync {
         this.events.record(tx, op, {
           type: 'principal.created',
           target: { type: 'principal', id: r.id },
-          changes: {
-            type: { to: 'USER' },
-            name: { to: r.name },
-            status: { to: r.status },
-            connector_source: { to: caller.name },
-            ...(r.email ? { email: { to: r.email } } : {}),
-            ...(r.connectorId ? { connector_id: { to: r.connectorId } } : {}),
-            ...diffMaps(null, r.attributes, 'attributes'),
-            ...diffMaps(null, r.metadata, 'metadata'),
-          },
+          changes: createdChanges(caller.name, { ...r, externalId: r.connectorId }, r),
         });
       }
       return result?.pending ?? [];
@@ -408,24 +397,13 @@ export class ScimSync {
       for (const { user, current } of changed) {
         const p = current.principal;
         const f = user.fields;
-        const attributes = { ...p.attributes };
-        const metadata = { ...p.metadata };
-        for (const key of CONNECTOR_ATTRIBUTES) if (key !== MANAGER_KEY) delete attributes[key];
-        for (const key of CONNECTOR_METADATA) delete metadata[key];
-        const mapped = mappedAttributes(f, null);
-        Object.assign(attributes, mapped);
-        Object.assign(metadata, mappedMetadata(f));
+        // The manager is left to the managers pass.
+        const { attributes, metadata } = withMapped(p, f, undefined);
         const status = f.active ? 'active' : 'suspended';
-        const changes = {
-          ...(p.name !== f.name ? { name: { from: p.name, to: f.name } } : {}),
-          ...(p.email !== f.email ? { email: { from: p.email, to: f.email } } : {}),
-          ...(p.connector_id !== f.externalId
-            ? { connector_id: { from: p.connector_id, to: f.externalId } }
-            : {}),
-          ...diffMaps(p.attributes, attributes, 'attributes'),
-          ...diffMaps(p.metadata, metadata, 'metadata'),
-          ...diffMaps(current.scim ? (JSON.parse(current.scim) as ScimObject) : {}, user.scim, 'scim'),
-        };
+        const changes = updatedChanges(
+          { principal: p, scim: current.scim ? (JSON.parse(current.scim) as ScimObject) : {} },
+          { fields: f, scim: user.scim, attributes, metadata },
+        );
         await principals.update(
           tx,
           p,

@@ -1,18 +1,11 @@
-import type { Changes, OperationContext } from '../audit/audit.js';
-import { diffMaps } from '../audit/audit.js';
+import type { OperationContext } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/service.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database, Tx } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';
 import { newId } from '../ids.js';
-import {
-  CONNECTOR_ATTRIBUTES,
-  CONNECTOR_METADATA,
-  fromProperties,
-  MANAGER_KEY,
-  type Principal,
-} from '../principals/model.js';
+import { fromProperties, MANAGER_KEY, type Principal } from '../principals/model.js';
 import { principalRepository as principals } from '../principals/repository.js';
 import { assessRisk } from '../principals/risk.js';
 import { runSearch } from '../principals/search.js';
@@ -21,19 +14,30 @@ import type { SearchPlans } from '../principals/search-plans.js';
 import { and, condition, field } from '../query/model.js';
 import { nowIso } from '../time.js';
 import { ScimError, scimNotFound } from './errors.js';
-import { evaluateFilter, parseFilter, ScimSyntaxError, type AttrPath } from './filter.js';
+import { evaluateFilter, parseFilter, ScimSyntaxError } from './filter.js';
 import { patchResource } from './patch.js';
 import { compileUserFilter } from './query.js';
-import { isObject, type ScimObject } from './resource.js';
-import { ENTERPRISE_SCHEMA, USER_ATTRIBUTES, USER_SCHEMA, COMMON_ATTRIBUTES } from './schema.js';
+import type { ScimObject } from './resource.js';
 import {
+  caseExactIn,
+  COMMON_ATTRIBUTES,
+  ENTERPRISE_ATTRIBUTES,
+  ENTERPRISE_SCHEMA,
+  USER_ATTRIBUTES,
+  USER_SCHEMA,
+} from './schema.js';
+import {
+  createdChanges,
   etagOf,
+  managerRefOf,
   mappedAttributes,
   mappedMetadata,
   mergePatch,
   readUser,
+  updatedChanges,
   userFields,
   userView,
+  withMapped,
   type UserFields,
 } from './users.js';
 
@@ -69,15 +73,25 @@ interface Stored {
   groups?: { value: string; display: string }[];
 }
 
-const CASE_EXACT = new Set(['id', 'externalid']);
+const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES], {
+  [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES,
+});
 
-function caseExact(path: AttrPath): boolean {
-  if (path.sub) return false;
-  return CASE_EXACT.has(path.attribute.toLowerCase());
+/** A user as cypher/scim/user_get (and user_lock) read it. */
+interface UserRow {
+  props: Record<string, unknown>;
+  managerId: string | null;
+  groups: { value: string; display: string }[];
 }
 
-function parsed(props: Record<string, unknown>): ScimObject {
-  return typeof props['scim'] === 'string' ? (JSON.parse(props['scim']) as ScimObject) : {};
+function storedUser(row: UserRow): Stored {
+  const text = row.props['scim'];
+  return {
+    principal: fromProperties(row.props),
+    scim: typeof text === 'string' ? (JSON.parse(text) as ScimObject) : {},
+    managerId: row.managerId,
+    groups: row.groups,
+  };
 }
 
 function isConflict(err: unknown): boolean {
@@ -141,16 +155,7 @@ export class ScimUserService {
         this.events.record(tx, op, {
           type: 'principal.created',
           target: { type: 'principal', id },
-          changes: {
-            type: { to: 'USER' },
-            name: { to: fields.name },
-            status: { to: status },
-            connector_source: { to: caller.name },
-            ...(fields.email ? { email: { to: fields.email } } : {}),
-            ...(fields.externalId ? { connector_id: { to: fields.externalId } } : {}),
-            ...diffMaps(null, attributes, 'attributes'),
-            ...diffMaps(null, metadata, 'metadata'),
-          },
+          changes: createdChanges(caller.name, { ...fields, status }, { attributes, metadata }),
         });
         await this.linkWaitingReports(tx, caller, principal, prepared?.waiting ?? [], op);
         return this.view({ principal, scim, managerId: manager.id });
@@ -300,25 +305,13 @@ export class ScimUserService {
         const p = current.principal;
         if (fields.externalId && fields.externalId !== p.connector_id)
           await tx.run(Q.release_external_id, { source: caller.name, externalId: fields.externalId });
-        const managerChanged = fields.managerRef !== (storedManagerRef(current) ?? null);
+        const managerChanged = fields.managerRef !== (managerRefOf(current.scim) ?? null);
         const manager = managerChanged
           ? await this.resolveManager(tx, caller, id, fields.managerRef)
           : { id: current.managerId, waiting: false };
-        const attributes = { ...p.attributes };
-        const metadata = { ...p.metadata };
-        for (const key of CONNECTOR_ATTRIBUTES) delete attributes[key];
-        for (const key of CONNECTOR_METADATA) delete metadata[key];
-        Object.assign(attributes, mappedAttributes(fields, manager.id));
-        Object.assign(metadata, mappedMetadata(fields));
+        const { attributes, metadata } = withMapped(p, fields, manager.id);
         const status = fields.active ? 'active' : 'suspended';
-        const changes: Changes = {
-          ...diffField('name', p.name, fields.name),
-          ...diffField('email', p.email, fields.email),
-          ...diffField('connector_id', p.connector_id, fields.externalId),
-          ...diffMaps(p.attributes, attributes, 'attributes'),
-          ...diffMaps(p.metadata, metadata, 'metadata'),
-          ...diffMaps(current.scim, scim, 'scim'),
-        };
+        const changes = updatedChanges(current, { fields, scim, attributes, metadata });
         const statusChanged = status !== p.status;
         if (Object.keys(changes).length === 0 && !statusChanged) return this.view(current);
         const updated = await principals.update(
@@ -351,10 +344,9 @@ export class ScimUserService {
   }
 
   private async lock(tx: Tx, caller: ScimCaller, id: string, ifMatch: string | undefined): Promise<Stored> {
-    const row = await tx.first<{ props: Record<string, unknown> }>(Q.user_lock, { id, source: caller.name });
+    const row = await tx.first<UserRow>(Q.user_lock, { id, source: caller.name });
     if (!row) throw scimNotFound('User', id);
-    const [stored] = await this.load(tx, caller, [id]);
-    if (!stored) throw scimNotFound('User', id);
+    const stored = storedUser(row);
     checkIfMatch(ifMatch, etagOf(stored.principal.version));
     return stored;
   }
@@ -365,27 +357,11 @@ export class ScimUserService {
     ids: string[],
   ): Promise<Stored[]> {
     if (ids.length === 0) return [];
-    const rows = await reader.run<{
-      props: Record<string, unknown>;
-      managerId: string | null;
-      groups: { value: string; display: string }[];
-    }>(Q.user_get, {
-      ids,
-      source: caller.name,
-    });
+    const rows = await reader.run<UserRow>(Q.user_get, { ids, source: caller.name });
     const byId = new Map(rows.map((r) => [r.props['id'] as string, r]));
     return ids.flatMap((id) => {
       const row = byId.get(id);
-      return row
-        ? [
-            {
-              principal: fromProperties(row.props),
-              scim: parsed(row.props),
-              managerId: row.managerId,
-              groups: row.groups,
-            },
-          ]
-        : [];
+      return row ? [storedUser(row)] : [];
     });
   }
 
@@ -456,18 +432,6 @@ export class ScimUserService {
       });
     }
   }
-}
-
-function storedManagerRef(stored: Stored): string | undefined {
-  const extension = stored.scim[ENTERPRISE_SCHEMA];
-  if (!isObject(extension)) return undefined;
-  const manager = extension['manager'];
-  if (isObject(manager)) return typeof manager['value'] === 'string' ? manager['value'] : undefined;
-  return typeof manager === 'string' ? manager : undefined;
-}
-
-function diffField(name: string, from: string | null, to: string | null): Changes {
-  return from === to ? {} : { [name]: { from, to } };
 }
 
 function uniqueness(fields: UserFields): ScimError {

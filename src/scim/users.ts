@@ -1,4 +1,12 @@
-import { MANAGER_KEY } from '../principals/model.js';
+import { diffMaps, type Changes } from '../audit/audit.js';
+import {
+  CONNECTOR_ATTRIBUTES,
+  CONNECTOR_METADATA,
+  MANAGER_KEY,
+  type Attributes,
+  type Metadata,
+  type Principal,
+} from '../principals/model.js';
 import { invalidValue } from './errors.js';
 import { isObject, member, readResource, text, type Json, type ScimObject } from './resource.js';
 import {
@@ -54,6 +62,13 @@ function primaryEmail(emails: Json | undefined): string | undefined {
   return text(primary?.['value']);
 }
 
+/** The manager a User names (enterprise `manager.value`, or a bare `manager` string). */
+export function managerRefOf(user: ScimObject): string | undefined {
+  const enterprise = user[ENTERPRISE_SCHEMA];
+  const manager = isObject(enterprise) ? enterprise['manager'] : undefined;
+  return isObject(manager) ? text(manager['value']) : text(manager);
+}
+
 export function userFields(user: ScimObject): UserFields {
   const enterprise = isObject(user[ENTERPRISE_SCHEMA]) ? user[ENTERPRISE_SCHEMA] : undefined;
   const name = isObject(user['name']) ? user['name'] : undefined;
@@ -61,8 +76,7 @@ export function userFields(user: ScimObject): UserFields {
   const family = text(name?.['familyName']);
   const userName = user['userName'] as string;
   const fullName = [given, family].filter(Boolean).join(' ');
-  const manager = enterprise?.['manager'];
-  const managerRef = isObject(manager) ? text(manager['value']) : text(manager);
+  const managerRef = managerRefOf(user);
   return {
     userName,
     externalId: bounded(text(user['externalId']), 'externalId'),
@@ -156,4 +170,65 @@ export function mergePatch<T>(before: Record<string, T>, after: Record<string, T
     if (JSON.stringify(before[key]) !== JSON.stringify(value)) out[key] = value;
   }
   return out;
+}
+
+/**
+ * A principal's attributes and metadata once a User's mapped values replace what the connector
+ * set before (others, set through `/v1`, stay). `managerId` undefined keeps the manager as it is.
+ */
+export function withMapped(
+  current: { attributes: Attributes; metadata: Metadata },
+  fields: UserFields,
+  managerId: string | null | undefined,
+): { attributes: Attributes; metadata: Metadata } {
+  const attributes: Attributes = { ...current.attributes };
+  const metadata: Metadata = { ...current.metadata };
+  for (const key of CONNECTOR_ATTRIBUTES)
+    if (key !== MANAGER_KEY || managerId !== undefined) delete attributes[key];
+  for (const key of CONNECTOR_METADATA) delete metadata[key];
+  Object.assign(attributes, mappedAttributes(fields, managerId ?? null));
+  Object.assign(metadata, mappedMetadata(fields));
+  return { attributes, metadata };
+}
+
+/** What `principal.created` says of a user a connector provisions. */
+export function createdChanges(
+  source: string,
+  user: {
+    name: string;
+    status: string;
+    email?: string | null | undefined;
+    externalId?: string | null | undefined;
+  },
+  mapped: { attributes: Attributes; metadata: Metadata },
+): Changes {
+  return {
+    type: { to: 'USER' },
+    name: { to: user.name },
+    status: { to: user.status },
+    connector_source: { to: source },
+    ...(user.email ? { email: { to: user.email } } : {}),
+    ...(user.externalId ? { connector_id: { to: user.externalId } } : {}),
+    ...diffMaps(null, mapped.attributes, 'attributes'),
+    ...diffMaps(null, mapped.metadata, 'metadata'),
+  };
+}
+
+/** What `principal.updated` says when a User replaces what a principal held (status aside). */
+export function updatedChanges(
+  before: { principal: Principal; scim: ScimObject },
+  after: { fields: UserFields; scim: ScimObject; attributes: Attributes; metadata: Metadata },
+): Changes {
+  const p = before.principal;
+  const f = after.fields;
+  const field = (name: string, from: string | null, to: string | null): Changes =>
+    from === to ? {} : { [name]: { from, to } };
+  return {
+    ...field('name', p.name, f.name),
+    ...field('email', p.email, f.email),
+    ...field('connector_id', p.connector_id, f.externalId),
+    ...diffMaps(p.attributes, after.attributes, 'attributes'),
+    ...diffMaps(p.metadata, after.metadata, 'metadata'),
+    ...diffMaps(before.scim, after.scim, 'scim'),
+  };
 }

@@ -4,6 +4,7 @@ import { ScimError } from '../../scim/errors.js';
 import type { Logger } from '../../logging/logger.js';
 import {
   authzenError,
+  oneLine,
   oauthHeaders,
   oauthStatus,
   problemBody,
@@ -74,9 +75,7 @@ export function errorHandler(logger: Logger): Middleware {
         ctx.set(NO_STORE);
         ctx.body = {
           error: status === 401 ? 'invalid_client' : 'invalid_request',
-          error_description: error.errors?.[0]
-            ? `${error.message}: ${error.errors[0].pointer || '/'} ${error.errors[0].message}`
-            : error.message,
+          error_description: oneLine(ctx, error),
         };
         return;
       }

@@ -17,6 +17,7 @@ import { stateOf } from '../state.js';
 const SCIM_JSON = 'application/scim+json';
 const DEFAULT_COUNT = 100;
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+const LIST_OK = { 200: { description: 'A list response', schema: ScimListResponse, contentType: SCIM_JSON } };
 
 function caller(ctx: Context) {
   const connector = stateOf(ctx).connector;
@@ -94,6 +95,10 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
     rateLimit: 'scim' as const,
     scim: true,
   };
+  // The discovery documents depend on nothing but the base URL.
+  const config = serviceProviderConfig(base);
+  const types = resourceTypes(base);
+  const schemaDocs = schemas(base);
   const ok = (description: string) => ({
     200: { description, schema: ScimResource, contentType: SCIM_JSON },
   });
@@ -105,7 +110,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       operationId: 'scimServiceProviderConfig',
       summary: 'What this SCIM service provider supports',
       responses: ok('RFC 7643 §5'),
-      handler: () => ({ body: serviceProviderConfig(base) }),
+      handler: () => ({ body: config }),
     }),
     defineRoute({
       ...common,
@@ -113,13 +118,8 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       path: '/scim/v2/ResourceTypes',
       operationId: 'scimResourceTypes',
       summary: 'The SCIM resource types',
-      responses: {
-        200: { description: 'A list response', schema: ScimListResponse, contentType: SCIM_JSON },
-      },
-      handler: () => {
-        const items = resourceTypes(base);
-        return listResponse(items.length, 1, items);
-      },
+      responses: LIST_OK,
+      handler: () => listResponse(types.length, 1, types),
     }),
     defineRoute({
       ...common,
@@ -127,13 +127,8 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       path: '/scim/v2/Schemas',
       operationId: 'scimSchemas',
       summary: 'The SCIM schemas, with every attribute',
-      responses: {
-        200: { description: 'A list response', schema: ScimListResponse, contentType: SCIM_JSON },
-      },
-      handler: () => {
-        const items = schemas(base);
-        return listResponse(items.length, 1, items);
-      },
+      responses: LIST_OK,
+      handler: () => listResponse(schemaDocs.length, 1, schemaDocs),
     }),
     defineRoute({
       ...common,
@@ -143,7 +138,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       summary: 'One SCIM resource type',
       params: IdParams,
       responses: ok('The resource type'),
-      handler: ({ params }) => ({ body: found(resourceTypes(base), params.id, 'resource type') }),
+      handler: ({ params }) => ({ body: found(types, params.id, 'resource type') }),
     }),
     defineRoute({
       ...common,
@@ -153,7 +148,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       summary: 'One SCIM schema, by its URI',
       params: IdParams,
       responses: ok('The schema'),
-      handler: ({ params }) => ({ body: found(schemas(base), params.id, 'schema') }),
+      handler: ({ params }) => ({ body: found(schemaDocs, params.id, 'schema') }),
     }),
     ...resourceRoutes(common, {
       kind: 'User',
@@ -259,9 +254,7 @@ function resourceRoutes(
       summary: `List the connector's ${plural.toLowerCase()}`,
       description: spec.listDescription,
       query: ScimListQuery,
-      responses: {
-        200: { description: 'A list response', schema: ScimListResponse, contentType: SCIM_JSON },
-      },
+      responses: LIST_OK,
       handler: async ({ ctx, query }) => {
         const startIndex = Math.max(1, query.startIndex ?? 1);
         const count = Math.max(0, query.count ?? DEFAULT_COUNT);
