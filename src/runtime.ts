@@ -32,10 +32,15 @@ import { SearchPlans } from './principals/search-plans.js';
 import { PolicyService } from './policies/service.js';
 import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
+import { ReportGenerator, REPORT_JOB } from './reports/generator.js';
+import { ReportService } from './reports/service.js';
 import { ResourceService } from './resources/service.js';
 import { ScimGroupService } from './scim/groups-service.js';
 import { ScimSync } from './scim/sync.js';
 import { ScimUserService } from './scim/users-service.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { WebhookService } from './webhooks/service.js';
+import { WebhookTransport } from './webhooks/transport.js';
 
 /** The domain services the HTTP routes call. */
 export interface Services {
@@ -57,6 +62,8 @@ export interface Services {
   access: AccessService;
   simulations: SimulationService;
   authzen: AuthZenService;
+  webhooks: WebhookService;
+  reports: ReportService;
 }
 
 /** The decision engine's moving parts, for the benchmark and tests that look inside. */
@@ -169,11 +176,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const events = new EventSink(feed);
     await events.prepare(db);
     const { tokens: tokenSettings } = config;
+    const kek = await resolveKeyEncryptionKey(
+      tokenSettings.keyEncryptionKey,
+      config.localNeo4j.dataDir,
+      logger,
+    );
     const keys = new SigningKeys(db, {
       alg: tokenSettings.signingAlg,
       rotationDays: tokenSettings.keyRotationDays,
       retainRetiredS: tokenSettings.accessTtlS + 300,
-      kek: await resolveKeyEncryptionKey(tokenSettings.keyEncryptionKey, config.localNeo4j.dataDir, logger),
+      kek,
       logger,
     });
     await keys.refresh();
@@ -221,6 +233,27 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     const connectorSync = new ConnectorSyncService(db, jobs, new ScimSync(db, events, scimGroups));
     connectorSync.register();
+    const reportGenerator = new ReportGenerator(db, events, access, {
+      retentionDays: config.reports.retentionDays,
+      logger,
+    });
+    jobs.handle(REPORT_JOB, reportGenerator.run);
+    const webhookSettings = config.webhooks;
+    const transport = new WebhookTransport({
+      allowInsecure: webhookSettings.allowInsecureUrls,
+      timeoutMs: webhookSettings.timeoutMs,
+    });
+    const dispatcher = new WebhookDispatcher(db, events, transport, {
+      instanceId,
+      kek,
+      retryScheduleS: webhookSettings.retryScheduleS,
+      disableAfterMs: webhookSettings.disableAfterMs,
+      concurrency: webhookSettings.concurrency,
+      leaseMs: config.jobs.leaseMs,
+      pollMs: webhookSettings.pollIntervalMs,
+      logRetentionDays: webhookSettings.logRetentionDays,
+      logger,
+    });
     const services: Services = {
       audit: new AuditRepository(db),
       clients,
@@ -240,6 +273,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       simulations: new SimulationService(db, index),
       authzen: new AuthZenService({ index, decisions, access }, config.publicBaseUrl),
       connectorSync,
+      webhooks: new WebhookService(db, events, transport, {
+        kek,
+        addresses: { allowInsecure: webhookSettings.allowInsecureUrls },
+      }),
+      reports: new ReportService(db, jobs, {
+        retentionDays: config.reports.retentionDays,
+        publicBaseUrl: config.publicBaseUrl,
+      }),
     };
 
     jobs.every({
@@ -294,6 +335,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await decisionLog.purge();
       },
     });
+    jobs.every({
+      name: 'webhooks.dispatch',
+      scope: 'instance',
+      everyMs: webhookSettings.pollIntervalMs,
+      run: (signal) => dispatcher.run(signal),
+    });
+    jobs.every({
+      name: 'reports.purge',
+      scope: 'cluster',
+      everyMs: 3_600_000,
+      run: () => services.reports.purge(),
+    });
+    jobs.every({
+      name: 'webhooks.purge',
+      scope: 'cluster',
+      everyMs: 3_600_000,
+      run: () => dispatcher.purge(),
+    });
     const privileges = new PrivilegeRisk(db, index, sync, logger);
     observeEngine(metrics, {
       indexVersion: () => index.version,
@@ -331,6 +390,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         closing ??= jobs
           .stop(drainMs)
           .then(() => decisionLog.flush())
+          .then(() => transport.close())
           .then(closeAll);
         return closing;
       },

@@ -22,8 +22,12 @@ export const AUDIT_EVENT_TYPES = [
   'connector.deleted',
   'connector.token_rotated',
   'webhook.created',
+  'webhook.updated',
   'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.disabled',
   'report.completed',
+  'report.failed',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];

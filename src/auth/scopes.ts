@@ -14,6 +14,9 @@ export const SCOPES = [
   'decisions:evaluate',
   'decisions:read',
   'audit:read',
+  'audit:reports',
+  'webhooks:read',
+  'webhooks:write',
   'clients:admin',
   'connectors:admin',
 ] as const;
@@ -30,6 +33,9 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'decisions:evaluate': 'Ask for access decisions (also through AuthZEN)',
   'decisions:read': 'Read recorded decisions',
   'audit:read': 'Read audit events',
+  'audit:reports': 'Generate audit reports and download them',
+  'webhooks:read': 'Read webhooks and their delivery logs',
+  'webhooks:write': 'Manage webhooks, rotate their secrets and send test deliveries',
   'clients:admin': 'Manage API clients',
   'connectors:admin': 'Manage identity connectors and their SCIM tokens',
 };

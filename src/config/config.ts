@@ -72,6 +72,15 @@ export const ConfigSchema = Type.Object({
   DECISION_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
   PRIVILEGE_RISK_INTERVAL_S: Type.Optional(PositiveInt),
   SYNC_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1_024, maximum: 2_147_483_647 })),
+
+  WEBHOOKS_ALLOW_INSECURE_URLS: Type.Optional(Bool),
+  WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^ *[0-9]{1,7}( *, *[0-9]{1,7}){0,19} *$' })),
+  WEBHOOK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+  WEBHOOK_DISABLE_AFTER_HOURS: Type.Optional(Type.Integer({ minimum: 1, maximum: 8_760 })),
+  WEBHOOK_POLL_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+  WEBHOOK_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+  WEBHOOK_LOG_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
+  REPORT_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
@@ -221,6 +230,25 @@ function settings(c: RawConfig) {
     connectors: {
       /** The largest snapshot POST /v1/connectors/{id}/sync takes. */
       syncMaxBytes: c.SYNC_MAX_BYTES ?? 256 * 1024 * 1024,
+    },
+    webhooks: {
+      /** Plain http and loopback receivers: for development and tests only. */
+      allowInsecureUrls: c.WEBHOOKS_ALLOW_INSECURE_URLS ?? false,
+      /** Seconds to wait before each retry; a delivery is given up after the last. */
+      retryScheduleS: (c.WEBHOOK_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000')
+        .split(',')
+        .map((s) => Number(s.trim())),
+      timeoutMs: c.WEBHOOK_TIMEOUT_MS ?? 10_000,
+      /** A webhook that has failed without a success for this long is disabled. */
+      disableAfterMs: (c.WEBHOOK_DISABLE_AFTER_HOURS ?? 120) * 3_600_000,
+      /** How often each instance looks for deliveries that are due. */
+      pollIntervalMs: c.WEBHOOK_POLL_INTERVAL_MS ?? 250,
+      /** Webhooks one instance delivers to at the same time (each in event order). */
+      concurrency: c.WEBHOOK_CONCURRENCY ?? 8,
+      logRetentionDays: c.WEBHOOK_LOG_RETENTION_DAYS ?? 30,
+    },
+    reports: {
+      retentionDays: c.REPORT_RETENTION_DAYS ?? 7,
     },
     search: {
       /** New search shapes given a statement of their own per minute (0: the generic one only). */

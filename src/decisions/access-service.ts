@@ -208,6 +208,26 @@ export class AccessService {
   }
 
   /**
+   * A principal's effective access from the decision index alone, without a round trip: what
+   * the access review writes for every active principal. The access endpoint's traversal agrees
+   * with it (the property tests hold the two together); only `granted_at` is not known here.
+   */
+  entriesOf(
+    id: string,
+  ):
+    | { principal: { id: string; name: string; type: string; email: string | null }; entries: AccessEntry[] }
+    | undefined {
+    const p = this.index.principals.get(id);
+    if (!p || p.status !== 'active') return undefined;
+    const entries = accessEntries(
+      settleFor(this.index, p, grantsOf(this.index, p)),
+      registeredMatching(this.index),
+      p,
+    );
+    return { principal: { id: p.id, name: p.name, type: p.type, email: p.email }, entries };
+  }
+
+  /**
    * Every active principal with access to a resource, and through which policies: the
    * principals the allow policies naming it select, each with the entry its own grants make.
    */

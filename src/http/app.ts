@@ -22,6 +22,8 @@ import { principalSearchRoutes } from './routes/principal-search.js';
 import { resourceRoutes } from './routes/resources.js';
 import { scimRoutes } from './routes/scim.js';
 import { principalRoutes } from './routes/principals.js';
+import { reportRoutes } from './routes/reports.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { stateOf } from './state.js';
 
 const API_VERSION = '1.0.0';
@@ -57,6 +59,7 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
     ...clientRoutes(services),
     ...connectorRoutes(services, runtime.config.connectors.syncMaxBytes),
     ...auditRoutes(services),
+    ...reportRoutes(services),
     ...principalSearchRoutes(services),
     ...groupRoutes(services),
     ...principalRoutes(services),
@@ -65,6 +68,7 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
     ...resourceRoutes(services),
     ...authzenRoutes(services),
     ...scimRoutes(services),
+    ...webhookRoutes(services),
     ...extra,
   ];
 }

@@ -1,0 +1,3 @@
+MATCH (p:Principal)
+WHERE p.status = 'active'
+RETURN count(p) AS total

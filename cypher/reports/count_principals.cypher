@@ -1,0 +1,2 @@
+MATCH (p:Principal)
+RETURN count(p) AS total

@@ -1,0 +1,121 @@
+/**
+ * The text of report files (API.md §6.2). A report is written page by page into stored chunks,
+ * and a job that resumes after a crash continues from the last stored chunk; so encoders keep no
+ * state, and what a chunk looks like depends only on its rows, the columns and whether any row
+ * came before it. Concatenating the chunks of any split of the rows gives the same file.
+ */
+
+export type ReportFormat = 'json' | 'csv';
+
+/** Columns fix the order of a row's values and, in CSV, the header. Rows are flat. */
+export interface ReportColumn {
+  key: string;
+}
+
+export interface ReportEncoder {
+  contentType: string;
+  fileExtension: string;
+  start(meta: Record<string, unknown>): string;
+  /** `first`: no row was written before these. */
+  rows(rows: readonly Record<string, unknown>[], first: boolean): string;
+  end(rowCount: number): string;
+}
+
+// OWASP's list for CSV injection: a spreadsheet evaluates a cell that starts with one of these.
+const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** A row's own value: a column named like an inherited member (`toString`) must not read it. */
+function valueAt(row: Readonly<Record<string, unknown>>, key: string): unknown {
+  return Object.hasOwn(row, key) ? row[key] : undefined;
+}
+
+function primitiveText(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'undefined':
+      return '';
+    default:
+      return value === null ? '' : undefined;
+  }
+}
+
+function cellText(value: unknown): string {
+  const primitive = primitiveText(value);
+  if (primitive !== undefined) return primitive;
+  if (Array.isArray(value)) {
+    const parts = value.map(primitiveText);
+    if (parts.every((part) => part !== undefined)) return parts.join(';');
+  }
+  const json = JSON.stringify(value) as string | undefined;
+  if (json === undefined) return '';
+  // A Date (or anything else serialised as a string) reads as that string, not as quoted JSON.
+  return json.startsWith('"') ? (JSON.parse(json) as string) : json;
+}
+
+/**
+ * One CSV cell: the value as text, `'`-prefixed when a spreadsheet would take it for a formula,
+ * quoted as RFC 4180 requires. The prefix goes on whatever the type, so a negative number reads
+ * `'-1`: a spreadsheet cannot tell it from a formula that happens to start with `-`.
+ */
+export function escapeCsvCell(value: unknown): string {
+  let text = cellText(value);
+  if (FORMULA_START.has(text.charAt(0))) text = `'${text}`;
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+function csvLine(cells: readonly unknown[]): string {
+  const line = cells.map(escapeCsvCell).join(',');
+  // A record of one empty field would otherwise be a blank line, which readers skip.
+  return `${line === '' ? '""' : line}\r\n`;
+}
+
+function csvEncoder(columns: readonly string[]): ReportEncoder {
+  return {
+    contentType: 'text/csv; charset=utf-8',
+    fileExtension: 'csv',
+    start: () => csvLine(columns),
+    rows: (rows) => rows.map((row) => csvLine(columns.map((key) => valueAt(row, key)))).join(''),
+    end: () => '',
+  };
+}
+
+/**
+ * A row as a JSON object of the report's columns, in their order. Built as text so that a column
+ * such as `__proto__` stays an ordinary key; members JSON leaves out (undefined) are left out.
+ */
+function jsonRow(row: Readonly<Record<string, unknown>>, columns: readonly string[]): string {
+  const members: string[] = [];
+  for (const key of columns) {
+    const json = JSON.stringify(valueAt(row, key)) as string | undefined;
+    if (json !== undefined) members.push(`${JSON.stringify(key)}:${json}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
+function jsonEncoder(columns: readonly string[]): ReportEncoder {
+  return {
+    contentType: 'application/json; charset=utf-8',
+    fileExtension: 'json',
+    start: (meta) => `{"report":${JSON.stringify(meta)},"data":[\n`,
+    // The separator leads each row but the first: whether more rows follow is not known yet.
+    rows: (rows, first) =>
+      rows.map((row, i) => `${first && i === 0 ? '' : ','}${jsonRow(row, columns)}\n`).join(''),
+    end: (rowCount) => `],"row_count":${rowCount}}\n`,
+  };
+}
+
+/**
+ * The encoder of a format. Both formats hold the given columns only, so a row cannot carry into
+ * the file a field the report does not declare.
+ */
+export function createEncoder(format: ReportFormat, columns: readonly string[]): ReportEncoder {
+  if (columns.length === 0) throw new Error('a report needs at least one column');
+  if (new Set(columns).size !== columns.length) throw new Error('report columns must be distinct');
+  return format === 'csv' ? csvEncoder(columns) : jsonEncoder(columns);
+}

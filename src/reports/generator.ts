@@ -1,0 +1,154 @@
+import { SYSTEM_CONTEXT } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database } from '../db/database.js';
+import type { EventSink } from '../events/sink.js';
+import type { JobContext } from '../jobs/runner.js';
+import type { Logger } from '../logging/logger.js';
+import { nowIso } from '../time.js';
+import { createEncoder, type ReportFormat } from './encoding.js';
+import { reportSource, type AccessOracle, type ReportParameters, type ReportType } from './sources.js';
+
+const Q = defineQueries('reports', ['start', 'append', 'complete', 'fail']);
+
+export const REPORT_JOB = 'reports.generate';
+/** Runs of a report's job before the report is failed for good. */
+export const REPORT_ATTEMPTS = 3;
+
+interface ReportState {
+  id: string;
+  type: ReportType;
+  format: ReportFormat;
+  parameters: string;
+  status: string;
+  requested_at: string;
+  requested_by: string;
+  cursor: string | null;
+  row_count: number;
+  chunks: number;
+  total: number | null;
+  scanned: number | null;
+  exhausted: boolean | null;
+}
+
+/**
+ * Writes a report's file as a background job: the source is read a page at a time, and each
+ * page's text is stored with the position it reached in one transaction, so memory holds one
+ * page whatever the report's size, and a run that was cut short (a crash, a shutdown) resumes
+ * after the last page stored. The last piece and `report.completed` commit together.
+ */
+export class ReportGenerator {
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+    private readonly access: AccessOracle,
+    private readonly options: { retentionDays: number; logger: Logger },
+  ) {}
+
+  readonly run = async (job: JobContext<{ reportId: string }>): Promise<void> => {
+    const { reportId } = job.payload;
+    try {
+      await this.generate(reportId, job.signal);
+    } catch (err) {
+      if (job.signal.aborted || job.attempt < REPORT_ATTEMPTS) throw err;
+      const error = err instanceof Error ? err.message : String(err);
+      this.options.logger.error({ err, report: reportId }, 'report failed');
+      await this.db.write('reports/fail', async (tx) => {
+        const row = await tx.first(Q.fail, {
+          id: reportId,
+          error: 'the report could not be generated',
+          now: nowIso(),
+        });
+        if (row) {
+          this.events.record(tx, SYSTEM_CONTEXT, {
+            type: 'report.failed',
+            target: { type: 'report', id: reportId },
+            outcome: 'failure',
+            reason: error.slice(0, 200),
+          });
+        }
+      });
+    }
+  };
+
+  private async generate(reportId: string, signal: AbortSignal): Promise<void> {
+    const report = await this.db.write(Q.start, (tx) =>
+      tx.first<{ report: ReportState }>(Q.start, { id: reportId, now: nowIso() }),
+    );
+    if (!report || report.report.status !== 'running') return;
+    const state = report.report;
+    const parameters = JSON.parse(state.parameters) as ReportParameters;
+    const source = reportSource(state.type, parameters, this.access);
+    const encoder = createEncoder(state.format, source.columns);
+    let { chunks, cursor, row_count: rowCount } = state;
+    let scanned = state.scanned ?? 0;
+    let exhausted = state.exhausted ?? false;
+    const total = state.total ?? (await source.total(this.db));
+    const append = async (text: string, page: { cursor: string | null; rows: number; scanned: number }) => {
+      const next = {
+        rowCount: rowCount + page.rows,
+        scanned: scanned + page.scanned,
+        exhausted: page.cursor === null && chunks > 0,
+      };
+      const row = await this.db.write(Q.append, (tx) =>
+        tx.first(Q.append, {
+          id: reportId,
+          seq: chunks,
+          text,
+          bytes: Buffer.byteLength(text),
+          cursor: page.cursor,
+          rowCount: next.rowCount,
+          total,
+          scanned: next.scanned,
+          progress: total === 0 ? 99 : Math.min(99, Math.floor((100 * next.scanned) / total)),
+          exhausted: next.exhausted,
+        }),
+      );
+      // Another run took the report over (this one's lease ran out): it carries on, not this one.
+      if (!row) throw new Error(`report ${reportId} moved on without this run`);
+      chunks += 1;
+      ({ rowCount, scanned, exhausted } = next);
+      cursor = page.cursor;
+    };
+    if (chunks === 0) {
+      const meta = {
+        id: state.id,
+        type: state.type,
+        parameters,
+        requested_at: state.requested_at,
+        requested_by: state.requested_by,
+      };
+      await append(encoder.start(meta), { cursor: null, rows: 0, scanned: 0 });
+    }
+    while (!exhausted) {
+      signal.throwIfAborted();
+      const page = await source.page(this.db, cursor);
+      await append(encoder.rows(page.rows, rowCount === 0), {
+        cursor: page.cursor,
+        rows: page.rows.length,
+        scanned: page.scanned,
+      });
+    }
+    const text = encoder.end(rowCount);
+    const expiresAt = new Date(Date.now() + this.options.retentionDays * 86_400_000).toISOString();
+    await this.db.write('reports/complete', async (tx) => {
+      const row = await tx.first<{ rowCount: number }>(Q.complete, {
+        id: reportId,
+        seq: chunks,
+        text,
+        bytes: Buffer.byteLength(text),
+        now: nowIso(),
+        expiresAt,
+      });
+      if (!row) throw new Error(`report ${reportId} moved on without this run`);
+      this.events.record(tx, SYSTEM_CONTEXT, {
+        type: 'report.completed',
+        target: { type: 'report', id: reportId },
+        changes: {
+          status: { from: 'running', to: 'completed' },
+          row_count: { to: row.rowCount },
+          requested_by: { to: state.requested_by },
+        },
+      });
+    });
+  }
+}

@@ -1,0 +1,262 @@
+import { fromStored, type StoredEvent } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Reader } from '../db/database.js';
+import type { AccessEntry } from '../decisions/access.js';
+
+const Q = defineQueries('reports', [
+  'rows_principal_inventory',
+  'rows_dormant_principals',
+  'rows_orphaned_principals',
+  'rows_audit_log',
+  'rows_access_review',
+  'count_principals',
+  'count_living_principals',
+  'count_active_principals',
+  'count_audit_log',
+]);
+
+export const REPORT_TYPES = [
+  'access_review',
+  'principal_inventory',
+  'dormant_principals',
+  'orphaned_principals',
+  'audit_log',
+] as const;
+export type ReportType = (typeof REPORT_TYPES)[number];
+
+/** A report's parameters once checked, with their defaults filled in (so a resumed run sees the same). */
+export type ReportParameters = Record<string, string | number>;
+
+export interface SourcePage {
+  rows: Record<string, unknown>[];
+  /** What the page read from its source (for progress), which may be more than the rows it gave. */
+  scanned: number;
+  /** Where the next page starts; null when the source is exhausted. */
+  cursor: string | null;
+}
+
+/** Where a report's rows come from: a source read in pages, each starting where the last ended. */
+export interface ReportSource {
+  columns: readonly string[];
+  /** How much the source holds, in the units of `scanned`: the measure of progress. */
+  total(db: Reader): Promise<number>;
+  page(db: Reader, cursor: string | null): Promise<SourcePage>;
+}
+
+/** What the access review needs of the decision engine: a principal's effective access. */
+export interface AccessOracle {
+  entriesOf(
+    principalId: string,
+  ):
+    | { principal: { id: string; name: string; type: string; email: string | null }; entries: AccessEntry[] }
+    | undefined;
+}
+
+interface PageRow<R> {
+  scanned: number;
+  last: string | null;
+  rows: R[];
+}
+
+const riskCodes = (factors: unknown): string[] => {
+  if (typeof factors !== 'string') return [];
+  try {
+    return (JSON.parse(factors) as { code: string }[]).map((f) => f.code);
+  } catch {
+    return [];
+  }
+};
+
+/** Pages of principals in id order: the cursor is the last id read. */
+function byPrincipalId<R>(
+  query: string,
+  params: Record<string, unknown>,
+  limit: number,
+  map: (row: R) => Record<string, unknown>[],
+): ReportSource['page'] {
+  return async (db, cursor) => {
+    const row = await db.first<PageRow<R>>(query, { ...params, after: cursor ?? '', limit });
+    const scanned = row?.scanned ?? 0;
+    return {
+      rows: (row?.rows ?? []).flatMap(map),
+      scanned,
+      cursor: scanned < limit ? null : (row?.last ?? null),
+    };
+  };
+}
+
+async function count(db: Reader, query: string, params: Record<string, unknown> = {}): Promise<number> {
+  return (await db.first<{ total: number }>(query, params))?.total ?? 0;
+}
+
+const PAGE = 1_000;
+/** Principals per page of the access review: each brings all of its entries. */
+const REVIEW_PAGE = 200;
+
+/** The source of a report of `type` with checked `parameters`. */
+export function reportSource(
+  type: ReportType,
+  parameters: ReportParameters,
+  access: AccessOracle,
+): ReportSource {
+  switch (type) {
+    case 'principal_inventory':
+      return {
+        columns: [
+          'id',
+          'type',
+          'name',
+          'email',
+          'status',
+          'connector_source',
+          'owner',
+          'manager_id',
+          'groups',
+          'risk_score',
+          'risk_factors',
+          'last_login',
+          'created_at',
+          'updated_at',
+        ],
+        total: (db) => count(db, Q.count_principals),
+        page: byPrincipalId<Record<string, unknown>>(Q.rows_principal_inventory, {}, PAGE, (r) => [
+          { ...r, risk_factors: riskCodes(r['risk_factors']) },
+        ]),
+      };
+    case 'dormant_principals': {
+      const days = Number(parameters['days']);
+      const before = new Date(Date.parse(String(parameters['as_of'])) - days * 86_400_000).toISOString();
+      const asOf = Date.parse(String(parameters['as_of']));
+      return {
+        columns: [
+          'id',
+          'type',
+          'name',
+          'email',
+          'status',
+          'connector_source',
+          'owner',
+          'last_login',
+          'created_at',
+          'days_inactive',
+          'risk_score',
+        ],
+        total: (db) => count(db, Q.count_living_principals, { nonUser: false }),
+        page: byPrincipalId<Record<string, unknown>>(Q.rows_dormant_principals, { before }, PAGE, (r) => [
+          {
+            ...r,
+            days_inactive: Math.floor(
+              (asOf - Date.parse(String(r['last_login'] ?? r['created_at']))) / 86_400_000,
+            ),
+          },
+        ]),
+      };
+    }
+    case 'orphaned_principals':
+      return {
+        columns: [
+          'id',
+          'type',
+          'name',
+          'status',
+          'owner',
+          'owner_state',
+          'owner_id',
+          'owner_name',
+          'risk_score',
+          'created_at',
+        ],
+        total: (db) => count(db, Q.count_living_principals, { nonUser: true }),
+        page: byPrincipalId<Record<string, unknown>>(Q.rows_orphaned_principals, {}, PAGE, (r) => [r]),
+      };
+    case 'access_review':
+      return {
+        columns: [
+          'principal_id',
+          'principal_name',
+          'principal_type',
+          'principal_email',
+          'resource_type',
+          'resource_identifier',
+          'pattern',
+          'actions',
+          'denied_actions',
+          'granted_by',
+          'conditional',
+        ],
+        total: (db) => count(db, Q.count_active_principals),
+        page: byPrincipalId<string>(Q.rows_access_review, {}, REVIEW_PAGE, (id) => {
+          const found = access.entriesOf(id);
+          if (!found) return [];
+          const { principal } = found;
+          return found.entries.map((e) => ({
+            principal_id: principal.id,
+            principal_name: principal.name,
+            principal_type: principal.type,
+            principal_email: principal.email,
+            resource_type: e.resource.type,
+            resource_identifier: e.resource.identifier,
+            pattern: e.pattern === true,
+            actions: e.actions,
+            denied_actions: e.denied_actions ?? [],
+            granted_by: e.granted_by,
+            conditional: e.conditional,
+          }));
+        }),
+      };
+    case 'audit_log': {
+      const range = { since: String(parameters['since']), until: String(parameters['until']) };
+      return {
+        columns: [
+          'id',
+          'occurred_at',
+          'type',
+          'actor_type',
+          'actor_id',
+          'target_type',
+          'target_id',
+          'outcome',
+          'reason',
+          'request_id',
+          'source_ip',
+          'user_agent',
+          'changes',
+        ],
+        total: (db) => count(db, Q.count_audit_log, range),
+        page: async (db, cursor) => {
+          // The cursor is the last event's time and id.
+          const [afterAt, afterId] = cursor ? (JSON.parse(cursor) as [string, string]) : [null, null];
+          const row = await db.first<PageRow<StoredEvent> & { lastAt: string | null }>(Q.rows_audit_log, {
+            ...range,
+            afterAt,
+            afterId,
+            limit: PAGE,
+          });
+          const scanned = row?.scanned ?? 0;
+          return {
+            rows: (row?.rows ?? []).map((stored) => {
+              const e = fromStored(stored);
+              return {
+                id: e.id,
+                occurred_at: e.occurred_at,
+                type: e.type,
+                actor_type: e.actor.type,
+                actor_id: e.actor.id,
+                target_type: e.target.type,
+                target_id: e.target.id,
+                outcome: e.outcome,
+                reason: e.reason ?? null,
+                request_id: e.request_id,
+                source_ip: e.source_ip,
+                user_agent: e.user_agent,
+                changes: e.changes,
+              };
+            }),
+            scanned,
+            cursor: scanned < PAGE || !row?.last ? null : JSON.stringify([row.lastAt, row.last]),
+          };
+        },
+      };
+    }
+  }
+}

@@ -1,0 +1,277 @@
+import type { AuditEvent, StoredEvent } from '../audit/audit.js';
+import { fromStored, SYSTEM_CONTEXT } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database } from '../db/database.js';
+import type { EventSink } from '../events/sink.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logging/logger.js';
+import { nowIso } from '../time.js';
+import { signedMessage, signingSecrets, type SealedSecrets } from './messages.js';
+import type { WebhookTransport } from './transport.js';
+
+const Q = defineQueries('webhooks', [
+  'dispatch_claim',
+  'dispatch_due',
+  'dispatch_record',
+  'dispatch_release',
+  'disable',
+  'purge',
+]);
+
+export interface DispatcherOptions {
+  /** Names this instance in webhook leases. */
+  instanceId: string;
+  kek: Buffer;
+  /** Seconds before each retry; after the last, a delivery is given up. */
+  retryScheduleS: readonly number[];
+  /** A webhook failing without a success for this long is disabled. */
+  disableAfterMs: number;
+  /** Webhooks delivered to at the same time. */
+  concurrency: number;
+  /** How long a claim on a webhook lasts unless the instance records progress. */
+  leaseMs: number;
+  /** How long to wait for more work once every claimed webhook is busy or none is due. */
+  pollMs: number;
+  logRetentionDays: number;
+  logger: Logger;
+  /** Entries read per round. */
+  batchSize?: number;
+}
+
+interface ClaimedWebhook extends SealedSecrets {
+  url: string;
+}
+
+interface DueEntry {
+  id: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  event: StoredEvent | null;
+}
+
+interface Attempt {
+  message_id: string;
+  delivery: {
+    id: string;
+    webhook_id: string;
+    event_id: string;
+    event_type: string;
+    attempt: number;
+    success: boolean;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+    attempted_at: string;
+    next_attempt_at: string | null;
+  };
+}
+
+/**
+ * Delivers the outbox. Each instance takes webhooks that have deliveries due under a lease, so
+ * one instance at a time delivers to a webhook, one event after another in event order; a
+ * failure ends that webhook's round (its receiver is not hammered while down) and the event is
+ * tried again on the retry schedule. Attempts are recorded after each round, so an instance that
+ * dies mid-round has its claim taken over when the lease runs out and the unrecorded deliveries
+ * are sent again: at least once, with the same `webhook-id`. On shutdown, deliveries in flight
+ * finish and are recorded before the webhook is let go.
+ */
+export class WebhookDispatcher {
+  private readonly batchSize: number;
+  /**
+   * Webhooks whose last round broke off on an error of this service (not of the receiver), and
+   * until when they are left alone: without the pause, the deliveries that could not be recorded
+   * would be sent again at once, and again.
+   */
+  private readonly resting = new Map<string, number>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+    private readonly transport: WebhookTransport,
+    private readonly options: DispatcherOptions,
+  ) {
+    this.batchSize = options.batchSize ?? 100;
+  }
+
+  /** Works until nothing is due, or until the signal asks it to stop. */
+  async run(signal: AbortSignal): Promise<void> {
+    const active = new Map<string, Promise<void>>();
+    try {
+      while (!signal.aborted) {
+        const free = this.options.concurrency - active.size;
+        if (free > 0) {
+          const now = Date.now();
+          for (const [id, until] of this.resting) if (until <= now) this.resting.delete(id);
+          for (const webhook of await this.claim(free, [...active.keys(), ...this.resting.keys()])) {
+            const work = this.deliver(webhook, signal)
+              .catch((err: unknown) => {
+                this.resting.set(webhook.id, Date.now() + REST_AFTER_ERROR_MS);
+                this.options.logger.warn({ err, webhook: webhook.id }, 'webhook delivery round failed');
+              })
+              .finally(() => active.delete(webhook.id));
+            active.set(webhook.id, work);
+          }
+        }
+        if (active.size === 0) return;
+        await Promise.race([...active.values(), sleep(this.options.pollMs)]);
+      }
+    } finally {
+      await Promise.all(active.values());
+    }
+  }
+
+  /** Forgets delivery attempts past their retention and entries of webhooks that are gone. */
+  async purge(): Promise<void> {
+    const before = new Date(Date.now() - this.options.logRetentionDays * 86_400_000).toISOString();
+    for (;;) {
+      const row = await this.db.write(Q.purge, (tx) =>
+        tx.first<{ removed: number }>(Q.purge, { before, batch: 5_000 }),
+      );
+      if ((row?.removed ?? 0) < 5_000) return;
+    }
+  }
+
+  private async claim(limit: number, skip: string[]): Promise<ClaimedWebhook[]> {
+    const rows = await this.db.write(Q.dispatch_claim, (tx) =>
+      tx.run<{ webhook: ClaimedWebhook }>(Q.dispatch_claim, {
+        now: nowIso(),
+        limit,
+        skip,
+        owner: this.options.instanceId,
+        leaseMs: this.options.leaseMs,
+      }),
+    );
+    return rows.map((r) => r.webhook);
+  }
+
+  private async deliver(webhook: ClaimedWebhook, signal: AbortSignal): Promise<void> {
+    try {
+      const secrets = signingSecrets(this.options.kek, webhook);
+      while (!signal.aborted) {
+        const due = await this.db.run<DueEntry>(Q.dispatch_due, {
+          webhookId: webhook.id,
+          now: nowIso(),
+          limit: this.batchSize,
+        });
+        if (due.length === 0) return;
+        const round = await this.round(webhook, secrets, due, signal);
+        if (round.attempts.length === 0) return;
+        const last = round.attempts[round.attempts.length - 1]!.delivery;
+        const failedAt = last.success ? null : last.attempted_at;
+        const recorded = await this.db.write(Q.dispatch_record, (tx) =>
+          tx.first<{ webhook: { status: string; failing_since: string | null } }>(Q.dispatch_record, {
+            webhookId: webhook.id,
+            attempts: round.attempts,
+            lastAttemptAt: last.attempted_at,
+            failedAt,
+            anySuccess: round.attempts.some((a) => a.delivery.success),
+            owner: this.options.instanceId,
+            leaseUntil: new Date(Date.now() + this.options.leaseMs).toISOString(),
+          }),
+        );
+        if (!recorded || recorded.webhook.status !== 'active') return;
+        if (failedAt === null) continue;
+        const failingSince = recorded.webhook.failing_since;
+        if (last.status_code === 410) {
+          await this.disable(webhook.id, 'the receiver answered 410 Gone');
+        } else if (failingSince && Date.now() - Date.parse(failingSince) >= this.options.disableAfterMs) {
+          await this.disable(webhook.id, `every delivery has failed since ${failingSince}`);
+        }
+        return;
+      }
+    } finally {
+      await this.db
+        .write(Q.dispatch_release, (tx) =>
+          tx.run(Q.dispatch_release, { webhookId: webhook.id, owner: this.options.instanceId }),
+        )
+        .catch((err: unknown) =>
+          this.options.logger.warn({ err, webhook: webhook.id }, 'could not release a webhook'),
+        );
+    }
+  }
+
+  /**
+   * Sends due entries one after another until one fails, the round has taken a third of the
+   * lease (it is extended when the round is recorded), or shutdown begins. A send in flight is
+   * never cut short: it finishes and is recorded.
+   */
+  private async round(
+    webhook: ClaimedWebhook,
+    secrets: string[],
+    due: DueEntry[],
+    signal: AbortSignal,
+  ): Promise<{ attempts: Attempt[] }> {
+    const attempts: Attempt[] = [];
+    const started = Date.now();
+    for (const entry of due) {
+      if (signal.aborted || Date.now() - started > this.options.leaseMs / 3) break;
+      const attempt = entry.attempt + 1;
+      const attemptedAt = nowIso();
+      const base = {
+        id: newId('delivery'),
+        webhook_id: webhook.id,
+        event_id: entry.eventId,
+        event_type: entry.eventType,
+        attempt,
+        attempted_at: attemptedAt,
+      };
+      if (!entry.event) {
+        attempts.push({
+          message_id: entry.id,
+          delivery: {
+            ...base,
+            success: false,
+            status_code: null,
+            error: 'the event no longer exists',
+            duration_ms: 0,
+            next_attempt_at: null,
+          },
+        });
+        continue;
+      }
+      const event: AuditEvent = fromStored(entry.event);
+      const result = await this.transport.send({ url: webhook.url, ...signedMessage(event, secrets) });
+      attempts.push({
+        message_id: entry.id,
+        delivery: {
+          ...base,
+          success: result.success,
+          status_code: result.statusCode,
+          error: result.error,
+          duration_ms: Math.round(result.durationMs),
+          next_attempt_at: result.success ? null : this.nextAttemptAt(attempt, result.statusCode),
+        },
+      });
+      if (!result.success) break;
+    }
+    return { attempts };
+  }
+
+  /** When a failed attempt is tried again; null when it was the last (or the receiver is gone). */
+  private nextAttemptAt(attempt: number, statusCode: number | null): string | null {
+    const waitS = statusCode === 410 ? undefined : this.options.retryScheduleS[attempt - 1];
+    return waitS === undefined ? null : new Date(Date.now() + waitS * 1000).toISOString();
+  }
+
+  private async disable(id: string, reason: string): Promise<void> {
+    await this.db.write('webhooks/disable', async (tx) => {
+      const row = await tx.first(Q.disable, { id, reason });
+      if (!row) return;
+      this.events.record(tx, SYSTEM_CONTEXT, {
+        type: 'webhook.disabled',
+        target: { type: 'webhook', id },
+        outcome: 'success',
+        reason,
+        changes: { status: { from: 'active', to: 'disabled' } },
+      });
+    });
+    this.options.logger.warn({ webhook: id, reason }, 'webhook disabled');
+  }
+}
+
+const REST_AFTER_ERROR_MS = 5_000;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,294 @@
+import type { AuditEvent, Changes, OperationContext } from '../audit/audit.js';
+import { defineQueries } from '../db/catalogue.js';
+import type { Database } from '../db/database.js';
+import { notFound, validationFailed, type FieldError } from '../errors/errors.js';
+import type { EventSink } from '../events/sink.js';
+import { newId } from '../ids.js';
+import type { Page, Paged } from '../pagination.js';
+import type {
+  CreateWebhookInput,
+  DeliveryView,
+  UpdateWebhookInput,
+  WebhookView,
+} from '../schemas/webhooks.js';
+import { nowIso } from '../time.js';
+import { checkWebhookUrl, type AddressPolicy } from './address-guard.js';
+import {
+  checkEventPatterns,
+  SECRET_OVERLAP_MS,
+  sealSecret,
+  signedMessage,
+  signingSecrets,
+  type SealedSecrets,
+} from './messages.js';
+import { newWebhookSecret } from './signature.js';
+import type { WebhookTransport } from './transport.js';
+
+const Q = defineQueries('webhooks', [
+  'create',
+  'get',
+  'count',
+  'page',
+  'lock',
+  'update',
+  'delete',
+  'rotate_secret',
+  'secrets',
+  'deliveries_count',
+  'deliveries_page',
+  'record_test',
+]);
+
+type StoredWebhook = Omit<WebhookView, 'description' | 'last_delivery_at'> & {
+  description?: string | null;
+  last_delivery_at?: string | null;
+  failing_since?: string | null;
+  disabled_at?: string | null;
+  disabled_reason?: string | null;
+  secret_rotated_at?: string | null;
+  updated_at?: string;
+};
+
+export interface WebhookServiceOptions {
+  /** Encrypts the signing secrets at rest. */
+  kek: Buffer;
+  addresses: AddressPolicy;
+}
+
+/**
+ * Webhook subscriptions: who receives which audit events, and with which signing secret. The
+ * secret is shown once, kept encrypted (it must be recovered to sign), and rotatable with a day
+ * of overlap. Every change is an audit event of its own.
+ */
+export class WebhookService {
+  constructor(
+    private readonly db: Database,
+    private readonly events: EventSink,
+    private readonly transport: WebhookTransport,
+    private readonly options: WebhookServiceOptions,
+  ) {}
+
+  async create(input: CreateWebhookInput, op: OperationContext): Promise<WebhookView & { secret: string }> {
+    const url = this.checkUrl(input.url);
+    checkPatterns(input.events);
+    const id = newId('webhook');
+    const secret = newWebhookSecret();
+    const webhook = await this.db.write('webhooks/create', async (tx) => {
+      const row = await tx.first<{ webhook: StoredWebhook }>(Q.create, {
+        id,
+        url,
+        events: input.events,
+        description: input.description ?? null,
+        secretSealed: sealSecret(this.options.kek, id, secret),
+        createdBy: op.actor.id,
+      });
+      this.events.record(tx, op, {
+        type: 'webhook.created',
+        target: { type: 'webhook', id },
+        changes: {
+          url: { to: url },
+          events: { to: input.events },
+          ...(input.description !== undefined ? { description: { to: input.description } } : {}),
+        },
+      });
+      return view(row!.webhook);
+    });
+    return { ...webhook, secret };
+  }
+
+  async get(id: string): Promise<WebhookView> {
+    const row = await this.db.first<{ webhook: StoredWebhook }>(Q.get, { id });
+    if (!row) throw notFound('webhook', id);
+    return view(row.webhook);
+  }
+
+  async list(status: WebhookView['status'] | undefined, page: Page): Promise<Paged<WebhookView>> {
+    return this.db.read('webhooks/list', async (tx) => {
+      const [count] = await tx.run<{ total: number }>(Q.count, { status: status ?? null });
+      const rows = await tx.run<{ webhook: StoredWebhook }>(Q.page, {
+        status: status ?? null,
+        skip: page.skip,
+        limit: page.limit,
+      });
+      return { total: count?.total ?? 0, items: rows.map((r) => view(r.webhook)), page };
+    });
+  }
+
+  /**
+   * Changes the URL, the subscribed events, the description or the status. A webhook the
+   * dispatcher disabled is enabled again here; what was queued for it is then delivered.
+   */
+  async update(id: string, patch: UpdateWebhookInput, op: OperationContext): Promise<WebhookView> {
+    const url = patch.url === undefined ? undefined : this.checkUrl(patch.url);
+    if (patch.events) checkPatterns(patch.events);
+    return this.db.write('webhooks/update', async (tx) => {
+      const current = await tx.first<{ webhook: StoredWebhook }>(Q.lock, { id });
+      if (!current) throw notFound('webhook', id);
+      const before = current.webhook;
+      const next = {
+        url: url ?? before.url,
+        events: patch.events ?? before.events,
+        description: patch.description === undefined ? (before.description ?? null) : patch.description,
+        status: patch.status ?? before.status,
+      };
+      const row = await tx.first<{ webhook: StoredWebhook }>(Q.update, {
+        id,
+        ...next,
+        reason: next.status === 'disabled' ? `disabled by ${op.actor.id}` : null,
+      });
+      const changes: Changes = {};
+      for (const key of Object.keys(next) as (keyof typeof next)[]) {
+        const from = key === 'description' ? (before.description ?? null) : before[key];
+        if (JSON.stringify(from) !== JSON.stringify(next[key])) changes[key] = { from, to: next[key] };
+      }
+      if (Object.keys(changes).length > 0) {
+        this.events.record(tx, op, { type: 'webhook.updated', target: { type: 'webhook', id }, changes });
+      }
+      return view(row!.webhook);
+    });
+  }
+
+  /** Removes the webhook and what is still queued for it; its delivery log ages out. */
+  async delete(
+    id: string,
+    op: OperationContext,
+  ): Promise<{ id: string; status: 'deleted'; deleted_at: string; deleted_by: string }> {
+    return this.db.write('webhooks/delete', async (tx) => {
+      const current = await tx.first<{ webhook: StoredWebhook }>(Q.lock, { id });
+      if (!current) throw notFound('webhook', id);
+      await tx.run(Q.delete, { id });
+      this.events.record(tx, op, {
+        type: 'webhook.deleted',
+        target: { type: 'webhook', id },
+        changes: {
+          url: { from: current.webhook.url },
+          status: { from: current.webhook.status, to: 'deleted' },
+        },
+      });
+      return { id, status: 'deleted' as const, deleted_at: nowIso(), deleted_by: op.actor.id };
+    });
+  }
+
+  /** A new signing secret, answered once; the previous one keeps signing for a day beside it. */
+  async rotateSecret(
+    id: string,
+    op: OperationContext,
+  ): Promise<{ secret: string; previous_secret_expires_at: string }> {
+    const secret = newWebhookSecret();
+    const overlapUntil = new Date(Date.now() + SECRET_OVERLAP_MS).toISOString();
+    return this.db.write('webhooks/rotate_secret', async (tx) => {
+      const current = await tx.first<{ webhook: StoredWebhook }>(Q.lock, { id });
+      if (!current) throw notFound('webhook', id);
+      await tx.run(Q.rotate_secret, {
+        id,
+        secretSealed: sealSecret(this.options.kek, id, secret),
+        overlapUntil,
+      });
+      this.events.record(tx, op, { type: 'webhook.secret_rotated', target: { type: 'webhook', id } });
+      return { secret, previous_secret_expires_at: overlapUntil };
+    });
+  }
+
+  /**
+   * Delivers a `webhook.test` event now, whatever the webhook's status, and logs the attempt. The
+   * answer says how the receiver took it; nothing is retried.
+   */
+  async test(
+    id: string,
+    op: OperationContext,
+  ): Promise<{
+    delivery_id: string;
+    success: boolean;
+    status_code: number | null;
+    duration_ms: number;
+    error: string | null;
+  }> {
+    const row = await this.db.first<{ webhook: SealedSecrets & { url: string } }>(Q.secrets, { id });
+    if (!row) throw notFound('webhook', id);
+    const event: AuditEvent = {
+      id: newId('event'),
+      type: 'webhook.test',
+      occurred_at: nowIso(),
+      actor: { type: op.actor.type, id: op.actor.id },
+      target: { type: 'webhook', id },
+      outcome: 'success',
+      request_id: op.meta.requestId,
+      source_ip: op.meta.sourceIp,
+      user_agent: op.meta.userAgent,
+      changes: null,
+    };
+    const message = signedMessage(event, signingSecrets(this.options.kek, row.webhook));
+    const attemptedAt = nowIso();
+    const result = await this.transport.send({ url: row.webhook.url, ...message });
+    const delivery = {
+      id: newId('delivery'),
+      webhook_id: id,
+      event_id: event.id,
+      event_type: event.type,
+      attempt: 1,
+      success: result.success,
+      status_code: result.statusCode,
+      error: result.error,
+      duration_ms: Math.round(result.durationMs),
+      attempted_at: attemptedAt,
+    };
+    await this.db.write(Q.record_test, (tx) => tx.run(Q.record_test, { delivery }));
+    return {
+      delivery_id: delivery.id,
+      success: delivery.success,
+      status_code: delivery.status_code,
+      duration_ms: delivery.duration_ms,
+      error: delivery.error,
+    };
+  }
+
+  async deliveries(
+    id: string,
+    filter: { eventId?: string | undefined; success?: boolean | undefined },
+    page: Page,
+  ): Promise<Paged<DeliveryView>> {
+    return this.db.read('webhooks/deliveries', async (tx) => {
+      const exists = await tx.first(Q.get, { id });
+      if (!exists) throw notFound('webhook', id);
+      const params = { id, eventId: filter.eventId ?? null, success: filter.success ?? null };
+      const [count] = await tx.run<{ total: number }>(Q.deliveries_count, params);
+      const rows = await tx.run<{ delivery: DeliveryView }>(Q.deliveries_page, {
+        ...params,
+        skip: page.skip,
+        limit: page.limit,
+      });
+      return { total: count?.total ?? 0, items: rows.map((r) => r.delivery), page };
+    });
+  }
+
+  private checkUrl(raw: string): string {
+    const checked = checkWebhookUrl(raw, this.options.addresses);
+    if ('problem' in checked) {
+      throw validationFailed(checked.problem, [{ pointer: '/url', message: checked.problem }]);
+    }
+    return checked.url.href;
+  }
+}
+
+function checkPatterns(patterns: readonly string[]): void {
+  const errors: FieldError[] = checkEventPatterns(patterns);
+  if (errors.length > 0) throw validationFailed('events names an unknown event type', errors);
+}
+
+function view(row: StoredWebhook): WebhookView {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    description: row.description ?? null,
+    status: row.status,
+    created_at: row.created_at,
+    created_by: row.created_by,
+    last_delivery_at: row.last_delivery_at ?? null,
+    failure_count: row.failure_count ?? 0,
+    ...(row.failing_since ? { failing_since: row.failing_since } : {}),
+    ...(row.disabled_at ? { disabled_at: row.disabled_at } : {}),
+    ...(row.disabled_reason ? { disabled_reason: row.disabled_reason } : {}),
+    ...(row.secret_rotated_at ? { secret_rotated_at: row.secret_rotated_at } : {}),
+  };
+}
