@@ -8,8 +8,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface ResponseSpec {
   description: string;
   schema?: TSchema;
-  /** Defaults to application/json. */
-  contentType?: string;
+  /**
+   * Defaults to application/json. Several media types describe a file whose type depends on the
+   * resource (a report in CSV or JSON): each is documented without a schema.
+   */
+  contentType?: string | readonly string[];
   headers?: Record<string, { description: string; schema: TSchema }>;
 }
 

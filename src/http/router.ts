@@ -314,7 +314,7 @@ function handlerMiddleware(route: AnyRoute, options: RouteTableOptions): Middlew
       }
       ctx.body = result.body;
       const contentType = route.responses[status]?.contentType;
-      if (contentType) ctx.type = contentType;
+      if (typeof contentType === 'string') ctx.type = contentType;
     }
   };
 }

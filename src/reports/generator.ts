@@ -41,7 +41,12 @@ export class ReportGenerator {
     private readonly db: Database,
     private readonly events: EventSink,
     private readonly access: AccessOracle,
-    private readonly options: { retentionDays: number; logger: Logger },
+    private readonly options: {
+      retentionDays: number;
+      logger: Logger;
+      /** Rows read per page (principals, or events), and principals per page of an access review. */
+      pageSize?: { principals: number; review: number };
+    },
   ) {}
 
   readonly run = async (job: JobContext<{ reportId: string }>): Promise<void> => {
@@ -77,7 +82,7 @@ export class ReportGenerator {
     if (!report || report.report.status !== 'running') return;
     const state = report.report;
     const parameters = JSON.parse(state.parameters) as ReportParameters;
-    const source = reportSource(state.type, parameters, this.access);
+    const source = reportSource(state.type, parameters, this.access, this.options.pageSize);
     const encoder = createEncoder(state.format, source.columns);
     let { chunks, cursor, row_count: rowCount } = state;
     let scanned = state.scanned ?? 0;

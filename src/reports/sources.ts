@@ -89,15 +89,16 @@ async function count(db: Reader, query: string, params: Record<string, unknown> 
   return (await db.first<{ total: number }>(query, params))?.total ?? 0;
 }
 
-const PAGE = 1_000;
+const PAGE_ROWS = 1_000;
 /** Principals per page of the access review: each brings all of its entries. */
-const REVIEW_PAGE = 200;
+const REVIEW_PRINCIPALS = 200;
 
 /** The source of a report of `type` with checked `parameters`. */
 export function reportSource(
   type: ReportType,
   parameters: ReportParameters,
   access: AccessOracle,
+  pageSize: { principals: number; review: number } = { principals: PAGE_ROWS, review: REVIEW_PRINCIPALS },
 ): ReportSource {
   switch (type) {
     case 'principal_inventory':
@@ -119,9 +120,12 @@ export function reportSource(
           'updated_at',
         ],
         total: (db) => count(db, Q.count_principals),
-        page: byPrincipalId<Record<string, unknown>>(Q.rows_principal_inventory, {}, PAGE, (r) => [
-          { ...r, risk_factors: riskCodes(r['risk_factors']) },
-        ]),
+        page: byPrincipalId<Record<string, unknown>>(
+          Q.rows_principal_inventory,
+          {},
+          pageSize.principals,
+          (r) => [{ ...r, risk_factors: riskCodes(r['risk_factors']) }],
+        ),
       };
     case 'dormant_principals': {
       const days = Number(parameters['days']);
@@ -142,14 +146,19 @@ export function reportSource(
           'risk_score',
         ],
         total: (db) => count(db, Q.count_living_principals, { nonUser: false }),
-        page: byPrincipalId<Record<string, unknown>>(Q.rows_dormant_principals, { before }, PAGE, (r) => [
-          {
-            ...r,
-            days_inactive: Math.floor(
-              (asOf - Date.parse(String(r['last_login'] ?? r['created_at']))) / 86_400_000,
-            ),
-          },
-        ]),
+        page: byPrincipalId<Record<string, unknown>>(
+          Q.rows_dormant_principals,
+          { before },
+          pageSize.principals,
+          (r) => [
+            {
+              ...r,
+              days_inactive: Math.floor(
+                (asOf - Date.parse(String(r['last_login'] ?? r['created_at']))) / 86_400_000,
+              ),
+            },
+          ],
+        ),
       };
     }
     case 'orphaned_principals':
@@ -167,7 +176,12 @@ export function reportSource(
           'created_at',
         ],
         total: (db) => count(db, Q.count_living_principals, { nonUser: true }),
-        page: byPrincipalId<Record<string, unknown>>(Q.rows_orphaned_principals, {}, PAGE, (r) => [r]),
+        page: byPrincipalId<Record<string, unknown>>(
+          Q.rows_orphaned_principals,
+          {},
+          pageSize.principals,
+          (r) => [r],
+        ),
       };
     case 'access_review':
       return {
@@ -185,7 +199,7 @@ export function reportSource(
           'conditional',
         ],
         total: (db) => count(db, Q.count_active_principals),
-        page: byPrincipalId<string>(Q.rows_access_review, {}, REVIEW_PAGE, (id) => {
+        page: byPrincipalId<string>(Q.rows_access_review, {}, pageSize.review, (id) => {
           const found = access.entriesOf(id);
           if (!found) return [];
           const { principal } = found;
@@ -230,7 +244,7 @@ export function reportSource(
             ...range,
             afterAt,
             afterId,
-            limit: PAGE,
+            limit: pageSize.principals,
           });
           const scanned = row?.scanned ?? 0;
           return {
@@ -253,7 +267,8 @@ export function reportSource(
               };
             }),
             scanned,
-            cursor: scanned < PAGE || !row?.last ? null : JSON.stringify([row.lastAt, row.last]),
+            cursor:
+              scanned < pageSize.principals || !row?.last ? null : JSON.stringify([row.lastAt, row.last]),
           };
         },
       };

@@ -114,11 +114,15 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     const responses: Record<string, Json> = {};
     for (const [status, spec] of Object.entries(route.responses)) {
       const entry: Record<string, Json> = { description: spec.description };
-      if (spec.schema) {
+      if (Array.isArray(spec.contentType)) {
+        entry['content'] = Object.fromEntries(spec.contentType.map((type: string) => [type, {}]));
+      } else if (spec.schema) {
         entry['content'] = {
-          [spec.contentType ?? 'application/json']: { schema: components.reference(spec.schema) },
+          [(spec.contentType as string | undefined) ?? 'application/json']: {
+            schema: components.reference(spec.schema),
+          },
         };
-      } else if (spec.contentType) {
+      } else if (typeof spec.contentType === 'string') {
         entry['content'] = { [spec.contentType]: { schema: { type: 'string' } } };
       } else if (Number(status) >= 400) {
         entry['content'] = errorContent(route, Number(status));

@@ -67,7 +67,10 @@ export function reportRoutes(deps: { reports: ReportService }): AnyRoute[] {
         '`text/csv` or `application/json` as requested; `409 CONFLICT` until the report is completed.',
       params: IdParams,
       responses: {
-        200: { description: 'The file', contentType: 'text/csv; charset=utf-8' },
+        200: {
+          description: 'The file',
+          contentType: ['text/csv; charset=utf-8', 'application/json; charset=utf-8'],
+        },
         409: { description: 'The report is not completed (`CONFLICT`)' },
       },
       handler: async ({ ctx, params }) => {

@@ -1,0 +1,308 @@
+import { expect } from 'chai';
+import { parse } from 'csv-parse/sync';
+import type { Database } from '../../src/db/database.js';
+import { newId } from '../../src/ids.js';
+import { ReportGenerator } from '../../src/reports/generator.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { authed, createClient } from '../helpers/auth.js';
+import { cypher } from '../helpers/db.js';
+import type { HttpClient } from '../helpers/http.js';
+import { insertPrincipal } from '../helpers/principals.js';
+import { eventually } from '../helpers/wait.js';
+
+describe('audit reports', () => {
+  let app: TestApp;
+  let api: HttpClient;
+  const ids: Record<string, string> = {};
+
+  before(async () => {
+    app = await startTestApp({ env: { JOB_POLL_INTERVAL_MS: '50' } });
+    api = await authed(app);
+    const old = new Date(Date.now() - 200 * 86_400_000).toISOString();
+    const recent = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    const ada = await insertPrincipal(app, {
+      name: 'Ada Owner',
+      email: 'ada@example.com',
+      lastLogin: recent,
+    });
+    const gone = await insertPrincipal(app, {
+      name: 'Gone Owner',
+      email: 'gone@example.com',
+      status: 'deprovisioned',
+      lastLogin: old,
+    });
+    const sleepy = await insertPrincipal(app, { name: 'Sleepy User', lastLogin: old });
+    Object.assign(ids, { ada: ada.id, gone: gone.id, sleepy: sleepy.id });
+    const create = async (key: string, body: Record<string, unknown>) => {
+      const res = await api.post('/v1/principals', body);
+      expect(res.status, res.text).to.equal(201);
+      ids[key] = res.body.id;
+    };
+    await create('byId', { type: 'SERVICE_ACCOUNT', name: 'owned-by-id', metadata: { owner: ada.id } });
+    await create('byEmail', {
+      type: 'AI_AGENT',
+      name: 'owned-by-email',
+      metadata: { owner: 'ada@example.com' },
+    });
+    await create('unset', { type: 'SERVICE_ACCOUNT', name: 'nobody-owns-me' });
+    await create('missing', {
+      type: 'API_KEY',
+      name: 'owner-vanished',
+      metadata: { owner: 'prn_01JAAAAAAAAAAAAAAAAAAAAAAA' },
+    });
+    await create('deprovisionedOwner', {
+      type: 'AI_AGENT',
+      name: 'owner-left',
+      metadata: { owner: 'gone@example.com' },
+    });
+    await create('formula', {
+      type: 'SERVICE_ACCOUNT',
+      name: '=HYPERLINK("http://evil.example","x")',
+      metadata: { owner: ada.id },
+    });
+    await create('deletedOwner', { type: 'SERVICE_ACCOUNT', name: 'soon-deleted' });
+    await create('ownedByDeleted', {
+      type: 'SERVICE_ACCOUNT',
+      name: 'owner-deleted',
+      metadata: { owner: ids['deletedOwner']! },
+    });
+    expect((await api.delete(`/v1/principals/${ids['deletedOwner']}`)).status).to.equal(200);
+    const policy = await api.post('/v1/policies', {
+      name: 'report-readers',
+      effect: 'allow',
+      subjects: { principals: [ids['byId'], ada.id] },
+      actions: ['read', 'write'],
+      resources: [{ type: 'database', identifier: 'payments-prod' }],
+    });
+    expect(policy.status, policy.text).to.equal(201);
+    ids['policy'] = policy.body.id;
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  async function generate(
+    body: Record<string, unknown>,
+  ): Promise<{ report: Record<string, any>; content: string; type: string }> {
+    const res = await api.post('/v1/audit/reports', body);
+    expect(res.status, res.text).to.equal(202);
+    expect(res.headers.get('location')).to.equal(`/v1/audit/reports/${res.body.id}`);
+    expect(res.body).to.include({
+      status: 'pending',
+      type: body['type'],
+      format: body['format'],
+      download_url: null,
+    });
+    const { value } = await eventually(
+      async () => (await api.get(`/v1/audit/reports/${res.body.id}`)).body,
+      (r) => r.status === 'completed' || r.status === 'failed',
+      20_000,
+    );
+    expect(value.status, JSON.stringify(value)).to.equal('completed');
+    expect(value.progress).to.equal(100);
+    expect(value.download_url).to.equal(`${app.config.publicBaseUrl}/v1/audit/reports/${value.id}/content`);
+    const content = await api.get(`/v1/audit/reports/${value.id}/content`);
+    expect(content.status).to.equal(200);
+    return { report: value, content: content.text, type: content.headers.get('content-type') ?? '' };
+  }
+
+  const csvRows = (text: string): Record<string, string>[] =>
+    parse(text, { columns: true }) as Record<string, string>[];
+
+  it('lists the non-USER principals without a living owner, whichever way the owner is named', async () => {
+    const { report, content, type } = await generate({ type: 'orphaned_principals', format: 'json' });
+    expect(type).to.match(/^application\/json/);
+    const doc = JSON.parse(content) as {
+      report: { id: string };
+      data: { id: string; owner_state: string }[];
+      row_count: number;
+    };
+    expect(doc.report.id).to.equal(report.id);
+    const states = Object.fromEntries(doc.data.map((r) => [r.id, r.owner_state]));
+    expect(states).to.deep.equal({
+      [ids['unset']!]: 'unset',
+      [ids['missing']!]: 'missing',
+      [ids['deprovisionedOwner']!]: 'deprovisioned',
+      [ids['ownedByDeleted']!]: 'deleted',
+    });
+    expect(doc.row_count).to.equal(4).and.equal(report.row_count);
+  });
+
+  it('writes RFC 4180 CSV with spreadsheet formulas defused', async () => {
+    const { content, type } = await generate({ type: 'principal_inventory', format: 'csv' });
+    expect(type).to.match(/^text\/csv/);
+    expect(content).to.match(/^id,type,name,email,status,/);
+    expect(content.split('\r\n').length).to.be.greaterThan(5);
+    const rows = csvRows(content);
+    const formula = rows.find((r) => r['id'] === ids['formula']);
+    expect(formula!['name']).to.equal(`'=HYPERLINK("http://evil.example","x")`);
+    expect(content).to.include(`"'=HYPERLINK(""http://evil.example"",""x"")"`);
+    expect(rows.find((r) => r['id'] === ids['deletedOwner'])!['status']).to.equal('deleted');
+    expect(rows.map((r) => r['id'])).to.deep.equal([...rows.map((r) => r['id'])].sort());
+  });
+
+  it('lists dormant principals for the number of days asked', async () => {
+    const { content } = await generate({
+      type: 'dormant_principals',
+      format: 'csv',
+      parameters: { days: 30 },
+    });
+    const rows = csvRows(content);
+    const dormant = rows.map((r) => r['id']);
+    expect(dormant).to.include(ids['sleepy']);
+    expect(dormant).to.not.include(ids['ada']).and.not.include(ids['gone']);
+    expect(Number(rows.find((r) => r['id'] === ids['sleepy'])!['days_inactive'])).to.be.within(199, 201);
+  });
+
+  it('reviews access: principal × resource × actions × granted_by', async () => {
+    const { content } = await generate({ type: 'access_review', format: 'json' });
+    const rows = (JSON.parse(content) as { data: Record<string, unknown>[] }).data;
+    const mine = rows.filter((r) => r['resource_identifier'] === 'payments-prod');
+    expect(mine.map((r) => r['principal_id']).sort()).to.deep.equal([ids['ada'], ids['byId']].sort());
+    for (const row of mine) {
+      expect(row).to.include({ resource_type: 'database', conditional: false });
+      expect(row['actions']).to.deep.equal(['read', 'write']);
+      expect(row['granted_by']).to.deep.equal([ids['policy']]);
+    }
+    // The review agrees with each principal's access endpoint.
+    const access = await api.get(`/v1/principals/${ids['byId']}/access`);
+    expect(
+      access.body.access.map((a: { resource: { identifier: string } }) => a.resource.identifier),
+    ).to.deep.equal(
+      rows.filter((r) => r['principal_id'] === ids['byId']).map((r) => r['resource_identifier']),
+    );
+  });
+
+  it('exports the audit log of a time range, and announces each completed report as an audit event', async () => {
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const { report, content } = await generate({ type: 'audit_log', format: 'csv', parameters: { since } });
+    expect(report.parameters).to.include({ since });
+    const rows = csvRows(content);
+    expect(rows.some((r) => r['type'] === 'principal.created' && r['target_id'] === ids['byId'])).to.equal(
+      true,
+    );
+    const times = rows.map((r) => r['occurred_at']!);
+    expect(times).to.deep.equal([...times].sort());
+    const events = await api.get(`/v1/audit/events?type=report.completed&target_id=${report.id}`);
+    expect(events.body.data).to.have.length(1);
+  });
+
+  it('refuses bad requests with 400 and answers 409 for the file of an unfinished report', async () => {
+    const bad: [unknown, string][] = [
+      [{ type: 'everything', format: 'csv' }, '/type'],
+      [{ type: 'audit_log', format: 'xlsx' }, '/format'],
+      [{ type: 'dormant_principals', format: 'csv', parameters: { days: 'ninety' } }, '/parameters/days'],
+      [{ type: 'dormant_principals', format: 'csv', parameters: { days: 0 } }, '/parameters/days'],
+      [{ type: 'principal_inventory', format: 'csv', parameters: { days: 3 } }, '/parameters/days'],
+      [{ type: 'audit_log', format: 'csv', parameters: { since: 'yesterday' } }, '/parameters/since'],
+      [
+        {
+          type: 'audit_log',
+          format: 'csv',
+          parameters: { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' },
+        },
+        '/parameters/until',
+      ],
+    ];
+    const before = (await api.get('/v1/audit/reports')).body.pagination.total;
+    for (const [body, pointer] of bad) {
+      const res = await api.post('/v1/audit/reports', body);
+      expect(res.status, JSON.stringify(body)).to.equal(400);
+      expect(
+        res.body.errors.map((e: { pointer: string }) => e.pointer),
+        JSON.stringify(body),
+      ).to.include(pointer);
+    }
+    expect((await api.get('/v1/audit/reports')).body.pagination.total).to.equal(before);
+
+    const res = await api.post('/v1/audit/reports', { type: 'principal_inventory', format: 'json' });
+    await cypher(app.runtime.db, "MATCH (r:Report {id: $id}) SET r.status = 'running'", { id: res.body.id });
+    const early = await api.get(`/v1/audit/reports/${res.body.id}/content`);
+    expect(early.status).to.equal(409);
+    expect(early.body.code).to.equal('CONFLICT');
+    expect((await api.get('/v1/audit/reports/rpt_01JAAAAAAAAAAAAAAAAAAAAAAA')).status).to.equal(404);
+    expect((await api.get('/v1/audit/reports/rpt_01JAAAAAAAAAAAAAAAAAAAAAAA/content')).status).to.equal(404);
+  });
+
+  it('needs audit:reports', async () => {
+    const reader = await authed(app, await createClient(app, ['audit:read']));
+    expect((await reader.post('/v1/audit/reports', { type: 'audit_log', format: 'csv' })).status).to.equal(
+      403,
+    );
+    expect((await reader.get('/v1/audit/reports')).status).to.equal(403);
+  });
+
+  it('lists reports newest first', async () => {
+    const list = await api.get('/v1/audit/reports?limit=100');
+    const times = (list.body.data as { requested_at: string }[]).map((r) => r.requested_at);
+    expect(times).to.deep.equal([...times].sort().reverse());
+    const csv = await api.get('/v1/audit/reports?type=principal_inventory');
+    for (const r of csv.body.data) expect(r.type).to.equal('principal_inventory');
+  });
+
+  it('resumes an interrupted report after the last page it stored, and writes the same file', async () => {
+    const db = app.runtime.db;
+    const generator = (database: Database) =>
+      new ReportGenerator(database, app.runtime.events, app.runtime.services.access, {
+        retentionDays: 7,
+        logger: app.logger,
+        pageSize: { principals: 3, review: 2 },
+      });
+    // Reports made straight in the graph, without a job, so that only this test runs them.
+    const make = async (): Promise<string> => {
+      const id = newId('report');
+      await cypher(
+        db,
+        "CREATE (:Report {id: $id, type: 'principal_inventory', format: 'csv', parameters: '{}', status: 'pending', requested_at: datetime(), requested_by: 'test', progress: 0, row_count: 0, bytes: 0, chunks: 0})",
+        { id },
+      );
+      return id;
+    };
+    const whole = await make();
+    await generator(db).run({
+      id: 'job',
+      payload: { reportId: whole },
+      attempt: 1,
+      progress: null,
+      signal: new AbortController().signal,
+      reportProgress: async () => undefined,
+    });
+
+    const interrupted = await make();
+    const controller = new AbortController();
+    let pages = 0;
+    // Stops the run (as a shutdown would) once it has read two pages.
+    const counting = new Proxy(db, {
+      get(target, key, receiver) {
+        if (key === 'first') {
+          return async (query: string, params: unknown) => {
+            const out = await target.first(query, params as Record<string, unknown>);
+            if (query === 'reports/rows_principal_inventory' && ++pages === 2) controller.abort();
+            return out;
+          };
+        }
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    const job = {
+      id: 'job',
+      payload: { reportId: interrupted },
+      progress: null,
+      reportProgress: async () => undefined,
+    };
+    let stopped: unknown;
+    await generator(counting)
+      .run({ ...job, attempt: 1, signal: controller.signal })
+      .catch((err: unknown) => (stopped = err));
+    expect(stopped, 'the run stopped').to.be.instanceOf(Error);
+    const midway = await api.get(`/v1/audit/reports/${interrupted}`);
+    expect(midway.body.status).to.equal('running');
+    expect(midway.body.row_count).to.equal(6);
+    await generator(db).run({ ...job, attempt: 2, signal: new AbortController().signal });
+    const a = await api.get(`/v1/audit/reports/${whole}/content`);
+    const b = await api.get(`/v1/audit/reports/${interrupted}/content`);
+    expect(b.status).to.equal(200);
+    expect(b.text).to.equal(a.text);
+    expect(csvRows(b.text).length).to.equal((await api.get(`/v1/audit/reports/${whole}`)).body.row_count);
+  });
+});
