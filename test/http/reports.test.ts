@@ -107,7 +107,7 @@ describe('audit reports', () => {
   }
 
   const csvRows = (text: string): Record<string, string>[] =>
-    parse(text, { columns: true }) as Record<string, string>[];
+    parse<Record<string, string>>(text, { columns: true });
 
   it('lists the non-USER principals without a living owner, whichever way the owner is named', async () => {
     const { report, content, type } = await generate({ type: 'orphaned_principals', format: 'json' });
