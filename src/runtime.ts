@@ -28,6 +28,7 @@ import { GroupService } from './groups/service.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, observeEngine, type Metrics } from './metrics.js';
+import { OwnershipRisk } from './principals/ownership.js';
 import { SearchPlans } from './principals/search-plans.js';
 import { PolicyService } from './policies/service.js';
 import { PrincipalService } from './principals/service.js';
@@ -352,6 +353,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       scope: 'cluster',
       everyMs: 3_600_000,
       run: () => dispatcher.purge(),
+    });
+    const ownership = new OwnershipRisk(db, logger);
+    feed.subscribe(ownership.onChange);
+    jobs.every({
+      name: 'risk.ownership',
+      scope: 'instance',
+      everyMs: 1_000,
+      run: async () => {
+        await ownership.refresh();
+      },
     });
     const privileges = new PrivilegeRisk(db, index, sync, logger);
     observeEngine(metrics, {

@@ -15,6 +15,9 @@ import {
 export { KEY_PATTERN, MAX_KEYS, PRINCIPAL_STATUSES, PRINCIPAL_TYPES };
 export type { AttributeValue, Attributes, Metadata, Principal, PrincipalStatus, PrincipalType, RiskFactor };
 
+/** Where the owner of a non-USER principal stands, when it does not live. */
+export type OwnerState = NonNullable<Principal['owner_state']>;
+
 /**
  * Each principal also carries its status as a label: filtering on a label reads the node record
  * alone, where a property read walks the node's property chain (about three times dearer in
@@ -109,6 +112,7 @@ export function fromProperties(props: Record<string, unknown>): Principal {
       typeof props['privilege_factors'] === 'string'
         ? (JSON.parse(props['privilege_factors']) as RiskFactor[])
         : [],
+    owner_state: (props['owner_state'] as OwnerState | undefined) ?? null,
   };
 }
 

@@ -16,6 +16,8 @@ const HIGH_RISK_CAPABILITIES = new Set([
 type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'> & {
   /** Factors from what the principal can access (src/decisions/privileges.ts). */
   privilege_factors?: readonly RiskFactor[];
+  /** Where its owner stands when it does not live (src/principals/ownership.ts). */
+  owner_state?: Principal['owner_state'] | undefined;
 };
 
 /** An attribute's values: an array as it is, a string as a list of one, nothing as empty. */
@@ -30,7 +32,10 @@ function valuesOf(attributes: Principal['attributes'], key: string): string[] {
  */
 export function assessRisk(p: RiskInput, now: number = Date.now()): { score: number; factors: RiskFactor[] } {
   const factors: RiskFactor[] = [];
-  if (p.type !== 'USER' && !p.metadata['owner']) factors.push({ code: 'NO_OWNER', points: 30 });
+  if (p.type !== 'USER') {
+    if (!p.metadata['owner']) factors.push({ code: 'NO_OWNER', points: 30 });
+    else if (p.owner_state) factors.push({ code: 'ORPHANED', points: 30 });
+  }
   if (p.type === 'USER') {
     if (p.last_login === null) factors.push({ code: 'NEVER_LOGGED_IN', points: 10 });
     else if (now - Date.parse(p.last_login) > DORMANT_AFTER_DAYS * 86_400_000)

@@ -138,6 +138,16 @@ export const PrincipalRecord = Type.Object(
     version: Type.Integer({ minimum: 1 }),
     /** The risk factors that come from what it can access, kept current by the decision engine. */
     privilege_factors: Type.Array(RiskFactorSchema),
+    /**
+     * Where the owner of a non-USER principal stands when it does not live: it names no
+     * principal, or it is deprovisioned or deleted (src/principals/ownership.ts).
+     */
+    owner_state: Type.Union([
+      Type.Literal('missing'),
+      Type.Literal('deprovisioned'),
+      Type.Literal('deleted'),
+      Type.Null(),
+    ]),
   },
   { additionalProperties: false },
 );

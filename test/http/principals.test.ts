@@ -524,8 +524,10 @@ describe('principals', () => {
         { code: 'HIGH_RISK_CAPABILITY', points: 15 },
       ]);
       expect(record.risk_score).to.equal(85);
+      // An owner that exists: one that names no principal would orphan the agent (ORPHANED).
+      const owner = await create({ type: 'SERVICE_ACCOUNT', name: 'team-ai' });
       await api.patch(`/v1/principals/${agent['id']}`, {
-        metadata: { owner: 'team-ai' },
+        metadata: { owner: owner['id'] },
         attributes: { allowed_tools: Array.from({ length: 25 }, (_, i) => `tool${i}`) },
       });
       record = (await api.get(`/v1/principals/${agent['id']}`)).body;

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
 import { namer } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
+import { insertPrincipal } from '../helpers/principals.js';
 import { eventually } from '../helpers/wait.js';
 
 describe('risk from privileges', () => {
@@ -13,6 +14,8 @@ describe('risk from privileges', () => {
   before(async () => {
     app = await startTestApp({ env: { PRIVILEGE_RISK_INTERVAL_S: '1' } });
     api = await authed(app);
+    // The owner the test principals name, so that ownership adds nothing to their risk.
+    await insertPrincipal(app, { name: 'Someone', email: 'someone@example.com' });
   });
   after(async () => {
     await app.close();

@@ -128,6 +128,44 @@ describe('audit reports', () => {
     expect(doc.row_count).to.equal(4).and.equal(report.row_count);
   });
 
+  it('counts an orphan in its risk, and follows its owner going and a new owner arriving', async () => {
+    const factors = async (id: string): Promise<string[]> =>
+      ((await api.get(`/v1/principals/${id}`)).body.risk_factors as { code: string }[]).map((f) => f.code);
+    for (const key of ['missing', 'deprovisionedOwner', 'ownedByDeleted']) {
+      await eventually(
+        () => factors(ids[key]!),
+        (f) => f.includes('ORPHANED'),
+        10_000,
+      );
+    }
+    expect(await factors(ids['byId']!)).to.not.include('ORPHANED');
+    expect(await factors(ids['byEmail']!)).to.not.include('ORPHANED');
+    expect(await factors(ids['unset']!))
+      .to.include('NO_OWNER')
+      .and.not.include('ORPHANED');
+
+    const owner = (await api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: 'temporary-owner' }))
+      .body.id as string;
+    const owned = (await api.post('/v1/principals', { type: 'AI_AGENT', name: 'ward', metadata: { owner } }))
+      .body.id as string;
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await factors(owned)).to.not.include('ORPHANED');
+    const before = (await api.get(`/v1/principals/${owned}`)).body.risk_score as number;
+    expect((await api.delete(`/v1/principals/${owner}`)).status).to.equal(200);
+    const { value } = await eventually(
+      () => api.get(`/v1/principals/${owned}`),
+      (r) => r.body.risk_factors.some((f: { code: string }) => f.code === 'ORPHANED'),
+      10_000,
+    );
+    expect(value.body.risk_score).to.equal(before + 30);
+    await api.patch(`/v1/principals/${owned}`, { metadata: { owner: 'ada@example.com' } });
+    await eventually(
+      () => factors(owned),
+      (f) => !f.includes('ORPHANED'),
+      10_000,
+    );
+  });
+
   it('writes RFC 4180 CSV with spreadsheet formulas defused', async () => {
     const { content, type } = await generate({ type: 'principal_inventory', format: 'csv' });
     expect(type).to.match(/^text\/csv/);

@@ -1,0 +1,10 @@
+// Where a principal's owner stands, with the risk score and factors it makes; only rows whose
+// stored state differs are written.
+UNWIND $rows AS row
+MATCH (p:Principal {id: row.id})
+WHERE coalesce(p.owner_state, '') <> coalesce(row.state, '')
+SET p.owner_state = row.state,
+    p.risk_score = row.score,
+    p.risk_factors = row.factors,
+    p.version = p.version + 1
+RETURN count(p) AS updated
