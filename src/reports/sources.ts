@@ -90,6 +90,8 @@ async function count(db: Reader, query: string, params: Record<string, unknown> 
 }
 
 const PAGE_ROWS = 1_000;
+/** The columns that say who a principal is, first in the reports about principals. */
+const WHO = ['id', 'type', 'name', 'email', 'status', 'connector_source', 'owner'] as const;
 /** Principals per page of the access review: each brings all of its entries. */
 const REVIEW_PRINCIPALS = 200;
 
@@ -104,13 +106,7 @@ export function reportSource(
     case 'principal_inventory':
       return {
         columns: [
-          'id',
-          'type',
-          'name',
-          'email',
-          'status',
-          'connector_source',
-          'owner',
+          ...WHO,
           'manager_id',
           'groups',
           'risk_score',
@@ -128,23 +124,10 @@ export function reportSource(
         ),
       };
     case 'dormant_principals': {
-      const days = Number(parameters['days']);
-      const before = new Date(Date.parse(String(parameters['as_of'])) - days * 86_400_000).toISOString();
       const asOf = Date.parse(String(parameters['as_of']));
+      const before = new Date(asOf - Number(parameters['days']) * 86_400_000).toISOString();
       return {
-        columns: [
-          'id',
-          'type',
-          'name',
-          'email',
-          'status',
-          'connector_source',
-          'owner',
-          'last_login',
-          'created_at',
-          'days_inactive',
-          'risk_score',
-        ],
+        columns: [...WHO, 'last_login', 'created_at', 'days_inactive', 'risk_score'],
         total: (db) => count(db, Q.count_living_principals, { nonUser: false }),
         page: byPrincipalId<Record<string, unknown>>(
           Q.rows_dormant_principals,
