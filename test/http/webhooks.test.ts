@@ -401,6 +401,35 @@ describe('webhooks', () => {
       expect(queued[0]!['n']).to.equal(0);
     });
 
+    it('with two instances, delivers each event once, in order, whichever instance sends it', async () => {
+      const second = await startTestApp({
+        keepData: true,
+        env: { WEBHOOKS_ALLOW_INSECURE_URLS: 'true', WEBHOOK_POLL_INTERVAL_MS: '20' },
+      });
+      try {
+        await subscribe(['principal.created']);
+        const secondApi = await authed(second);
+        const created: string[] = [];
+        for (let i = 0; i < 30; i += 1) {
+          const via = i % 2 === 0 ? api : secondApi;
+          const res = await via.post('/v1/principals', { type: 'AI_AGENT', name: `twin-${i}` });
+          created.push(res.body.id as string);
+        }
+        const { value } = await eventually(
+          async () => receiver.events(),
+          (events) => events.length >= 30,
+          20_000,
+        );
+        await new Promise((r) => setTimeout(r, 500));
+        expect(receiver.received).to.have.length(30);
+        const ids = receiver.received.map((r) => r.headers['webhook-id']);
+        expect(new Set(ids).size).to.equal(30);
+        expect(value.map((e) => e.data.target.id)).to.deep.equal(created);
+      } finally {
+        await second.close();
+      }
+    });
+
     it('delivers everything once the receiver is back, in order where it was up', async () => {
       const hook = await subscribe(['principal.created']);
       const before = [await newAgent('up-1'), await newAgent('up-2'), await newAgent('up-3')];
