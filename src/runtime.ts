@@ -251,6 +251,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       disableAfterMs: webhookSettings.disableAfterMs,
       concurrency: webhookSettings.concurrency,
       leaseMs: config.jobs.leaseMs,
+      sendTimeoutMs: webhookSettings.timeoutMs,
       pollMs: webhookSettings.pollIntervalMs,
       logRetentionDays: webhookSettings.logRetentionDays,
       logger,

@@ -5,6 +5,7 @@
 CREATE CONSTRAINT webhook_id IF NOT EXISTS FOR (w:Webhook) REQUIRE w.id IS UNIQUE;
 CREATE INDEX webhook_status IF NOT EXISTS FOR (w:Webhook) ON (w.status);
 CREATE INDEX webhook_message_id IF NOT EXISTS FOR (m:WebhookMessage) ON (m.id);
+CREATE INDEX webhook_message_order IF NOT EXISTS FOR (m:WebhookMessage) ON (m.webhook_id, m.occurred_at);
 CREATE INDEX webhook_message_due IF NOT EXISTS FOR (m:WebhookMessage) ON (m.webhook_id, m.next_attempt_at);
 CREATE CONSTRAINT webhook_delivery_id IF NOT EXISTS FOR (d:WebhookDelivery) REQUIRE d.id IS UNIQUE;
 CREATE INDEX webhook_delivery_log IF NOT EXISTS FOR (d:WebhookDelivery) ON (d.webhook_id, d.attempted_at);

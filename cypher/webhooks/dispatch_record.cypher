@@ -1,7 +1,8 @@
 // Records the attempts of one round to a webhook: each goes into the log; a delivered entry, and
 // one given up after its last attempt, leaves the outbox; a failed one waits for its next
-// attempt. The webhook keeps when it last delivered and since when it has been failing, and its
-// lease is extended while its instance is still at work.
+// attempt. The webhook keeps when it last delivered and since when it has been failing, waits
+// until $retryAt when its receiver failed (rather than refused one event), and its lease is
+// extended while its instance is still at work.
 MATCH (w:Webhook {id: $webhookId})
 CALL (w) {
   UNWIND $attempts AS a
@@ -25,5 +26,6 @@ SET w.last_delivery_at = datetime($lastAttemptAt),
       WHEN $failedAt IS NULL THEN null
       WHEN $anySuccess THEN datetime($failedAt)
       ELSE coalesce(w.failing_since, datetime($failedAt)) END,
+    w.retry_at = CASE WHEN $retryAt IS NULL THEN null ELSE datetime($retryAt) END,
     w.dispatch_until = CASE WHEN w.dispatch_owner = $owner THEN datetime($leaseUntil) ELSE w.dispatch_until END
 RETURN w {.status, .failing_since} AS webhook

@@ -43,6 +43,12 @@ export interface Tx extends Reader {
   beforeCommit(hook: () => Promise<void>): void;
   /** Work to do once this transaction has committed; `write` awaits it before returning. */
   afterCommit(hook: () => Promise<void> | void): void;
+  /**
+   * 1 on the unit's first run. The driver runs a unit again when a transient error cuts it
+   * short, and that includes a commit whose answer was lost: a retry may find the first run's
+   * work already committed, which a create that chose its id beforehand can recognise.
+   */
+  readonly attempt: number;
 }
 
 /** Errors Neo4j marks as worth retrying (deadlocks, lock timeouts, a busy database). */
@@ -225,10 +231,12 @@ export class Database implements Reader {
         defaultAccessMode: mode === 'read' ? neo4j.session.READ : neo4j.session.WRITE,
       });
       const txConfig = { metadata: { app: 'principals-access-service', unit } };
+      let attempt = 0;
       const fn = async (tx: ManagedTransaction): Promise<T> => {
         const before: (() => Promise<void>)[] = [];
         const after: (() => Promise<void> | void)[] = [];
-        const value = await work(this.wrap(tx, before, after));
+        attempt += 1;
+        const value = await work(this.wrap(tx, before, after, attempt));
         for (const hook of before) await hook();
         committed = after;
         return value;
@@ -259,6 +267,7 @@ export class Database implements Reader {
     tx: ManagedTransaction,
     before: (() => Promise<void>)[],
     after: (() => Promise<void> | void)[],
+    attempt: number,
   ): Tx {
     const exec = async <T>(query: Query, params: Params): Promise<T[]> => {
       const result = await tx.run(this.resolve(query).text, toNeo4jParams(params));
@@ -273,6 +282,7 @@ export class Database implements Reader {
       afterCommit: (hook) => {
         after.push(hook);
       },
+      attempt,
     };
   }
 

@@ -83,6 +83,9 @@ export class GroupService {
     const id = newId('group');
     return uniqueName(name, () =>
       this.db.write('groups/create', async (tx) => {
+        // A retry after a lost commit answer returns what the first run committed.
+        const committed = tx.attempt > 1 ? await repo.get(tx, id) : undefined;
+        if (committed) return committed;
         const group = await repo.create(
           tx,
           {

@@ -76,6 +76,9 @@ export class PolicyService {
     const id = newId('policy');
     return uniqueName(body.name, () =>
       this.db.write('policies/create', async (tx) => {
+        // A retry after a lost commit answer returns what the first run committed.
+        const committed = tx.attempt > 1 ? await repo.get(tx, id) : undefined;
+        if (committed) return committed;
         const policy = await repo.create(tx, id, body, op.actor.id, nowIso());
         this.events.record(tx, op, {
           type: 'policy.created',

@@ -185,6 +185,9 @@ export class PrincipalService {
     checkAgentArrays(input.type, attributes, '/attributes');
     const id = newId('principal');
     return this.db.write('principals/create', async (tx) => {
+      // A retry after a lost commit answer returns what the first run committed.
+      const committed = tx.attempt > 1 ? await repo.get(tx, id) : undefined;
+      if (committed) return committed;
       const managerId = attributes[MANAGER_KEY];
       if (typeof managerId === 'string') await this.assertManager(tx, id, managerId);
       const risk = assessRisk({ type: input.type, status: 'active', attributes, metadata, last_login: null });

@@ -56,6 +56,9 @@ export class ReportService {
     const parameters = checkParameters(input.type, input.parameters ?? {}, now);
     const id = newId('report');
     return this.db.write('reports/create', async (tx) => {
+      // A retry after a lost commit answer returns what the first run committed.
+      const committed = tx.attempt > 1 ? await tx.first<{ report: StoredReport }>(Q.get, { id }) : undefined;
+      if (committed) return this.view(committed.report);
       const row = await tx.first<{ report: StoredReport }>(Q.create, {
         id,
         type: input.type,

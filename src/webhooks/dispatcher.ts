@@ -28,8 +28,14 @@ export interface DispatcherOptions {
   disableAfterMs: number;
   /** Webhooks delivered to at the same time. */
   concurrency: number;
-  /** How long a claim on a webhook lasts unless the instance records progress. */
+  /**
+   * How long a claim on a webhook lasts unless the instance records progress. A round sends for at
+   * most a third of it, and the lease adds the receiver's timeout for the send still in flight
+   * then, so a live instance never loses its claim mid-send.
+   */
   leaseMs: number;
+  /** How long one send may take (the transport's timeout). */
+  sendTimeoutMs: number;
   /** How long to wait for more work once every claimed webhook is busy or none is due. */
   pollMs: number;
   logRetentionDays: number;
@@ -69,12 +75,19 @@ interface Attempt {
 
 /**
  * Delivers the outbox. Each instance takes webhooks that have deliveries due under a lease, so
- * one instance at a time delivers to a webhook, one event after another in event order; a
- * failure ends that webhook's round (its receiver is not hammered while down) and the event is
- * tried again on the retry schedule. Attempts are recorded after each round, so an instance that
- * dies mid-round has its claim taken over when the lease runs out and the unrecorded deliveries
- * are sent again: at least once, with the same `webhook-id`. On shutdown, deliveries in flight
- * finish and are recorded before the webhook is let go.
+ * one instance at a time delivers to a webhook, one event after another in event order.
+ *
+ * When the receiver fails (no answer, a timeout, a 5xx, 408, 429 or a redirect), the round ends
+ * and the whole webhook waits until the failed event's next attempt: a receiver that is down
+ * gets one attempt per step of the retry schedule, not one per queued event, and the events
+ * behind keep their order and their attempts. When it refuses one event (another 4xx), that event
+ * alone waits for its retry and the others go on, so one event the receiver cannot take does not
+ * hold up the rest. An event is given up after its last retry.
+ *
+ * Attempts are recorded after each round, so an instance that dies mid-round has its claim
+ * taken over when the lease runs out and the unrecorded deliveries are sent again: at least
+ * once, with the same `webhook-id`. On shutdown, deliveries in flight finish and are recorded
+ * before the webhook is let go.
  */
 export class WebhookDispatcher {
   private readonly batchSize: number;
@@ -139,7 +152,7 @@ export class WebhookDispatcher {
         limit,
         skip,
         owner: this.options.instanceId,
-        leaseMs: this.options.leaseMs,
+        leaseMs: this.leaseMs,
       }),
     );
     return rows.map((r) => r.webhook);
@@ -159,6 +172,9 @@ export class WebhookDispatcher {
         if (round.attempts.length === 0) return;
         const last = round.attempts[round.attempts.length - 1]!.delivery;
         const failedAt = last.success ? null : last.attempted_at;
+        const retryAt = round.receiverFailed
+          ? (last.next_attempt_at ?? this.after(this.options.retryScheduleS[0] ?? 5))
+          : null;
         const recorded = await this.db.write(Q.dispatch_record, (tx) =>
           tx.first<{ webhook: { status: string; failing_since: string | null } }>(Q.dispatch_record, {
             webhookId: webhook.id,
@@ -166,8 +182,9 @@ export class WebhookDispatcher {
             lastAttemptAt: last.attempted_at,
             failedAt,
             anySuccess: round.attempts.some((a) => a.delivery.success),
+            retryAt,
             owner: this.options.instanceId,
-            leaseUntil: new Date(Date.now() + this.options.leaseMs).toISOString(),
+            leaseUntil: new Date(Date.now() + this.leaseMs).toISOString(),
           }),
         );
         if (!recorded || recorded.webhook.status !== 'active') return;
@@ -175,10 +192,13 @@ export class WebhookDispatcher {
         const failingSince = recorded.webhook.failing_since;
         if (last.status_code === 410) {
           await this.disable(webhook.id, 'the receiver answered 410 Gone');
-        } else if (failingSince && Date.now() - Date.parse(failingSince) >= this.options.disableAfterMs) {
-          await this.disable(webhook.id, `every delivery has failed since ${failingSince}`);
+          return;
         }
-        return;
+        if (failingSince && Date.now() - Date.parse(failingSince) >= this.options.disableAfterMs) {
+          await this.disable(webhook.id, `every delivery has failed since ${failingSince}`);
+          return;
+        }
+        if (round.receiverFailed) return;
       }
     } finally {
       await this.db
@@ -192,17 +212,18 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Sends due entries one after another until one fails, the round has taken a third of the
-   * lease (it is extended when the round is recorded), or shutdown begins. A send in flight is
-   * never cut short: it finishes and is recorded.
+   * Sends due entries one after another until the receiver fails (or is gone: 410), the round
+   * has taken a third of the lease (it is extended when the round is recorded), or shutdown
+   * begins. A send in flight is never cut short: it finishes and is recorded.
    */
   private async round(
     webhook: ClaimedWebhook,
     secrets: string[],
     due: DueEntry[],
     signal: AbortSignal,
-  ): Promise<{ attempts: Attempt[] }> {
+  ): Promise<{ attempts: Attempt[]; receiverFailed: boolean }> {
     const attempts: Attempt[] = [];
+    let receiverFailed = false;
     const started = Date.now();
     for (const entry of due) {
       if (signal.aborted || Date.now() - started > this.options.leaseMs / 3) break;
@@ -243,15 +264,26 @@ export class WebhookDispatcher {
           next_attempt_at: result.success ? null : this.nextAttemptAt(attempt, result.statusCode),
         },
       });
-      if (!result.success) break;
+      if (!result.success && (result.statusCode === 410 || receiverFault(result.statusCode))) {
+        receiverFailed = result.statusCode !== 410;
+        break;
+      }
     }
-    return { attempts };
+    return { attempts, receiverFailed };
+  }
+
+  private get leaseMs(): number {
+    return this.options.leaseMs + this.options.sendTimeoutMs;
+  }
+
+  private after(seconds: number): string {
+    return new Date(Date.now() + seconds * 1000).toISOString();
   }
 
   /** When a failed attempt is tried again; null when it was the last (or the receiver is gone). */
   private nextAttemptAt(attempt: number, statusCode: number | null): string | null {
     const waitS = statusCode === 410 ? undefined : this.options.retryScheduleS[attempt - 1];
-    return waitS === undefined ? null : new Date(Date.now() + waitS * 1000).toISOString();
+    return waitS === undefined ? null : this.after(waitS);
   }
 
   private async disable(id: string, reason: string): Promise<void> {
@@ -271,6 +303,16 @@ export class WebhookDispatcher {
 }
 
 const REST_AFTER_ERROR_MS = 5_000;
+
+/**
+ * Whether a failed attempt says the receiver is failing as a whole (so every event would fail
+ * now), rather than refusing this one event: no answer, a redirect (a moved endpoint), a 5xx,
+ * 408 or 429.
+ */
+function receiverFault(statusCode: number | null): boolean {
+  if (statusCode === null || statusCode < 400 || statusCode >= 500) return true;
+  return statusCode === 408 || statusCode === 429;
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

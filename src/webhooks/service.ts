@@ -74,6 +74,10 @@ export class WebhookService {
     const id = newId('webhook');
     const secret = newWebhookSecret();
     const webhook = await this.db.write('webhooks/create', async (tx) => {
+      // A retry after a lost commit answer returns what the first run committed.
+      const committed =
+        tx.attempt > 1 ? await tx.first<{ webhook: StoredWebhook }>(Q.get, { id }) : undefined;
+      if (committed) return view(committed.webhook);
       const row = await tx.first<{ webhook: StoredWebhook }>(Q.create, {
         id,
         url,

@@ -430,7 +430,47 @@ describe('webhooks', () => {
       }
     });
 
-    it('delivers everything once the receiver is back, in order where it was up', async () => {
+    it('does not hammer a receiver that is down: the webhook waits, its events keep their order', async () => {
+      await subscribe(['principal.created']);
+      receiver.reply = () => ({ status: 503 });
+      const queued = [await newAgent('queued-1'), await newAgent('queued-2'), await newAgent('queued-3')];
+      await new Promise((r) => setTimeout(r, 2_500));
+      // One attempt per step of the schedule (1 s here), each for the oldest event.
+      expect(receiver.received.length).to.be.within(1, 4);
+      expect(new Set(receiver.events().map((e) => e.data.target.id))).to.deep.equal(new Set([queued[0]]));
+      receiver.reply = () => ({ status: 204 });
+      const { value } = await eventually(
+        async () => receiver.events(),
+        (events) => queued.every((id) => events.some((e) => e.data.target.id === id)),
+        10_000,
+      );
+      const delivered = value.map((e) => e.data.target.id);
+      expect(delivered.slice(-3)).to.deep.equal(queued);
+    });
+
+    it('lets one event the receiver refuses wait for its retry without holding up the others', async () => {
+      const hook = await subscribe(['principal.created']);
+      const poison = await newAgent('poison');
+      receiver.reply = (r) =>
+        (JSON.parse(r.body) as { data: { target: { id: string } } }).data.target.id === poison
+          ? { status: 422, body: 'cannot take this one' }
+          : { status: 204 };
+      const others = [await newAgent('fine-1'), await newAgent('fine-2')];
+      await eventually(
+        async () => receiver.events().map((e) => e.data.target.id),
+        (ids) => others.every((id) => ids.includes(id)),
+        10_000,
+      );
+      const log = (await api.get(`/v1/webhooks/${hook.id}/deliveries?success=false`)).body.data as Record<
+        string,
+        unknown
+      >[];
+      expect(log.length).to.be.at.least(1);
+      expect(log[0]).to.include({ status_code: 422, success: false });
+      expect(String(log[0]!['error'])).to.include('cannot take this one');
+    });
+
+    it('delivers everything once the receiver is back, in order', async () => {
       const hook = await subscribe(['principal.created']);
       const before = [await newAgent('up-1'), await newAgent('up-2'), await newAgent('up-3')];
       await eventually(
@@ -454,11 +494,10 @@ describe('webhooks', () => {
         20_000,
       );
       for (const r of receiver.received) verify(hook.secret, r);
+      // Each event first arrived in the order they happened, those queued while it was down too.
       const targets = value.map((e) => e.data.target.id);
-      const firstSeen = (id: string) => targets.indexOf(id);
-      // Delivered in the order they happened while the receiver was up.
-      expect(before.map(firstSeen)).to.deep.equal([...before.map(firstSeen)].sort((a, b) => a - b));
-      expect(after.map(firstSeen)).to.deep.equal([...after.map(firstSeen)].sort((a, b) => a - b));
+      const firstSeen = all.map((id) => targets.indexOf(id));
+      expect(firstSeen).to.deep.equal([...firstSeen].sort((a, b) => a - b));
     });
   });
 });
