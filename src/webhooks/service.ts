@@ -1,4 +1,5 @@
 import type { AuditEvent, Changes, OperationContext } from '../audit/audit.js';
+import { sha256 } from '../auth/secrets.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import { notFound, validationFailed, type FieldError } from '../errors/errors.js';
@@ -90,7 +91,7 @@ export class WebhookService {
         type: 'webhook.created',
         target: { type: 'webhook', id },
         changes: {
-          url: { to: url },
+          url: { to: urlForAudit(url) },
           events: { to: input.events },
           ...(input.description !== undefined ? { description: { to: input.description } } : {}),
         },
@@ -143,7 +144,11 @@ export class WebhookService {
       const changes: Changes = {};
       for (const key of Object.keys(next) as (keyof typeof next)[]) {
         const from = key === 'description' ? (before.description ?? null) : before[key];
-        if (JSON.stringify(from) !== JSON.stringify(next[key])) changes[key] = { from, to: next[key] };
+        if (JSON.stringify(from) === JSON.stringify(next[key])) continue;
+        changes[key] =
+          key === 'url'
+            ? { from: urlForAudit(before.url), to: urlForAudit(next.url) }
+            : { from, to: next[key] };
       }
       if (Object.keys(changes).length > 0) {
         this.events.record(tx, op, { type: 'webhook.updated', target: { type: 'webhook', id }, changes });
@@ -272,6 +277,15 @@ export class WebhookService {
     }
     return checked.url.href;
   }
+}
+
+/**
+ * A webhook URL as the audit trail shows it: receivers often take a secret in the path or the
+ * query (chat and automation services do), and secrets never reach events, so events show the
+ * origin and a fingerprint of the whole URL, which tells two URLs apart without revealing them.
+ */
+function urlForAudit(url: string): string {
+  return `${new URL(url).origin}/… (sha256:${sha256(url).slice(0, 12)})`;
 }
 
 function checkPatterns(patterns: readonly string[]): void {

@@ -112,6 +112,22 @@ describe('webhooks', () => {
       expect(events.text).to.not.include(created.body.secret).and.not.include(rotated.body.secret);
     });
 
+    it('keeps a secret a URL carries out of the audit trail', async () => {
+      const url = `${receiver.url}/T0001/B0002/s3cr3t-in-path?token=s3cr3t-in-query`;
+      const created = await api.post('/v1/webhooks', { url, events: ['*'] });
+      expect(created.status).to.equal(201);
+      expect(created.body.url).to.equal(url);
+      await api.patch(`/v1/webhooks/${created.body.id}`, { url: `${url}&v=2` });
+      const events = await api.get(`/v1/audit/events?target_id=${created.body.id}`);
+      expect(events.body.data).to.have.length(2);
+      expect(events.text).to.not.include('s3cr3t');
+      const changed = (
+        events.body.data as { type: string; changes: Record<string, { from: string; to: string }> }[]
+      ).find((e) => e.type === 'webhook.updated')!;
+      expect(changed.changes['url']!.from).to.not.equal(changed.changes['url']!.to);
+      expect(changed.changes['url']!.to).to.match(/^http:\/\/127\.0\.0\.1:\d+\/… \(sha256:/);
+    });
+
     it('refuses bad URLs and event patterns with 400 and keeps nothing', async () => {
       const before = (await api.get('/v1/webhooks')).body.pagination.total;
       const cases: [unknown, string][] = [
