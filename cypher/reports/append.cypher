@@ -2,7 +2,7 @@
 // that resumes continues right after the last piece stored, so no row is lost or written twice.
 MATCH (r:Report {id: $id})
 WHERE r.status = 'running' AND r.chunks = $seq
-CREATE (:ReportChunk {report_id: $id, seq: $seq, text: $text})
+CREATE (:ReportChunk {report_id: $id, seq: $seq, data: $data})
 SET r.chunks = $seq + 1,
     r.cursor = $cursor,
     r.row_count = $rowCount,

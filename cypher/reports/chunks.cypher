@@ -1,5 +1,5 @@
 // Pieces of a completed report's file in order, a few at a time.
 MATCH (c:ReportChunk {report_id: $id})
 WHERE c.seq >= $from AND c.seq < $to
-RETURN c.text AS text
+RETURN c.data AS data
 ORDER BY c.seq

@@ -10,7 +10,7 @@ CREATE INDEX webhook_message_due IF NOT EXISTS FOR (m:WebhookMessage) ON (m.webh
 CREATE CONSTRAINT webhook_delivery_id IF NOT EXISTS FOR (d:WebhookDelivery) REQUIRE d.id IS UNIQUE;
 CREATE INDEX webhook_delivery_log IF NOT EXISTS FOR (d:WebhookDelivery) ON (d.webhook_id, d.attempted_at);
 CREATE INDEX webhook_delivery_attempted IF NOT EXISTS FOR (d:WebhookDelivery) ON (d.attempted_at);
-// Audit reports and the pieces of their files, in order.
+// Audit reports and the pieces of their files, in order (gzip, as byte arrays).
 CREATE CONSTRAINT report_id IF NOT EXISTS FOR (r:Report) REQUIRE r.id IS UNIQUE;
 CREATE INDEX report_requested_at IF NOT EXISTS FOR (r:Report) ON (r.requested_at);
 CREATE INDEX report_chunk_seq IF NOT EXISTS FOR (c:ReportChunk) ON (c.report_id, c.seq);

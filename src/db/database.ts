@@ -335,6 +335,8 @@ export function fromNeo4j(value: unknown): unknown {
     return value.toStandardDate().toISOString();
   }
   if (isDuration(value)) return value.toString();
+  // Byte arrays stay as they come (Int8Array).
+  if (ArrayBuffer.isView(value)) return value;
   if (isNode(value) || isRelationship(value)) return fromNeo4j(value.properties);
   if (Array.isArray(value)) return value.map(fromNeo4j);
   const out: Record<string, unknown> = {};

@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { SYSTEM_CONTEXT } from '../audit/audit.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
@@ -11,6 +12,22 @@ import { reportSource, type AccessOracle, type ReportParameters, type ReportType
 const Q = defineQueries('reports', ['start', 'append', 'complete', 'fail']);
 
 export const REPORT_JOB = 'reports.generate';
+
+/** Text gathered before a piece of the file is stored, by default. */
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * A piece of a report file as stored: gzip at its fastest level (report text shrinks about
+ * tenfold, and Neo4j writes and keeps that much less), as the byte array Neo4j stores.
+ */
+export function packChunk(text: string): Int8Array {
+  const packed = gzipSync(text, { level: 1 });
+  return new Int8Array(packed.buffer, packed.byteOffset, packed.length);
+}
+
+export function unpackChunk(data: Int8Array): Buffer {
+  return gunzipSync(data);
+}
 /** Runs of a report's job before the report is failed for good. */
 export const REPORT_ATTEMPTS = 3;
 
@@ -46,6 +63,8 @@ export class ReportGenerator {
       logger: Logger;
       /** Rows read per page (principals, or events), and principals per page of an access review. */
       pageSize?: { principals: number; review: number };
+      /** Text gathered before a piece of the file is stored. */
+      chunkBytes?: number;
     },
   ) {}
 
@@ -88,31 +107,38 @@ export class ReportGenerator {
     let scanned = state.scanned ?? 0;
     let exhausted = state.exhausted ?? false;
     const total = state.total ?? (await source.total(this.db));
-    const append = async (text: string, page: { cursor: string | null; rows: number; scanned: number }) => {
-      const next = {
-        rowCount: rowCount + page.rows,
-        scanned: scanned + page.scanned,
-        exhausted: page.cursor === null && chunks > 0,
-      };
+    // Pages are gathered into pieces of about CHUNK_BYTES before they are stored: one transaction
+    // per piece, and memory bounded by one piece whatever the report's size.
+    let pending: string[] = [];
+    let pendingBytes = 0;
+    let pendingRows = 0;
+    let pendingScanned = 0;
+    const store = async (next: { cursor: string | null; exhausted: boolean }): Promise<void> => {
+      const text = pending.join('');
       const row = await this.db.write(Q.append, (tx) =>
         tx.first(Q.append, {
           id: reportId,
           seq: chunks,
-          text,
+          data: packChunk(text),
           bytes: Buffer.byteLength(text),
-          cursor: page.cursor,
-          rowCount: next.rowCount,
+          cursor: next.cursor,
+          rowCount: rowCount + pendingRows,
           total,
-          scanned: next.scanned,
-          progress: total === 0 ? 99 : Math.min(99, Math.floor((100 * next.scanned) / total)),
+          scanned: scanned + pendingScanned,
+          progress: total === 0 ? 99 : Math.min(99, Math.floor((100 * (scanned + pendingScanned)) / total)),
           exhausted: next.exhausted,
         }),
       );
       // Another run took the report over (this one's lease ran out): it carries on, not this one.
       if (!row) throw new Error(`report ${reportId} moved on without this run`);
       chunks += 1;
-      ({ rowCount, scanned, exhausted } = next);
-      cursor = page.cursor;
+      rowCount += pendingRows;
+      scanned += pendingScanned;
+      ({ cursor, exhausted } = next);
+      pending = [];
+      pendingBytes = 0;
+      pendingRows = 0;
+      pendingScanned = 0;
     };
     if (chunks === 0) {
       const meta = {
@@ -122,16 +148,21 @@ export class ReportGenerator {
         requested_at: state.requested_at,
         requested_by: state.requested_by,
       };
-      await append(encoder.start(meta), { cursor: null, rows: 0, scanned: 0 });
+      pending.push(encoder.start(meta));
     }
+    let at = cursor;
     while (!exhausted) {
       signal.throwIfAborted();
-      const page = await source.page(this.db, cursor);
-      await append(encoder.rows(page.rows, rowCount === 0), {
-        cursor: page.cursor,
-        rows: page.rows.length,
-        scanned: page.scanned,
-      });
+      const page = await source.page(this.db, at);
+      const text = encoder.rows(page.rows, rowCount + pendingRows === 0);
+      pending.push(text);
+      pendingBytes += text.length;
+      pendingRows += page.rows.length;
+      pendingScanned += page.scanned;
+      at = page.cursor;
+      if (at === null || pendingBytes >= (this.options.chunkBytes ?? CHUNK_BYTES)) {
+        await store({ cursor: at, exhausted: at === null });
+      }
     }
     const text = encoder.end(rowCount);
     const expiresAt = new Date(Date.now() + this.options.retentionDays * 86_400_000).toISOString();
@@ -139,7 +170,7 @@ export class ReportGenerator {
       const row = await tx.first<{ rowCount: number }>(Q.complete, {
         id: reportId,
         seq: chunks,
-        text,
+        data: packChunk(text),
         bytes: Buffer.byteLength(text),
         now: nowIso(),
         expiresAt,

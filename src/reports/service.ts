@@ -9,7 +9,7 @@ import type { Page, Paged } from '../pagination.js';
 import type { ReportView } from '../schemas/reports.js';
 import { nowIso, parseInstant } from '../time.js';
 import { createEncoder, type ReportFormat } from './encoding.js';
-import { REPORT_ATTEMPTS, REPORT_JOB } from './generator.js';
+import { REPORT_ATTEMPTS, REPORT_JOB, unpackChunk } from './generator.js';
 import type { ReportParameters, ReportType } from './sources.js';
 
 const Q = defineQueries('reports', ['create', 'get', 'count', 'page', 'chunks', 'purge']);
@@ -106,10 +106,10 @@ export class ReportService {
     }
     const encoder = createEncoder(report.format, ['_']);
     const db = this.db;
-    async function* pieces(): AsyncGenerator<string> {
+    async function* pieces(): AsyncGenerator<Buffer> {
       for (let from = 0; ; from += CHUNKS_PER_READ) {
-        const rows = await db.run<{ text: string }>(Q.chunks, { id, from, to: from + CHUNKS_PER_READ });
-        for (const r of rows) yield r.text;
+        const rows = await db.run<{ data: Int8Array }>(Q.chunks, { id, from, to: from + CHUNKS_PER_READ });
+        for (const r of rows) yield unpackChunk(r.data);
         if (rows.length < CHUNKS_PER_READ) return;
       }
     }

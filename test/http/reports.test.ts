@@ -285,6 +285,7 @@ describe('audit reports', () => {
         retentionDays: 7,
         logger: app.logger,
         pageSize: { principals: 3, review: 2 },
+        chunkBytes: 1,
       });
     // Reports made straight in the graph, without a job, so that only this test runs them.
     const make = async (): Promise<string> => {
