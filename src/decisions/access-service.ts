@@ -207,6 +207,32 @@ export class AccessService {
     };
   }
 
+  /** Registered identifiers each glob matches, as of `matchedAt` (an index version). */
+  private matched = new Map<string, readonly string[]>();
+  private matchedAt = -1;
+
+  /**
+   * Registered identifiers a glob matches, remembered until the index changes: a review asks it
+   * for every principal a glob policy reaches, and the answer depends on the glob alone.
+   */
+  private matchesNow(): (type: string, glob: Parameters<typeof globMatches>[0]) => Iterable<string> {
+    if (this.matchedAt !== this.index.version) {
+      this.matched = new Map();
+      this.matchedAt = this.index.version;
+    }
+    const scan = registeredMatching(this.index);
+    return (type, glob) => {
+      const key = `${type}\u0000${glob.pattern}`;
+      let found = this.matched.get(key);
+      if (found === undefined) {
+        found = [...scan(type, glob)];
+        if (this.matched.size >= 10_000) this.matched.clear();
+        this.matched.set(key, found);
+      }
+      return found;
+    };
+  }
+
   /**
    * A principal's effective access from the decision index alone, without a round trip: what
    * the access review writes for every active principal. The access endpoint's traversal agrees
@@ -219,11 +245,7 @@ export class AccessService {
     | undefined {
     const p = this.index.principals.get(id);
     if (!p || p.status !== 'active') return undefined;
-    const entries = accessEntries(
-      settleFor(this.index, p, grantsOf(this.index, p)),
-      registeredMatching(this.index),
-      p,
-    );
+    const entries = accessEntries(settleFor(this.index, p, grantsOf(this.index, p)), this.matchesNow(), p);
     return { principal: { id: p.id, name: p.name, type: p.type, email: p.email }, entries };
   }
 
