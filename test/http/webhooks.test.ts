@@ -517,3 +517,46 @@ describe('webhooks', () => {
     });
   });
 });
+
+describe('webhooks at shutdown', () => {
+  it('lets a delivery in flight finish and records it before the service stops', async () => {
+    const app = await startTestApp({
+      env: { WEBHOOKS_ALLOW_INSECURE_URLS: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' },
+    });
+    const receiver = new Receiver();
+    await receiver.start();
+    try {
+      const api = await authed(app);
+      receiver.reply = () => ({ status: 200, delayMs: 1_000 });
+      const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['principal.created'] });
+      await api.post('/v1/principals', { type: 'AI_AGENT', name: 'in-flight-at-shutdown' });
+      await eventually(
+        async () => receiver.received.length,
+        (n) => n === 1,
+        10_000,
+      );
+      const db = app.runtime.db;
+      // Stop while the receiver still holds the request; read what was recorded before the
+      // database connection goes.
+      let recorded: Record<string, unknown>[] = [];
+      const closing = app.runtime.jobs.stop(5_000).then(async () => {
+        recorded = await cypher(
+          db,
+          'MATCH (d:WebhookDelivery {webhook_id: $id}) RETURN d.success AS success, d.status_code AS status',
+          { id: hook.body.id },
+        );
+        recorded.push(
+          ...(await cypher(db, 'MATCH (m:WebhookMessage {webhook_id: $id}) RETURN count(m) AS queued', {
+            id: hook.body.id,
+          })),
+        );
+      });
+      await closing;
+      expect(recorded).to.deep.equal([{ success: true, status: 200 }, { queued: 0 }]);
+      expect(receiver.received).to.have.length(1);
+    } finally {
+      await app.close();
+      await receiver.stop();
+    }
+  });
+});
