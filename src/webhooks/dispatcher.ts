@@ -113,10 +113,12 @@ export class WebhookDispatcher {
     try {
       while (!signal.aborted) {
         const free = this.options.concurrency - active.size;
+        let claimed = 0;
         if (free > 0) {
           const now = Date.now();
           for (const [id, until] of this.resting) if (until <= now) this.resting.delete(id);
           for (const webhook of await this.claim(free, [...active.keys(), ...this.resting.keys()])) {
+            claimed += 1;
             const work = this.deliver(webhook, signal)
               .catch((err: unknown) => {
                 this.resting.set(webhook.id, Date.now() + REST_AFTER_ERROR_MS);
@@ -127,7 +129,10 @@ export class WebhookDispatcher {
           }
         }
         if (active.size === 0) return;
-        await Promise.race([...active.values(), sleep(this.options.pollMs)]);
+        // While busy with nothing more to take, look again less often: a claim is a write, and
+        // one every poll would compete with the deliveries for the database.
+        const pause = claimed === 0 ? Math.max(this.options.pollMs, BUSY_CLAIM_MS) : this.options.pollMs;
+        await Promise.race([...active.values(), sleep(pause)]);
       }
     } finally {
       await Promise.all(active.values());
@@ -303,6 +308,8 @@ export class WebhookDispatcher {
 }
 
 const REST_AFTER_ERROR_MS = 5_000;
+/** How often a dispatcher busy with every webhook it could take looks for more. */
+const BUSY_CLAIM_MS = 1_000;
 
 /**
  * Whether a failed attempt says the receiver is failing as a whole (so every event would fail
