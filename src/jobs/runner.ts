@@ -96,6 +96,7 @@ export class JobRunner {
   private readonly timers = new Set<NodeJS.Timeout>();
   private started = false;
   private stopping = false;
+  private claiming = false;
 
   constructor(
     private readonly db: Database,
@@ -123,6 +124,8 @@ export class JobRunner {
     options: { runAt?: Date; maxAttempts?: number; id?: string } = {},
   ): Promise<string> {
     const id = options.id ?? newId('job');
+    // A job due now is looked for as soon as it commits, not at the next poll.
+    if (!options.runAt || options.runAt.getTime() <= Date.now()) tx.afterCommit(() => this.wake());
     await tx.run(Q.enqueue, {
       id,
       kind,
@@ -268,7 +271,23 @@ export class JobRunner {
     });
   }
 
+  /** Looks for due jobs now (this instance enqueued one), unless a look is already under way. */
+  private wake(): void {
+    if (!this.started || this.stopping || this.claiming) return;
+    this.claimJobs().catch((err: unknown) => this.options.logger.warn({ err }, 'could not claim jobs'));
+  }
+
   private async claimJobs(): Promise<void> {
+    if (this.claiming) return;
+    this.claiming = true;
+    try {
+      await this.claimDueJobs();
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  private async claimDueJobs(): Promise<void> {
     const free =
       (this.options.concurrency ?? 2) - [...this.running.keys()].filter((k) => k.startsWith('job:')).length;
     if (free <= 0 || this.handlers.size === 0 || this.stopping) return;
