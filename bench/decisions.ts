@@ -29,11 +29,8 @@
  * the heap figures (the npm script passes it). Results also go to bench/results/*.json.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { decide } from '../src/decisions/engine.js';
@@ -55,13 +52,15 @@ import {
   env,
   fmt,
   forkBench,
+  gc,
   loadPrincipals,
   log,
   median,
   percentile,
+  profiled,
   ResultTable,
-  writeResults,
   type Row,
+  writeResults,
 } from './harness.js';
 import type { LoadResult, LoadRun } from './load-generator.js';
 import { generateOrg, rng, type Org } from './org.js';
@@ -96,37 +95,10 @@ const BLAST = Math.min(env('BENCH_BLAST_PRINCIPALS', 10_000), Math.floor(PRINCIP
 const BATCH = env('BENCH_BATCH', 1_000);
 const LOADERS = env('BENCH_LOADERS', 2);
 /** A directory: CPU profiles of the first round of each server-side phase are written there. */
-const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
 
 const MB = 1024 * 1024;
 
-const gc = (): void => {
-  const collect = (globalThis as { gc?: () => void }).gc;
-  if (collect) {
-    collect();
-    collect();
-  }
-};
 const heapMb = (): number => process.memoryUsage().heapUsed / MB;
-
-/** Runs `work` under the CPU profiler when BENCH_CPU_PROFILE names a directory. */
-async function profiled<T>(name: string | undefined, work: () => Promise<T>): Promise<T> {
-  if (!PROFILE_DIR || !name) return work();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  try {
-    return await work();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    session.disconnect();
-    await mkdir(PROFILE_DIR, { recursive: true });
-    const file = path.join(PROFILE_DIR, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.cpuprofile`);
-    await writeFile(file, JSON.stringify(profile));
-    log(`  CPU profile written to ${file}`);
-  }
-}
 
 const table = new ResultTable();
 const addRow = (row: Omit<Row, 'ratio'>): Row => table.add(row);

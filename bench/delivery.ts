@@ -42,18 +42,16 @@
  * the heap figures (the npm script passes it). Results also go to bench/results/delivery-*.json.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { constants, performance, PerformanceObserver } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
 import { diffMaps, type OperationContext } from '../src/audit/audit.js';
 import { startServer } from '../src/http/server.js';
 import { createLogger } from '../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
+import { REPORT_TYPES, type ReportType } from '../src/reports/sources.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
 import {
   ADMIN_ID,
@@ -64,13 +62,15 @@ import {
   cypher,
   env,
   fmt,
+  gc,
   loadPrincipals,
   log,
   median,
+  profiled,
   ResultTable,
   writeResults,
 } from './harness.js';
-import { DEPARTMENTS, generateOrg, rng, TEAMS } from './org.js';
+import { DEPARTMENTS, generateOrg, rng, seededId, TEAMS } from './org.js';
 import { generatePolicies, generateResources, Membership } from './policy-set.js';
 
 const EVENTS = env('BENCH_EVENTS', 10_000);
@@ -93,7 +93,6 @@ const REPORT_TIMEOUT_S = env('BENCH_REPORT_TIMEOUT_S', 900);
 const BATCH = env('BENCH_BATCH', 1_000);
 const LOADERS = env('BENCH_LOADERS', 2);
 /** A directory: CPU profiles of the first drain of each shape and of each report are written there. */
-const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
 const PARTS = new Set((process.env['BENCH_PARTS'] || 'delivery,reports').split(',').map((p) => p.trim()));
 
 /**
@@ -105,14 +104,6 @@ const REPORT_TARGET_S = 60;
 const REPORT_TARGET_MB = 100;
 const REPORT_TARGET_SIZE = 100_000;
 
-const REPORT_TYPES = [
-  'access_review',
-  'principal_inventory',
-  'dormant_principals',
-  'orphaned_principals',
-  'audit_log',
-] as const;
-type ReportType = (typeof REPORT_TYPES)[number];
 const TYPES = (process.env['BENCH_REPORT_TYPES'] || REPORT_TYPES.join(','))
   .split(',')
   .map((t) => t.trim())
@@ -121,35 +112,9 @@ const TYPES = (process.env['BENCH_REPORT_TYPES'] || REPORT_TYPES.join(','))
 const MB = 1024 * 1024;
 const HOLD_OWNER = 'bench:hold';
 
-const gc = (): void => {
-  const collect = (globalThis as { gc?: () => void }).gc;
-  if (collect) {
-    collect();
-    collect();
-  }
-};
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const table = new ResultTable();
-
-/** Runs `work` under the CPU profiler when BENCH_CPU_PROFILE names a directory. */
-async function profiled<T>(name: string | undefined, work: () => Promise<T>): Promise<T> {
-  if (!PROFILE_DIR || !name) return work();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  try {
-    return await work();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    session.disconnect();
-    await mkdir(PROFILE_DIR, { recursive: true });
-    const file = path.join(PROFILE_DIR, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.cpuprofile`);
-    await writeFile(file, JSON.stringify(profile));
-    log(`  CPU profile written to ${file}`);
-  }
-}
 
 /** Seconds and calls per unit of work the service spent in Neo4j so far (its own histogram). */
 type DbTime = Record<string, { calls: number; seconds: number }>;
@@ -665,7 +630,7 @@ async function writeAuditEvents(runtime: Runtime, ids: readonly string[], now: n
                   }
                 : null;
       events.push({
-        id: `evt_${seededTail(at, i)}`,
+        id: seededId('evt', i, at),
         type,
         occurred_at: new Date(at).toISOString(),
         actor_type: 'client',
@@ -689,25 +654,6 @@ async function writeAuditEvents(runtime: Runtime, ids: readonly string[], now: n
       { events },
     );
   }
-}
-
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/** A ULID from a time and a counter, so event ids sort by time like the service's. */
-function seededTail(time: number, n: number): string {
-  let out = '';
-  let t = time;
-  for (let i = 0; i < 10; i += 1) {
-    out = CROCKFORD[t % 32] + out;
-    t = Math.floor(t / 32);
-  }
-  let rest = '';
-  let k = n;
-  for (let i = 0; i < 16; i += 1) {
-    rest = CROCKFORD[k % 32] + rest;
-    k = Math.floor(k / 32);
-  }
-  return out + rest;
 }
 
 /** Loads the organisation; what was generated for it is let go when this returns. */

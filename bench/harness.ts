@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../src/config/config.js';
@@ -14,6 +15,36 @@ import type { BulkLoader, SeedPrincipal } from '../src/seed/bulk.js';
 
 /** A numeric knob; unset or empty: the fallback. */
 export const env = (name: string, fallback: number): number => Number(process.env[name] || fallback);
+
+/** Two full collections, when the process runs with --expose-gc (the heap figures need it). */
+export const gc = (): void => {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (collect) {
+    collect();
+    collect();
+  }
+};
+
+const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
+
+/** Runs `work` under the CPU profiler when BENCH_CPU_PROFILE names a directory (and `name` is given). */
+export async function profiled<T>(name: string | undefined, work: () => Promise<T>): Promise<T> {
+  if (!PROFILE_DIR || !name) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await mkdir(PROFILE_DIR, { recursive: true });
+    const file = path.join(PROFILE_DIR, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.cpuprofile`);
+    await writeFile(file, JSON.stringify(profile));
+    log(`  CPU profile written to ${file}`);
+  }
+}
 
 export const log = (message: string): void => {
   process.stdout.write(`${message}\n`);
