@@ -166,7 +166,10 @@ export class WebhookDispatcher {
   private async deliver(webhook: ClaimedWebhook, signal: AbortSignal): Promise<void> {
     try {
       const secrets = signingSecrets(this.options.kek, webhook);
-      while (!signal.aborted) {
+      // A claim is let go after a while even with more to send, and taken again with what the
+      // webhook says then: a rotated secret or a new URL is used within that time.
+      const until = Date.now() + this.options.leaseMs;
+      while (!signal.aborted && Date.now() < until) {
         const due = await this.db.run<DueEntry>(Q.dispatch_due, {
           webhookId: webhook.id,
           now: nowIso(),
