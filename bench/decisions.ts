@@ -39,9 +39,8 @@ import type { IxPolicy } from '../src/decisions/model.js';
 import { DecisionService } from '../src/decisions/service.js';
 import { createLogger } from '../src/logging/logger.js';
 import { bodyOf } from '../src/policies/model.js';
-import { createRuntime, type Runtime } from '../src/runtime.js';
+import type { Runtime } from '../src/runtime.js';
 import { BulkLoader } from '../src/seed/bulk.js';
-import { startServer } from '../src/http/server.js';
 import { buildCasbin, buildCedar, cedarVersion, type OtherEngine } from './engines.js';
 import {
   adminToken,
@@ -49,17 +48,18 @@ import {
   benchConfig,
   benchNeo4j,
   cypher,
-  env,
   fmt,
   forkBench,
   gc,
   loadPrincipals,
   log,
   median,
+  env,
   percentile,
-  profiled,
   ResultTable,
+  profiled,
   type Row,
+  startBenchService,
   writeResults,
 } from './harness.js';
 import type { LoadResult, LoadRun } from './load-generator.js';
@@ -127,15 +127,9 @@ async function main(): Promise<void> {
   const logger = createLogger('warn');
   const loadGenerator = forkBench('load-generator.ts');
   try {
-    const runtime = await createRuntime({ config, logger, neo4j });
-    const server = await startServer(runtime, {
-      port: 0,
-      host: '127.0.0.1',
-      shutdownTimeoutMs: 5_000,
-      logger,
-    });
+    const { runtime, server, base } = await startBenchService(config, neo4j, logger);
     try {
-      await run(runtime, `http://127.0.0.1:${server.address.port}`, org, membership, set, loadGenerator);
+      await run(runtime, base, org, membership, set, loadGenerator);
     } finally {
       await server.shutdown();
     }

@@ -48,9 +48,8 @@ import os from 'node:os';
 import { constants, performance, PerformanceObserver } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
 import { diffMaps, type OperationContext } from '../src/audit/audit.js';
-import { startServer } from '../src/http/server.js';
 import { createLogger } from '../src/logging/logger.js';
-import { createRuntime, type Runtime } from '../src/runtime.js';
+import type { Runtime } from '../src/runtime.js';
 import { REPORT_TYPES, type ReportType } from '../src/reports/sources.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
 import {
@@ -60,14 +59,15 @@ import {
   benchConfig,
   benchNeo4j,
   cypher,
-  env,
   fmt,
   gc,
   loadPrincipals,
   log,
   median,
-  profiled,
+  env,
   ResultTable,
+  profiled,
+  startBenchService,
   writeResults,
 } from './harness.js';
 import { DEPARTMENTS, generateOrg, rng, seededId, TEAMS } from './org.js';
@@ -914,20 +914,13 @@ async function main(): Promise<void> {
       WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
       WEBHOOK_POLL_INTERVAL_MS: String(POLL_MS),
     });
-    const runtime = await createRuntime({ config, logger, neo4j });
-    const server = await startServer(runtime, {
-      port: 0,
-      host: '127.0.0.1',
-      shutdownTimeoutMs: 5_000,
-      logger,
-    });
+    const { runtime, server, base } = await startBenchService(config, neo4j, logger);
     try {
       const [existing] = await cypher(
         runtime.db,
         'MATCH (n) WHERE n:Principal OR n:Webhook RETURN count(n) AS n',
       );
       if ((existing?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
-      const base = `http://127.0.0.1:${server.address.port}`;
       const api = new Api(base);
 
       let drains: Record<string, DrainRound[]> | undefined;

@@ -11,6 +11,9 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
 import { provideNeo4j, type Neo4jEndpoint } from '../src/db/local-neo4j.js';
+import { startServer, type Server } from '../src/http/server.js';
+import type { Logger } from '../src/logging/logger.js';
+import { createRuntime, type Runtime } from '../src/runtime.js';
 import type { BulkLoader, SeedPrincipal } from '../src/seed/bulk.js';
 
 /** A numeric knob; unset or empty: the fallback. */
@@ -134,6 +137,20 @@ export function benchNeo4j(progress: (m: string) => void = log): Promise<Neo4jEn
  * The service's configuration for a benchmark: the bootstrap administrator above, and every rate
  * limit raised so that the benchmark measures the service, not its quota (the limiter still runs).
  */
+/**
+ * The service with its HTTP server on 127.0.0.1 (a free port), as every benchmark measures it;
+ * `base` is where to send requests.
+ */
+export async function startBenchService(
+  config: Config,
+  neo4j: { uri: string; user: string; password: string },
+  logger: Logger,
+): Promise<{ runtime: Runtime; server: Server; base: string }> {
+  const runtime = await createRuntime({ config, logger, neo4j });
+  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000, logger });
+  return { runtime, server, base: `http://127.0.0.1:${server.address.port}` };
+}
+
 export function benchConfig(extra: Record<string, string> = {}): Config {
   return loadConfig({
     LOG_LEVEL: 'warn',

@@ -20,20 +20,19 @@
  */
 import os from 'node:os';
 import { createLogger } from '../src/logging/logger.js';
-import { createRuntime } from '../src/runtime.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
-import { startServer } from '../src/http/server.js';
 import { freshSearches } from './fresh-searches.js';
 import {
   adminToken,
   benchConfig,
   benchNeo4j,
   cypher,
-  env,
   loadPrincipals as bulkLoadPrincipals,
   log,
   median,
+  env,
   percentile,
+  startBenchService,
   writeResults,
 } from './harness.js';
 import { DEPARTMENTS, generateOrg, rng, TEAMS } from './org.js';
@@ -80,9 +79,7 @@ async function run(
   now: number,
   log: (m: string) => void,
 ): Promise<void> {
-  const runtime = await createRuntime({ config, logger, neo4j });
-  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000, logger });
-  const base = `http://127.0.0.1:${server.address.port}`;
+  const { runtime, server, base } = await startBenchService(config, neo4j, logger);
   try {
     // --- load ---------------------------------------------------------------------------------
     const loader = new BulkLoader(runtime.db);

@@ -32,25 +32,24 @@
 import os from 'node:os';
 import type { Runtime } from '../src/runtime.js';
 import { createLogger } from '../src/logging/logger.js';
-import { createRuntime } from '../src/runtime.js';
 import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, PATCH_SCHEMA, USER_SCHEMA } from '../src/scim/schema.js';
 import { mappedAttributes, mappedMetadata, readUser, userFields } from '../src/scim/users.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
-import { startServer } from '../src/http/server.js';
 import {
   adminToken,
   ask,
   benchConfig,
   benchNeo4j,
   cypher,
-  env,
   fmt,
   forkBench,
   loadPrincipals,
   log,
   median,
+  env,
   percentile,
   ResultTable,
+  startBenchService,
   writeResults,
 } from './harness.js';
 import { DEPARTMENTS, FIRST, LAST, LOCATIONS, ROLES, rng, seededId } from './org.js';
@@ -816,20 +815,14 @@ async function main(): Promise<void> {
   const neo4j = await benchNeo4j();
   const logger = createLogger('warn');
   try {
-    const runtime = await createRuntime({ config: benchConfig(), logger, neo4j });
-    const server = await startServer(runtime, {
-      port: 0,
-      host: '127.0.0.1',
-      shutdownTimeoutMs: 5_000,
-      logger,
-    });
+    const { runtime, server, base } = await startBenchService(benchConfig(), neo4j, logger);
     try {
       const [existing] = await cypher(
         runtime.db,
         "MATCH (p:Principal) WHERE p.type = 'USER' RETURN count(p) AS n",
       );
       if ((existing?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
-      await run(runtime, `http://127.0.0.1:${server.address.port}`, now);
+      await run(runtime, base, now);
     } finally {
       await server.shutdown();
     }
