@@ -1,4 +1,3 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { SYSTEM_CONTEXT } from '../audit/audit.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
@@ -6,7 +5,7 @@ import type { EventSink } from '../events/sink.js';
 import type { JobContext } from '../jobs/runner.js';
 import type { Logger } from '../logging/logger.js';
 import { nowIso } from '../time.js';
-import { createEncoder, type ReportFormat } from './encoding.js';
+import { createEncoder, packChunk, type ReportFormat } from './encoding.js';
 import { reportSource, type AccessOracle, type ReportParameters, type ReportType } from './sources.js';
 
 const Q = defineQueries('reports', ['start', 'append', 'complete', 'fail']);
@@ -16,18 +15,6 @@ export const REPORT_JOB = 'reports.generate';
 /** Text gathered before a piece of the file is stored, by default. */
 const CHUNK_BYTES = 1 << 20;
 
-/**
- * A piece of a report file as stored: gzip at its fastest level (report text shrinks about
- * tenfold, and Neo4j writes and keeps that much less), as the byte array Neo4j stores.
- */
-export function packChunk(text: string): Int8Array {
-  const packed = gzipSync(text, { level: 1 });
-  return new Int8Array(packed.buffer, packed.byteOffset, packed.length);
-}
-
-export function unpackChunk(data: Int8Array): Buffer {
-  return gunzipSync(data);
-}
 /** Runs of a report's job before the report is failed for good. */
 export const REPORT_ATTEMPTS = 3;
 

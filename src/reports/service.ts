@@ -8,8 +8,8 @@ import type { JobRunner } from '../jobs/runner.js';
 import type { Page, Paged } from '../pagination.js';
 import type { ReportView } from '../schemas/reports.js';
 import { nowIso, parseInstant } from '../time.js';
-import { createEncoder, type ReportFormat } from './encoding.js';
-import { REPORT_ATTEMPTS, REPORT_JOB, unpackChunk } from './generator.js';
+import { REPORT_FILES, unpackChunk, type ReportFormat } from './encoding.js';
+import { REPORT_ATTEMPTS, REPORT_JOB } from './generator.js';
 import type { ReportParameters, ReportType } from './sources.js';
 
 const Q = defineQueries('reports', ['create', 'get', 'count', 'page', 'chunks', 'purge']);
@@ -104,7 +104,7 @@ export class ReportService {
     if (report.status !== 'completed') {
       throw conflict(`report ${id} is ${report.status}; its file is there once it is completed`);
     }
-    const encoder = createEncoder(report.format, ['_']);
+    const file = REPORT_FILES[report.format];
     const db = this.db;
     async function* pieces(): AsyncGenerator<Buffer> {
       for (let from = 0; ; from += CHUNKS_PER_READ) {
@@ -114,8 +114,8 @@ export class ReportService {
       }
     }
     return {
-      contentType: encoder.contentType,
-      filename: `${id}-${report.type}.${encoder.fileExtension}`,
+      contentType: file.contentType,
+      filename: `${id}-${report.type}.${file.fileExtension}`,
       bytes: report.bytes ?? 0,
       stream: Readable.from(pieces()),
     };

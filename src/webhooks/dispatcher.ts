@@ -3,10 +3,15 @@ import { fromStored, SYSTEM_CONTEXT } from '../audit/audit.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
-import { newId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { nowIso } from '../time.js';
-import { signedMessage, signingSecrets, type SealedSecrets } from './messages.js';
+import {
+  attemptRecord,
+  signedMessage,
+  signingSecrets,
+  type AttemptRecord,
+  type SealedSecrets,
+} from './messages.js';
 import type { WebhookTransport } from './transport.js';
 
 const Q = defineQueries('webhooks', [
@@ -58,19 +63,7 @@ interface DueEntry {
 
 interface Attempt {
   message_id: string;
-  delivery: {
-    id: string;
-    webhook_id: string;
-    event_id: string;
-    event_type: string;
-    attempt: number;
-    success: boolean;
-    status_code: number | null;
-    error: string | null;
-    duration_ms: number;
-    attempted_at: string;
-    next_attempt_at: string | null;
-  };
+  delivery: AttemptRecord;
 }
 
 /**
@@ -235,43 +228,22 @@ export class WebhookDispatcher {
     const started = Date.now();
     for (const entry of due) {
       if (signal.aborted || Date.now() - started > this.options.leaseMs / 3) break;
-      const attempt = entry.attempt + 1;
-      const attemptedAt = nowIso();
-      const base = {
-        id: newId('delivery'),
-        webhook_id: webhook.id,
-        event_id: entry.eventId,
-        event_type: entry.eventType,
-        attempt,
-        attempted_at: attemptedAt,
+      const number = entry.attempt + 1;
+      const attempt = {
+        webhookId: webhook.id,
+        event: { id: entry.eventId, type: entry.eventType },
+        number,
+        attemptedAt: nowIso(),
       };
       if (!entry.event) {
-        attempts.push({
-          message_id: entry.id,
-          delivery: {
-            ...base,
-            success: false,
-            status_code: null,
-            error: 'the event no longer exists',
-            duration_ms: 0,
-            next_attempt_at: null,
-          },
-        });
+        const gone = { success: false, statusCode: null, error: 'the event no longer exists', durationMs: 0 };
+        attempts.push({ message_id: entry.id, delivery: attemptRecord(attempt, gone) });
         continue;
       }
       const event: AuditEvent = fromStored(entry.event);
       const result = await this.transport.send({ url: webhook.url, ...signedMessage(event, secrets) });
-      attempts.push({
-        message_id: entry.id,
-        delivery: {
-          ...base,
-          success: result.success,
-          status_code: result.statusCode,
-          error: result.error,
-          duration_ms: Math.round(result.durationMs),
-          next_attempt_at: result.success ? null : this.nextAttemptAt(attempt, result.statusCode),
-        },
-      });
+      const next = result.success ? null : this.nextAttemptAt(number, result.statusCode);
+      attempts.push({ message_id: entry.id, delivery: attemptRecord(attempt, result, next) });
       if (!result.success && (result.statusCode === 410 || receiverFault(result.statusCode))) {
         receiverFailed = result.statusCode !== 410;
         break;

@@ -1,7 +1,9 @@
 import { AUDIT_EVENT_TYPES, type AuditEvent } from '../audit/audit.js';
 import { decrypt, encrypt } from '../auth/key-encryption.js';
 import type { FieldError } from '../errors/errors.js';
+import { newId } from '../ids.js';
 import { webhookHeaders } from './signature.js';
+import type { SendResult } from './transport.js';
 
 /** How long a rotated-out secret keeps signing next to the new one. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
@@ -20,11 +22,39 @@ export function checkEventPatterns(patterns: readonly string[]): FieldError[] {
   return errors;
 }
 
-/** Whether a webhook subscribed to `patterns` receives events of `type` (as the outbox decides). */
-export function subscribes(patterns: readonly string[], type: string): boolean {
-  return patterns.some(
-    (p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))),
-  );
+/** One attempt of one event to one webhook, as the delivery log keeps it. */
+export interface AttemptRecord {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  success: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: string;
+  next_attempt_at: string | null;
+}
+
+export function attemptRecord(
+  attempt: { webhookId: string; event: { id: string; type: string }; number: number; attemptedAt: string },
+  result: Pick<SendResult, 'success' | 'statusCode' | 'error' | 'durationMs'>,
+  nextAttemptAt: string | null = null,
+): AttemptRecord {
+  return {
+    id: newId('delivery'),
+    webhook_id: attempt.webhookId,
+    event_id: attempt.event.id,
+    event_type: attempt.event.type,
+    attempt: attempt.number,
+    success: result.success,
+    status_code: result.statusCode,
+    error: result.error,
+    duration_ms: Math.round(result.durationMs),
+    attempted_at: attempt.attemptedAt,
+    next_attempt_at: nextAttemptAt,
+  };
 }
 
 /** Secrets are kept encrypted with the installation's key, bound to their webhook. */

@@ -15,6 +15,7 @@ import type {
 import { nowIso } from '../time.js';
 import { checkWebhookUrl, type AddressPolicy } from './address-guard.js';
 import {
+  attemptRecord,
   checkEventPatterns,
   SECRET_OVERLAP_MS,
   sealSecret,
@@ -229,18 +230,7 @@ export class WebhookService {
     const message = signedMessage(event, signingSecrets(this.options.kek, row.webhook));
     const attemptedAt = nowIso();
     const result = await this.transport.send({ url: row.webhook.url, ...message });
-    const delivery = {
-      id: newId('delivery'),
-      webhook_id: id,
-      event_id: event.id,
-      event_type: event.type,
-      attempt: 1,
-      success: result.success,
-      status_code: result.statusCode,
-      error: result.error,
-      duration_ms: Math.round(result.durationMs),
-      attempted_at: attemptedAt,
-    };
+    const delivery = attemptRecord({ webhookId: id, event, number: 1, attemptedAt }, result);
     await this.db.write(Q.record_test, (tx) => tx.run(Q.record_test, { delivery }));
     return {
       delivery_id: delivery.id,
