@@ -8,26 +8,29 @@
 // took effect for the principal: the latest of the policy's activation, the moment it named the
 // subject (APPLIES_TO `since`) and the principal's membership along the way (each path counts
 // from its latest MEMBER_OF; the best path counts). A `match` subject counts from the
-// principal's creation.
+// principal's creation. Each row also says how the policy selects the principal (`via`: by
+// id, through a group, or by `match`, in the decision engine's order of preference) and names
+// the policy, so that an explained answer holds even where the decision index has yet to learn
+// of a change.
 MATCH (p:Principal {id: $id})
 OPTIONAL CALL (p) {
   WITH p
   WHERE p:Active
   CALL (p) {
     MATCH (pol:Policy)-[e:APPLIES_TO]->(p)
-    RETURN pol, CASE WHEN e.since > p.created_at THEN e.since ELSE p.created_at END AS since
+    RETURN pol, CASE WHEN e.since > p.created_at THEN e.since ELSE p.created_at END AS since, 'principal' AS via
     UNION ALL
     MATCH path = (p)-[:MEMBER_OF*1..16]->(g:Group)
     WITH p, g, min(reduce(t = p.created_at, m IN relationships(path) |
       CASE WHEN m.added_at > t THEN m.added_at ELSE t END)) AS member
     MATCH (pol:Policy)-[e:APPLIES_TO]->(g)
-    RETURN pol, CASE WHEN e.since > member THEN e.since ELSE member END AS since
+    RETURN pol, CASE WHEN e.since > member THEN e.since ELSE member END AS since, 'group' AS via
     UNION ALL
     MATCH (pol:Policy)
     WHERE pol.id IN $matched
-    RETURN pol, p.created_at AS since
+    RETURN pol, p.created_at AS since, 'match' AS via
   }
-  WITH pol, min(since) AS since
+  WITH pol, min(since) AS since, collect(DISTINCT via) AS vias
   WHERE pol.status = 'active'
   CALL (pol) {
     MATCH (pol)-[:ALLOWS|DENIES]->(r:Resource)
@@ -44,6 +47,8 @@ OPTIONAL CALL (p) {
   }
   RETURN collect({
     id: pol.id,
+    name: pol.name,
+    via: CASE WHEN 'principal' IN vias THEN 'principal' WHEN 'group' IN vias THEN 'group' ELSE 'match' END,
     effect: pol.effect,
     actions: pol.actions,
     conditional: pol.conditions IS NOT NULL,

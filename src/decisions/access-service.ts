@@ -4,10 +4,10 @@ import type { Page } from '../pagination.js';
 import { evaluateConditions, readsOnlyPrincipal } from '../policies/conditions.js';
 import { globMatches } from '../policies/patterns.js';
 import { accessEntries, entryFor, entryGrants, type AccessEntry, type Grant } from './access.js';
-import { coveringPolicies, toolAllowed, type Overlay } from './engine.js';
+import { coveringPolicies, groupPath, toolAllowed, type Overlay } from './engine.js';
 import type { PolicyIndex } from './index.js';
-import type { IxPolicy, IxPrincipal } from './model.js';
-import { decisionRepository as repo } from './repository.js';
+import type { IxPolicy, IxPrincipal, SubjectVia } from './model.js';
+import { decisionRepository as repo, type PrincipalGrants } from './repository.js';
 
 const grants = new WeakMap<IxPolicy, Grant>();
 
@@ -98,9 +98,18 @@ export function registeredMatching(index: PolicyIndex) {
   };
 }
 
+/** How one policy of an entry's `granted_by` reaches the principal. */
+export interface GrantExplained {
+  policy_id: string;
+  policy_name: string;
+  via: SubjectVia;
+  /** For a group grant: principal → group → … → group, as the decision trace gives it. */
+  path?: { id: string; name: string; type: string }[];
+}
+
 export interface AccessRecord {
   principal_id: string;
-  access: (Omit<AccessEntry, 'granted_at'> & { granted_at: string })[];
+  access: (Omit<AccessEntry, 'granted_at'> & { granted_at: string; grants?: GrantExplained[] })[];
   total_resources: number;
   pagination?: { total: number; page: number; per_page: number; pages: number };
 }
@@ -178,10 +187,12 @@ export class AccessService {
     private readonly index: PolicyIndex,
   ) {}
 
+  /** With `explain`, each entry also says how each of its policies reaches the principal. */
   async principalAccess(
     id: string,
     filter: { resourceType?: string | undefined; action?: string | undefined },
     page: Page | undefined,
+    explain = false,
   ): Promise<AccessRecord> {
     const known = this.index.principals.get(id);
     const matched = known && known.status === 'active' ? this.index.matchPoliciesOf(known) : [];
@@ -198,12 +209,51 @@ export class AccessService {
             filter,
           );
     const access = entries.map((e) => ({ ...e, granted_at: e.granted_at ?? '' }));
-    if (!page) return { principal_id: id, access, total_resources: access.length };
+    const shown = page ? access.slice(page.skip, page.skip + page.limit) : access;
+    let listed: AccessRecord['access'] = shown;
+    if (explain) {
+      const explained = this.explainer(known, found.subjects);
+      listed = shown.map((e) => ({ ...e, grants: e.granted_by.map(explained) }));
+    }
+    if (!page) return { principal_id: id, access: listed, total_resources: access.length };
     return {
       principal_id: id,
-      access: access.slice(page.skip, page.skip + page.limit),
+      access: listed,
       total_resources: access.length,
       pagination: pagination(access.length, page),
+    };
+  }
+
+  /**
+   * How each policy reaches the principal, worked out once per policy however many entries it
+   * grants. The decision index answers as an evaluation's trace does, path included, so the two
+   * never tell different stories. Just after a change the index may not know the principal or
+   * the policy yet (another instance made it): the walk of the graph that found the grant still
+   * tells how, without a path, rather than failing the request.
+   */
+  private explainer(
+    known: IxPrincipal | undefined,
+    subjects: PrincipalGrants['subjects'],
+  ): (policyId: string) => GrantExplained {
+    const done = new Map<string, GrantExplained>();
+    return (policyId) => {
+      let explained = done.get(policyId);
+      if (explained) return explained;
+      const stored = subjects.get(policyId);
+      const policy = this.index.policies.get(policyId);
+      let via: SubjectVia = stored?.via ?? 'match';
+      let path: GrantExplained['path'];
+      const indexed = known && policy ? this.index.subjectVia(policy, known) : null;
+      if (indexed) via = indexed;
+      if (indexed === 'group' && known && policy) path = groupPath(this.index, policy, known);
+      explained = {
+        policy_id: policyId,
+        policy_name: stored?.name ?? policy?.name ?? '',
+        via,
+        ...(path ? { path } : {}),
+      };
+      done.set(policyId, explained);
+      return explained;
     };
   }
 

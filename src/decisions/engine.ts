@@ -269,8 +269,15 @@ function candidate(
   };
 }
 
-/** The membership path of a group grant, principal first, with names. */
-function groupPath(index: PolicyIndex, policy: IxPolicy, p: IxPrincipal): TraceCandidate['subject']['path'] {
+/**
+ * The membership path of a group grant, principal first, with names: the shortest through any of
+ * the policy's groups. Explained access lists it too, so that both answers name the same path.
+ */
+export function groupPath(
+  index: PolicyIndex,
+  policy: IxPolicy,
+  p: IxPrincipal,
+): TraceCandidate['subject']['path'] {
   let best: string[] | undefined;
   for (const g of policy.groups) {
     const path = index.membershipPath(p, g);

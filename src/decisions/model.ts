@@ -48,6 +48,9 @@ export interface IxResourceSpec {
   readonly glob: Glob | null;
 }
 
+/** How a policy selects a principal: naming it, through a group it is in, or by `match`. */
+export type SubjectVia = 'principal' | 'group' | 'match';
+
 /** A policy compiled for evaluation. */
 export interface IxPolicy {
   readonly id: string;

@@ -3,7 +3,13 @@ import type { Database, Reader } from '../db/database.js';
 import { fromProperties as policyFromProperties, type Policy } from '../policies/model.js';
 import { resourceFromProperties } from '../resources/repository.js';
 import type { Grant } from './access.js';
-import { toIxPrincipal, type IxPrincipal, type IxResource, type PrincipalRow } from './model.js';
+import {
+  toIxPrincipal,
+  type IxPrincipal,
+  type IxResource,
+  type PrincipalRow,
+  type SubjectVia,
+} from './model.js';
 
 const Q = defineQueries('decisions', [
   'index_principals',
@@ -41,6 +47,8 @@ export interface PrincipalGrants {
   grants: Grant[];
   /** Registered identifiers each allow glob matched, by `type:glob`. */
   globMatches: Map<string, string[]>;
+  /** Each granting policy's name and how it selects the principal, by policy id. */
+  subjects: Map<string, { name: string; via: SubjectVia }>;
 }
 
 function toResource(props: Record<string, unknown>): IxResource {
@@ -116,6 +124,8 @@ export const decisionRepository = {
       grants:
         | {
             id: string;
+            name: string;
+            via: SubjectVia;
             effect: 'allow' | 'deny';
             actions: string[];
             conditional: boolean;
@@ -129,7 +139,9 @@ export const decisionRepository = {
     }>(A.principal, { id, matched: [...matched] });
     if (!row) return undefined;
     const globMatches = new Map<string, string[]>();
+    const subjects = new Map<string, { name: string; via: SubjectVia }>();
     const grants: Grant[] = (row.grants ?? []).map((g) => {
+      subjects.set(g.id, { name: g.name, via: g.via });
       for (const [type, pattern, identifier] of g.matched) {
         const key = `${type}:${pattern}`;
         const list = globMatches.get(key);
@@ -148,7 +160,14 @@ export const decisionRepository = {
         grantedAt: g.granted_at,
       };
     });
-    return { status: row.status, type: row.type, allowedTools: row.allowed_tools, grants, globMatches };
+    return {
+      status: row.status,
+      type: row.type,
+      allowedTools: row.allowed_tools,
+      grants,
+      globMatches,
+      subjects,
+    };
   },
 
   async record(db: Database, rows: readonly StoredDecision[]): Promise<void> {

@@ -1,5 +1,8 @@
+import path from 'node:path';
 import Koa, { type Middleware } from 'koa';
+import { projectRoot } from '../paths.js';
 import type { Runtime } from '../runtime.js';
+import { consoleAssets } from './console.js';
 import { authenticate, authorize } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimit } from './middleware/rate-limit.js';
@@ -35,6 +38,8 @@ export interface AppOptions {
   onContractViolation?: (violation: string) => void;
   /** Operations added to the built-in ones (the test suite uses this to exercise the HTTP edge). */
   extraRoutes?: AnyRoute[];
+  /** The built analyst console (default: `dist/console` of the project). */
+  consoleDir?: string;
 }
 
 export interface App {
@@ -141,6 +146,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
   koa.use(requestContext(logger, metrics));
   koa.use(errorHandler(logger));
   koa.use(securityHeaders);
+  koa.use(consoleAssets(options.consoleDir ?? path.join(projectRoot(), 'dist', 'console')));
   koa.use(unmatched);
   koa.use(resolveRoute(routes));
   koa.use(authenticate(runtime.services.verifier, runtime.services.connectors));

@@ -73,8 +73,8 @@ export interface RelatedPrincipal {
 
 export interface RelationshipRows {
   managers: { depth: number; principal: RelatedPrincipal }[];
-  reports: { depth: number; count: number; principals: RelatedPrincipal[] }[];
-  groups: { depth: number; count: number; groups: { id: string; name: string }[] }[];
+  reports: { depth: number; count: number; principals: (RelatedPrincipal & { manager_id: string })[] }[];
+  groups: { depth: number; count: number; groups: { id: string; name: string; via: string[] }[] }[];
 }
 
 /** Named queries over principal nodes; always inside the caller's transaction. */
@@ -170,8 +170,8 @@ export const principalRepository = {
   ): Promise<RelationshipRows | undefined> {
     const row = await tx.first<{
       managers: { depth: number; principal: Card }[];
-      reports: { depth: number; count: number; principals: Card[] }[];
-      groups: { depth: number; count: number; groups: [string, string][] }[];
+      reports: { depth: number; count: number; principals: [...Card, managerId: string][] }[];
+      groups: { depth: number; count: number; groups: [string, string, string[]][] }[];
     }>(Q.relationships, { id, types: [...types], depth, cap });
     if (!row) return undefined;
     const person = ([pid, name, type, email]: Card): RelatedPrincipal => ({
@@ -182,8 +182,17 @@ export const principalRepository = {
     });
     return {
       managers: row.managers.map((m) => ({ depth: m.depth, principal: person(m.principal) })),
-      reports: row.reports.map((r) => ({ ...r, principals: r.principals.map(person) })),
-      groups: row.groups.map((g) => ({ ...g, groups: g.groups.map(([gid, name]) => ({ id: gid, name })) })),
+      reports: row.reports.map((r) => ({
+        ...r,
+        principals: r.principals.map(([pid, name, type, email, managerId]) => ({
+          ...person([pid, name, type, email]),
+          manager_id: managerId,
+        })),
+      })),
+      groups: row.groups.map((g) => ({
+        ...g,
+        groups: g.groups.map(([gid, name, via]) => ({ id: gid, name, via: via.sort() })),
+      })),
     };
   },
 

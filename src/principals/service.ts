@@ -29,16 +29,21 @@ export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
 /** Most principals listed per relationship entry; `count` keeps the true number. */
 export const RELATIONSHIP_CAP = 1000;
 
-type Related = RelatedPrincipal | ReturnType<typeof groupSummary>;
+/** A report with its direct manager: the next step towards the subject. */
+type Report = RelatedPrincipal & { manager_id: string };
+/** A group with the members through which it is reached at its shortest distance. */
+type ReachedGroup = ReturnType<typeof groupSummary> & { via: string[] };
+interface Level<T extends 'reports' | 'group_member', Item> {
+  type: T;
+  principals: Item[];
+  depth: number;
+  count: number;
+  truncated?: true;
+}
 export type RelationshipEntry =
   | { type: 'manager'; principal: RelatedPrincipal; depth: number }
-  | {
-      type: 'reports' | 'group_member';
-      principals: Related[];
-      depth: number;
-      count: number;
-      truncated?: true;
-    };
+  | Level<'reports', Report>
+  | Level<'group_member', ReachedGroup>;
 
 export interface CreatePrincipalInput {
   type: PrincipalType;
@@ -385,12 +390,12 @@ export class PrincipalService {
     if (!rows) throw notFound('principal', id);
     const entries: RelationshipEntry[] = [];
     for (const m of rows.managers) entries.push({ type: 'manager', principal: m.principal, depth: m.depth });
-    const level = (
-      type: 'reports' | 'group_member',
+    const level = <T extends 'reports' | 'group_member', Item>(
+      type: T,
       depthOf: number,
       count: number,
-      items: Related[],
-    ): RelationshipEntry => ({
+      items: Item[],
+    ): Level<T, Item> => ({
       type,
       principals: items,
       depth: depthOf,
@@ -401,7 +406,8 @@ export class PrincipalService {
       entries.push(level('reports', r.depth, r.count, r.principals));
     }
     for (const g of [...rows.groups].sort((a, b) => a.depth - b.depth)) {
-      entries.push(level('group_member', g.depth, g.count, g.groups.map(groupSummary)));
+      const groups = g.groups.map((x) => ({ ...groupSummary(x), via: x.via }));
+      entries.push(level('group_member', g.depth, g.count, groups));
     }
     return { principal_id: id, relationships: entries };
   }

@@ -189,6 +189,24 @@ const PrincipalRefSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const AccessGrantSchema = Type.Object(
+  {
+    policy_id: Id('policy'),
+    policy_name: Type.String(),
+    via: literals(['principal', 'group', 'match'], {
+      description:
+        'The policy names the principal, one of its groups (directly or through nesting), or matches it',
+    }),
+    path: Type.Optional(
+      Type.Array(TraceStep, {
+        description:
+          'For group grants: the shortest membership path, principal → group → … → group, as the decision trace gives it; left out while this instance has yet to learn of a recent membership or policy change',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'AccessGrant' },
+);
+
 export const AccessEntrySchema = Type.Object(
   {
     resource: Type.Object(
@@ -209,6 +227,12 @@ export const AccessEntrySchema = Type.Object(
     granted_by: Type.Array(Id('policy')),
     granted_at: Timestamp,
     conditional: Type.Boolean({ description: 'Some grant depends on the request context' }),
+    grants: Type.Optional(
+      Type.Array(AccessGrantSchema, {
+        description:
+          'With `explain=true`: how each policy of `granted_by` reaches the principal, in the same order',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'AccessEntry' },
 );
@@ -227,6 +251,12 @@ export const AccessQuery = Type.Object({
   resource_type: Type.Optional(Type.String({ pattern: RESOURCE_TYPE_PATTERN })),
   action: Type.Optional(
     Type.String({ pattern: ACTION_NAME_PATTERN, description: 'Entries granting this action' }),
+  ),
+  explain: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description: 'Add `grants` to each entry: how each of its policies reaches the principal',
+    }),
   ),
   ...PageQuery,
 });

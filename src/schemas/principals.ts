@@ -201,7 +201,10 @@ export const PrincipalSchema = principalView('Principal', [
   'deleted_by',
 ]);
 
-/** List and search items: the subset of fields the contract gives them. */
+/**
+ * List and search items: the fields the contract gives them, and the risk score, which searches
+ * filter and sort by (a list sorted by risk should show it).
+ */
 export const PrincipalListItem = principalView('PrincipalListItem', [
   'id',
   'type',
@@ -212,6 +215,7 @@ export const PrincipalListItem = principalView('PrincipalListItem', [
   'status',
   'created_at',
   'last_login',
+  'risk_score',
 ]);
 
 export const PrincipalList = Paginated(PrincipalListItem, 'PrincipalList');
@@ -271,6 +275,41 @@ export const RelationshipsQuery = Type.Object({
   ),
 });
 
+/** A report, with the edge a client needs to draw the chart: who it reports to. */
+export const ReportSummary = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    type: Type.String(),
+    email: NullableString,
+    manager_id: Type.String({
+      description: 'Its direct manager: the next step towards the subject (the subject itself at depth 1)',
+    }),
+  },
+  { additionalProperties: false, title: 'ReportSummary' },
+);
+
+/** A group the subject is in, with the edges a client needs to draw the nesting. */
+export const ReachedGroup = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    type: Type.Literal('GROUP'),
+    via: Type.Array(Type.String(), {
+      minItems: 1,
+      description:
+        'Sorted ids of the members through which the group is reached at its depth: the subject at depth 1, else the groups one step nearer (at depth - 1) that are direct members of it',
+    }),
+  },
+  { additionalProperties: false, title: 'ReachedGroup' },
+);
+
+const level = {
+  depth: Type.Integer({ minimum: 1, maximum: 3 }),
+  count: Type.Integer({ minimum: 1 }),
+  truncated: Type.Optional(Type.Literal(true)),
+};
+
 export const RelationshipEntrySchema = Type.Union(
   [
     Type.Object(
@@ -283,11 +322,17 @@ export const RelationshipEntrySchema = Type.Union(
     ),
     Type.Object(
       {
-        type: literals(['reports', 'group_member']),
-        principals: Type.Array(PrincipalSummary, { maxItems: 1000 }),
-        depth: Type.Integer({ minimum: 1, maximum: 3 }),
-        count: Type.Integer({ minimum: 1 }),
-        truncated: Type.Optional(Type.Literal(true)),
+        type: Type.Literal('reports'),
+        principals: Type.Array(ReportSummary, { maxItems: 1000 }),
+        ...level,
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('group_member'),
+        principals: Type.Array(ReachedGroup, { maxItems: 1000 }),
+        ...level,
       },
       { additionalProperties: false },
     ),

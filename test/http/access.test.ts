@@ -218,6 +218,119 @@ describe('who can reach what', () => {
     });
   });
 
+  describe('explained access', () => {
+    const namedGroup = async (): Promise<{ id: string; name: string }> => {
+      const name = uniq('g');
+      const res = await api.post('/v1/groups', { name });
+      expect(res.status, res.text).to.equal(201);
+      return { id: res.body.id as string, name };
+    };
+
+    it('says with explain=true how each policy reaches the principal, with the path of a group grant', async () => {
+      const p = await principal('AI_AGENT', { team: uniq('team'), allowed_tools: ['*'] });
+      const [outer, middle, inner] = [await namedGroup(), await namedGroup(), await namedGroup()];
+      await addMember(outer.id, middle.id);
+      await addMember(middle.id, inner.id);
+      await addMember(inner.id, p.id);
+      const t = type();
+      const direct = await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const nested = await policy({
+        subjects: { groups: [outer.id] },
+        resources: [
+          { type: t, identifier: 'x' },
+          { type: t, identifier: 'y' },
+        ],
+      });
+      const byMatch = await policy({
+        subjects: { match: { type: 'AI_AGENT', attributes: { team: p.attributes.team } } },
+        resources: [{ type: t, identifier: 'z' }],
+      });
+      const path = [
+        { id: p.id, name: p.name, type: 'AI_AGENT' },
+        ...[inner, middle, outer].map((g) => ({ id: g.id, name: g.name, type: 'GROUP' })),
+      ];
+      const expected: Record<string, unknown> = {
+        [direct.id]: { policy_id: direct.id, policy_name: direct.name, via: 'principal' },
+        [nested.id]: { policy_id: nested.id, policy_name: nested.name, via: 'group', path },
+        [byMatch.id]: { policy_id: byMatch.id, policy_name: byMatch.name, via: 'match' },
+      };
+      const body = await accessOf(p.id, `?resource_type=${t}&explain=true`);
+      expect(body.access.map((e: any) => [e.resource.identifier, e.granted_by])).to.deep.equal([
+        ['x', [direct.id, nested.id].sort()],
+        ['y', [nested.id]],
+        ['z', [byMatch.id]],
+      ]);
+      for (const entry of body.access) {
+        expect(entry.grants, entry.resource.identifier).to.deep.equal(
+          entry.granted_by.map((id: string) => expected[id]),
+        );
+      }
+      // The same path as the decision trace names.
+      const res = await api.post('/v1/decisions/evaluate', {
+        principal_id: p.id,
+        action: 'read',
+        resource: { type: t, identifier: 'y' },
+        explain: true,
+      });
+      expect(res.status, res.text).to.equal(200);
+      const candidate = res.body.trace.candidates.find((c: any) => c.policy_id === nested.id);
+      expect(candidate.subject.path).to.deep.equal(path);
+    });
+
+    it('leaves grants out unless asked, and refuses a malformed explain', async () => {
+      const p = await principal();
+      const t = type();
+      await policy({ subjects: { principals: [p.id] }, resources: [{ type: t, identifier: 'x' }] });
+      const plain = await api.get(`/v1/principals/${p.id}/access?resource_type=${t}`);
+      expect(plain.status, plain.text).to.equal(200);
+      expect(plain.body.access[0]).not.to.have.property('grants');
+      const no = await api.get(`/v1/principals/${p.id}/access?resource_type=${t}&explain=false`);
+      expect(no.text).to.equal(plain.text);
+      const paged = await accessOf(p.id, `?resource_type=${t}&explain=true&limit=1`);
+      expect(paged.access[0].grants.map((g: any) => g.via)).to.deep.equal(['principal']);
+      expect(paged.pagination.total).to.equal(1);
+      for (const bad of ['banana', 'TRUE', '1', '']) {
+        const res = await api.get(`/v1/principals/${p.id}/access?explain=${bad}`);
+        expect(res.status, bad).to.equal(400);
+        expect(res.body.errors[0].pointer, bad).to.equal('/query/explain');
+      }
+    });
+
+    it('still explains from the graph a grant the decision index has yet to learn of', async () => {
+      const p = await principal();
+      const g = await namedGroup();
+      await addMember(g.id, p.id);
+      const t = type();
+      const direct = await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      const viaGroup = await policy({
+        subjects: { groups: [g.id] },
+        resources: [{ type: t, identifier: 'x' }],
+      });
+      // As on an instance that has not yet heard of the principal.
+      const { index } = app.runtime.engine;
+      const known = index.principals.get(p.id)!;
+      index.principals.delete(p.id);
+      try {
+        const [entry] = (await accessOf(p.id, `?resource_type=${t}&explain=true`)).access;
+        expect(entry.grants).to.deep.equal(
+          entry.granted_by.map((id: string) =>
+            id === direct.id
+              ? { policy_id: direct.id, policy_name: direct.name, via: 'principal' }
+              : { policy_id: viaGroup.id, policy_name: viaGroup.name, via: 'group' },
+          ),
+        );
+      } finally {
+        index.principals.set(p.id, known);
+      }
+    });
+  });
+
   describe('who can access a resource', () => {
     it('lists every active principal with access, through which policies, by name', async () => {
       const a = await principal();

@@ -1,39 +1,15 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import chromium from '@sparticuz/chromium';
 import { expect } from 'chai';
-import { chromium as playwright, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { newId } from '../../src/ids.js';
-import { projectRoot } from '../../src/paths.js';
 import type { PrincipalType } from '../../src/principals/model.js';
 import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { ARTIFACTS, isLocal, launchLocalChromium, type LocalBrowser } from '../helpers/browser.js';
 import { cypher } from '../helpers/db.js';
 
 const QUERY = 'MATCH (p:Principal) RETURN count(p)';
-const ARTIFACTS = path.join(projectRoot(), 'test', 'artifacts');
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/**
- * What Chromium needs to run headless on a build machine without a GPU, sandbox or network.
- * The host rules also stop Chromium's own background requests, which are not page requests and
- * so never reach the request interception below.
- */
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
-];
-
-function isLocal(url: string | URL): boolean {
-  const parsed = typeof url === 'string' ? new URL(url) : url;
-  return ['data:', 'blob:', 'about:'].includes(parsed.protocol) || LOCAL_HOSTS.has(parsed.hostname);
-}
 
 /** Where the suite's Neo4j serves the Browser: set by the global setup for a Neo4j it started. */
 function browserUrl(): string {
@@ -109,15 +85,13 @@ describe('Neo4j Browser served by the suite Neo4j', function () {
   // connect on a busy machine. Every step below has its own, shorter limit.
   this.timeout(180_000);
   let app: TestApp;
-  let context: BrowserContext | undefined;
-  let profileDir: string | undefined;
+  let browser: LocalBrowser | undefined;
 
   before(async () => {
     app = await startTestApp();
   });
   after(async () => {
-    await context?.close().catch(() => undefined);
-    if (profileDir) await rm(profileDir, { recursive: true, force: true });
+    await browser?.close();
     await app.close();
   });
 
@@ -134,31 +108,10 @@ describe('Neo4j Browser served by the suite Neo4j', function () {
     const inGraph = row!['n'] as number;
     expect(inGraph).to.equal(7);
 
-    profileDir = await mkdtemp(path.join(os.tmpdir(), 'pas-chromium-'));
-    context = await playwright.launchPersistentContext(profileDir, {
-      executablePath: await chromium.executablePath(),
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      timeout: 60_000,
-      viewport: { width: 1400, height: 900 },
-      serviceWorkers: 'block',
-    });
-    context.setDefaultTimeout(45_000);
     // The Browser asks for web fonts, error reporting and analytics on the internet: none of it
     // may leave this machine, and none of it is needed to query the graph.
-    const leaked: string[] = [];
-    await context.route(
-      (u) => !isLocal(u),
-      (route) => route.abort('blockedbyclient'),
-    );
-    await context.routeWebSocket(
-      (u) => !isLocal(u),
-      (ws) => ws.close(),
-    );
-    context.on('requestfinished', (request) => {
-      if (!isLocal(request.url())) leaked.push(request.url());
-    });
-
+    browser = await launchLocalChromium({ width: 1400, height: 900 });
+    const { context, leaked } = browser;
     const page = context.pages()[0] ?? (await context.newPage());
     await mkdir(ARTIFACTS, { recursive: true });
     let value: string;

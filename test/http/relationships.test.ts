@@ -91,6 +91,7 @@ describe('principal relationships', () => {
       name: 'Mia-sync',
       type: 'SERVICE_ACCOUNT',
       email: null,
+      manager_id: p['mgr']!.id,
     });
   });
 
@@ -183,8 +184,8 @@ describe('principal relationships', () => {
         depth: 1,
         count: 2,
         principals: [
-          { id: oncall, name: 'Oncall', type: 'GROUP' },
-          { id: platform, name: 'Platform', type: 'GROUP' },
+          { id: oncall, name: 'Oncall', type: 'GROUP', via: [p['zoe']!.id] },
+          { id: platform, name: 'Platform', type: 'GROUP', via: [p['zoe']!.id] },
         ],
       },
     ]);
@@ -210,6 +211,104 @@ describe('principal relationships', () => {
       'group_member',
       'group_member',
     ]);
+  });
+
+  it('gives every report its direct manager, at every depth', async () => {
+    const boss = await insertPrincipal(app, { name: 'Chart Boss' });
+    const under = (name: string, manager: Principal) =>
+      insertPrincipal(app, { name, attributes: { manager_id: manager.id } });
+    const north = await under('Chart North', boss);
+    const south = await under('Chart South', boss);
+    const northLead = await under('Chart North Lead', north);
+    await under('Chart South Lead', south);
+    const northDev = await under('Chart North Dev', northLead);
+    const edges = (entry: any) => entry.principals.map((x: any) => [x.name, x.manager_id]);
+
+    const all = await rel(boss.id, '?type=reports&depth=3');
+    expect(all.relationships.map((e) => [e.depth, edges(e)])).to.deep.equal([
+      [
+        1,
+        [
+          ['Chart North', boss.id],
+          ['Chart South', boss.id],
+        ],
+      ],
+      [
+        2,
+        [
+          ['Chart North Lead', north.id],
+          ['Chart South Lead', south.id],
+        ],
+      ],
+      [3, [['Chart North Dev', northLead.id]]],
+    ]);
+    // Seen from the middle, depth 1 points at the subject and depth 2 at the one in between.
+    const middle = await rel(north.id, '?type=reports&depth=2');
+    expect(middle.relationships.map((e) => [e.depth, edges(e)])).to.deep.equal([
+      [1, [['Chart North Lead', north.id]]],
+      [2, [['Chart North Dev', northLead.id]]],
+    ]);
+    // The chain of managers is a line already: its entries stay as they were.
+    const chain = await rel(northDev.id, '?type=manager&depth=3');
+    expect(chain.relationships.map((e) => e.principal)).to.deep.equal(
+      [northLead, north, boss].map((m) => ({ id: m.id, name: m.name, type: 'USER', email: m.email })),
+    );
+  });
+
+  it('gives every group the members it is reached through at its shortest depth', async () => {
+    const suffix = newId('group').slice(-8);
+    const group = async (name: string) => {
+      const res = await api.post('/v1/groups', { name: `${name} ${suffix}` });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.id as string;
+    };
+    const add = async (groupId: string, memberId: string) => {
+      const res = await api.put(`/v1/groups/${groupId}/members/${memberId}`);
+      expect(res.status, res.text).to.equal(200);
+    };
+    const subject = await insertPrincipal(app, { name: 'Via Subject' });
+    const left = await group('A Left');
+    const right = await group('B Right');
+    const shortcut = await group('C Shortcut');
+    const both = await group('D Both');
+    const one = await group('E One');
+    const top = await group('F Top');
+    // subject → left, right, shortcut; left → both, one, shortcut; right → both; both, one → top.
+    for (const g of [left, right, shortcut]) await add(g, subject.id);
+    await add(both, left);
+    await add(both, right);
+    await add(one, left);
+    await add(shortcut, left);
+    await add(top, both);
+    await add(top, one);
+
+    const body = await rel(subject.id, '?type=group_member&depth=3');
+    const byDepth = body.relationships.map((e) => [
+      e.depth,
+      e.principals.map((g: any) => [g.id, g.type, g.via]),
+    ]);
+    expect(byDepth).to.deep.equal([
+      [
+        1,
+        [
+          [left, 'GROUP', [subject.id]],
+          [right, 'GROUP', [subject.id]],
+          // Also reached through left, one step further: only the shortest way counts.
+          [shortcut, 'GROUP', [subject.id]],
+        ],
+      ],
+      [
+        2,
+        [
+          [both, 'GROUP', [left, right].sort()],
+          [one, 'GROUP', [left]],
+        ],
+      ],
+      [3, [[top, 'GROUP', [both, one].sort()]]],
+    ]);
+    // Cut at depth 2, the levels kept are reached the same ways.
+    const two = await rel(subject.id, '?type=group_member&depth=2');
+    expect(two.relationships).to.deep.equal(body.relationships.slice(0, 2));
   });
 
   describe('cards', () => {
@@ -254,8 +353,8 @@ describe('principal relationships', () => {
       expect(await cardOf(a.id)).to.deep.equal([a.id, 'zz-agent-a', 'AI_AGENT', '']);
       const entry = (await rel(boss.id, '?type=reports')).relationships[0];
       expect(entry.principals).to.deep.equal([
-        { id: b.id, name: 'agent-b', type: 'AI_AGENT', email: null },
-        { id: a.id, name: 'zz-agent-a', type: 'AI_AGENT', email: null },
+        { id: b.id, name: 'agent-b', type: 'AI_AGENT', email: null, manager_id: boss.id },
+        { id: a.id, name: 'zz-agent-a', type: 'AI_AGENT', email: null, manager_id: boss.id },
       ]);
     });
 
@@ -277,6 +376,7 @@ describe('principal relationships', () => {
         name: 'Mail User',
         type: 'USER',
         email: 'new.address@example.com',
+        manager_id: boss.id,
       });
     });
 

@@ -69,7 +69,7 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
       operationId: 'getPrincipalAccess',
       summary: 'The effective access of a principal',
       description:
-        'Walks the graph: principal → groups (nested) → active policies → resources. One entry per resource (ordered by type, then identifier): the allowed actions less those an unconditional deny removes, the allow policies granting them, when the grant took effect, and whether it depends on the request. A glob appears as its own entry (`pattern: true`) besides the registered resources it matches. A principal that is not active has no access. With `page` or `limit`, `access` is paginated.',
+        'Walks the graph: principal → groups (nested) → active policies → resources. One entry per resource (ordered by type, then identifier): the allowed actions less those an unconditional deny removes, the allow policies granting them, when the grant took effect, and whether it depends on the request. A glob appears as its own entry (`pattern: true`) besides the registered resources it matches. A principal that is not active has no access. With `page` or `limit`, `access` is paginated. With `explain=true`, each entry also has `grants`: for each policy of `granted_by`, in its order, the policy name and how it selects the principal (`via`), with the membership `path` of a group grant as the decision trace gives it.',
       params: Type.Object({ id: Id('principal') }),
       query: AccessQuery,
       responses: { 200: { description: 'The access record', schema: AccessRecordSchema } },
@@ -78,6 +78,7 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
           params.id,
           { resourceType: query.resource_type, action: query.action },
           query.page !== undefined || query.limit !== undefined ? pageOf(query) : undefined,
+          query.explain ?? false,
         ),
       }),
     }),

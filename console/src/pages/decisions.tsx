@@ -1,0 +1,249 @@
+import { useState } from 'preact/hooks';
+import { post } from '../api';
+import { Badge, Gate, Link, Panel, ProblemBox, useFocusHeading } from '../components/ui';
+import type { Decision, TraceCandidate } from '../types';
+
+interface Form {
+  principal_id: string;
+  action: string;
+  type: string;
+  identifier: string;
+  attributes: string;
+  context: string;
+  on_behalf_of: string;
+}
+
+/** Parses an optional JSON object field; an error names the field. */
+function objectField(label: string, text: string): Record<string, unknown> | undefined {
+  if (!text.trim()) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`${label} is not valid JSON.`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`${label} must be a JSON object.`);
+  return value as Record<string, unknown>;
+}
+
+function requestOf(form: Form): Record<string, unknown> {
+  const attributes = objectField('Resource attributes', form.attributes);
+  const context = objectField('Context', form.context);
+  return {
+    principal_id: form.principal_id.trim(),
+    action: form.action.trim(),
+    resource: {
+      type: form.type.trim(),
+      identifier: form.identifier.trim(),
+      ...(attributes ? { attributes } : {}),
+    },
+    ...(context ? { context } : {}),
+    ...(form.on_behalf_of.trim() ? { on_behalf_of: form.on_behalf_of.trim() } : {}),
+    explain: true,
+  };
+}
+
+function Candidate(props: { c: TraceCandidate }) {
+  const { c } = props;
+  return (
+    <tr class={c.applied ? 'applied' : 'not-applied'}>
+      <td>
+        <Link to={`/what-if?policy=${c.policy_id}`}>{c.name}</Link>
+        <div class="muted">
+          v{c.policy_version} · <Badge kind={c.effect}>{c.effect}</Badge>
+        </div>
+      </td>
+      <td>
+        {c.subject.matched ? (
+          <>
+            {c.subject.via === 'principal'
+              ? 'named directly'
+              : c.subject.via === 'match'
+                ? 'matched by attributes'
+                : 'through groups'}
+            {c.subject.path && c.subject.path.length > 1 && (
+              <div class="path">{c.subject.path.map((s) => s.name || s.id).join(' → ')}</div>
+            )}
+          </>
+        ) : (
+          <span class="muted">not a subject</span>
+        )}
+      </td>
+      <td>
+        {c.conditions.length === 0 ? (
+          <span class="muted">none</span>
+        ) : (
+          <ul class="conditions">
+            {c.conditions.map((k) => (
+              <li key={k.path}>
+                <code>{k.path}</code> <Badge kind={`cond-${k.result}`}>{k.result}</Badge>
+                {k.missing && k.missing.length > 0 && (
+                  <span class="muted"> missing {k.missing.join(', ')}</span>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </td>
+      <td>
+        <strong>{c.applied ? 'applies' : 'does not apply'}</strong>
+        <div class="muted">{c.why}</div>
+      </td>
+    </tr>
+  );
+}
+
+export function Decisions(props: { initial: URLSearchParams }) {
+  const heading = useFocusHeading('decisions');
+  const [form, setForm] = useState<Form>({
+    principal_id: props.initial.get('principal_id') ?? '',
+    action: props.initial.get('action') ?? '',
+    type: props.initial.get('type') ?? '',
+    identifier: props.initial.get('identifier') ?? '',
+    attributes: '',
+    context: '',
+    on_behalf_of: '',
+  });
+  const [state, setState] = useState<{ decision?: Decision; error?: unknown; busy: boolean }>({
+    busy: false,
+  });
+  const set = (patch: Partial<Form>): void => setForm((f) => ({ ...f, ...patch }));
+  const field = (key: keyof Form, label: string, placeholder: string, required = true) => (
+    <label>
+      {label}
+      <input
+        name={key}
+        required={required}
+        value={form[key]}
+        placeholder={placeholder}
+        onInput={(e) => set({ [key]: e.currentTarget.value })}
+      />
+    </label>
+  );
+  const d = state.decision;
+  return (
+    <Gate feature="decisions">
+      <h1 ref={heading} tabIndex={-1}>
+        Decisions explorer
+      </h1>
+      <form
+        class="panel decision-form"
+        aria-label="Decision request"
+        onSubmit={(e) => {
+          e.preventDefault();
+          let body: Record<string, unknown>;
+          try {
+            body = requestOf(form);
+          } catch (error) {
+            setState({ error, busy: false });
+            return;
+          }
+          setState({ busy: true });
+          post<Decision>('/v1/decisions/evaluate', body).then(
+            (decision) => setState({ decision, busy: false }),
+            (error: unknown) => setState({ error, busy: false }),
+          );
+        }}
+      >
+        <div class="row">
+          {field('principal_id', 'Principal id', 'prn_…')}
+          {field('action', 'Action', 'read')}
+          {field('type', 'Resource type', 'database')}
+          {field('identifier', 'Resource identifier', 'payments-prod-1')}
+        </div>
+        <div class="row">
+          <label class="grow">
+            Resource attributes (JSON, optional)
+            <textarea
+              class="code"
+              rows={3}
+              value={form.attributes}
+              onInput={(e) => set({ attributes: e.currentTarget.value })}
+            />
+          </label>
+          <label class="grow">
+            Context (JSON, optional)
+            <textarea
+              class="code"
+              rows={3}
+              value={form.context}
+              placeholder='{ "ip": "10.1.2.3" }'
+              onInput={(e) => set({ context: e.currentTarget.value })}
+            />
+          </label>
+          {field('on_behalf_of', 'On behalf of (optional)', 'prn_…', false)}
+        </div>
+        <button type="submit" disabled={state.busy}>
+          {state.busy ? 'Evaluating…' : 'Evaluate with explanation'}
+        </button>
+        <p class="muted">Every evaluation is recorded in the decision log, as for any client.</p>
+      </form>
+      {state.error !== undefined && <ProblemBox error={state.error} context="Evaluation" />}
+      {d && (
+        <Panel id="decision" title="Decision">
+          <p class={`verdict ${d.allowed ? 'allow' : 'deny'}`} role="status">
+            <strong>{d.decision}</strong> — <code>{d.principal_id}</code> {d.action}{' '}
+            <code>
+              {d.resource.type}:{d.resource.identifier}
+            </code>
+          </p>
+          <ul class="reasons">
+            {d.reasons.map((r, i) => (
+              <li key={i}>
+                <code>{r.code}</code>
+                {r.policy_id && (
+                  <>
+                    {' '}
+                    <Link to={`/what-if?policy=${r.policy_id}`}>{r.policy_id}</Link>
+                  </>
+                )}
+                {r.message && <span class="muted"> {r.message}</span>}
+              </li>
+            ))}
+          </ul>
+          <p class="muted">
+            Recorded as <code>{d.id}</code>.
+          </p>
+          {d.trace && (
+            <>
+              <h3>Trace</h3>
+              {d.trace.principals.map((p) => (
+                <p key={p.id}>
+                  <Link to={`/principals/${p.id}`}>{p.id}</Link>{' '}
+                  {p.found ? (
+                    <>
+                      {p.type} · {p.status}
+                      {p.groups && p.groups.length > 0 && ` · in ${p.groups.length} group(s)`}
+                    </>
+                  ) : (
+                    'not found'
+                  )}
+                </p>
+              ))}
+              {d.trace.candidates.length === 0 ? (
+                <p class="muted">No policy names this resource and action.</p>
+              ) : (
+                <table class="grid trace">
+                  <thead>
+                    <tr>
+                      <th>Candidate policy</th>
+                      <th>Subject</th>
+                      <th>Conditions</th>
+                      <th>Outcome</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.trace.candidates.map((c) => (
+                      <Candidate key={`${c.principal_id}:${c.policy_id}`} c={c} />
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </>
+          )}
+        </Panel>
+      )}
+    </Gate>
+  );
+}

@@ -1,0 +1,499 @@
+import { useState } from 'preact/hooks';
+import { get, seg } from '../api';
+import { RelationshipGraph } from '../components/graph';
+import {
+  Badge,
+  Gate,
+  Link,
+  Loading,
+  Pager,
+  Panel,
+  ProblemBox,
+  useFocusHeading,
+  useLoad,
+  when,
+} from '../components/ui';
+import { navigate } from '../router';
+import type {
+  AccessEntry,
+  AccessRecord,
+  AuditEvent,
+  List,
+  PathStep,
+  Principal,
+  Relationship,
+} from '../types';
+
+/** What each risk factor means, for the analyst reading the score. */
+const FACTORS: Record<string, string> = {
+  NO_OWNER: 'No owner is recorded (metadata.owner is unset).',
+  ORPHANED: 'Its owner names nobody, or someone deprovisioned or deleted.',
+  NEVER_LOGGED_IN: 'Has never logged in.',
+  DORMANT: 'Has not logged in for more than 90 days.',
+  BROAD_TOOL_ACCESS: 'May use any tool, or very many of them.',
+  HIGH_RISK_CAPABILITY: 'Has capabilities such as code execution.',
+  SUSPENDED: 'Suspended.',
+  PRIVILEGED_ACCESS: 'Holds privileged actions through its policies.',
+  BROAD_ACCESS: 'Reaches very many resources, or resources by wide patterns.',
+};
+
+function Record(props: { p: Principal }) {
+  const { p } = props;
+  const owner = p.metadata['owner'];
+  const manager = typeof p.attributes['manager_id'] === 'string' ? p.attributes['manager_id'] : undefined;
+  return (
+    <Panel id="record" title="Record">
+      <dl class="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{p.id}</code>
+        </dd>
+        {p.email && (
+          <>
+            <dt>Email</dt>
+            <dd>{p.email}</dd>
+          </>
+        )}
+        {p.description && (
+          <>
+            <dt>Description</dt>
+            <dd>{p.description}</dd>
+          </>
+        )}
+        {p.type !== 'USER' && (
+          <>
+            <dt>Owner</dt>
+            <dd>
+              {owner === undefined ? (
+                <span class="warn">none recorded</span>
+              ) : owner.startsWith('prn_') ? (
+                <Link to={`/principals/${owner}`}>{owner}</Link>
+              ) : (
+                <Link to={`/search?name=${encodeURIComponent(owner.split('@')[0] ?? owner)}`}>{owner}</Link>
+              )}
+            </dd>
+          </>
+        )}
+        {manager && (
+          <>
+            <dt>Manager</dt>
+            <dd>
+              <Link to={`/principals/${manager}`}>{manager}</Link>
+            </dd>
+          </>
+        )}
+        <dt>Source</dt>
+        <dd>{p.connector_source ?? 'API'}</dd>
+        <dt>Created</dt>
+        <dd>{when(p.created_at)}</dd>
+        <dt>Updated</dt>
+        <dd>{when(p.updated_at)}</dd>
+        <dt>Last login</dt>
+        <dd>{when(p.last_login)}</dd>
+        {p.deleted_at && (
+          <>
+            <dt>Deleted</dt>
+            <dd>{when(p.deleted_at)}</dd>
+          </>
+        )}
+      </dl>
+      <KeyValues title="Attributes" values={p.attributes} />
+      <KeyValues title="Metadata" values={p.metadata} />
+    </Panel>
+  );
+}
+
+function KeyValues(props: { title: string; values: Record<string, string | string[]> }) {
+  const entries = Object.entries(props.values).sort(([a], [b]) => a.localeCompare(b));
+  return (
+    <>
+      <h3>{props.title}</h3>
+      {entries.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <table class="grid compact">
+          <tbody>
+            {entries.map(([k, v]) => (
+              <tr key={k}>
+                <th scope="row">{k}</th>
+                <td>{Array.isArray(v) ? v.join(', ') : v}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+function Risk(props: { p: Principal }) {
+  const { p } = props;
+  const level = p.risk_score >= 70 ? 'high' : p.risk_score >= 40 ? 'medium' : 'low';
+  return (
+    <Panel id="risk" title="Risk">
+      <p class={`risk risk-${level}`}>
+        <meter
+          min={0}
+          max={100}
+          low={40}
+          high={70}
+          optimum={0}
+          value={p.risk_score}
+          aria-label="Risk score"
+        />
+        <strong>{p.risk_score}</strong> / 100 ({level})
+      </p>
+      {p.risk_factors.length === 0 ? (
+        <p class="muted">No risk factor.</p>
+      ) : (
+        <ul class="factors">
+          {p.risk_factors.map((f) => (
+            <li key={f.code}>
+              <code>{f.code}</code> +{f.points}{' '}
+              {FACTORS[f.code] ? <span class="muted">{FACTORS[f.code]}</span> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+    </Panel>
+  );
+}
+
+function RelationshipList(props: { relationships: Relationship[] }) {
+  const groups = props.relationships;
+  if (groups.length === 0) return <p class="muted">No manager, reports or groups.</p>;
+  return (
+    <ul class="relationships">
+      {groups.map((r) =>
+        r.type === 'manager' ? (
+          <li key={`m${r.depth}`}>
+            Manager{r.depth > 1 ? ` (${r.depth} up)` : ''}:{' '}
+            <Link to={`/principals/${r.principal.id}`}>{r.principal.name}</Link>
+          </li>
+        ) : (
+          <li key={`${r.type}${r.depth}`}>
+            {r.type === 'reports' ? `Reports at depth ${r.depth}` : `Groups at depth ${r.depth}`} ({r.count}
+            {r.truncated ? ', first 1000 listed' : ''}):{' '}
+            {r.principals.map((c, i) => (
+              <span key={c.id}>
+                {i > 0 && ', '}
+                {r.type === 'reports' ? <Link to={`/principals/${c.id}`}>{c.name}</Link> : c.name}
+              </span>
+            ))}
+          </li>
+        ),
+      )}
+    </ul>
+  );
+}
+
+function Graph(props: { p: Principal }) {
+  const [depth, setDepth] = useState(3);
+  const rel = useLoad(
+    (signal) =>
+      get<{ relationships: Relationship[] } | Relationship[]>(
+        `/v1/principals/${seg(props.p.id)}/relationships`,
+        { depth },
+        signal,
+      ).then((r) => (Array.isArray(r) ? r : r.relationships)),
+    [props.p.id, depth],
+  );
+  return (
+    <Panel
+      id="graph"
+      title="Reporting line and groups"
+      actions={
+        <label class="inline">
+          Depth
+          <select value={depth} onChange={(e) => setDepth(Number(e.currentTarget.value))}>
+            {[1, 2, 3].map((d) => (
+              <option key={d} value={d}>
+                {d}
+              </option>
+            ))}
+          </select>
+        </label>
+      }
+    >
+      {rel.error !== undefined && <ProblemBox error={rel.error} context="Relationships" />}
+      {!rel.data && rel.loading && <Loading what="relationships" />}
+      {rel.data && (
+        <>
+          <RelationshipGraph
+            subject={props.p}
+            relationships={rel.data}
+            onOpen={(id, kind) => {
+              if (kind !== 'group') navigate(`/principals/${id}`);
+            }}
+          />
+          <details open class="as-list">
+            <summary>As a list</summary>
+            <RelationshipList relationships={rel.data} />
+          </details>
+        </>
+      )}
+    </Panel>
+  );
+}
+
+function PathText(props: { path: PathStep[] }) {
+  return (
+    <span class="path">
+      {props.path.map((step, i) => (
+        <span key={step.id}>
+          {i > 0 && <span aria-label="member of"> → </span>}
+          {step.name || step.id}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function How(props: { entry: AccessEntry }) {
+  const { entry } = props;
+  if (!entry.grants) {
+    return (
+      <>
+        {entry.granted_by.map((id) => (
+          <div key={id}>
+            <Link to={`/what-if?policy=${id}`}>{id}</Link>
+          </div>
+        ))}
+      </>
+    );
+  }
+  return (
+    <ul class="grants">
+      {entry.grants.map((g) => (
+        <li key={g.policy_id}>
+          <Link to={`/what-if?policy=${g.policy_id}`}>{g.policy_name ?? g.policy_id}</Link>{' '}
+          <span class="muted">
+            {g.via === 'principal'
+              ? 'names it directly'
+              : g.via === 'match'
+                ? 'selects it by attributes'
+                : 'through membership'}
+          </span>
+          {g.path && g.path.length > 1 && (
+            <div>
+              <PathText path={g.path} />
+            </div>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Access(props: { p: Principal }) {
+  const [page, setPage] = useState(1);
+  const [filter, setFilter] = useState({ resource_type: '', action: '' });
+  const [draft, setDraft] = useState(filter);
+  const access = useLoad(
+    (signal) =>
+      get<AccessRecord>(
+        `/v1/principals/${seg(props.p.id)}/access`,
+        { ...filter, page, limit: 25, explain: true },
+        signal,
+      ),
+    [props.p.id, page, filter.resource_type, filter.action],
+  );
+  return (
+    <Panel id="access" title="Effective access">
+      <form
+        class="inline-form"
+        aria-label="Filter access"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setPage(1);
+          setFilter(draft);
+        }}
+      >
+        <label>
+          Resource type
+          <input
+            value={draft.resource_type}
+            onInput={(e) => setDraft({ ...draft, resource_type: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Action
+          <input
+            value={draft.action}
+            onInput={(e) => setDraft({ ...draft, action: e.currentTarget.value })}
+          />
+        </label>
+        <button type="submit" class="secondary">
+          Filter
+        </button>
+      </form>
+      {access.error !== undefined && <ProblemBox error={access.error} context="Access" />}
+      {!access.data && access.loading && <Loading what="access" />}
+      {access.data && (
+        <>
+          <table class="grid" aria-busy={access.loading}>
+            <thead>
+              <tr>
+                <th>Resource</th>
+                <th>Actions</th>
+                <th>Granted by, and how</th>
+                <th>Since</th>
+              </tr>
+            </thead>
+            <tbody>
+              {access.data.access.length === 0 && (
+                <tr>
+                  <td colSpan={4} class="empty">
+                    No access{props.p.status !== 'active' ? ` (the principal is ${props.p.status})` : ''}.
+                  </td>
+                </tr>
+              )}
+              {access.data.access.map((e) => (
+                <tr key={`${e.resource.type}:${e.resource.identifier}`}>
+                  <td>
+                    <Link
+                      to={`/resources?type=${encodeURIComponent(e.resource.type)}&identifier=${encodeURIComponent(e.resource.identifier)}`}
+                    >
+                      <code>
+                        {e.resource.type}:{e.resource.identifier}
+                      </code>
+                    </Link>
+                    {e.pattern && <Badge kind="pattern">pattern</Badge>}
+                    {e.conditional && <Badge kind="conditional">conditional</Badge>}
+                  </td>
+                  <td>
+                    {e.actions.join(', ')}
+                    {e.denied_actions && e.denied_actions.length > 0 && (
+                      <div class="lost">except {e.denied_actions.join(', ')}</div>
+                    )}
+                  </td>
+                  <td>
+                    <How entry={e} />
+                  </td>
+                  <td>{when(e.granted_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {access.data.pagination && (
+            <Pager label="Access" {...access.data.pagination} page={page} onPage={setPage} />
+          )}
+        </>
+      )}
+    </Panel>
+  );
+}
+
+function describeChanges(event: AuditEvent): string {
+  if (!event.changes) return '';
+  return Object.entries(event.changes)
+    .slice(0, 4)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v.from ?? null)} → ${JSON.stringify(v.to ?? null)}`)
+    .join('; ');
+}
+
+function AuditTrail(props: { p: Principal }) {
+  return (
+    <Panel id="audit" title="Audit trail">
+      <Gate feature="audit">
+        <AuditEvents p={props.p} />
+      </Gate>
+    </Panel>
+  );
+}
+
+function AuditEvents(props: { p: Principal }) {
+  const [page, setPage] = useState(1);
+  const events = useLoad(
+    (signal) => get<List<AuditEvent>>('/v1/audit/events', { target_id: props.p.id, page, limit: 10 }, signal),
+    [props.p.id, page],
+  );
+  return (
+    <>
+      {events.error !== undefined && <ProblemBox error={events.error} context="Audit trail" />}
+      {!events.data && events.loading && <Loading what="events" />}
+      {events.data && (
+        <>
+          <table class="grid">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Event</th>
+                <th>By</th>
+                <th>Changes</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.data.data.length === 0 && (
+                <tr>
+                  <td colSpan={4} class="empty">
+                    No events.
+                  </td>
+                </tr>
+              )}
+              {events.data.data.map((e) => (
+                <tr key={e.id}>
+                  <td>{when(e.occurred_at)}</td>
+                  <td>
+                    <code>{e.type}</code>
+                    {e.outcome !== 'success' && <Badge kind="failure">{e.outcome}</Badge>}
+                  </td>
+                  <td>
+                    {e.actor.type} <code>{e.actor.id}</code>
+                  </td>
+                  <td class="changes">{describeChanges(e)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager label="Audit" {...events.data.pagination} page={page} onPage={setPage} />
+        </>
+      )}
+    </>
+  );
+}
+
+export function PrincipalPage(props: { id: string }) {
+  return (
+    <Gate feature="principal">
+      <PrincipalPageView {...props} />
+    </Gate>
+  );
+}
+
+function PrincipalPageView(props: { id: string }) {
+  const heading = useFocusHeading(props.id);
+  const principal = useLoad(
+    (signal) => get<Principal>(`/v1/principals/${seg(props.id)}`, undefined, signal),
+    [props.id],
+  );
+  return (
+    <>
+      {principal.error !== undefined && <ProblemBox error={principal.error} context="Principal" />}
+      {!principal.data && principal.loading && <Loading what="the principal" />}
+      {principal.data && (
+        <>
+          <header class="page-head">
+            <h1 ref={heading} tabIndex={-1}>
+              {principal.data.name}
+            </h1>
+            <Badge kind={principal.data.type}>{principal.data.type}</Badge>
+            <Badge kind={principal.data.status}>{principal.data.status}</Badge>
+            <nav aria-label="On this page" class="toc">
+              <a href="#record">Record</a> · <a href="#graph">Graph</a> · <a href="#access">Access</a> ·{' '}
+              <a href="#audit">Audit trail</a> ·{' '}
+              <Link to={`/decisions?principal_id=${principal.data.id}`}>Evaluate a request</Link>
+            </nav>
+          </header>
+          <div class="columns">
+            <Record p={principal.data} />
+            <Risk p={principal.data} />
+          </div>
+          <Graph p={principal.data} />
+          <Access p={principal.data} />
+          <AuditTrail p={principal.data} />
+        </>
+      )}
+    </>
+  );
+}

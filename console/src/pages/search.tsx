@@ -1,0 +1,474 @@
+import { useState } from 'preact/hooks';
+import { post } from '../api';
+import {
+  Badge,
+  Gate,
+  Link,
+  Loading,
+  Pager,
+  ProblemBox,
+  useFocusHeading,
+  useLoad,
+  when,
+} from '../components/ui';
+import { useLocation } from '../router';
+import type { List, PrincipalSummary } from '../types';
+
+const TYPES = ['USER', 'SERVICE_ACCOUNT', 'AI_AGENT', 'API_KEY'] as const;
+const STATUSES = ['active', 'suspended', 'deprovisioned', 'deleted'] as const;
+const SORTS = [
+  ['created_at', 'Created'],
+  ['updated_at', 'Updated'],
+  ['name', 'Name'],
+  ['last_login', 'Last login'],
+  ['risk_score', 'Risk score'],
+] as const;
+type SortField = (typeof SORTS)[number][0];
+
+const ATTRIBUTE_OPS = {
+  eq: 'equals',
+  ne: 'does not equal',
+  in: 'is one of (comma-separated)',
+  contains: 'contains',
+  startsWith: 'starts with',
+  exists: 'is set',
+  missing: 'is not set',
+} as const;
+type AttributeOp = keyof typeof ATTRIBUTE_OPS;
+
+interface AttributeRow {
+  key: string;
+  op: AttributeOp;
+  value: string;
+}
+
+export interface SearchForm {
+  name: string;
+  types: string[];
+  statuses: string[];
+  attributes: AttributeRow[];
+  login: 'any' | 'before' | 'after' | 'never';
+  loginDate: string;
+  riskMin: string;
+  riskMax: string;
+  sort: SortField;
+  order: 'asc' | 'desc';
+  limit: number;
+}
+
+const EMPTY: SearchForm = {
+  name: '',
+  types: [],
+  statuses: [],
+  attributes: [],
+  login: 'any',
+  loginDate: '',
+  riskMin: '',
+  riskMax: '',
+  sort: 'created_at',
+  order: 'desc',
+  limit: 25,
+};
+
+/** The form as a §2 query: each filled-in field one condition, all of which must hold. */
+export function toQuery(form: SearchForm): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  if (form.name.trim()) query['name'] = { $contains: form.name.trim() };
+  if (form.types.length > 0) query['type'] = form.types;
+  if (form.statuses.length > 0) query['status'] = form.statuses;
+  const attributes: Record<string, Record<string, unknown>> = {};
+  for (const row of form.attributes) {
+    const key = row.key.trim();
+    if (!key) continue;
+    const ops = (attributes[key] ??= {});
+    const value = row.value.trim();
+    switch (row.op) {
+      case 'eq':
+        ops['$eq'] = value;
+        break;
+      case 'ne':
+        ops['$ne'] = value;
+        break;
+      case 'in':
+        ops['$in'] = value
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean);
+        break;
+      case 'contains':
+        ops['$contains'] = value;
+        break;
+      case 'startsWith':
+        ops['$startsWith'] = value;
+        break;
+      case 'exists':
+        ops['$exists'] = true;
+        break;
+      case 'missing':
+        ops['$exists'] = false;
+        break;
+    }
+  }
+  if (Object.keys(attributes).length > 0) query['attributes'] = attributes;
+  if (form.login === 'never') query['last_login'] = { $exists: false };
+  else if (form.login !== 'any' && form.loginDate) {
+    const instant = new Date(`${form.loginDate}T00:00:00Z`).toISOString();
+    query['last_login'] = form.login === 'before' ? { $lt: instant } : { $gte: instant };
+  }
+  const risk: Record<string, number> = {};
+  if (form.riskMin !== '') risk['$gte'] = Number(form.riskMin);
+  if (form.riskMax !== '') risk['$lte'] = Number(form.riskMax);
+  if (Object.keys(risk).length > 0) query['risk_score'] = risk;
+  return query;
+}
+
+/** The search last run, so that coming back to the page shows it again. */
+let remembered: { form: SearchForm; page: number } | null = null;
+
+function initialForm(query: URLSearchParams): SearchForm {
+  const type = query.get('type');
+  const name = query.get('name');
+  if (type || name) return { ...EMPTY, types: type ? [type] : [], name: name ?? '' };
+  return remembered?.form ?? EMPTY;
+}
+
+function Checkboxes(props: {
+  legend: string;
+  options: readonly string[];
+  chosen: string[];
+  onChange: (chosen: string[]) => void;
+}) {
+  return (
+    <fieldset class="checks">
+      <legend>{props.legend}</legend>
+      {props.options.map((o) => (
+        <label key={o}>
+          <input
+            type="checkbox"
+            checked={props.chosen.includes(o)}
+            onChange={(e) =>
+              props.onChange(
+                e.currentTarget.checked ? [...props.chosen, o] : props.chosen.filter((c) => c !== o),
+              )
+            }
+          />
+          {o.toLowerCase().replace(/_/g, ' ')}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function AttributeRows(props: { rows: AttributeRow[]; onChange: (rows: AttributeRow[]) => void }) {
+  const set = (i: number, patch: Partial<AttributeRow>): void =>
+    props.onChange(props.rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  return (
+    <fieldset class="attributes">
+      <legend>Attributes</legend>
+      {props.rows.map((row, i) => (
+        <div class="attribute-row" key={i}>
+          <input
+            aria-label={`Attribute ${i + 1} key`}
+            placeholder="key, e.g. team"
+            value={row.key}
+            onInput={(e) => set(i, { key: e.currentTarget.value })}
+          />
+          <select
+            aria-label={`Attribute ${i + 1} test`}
+            value={row.op}
+            onChange={(e) => set(i, { op: e.currentTarget.value as AttributeOp })}
+          >
+            {Object.entries(ATTRIBUTE_OPS).map(([op, label]) => (
+              <option key={op} value={op}>
+                {label}
+              </option>
+            ))}
+          </select>
+          {row.op !== 'exists' && row.op !== 'missing' && (
+            <input
+              aria-label={`Attribute ${i + 1} value`}
+              placeholder="value"
+              value={row.value}
+              onInput={(e) => set(i, { value: e.currentTarget.value })}
+            />
+          )}
+          <button
+            type="button"
+            class="secondary"
+            aria-label={`Remove attribute condition ${i + 1}`}
+            onClick={() => props.onChange(props.rows.filter((_, j) => j !== i))}
+          >
+            ✕
+          </button>
+        </div>
+      ))}
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => props.onChange([...props.rows, { key: '', op: 'eq', value: '' }])}
+      >
+        + Attribute condition
+      </button>
+    </fieldset>
+  );
+}
+
+function Results(props: {
+  form: SearchForm;
+  page: number;
+  onPage: (page: number) => void;
+  onSort: (field: SortField) => void;
+}) {
+  const { form, page } = props;
+  const body = {
+    query: toQuery(form),
+    sort: { field: form.sort, order: form.order },
+    page,
+    limit: form.limit,
+  };
+  const results = useLoad(
+    () => post<List<PrincipalSummary>>('/v1/principals/search', body),
+    [JSON.stringify(body)],
+  );
+  const sortable = (field: SortField, label: string) => (
+    <th aria-sort={form.sort === field ? (form.order === 'asc' ? 'ascending' : 'descending') : 'none'}>
+      <button type="button" class="th-sort" onClick={() => props.onSort(field)}>
+        {label}
+        <span aria-hidden="true">{form.sort === field ? (form.order === 'asc' ? ' ▲' : ' ▼') : ''}</span>
+      </button>
+    </th>
+  );
+  return (
+    <section aria-labelledby="results-title" class="panel">
+      <header class="panel-head">
+        <h2 id="results-title">Results</h2>
+        <details class="query-sent">
+          <summary>Query sent</summary>
+          <pre>{JSON.stringify(body, null, 2)}</pre>
+        </details>
+      </header>
+      {results.error !== undefined && <ProblemBox error={results.error} context="Search" />}
+      {results.loading && !results.data && <Loading what="principals" />}
+      {results.data && (
+        <>
+          <table class="grid" aria-busy={results.loading}>
+            <thead>
+              <tr>
+                {sortable('name', 'Name')}
+                <th>Type</th>
+                <th>Status</th>
+                <th>Email</th>
+                {sortable('risk_score', 'Risk')}
+                {sortable('last_login', 'Last login')}
+                {sortable('created_at', 'Created')}
+              </tr>
+            </thead>
+            <tbody>
+              {results.data.data.length === 0 && (
+                <tr>
+                  <td colSpan={7} class="empty">
+                    No principal matches.
+                  </td>
+                </tr>
+              )}
+              {results.data.data.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <Link to={`/principals/${p.id}`}>{p.name}</Link>
+                  </td>
+                  <td>
+                    <Badge kind={p.type}>{p.type}</Badge>
+                  </td>
+                  <td>
+                    <Badge kind={p.status}>{p.status}</Badge>
+                  </td>
+                  <td>{p.email ?? ''}</td>
+                  <td class="num">{p.risk_score ?? ''}</td>
+                  <td>{when(p.last_login)}</td>
+                  <td>{when(p.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager label="Results" {...results.data.pagination} page={page} onPage={props.onPage} />
+        </>
+      )}
+    </section>
+  );
+}
+
+export function Search() {
+  const location = useLocation();
+  const heading = useFocusHeading('search');
+  const [draft, setDraft] = useState<SearchForm>(() => initialForm(location.query));
+  const [ran, setRan] = useState<{ form: SearchForm; page: number }>(() =>
+    location.query.get('type') || location.query.get('name') || !remembered
+      ? { form: initialForm(location.query), page: 1 }
+      : remembered,
+  );
+  const run = (form: SearchForm, page: number): void => {
+    remembered = { form, page };
+    setRan({ form, page });
+  };
+  const set = (patch: Partial<SearchForm>): void => setDraft((d) => ({ ...d, ...patch }));
+  return (
+    <Gate feature="search">
+      <h1 ref={heading} tabIndex={-1}>
+        Search principals
+      </h1>
+      <form
+        class="panel search-form"
+        role="search"
+        aria-label="Principal search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          run(draft, 1);
+        }}
+      >
+        <div class="row">
+          <label>
+            Name contains
+            <input name="name" value={draft.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+          </label>
+          <label>
+            Last login
+            <select
+              name="login"
+              value={draft.login}
+              onChange={(e) => set({ login: e.currentTarget.value as SearchForm['login'] })}
+            >
+              <option value="any">any time</option>
+              <option value="before">before</option>
+              <option value="after">on or after</option>
+              <option value="never">never</option>
+            </select>
+          </label>
+          {(draft.login === 'before' || draft.login === 'after') && (
+            <label>
+              Date (UTC)
+              <input
+                type="date"
+                name="login_date"
+                required
+                value={draft.loginDate}
+                onInput={(e) => set({ loginDate: e.currentTarget.value })}
+              />
+            </label>
+          )}
+          <label>
+            Risk from
+            <input
+              type="number"
+              class="narrow"
+              min={0}
+              max={100}
+              name="risk_min"
+              value={draft.riskMin}
+              onInput={(e) => set({ riskMin: e.currentTarget.value })}
+            />
+          </label>
+          <label>
+            to
+            <input
+              type="number"
+              class="narrow"
+              min={0}
+              max={100}
+              name="risk_max"
+              value={draft.riskMax}
+              onInput={(e) => set({ riskMax: e.currentTarget.value })}
+            />
+          </label>
+        </div>
+        <div class="row">
+          <Checkboxes
+            legend="Type"
+            options={TYPES}
+            chosen={draft.types}
+            onChange={(types) => set({ types })}
+          />
+          <Checkboxes
+            legend="Status (none: all but deleted)"
+            options={STATUSES}
+            chosen={draft.statuses}
+            onChange={(statuses) => set({ statuses })}
+          />
+        </div>
+        <AttributeRows rows={draft.attributes} onChange={(attributes) => set({ attributes })} />
+        <div class="row">
+          <label>
+            Sort by
+            <select
+              name="sort"
+              value={draft.sort}
+              onChange={(e) => set({ sort: e.currentTarget.value as SortField })}
+            >
+              {SORTS.map(([f, label]) => (
+                <option key={f} value={f}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Order
+            <select
+              name="order"
+              value={draft.order}
+              onChange={(e) => set({ order: e.currentTarget.value as 'asc' | 'desc' })}
+            >
+              <option value="desc">descending</option>
+              <option value="asc">ascending</option>
+            </select>
+          </label>
+          <label>
+            Per page
+            <select
+              name="limit"
+              value={draft.limit}
+              onChange={(e) => set({ limit: Number(e.currentTarget.value) })}
+            >
+              {[25, 50, 100].map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
+          <div class="buttons">
+            <button type="submit">Search</button>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setDraft(EMPTY);
+                run(EMPTY, 1);
+              }}
+            >
+              Clear
+            </button>
+          </div>
+        </div>
+      </form>
+      <Results
+        form={ran.form}
+        page={ran.page}
+        onPage={(page) => run(ran.form, page)}
+        onSort={(field) => {
+          // A new column starts where people read it from: names A to Z, times and scores highest first.
+          const order =
+            ran.form.sort === field
+              ? ran.form.order === 'desc'
+                ? 'asc'
+                : 'desc'
+              : field === 'name'
+                ? 'asc'
+                : 'desc';
+          const form: SearchForm = { ...ran.form, sort: field, order };
+          setDraft((d) => ({ ...d, sort: field, order }));
+          run(form, 1);
+        }}
+      />
+    </Gate>
+  );
+}

@@ -1,0 +1,379 @@
+import { useMemo, useState } from 'preact/hooks';
+import { get, post, seg } from '../api';
+import {
+  Badge,
+  Gate,
+  Link,
+  Loading,
+  Pager,
+  Panel,
+  ProblemBox,
+  useFocusHeading,
+  useLoad,
+} from '../components/ui';
+import { navigate } from '../router';
+import type { AccessChange, List, Policy, Principal, Simulation } from '../types';
+
+/** The fields of a policy a client writes (API.md §5.1); the rest the service owns. */
+const WRITABLE = [
+  'name',
+  'description',
+  'effect',
+  'subjects',
+  'actions',
+  'resources',
+  'conditions',
+  'status',
+] as const;
+const REQUIRED = ['name', 'effect', 'subjects', 'actions', 'resources'] as const;
+
+function editable(policy: Policy): string {
+  const body: Record<string, unknown> = {};
+  for (const key of WRITABLE) if (policy[key] !== undefined && policy[key] !== null) body[key] = policy[key];
+  return JSON.stringify(body, null, 2);
+}
+
+export interface Checked {
+  body?: Record<string, unknown>;
+  problems: string[];
+}
+
+/** Where in the text a JSON syntax error is, as line and column, from the parser's message. */
+function locate(text: string, message: string): string {
+  const position = /position (\d+)/.exec(message);
+  if (position) {
+    const before = text.slice(0, Number(position[1]));
+    const line = before.split('\n').length;
+    return `line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
+  }
+  const lineColumn = /line (\d+) column (\d+)/.exec(message);
+  return lineColumn ? `line ${lineColumn[1]}, column ${lineColumn[2]}` : '';
+}
+
+/**
+ * What can be said of the edited policy before sending it: JSON syntax and the shape of the
+ * body. The service checks the rest (operators, globs, CIDRs) and answers with pointers.
+ */
+export function checkPolicyText(text: string): Checked {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const where = locate(text, message);
+    return { problems: [`Not valid JSON${where ? ` (${where})` : ''}: ${message}`] };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return { problems: ['The policy must be a JSON object.'] };
+  }
+  const body = parsed as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const key of REQUIRED) if (!(key in body)) problems.push(`/${key} is required.`);
+  for (const key of Object.keys(body)) {
+    if (!(WRITABLE as readonly string[]).includes(key))
+      problems.push(`/${key} is not a policy field a client writes.`);
+  }
+  if ('effect' in body && body['effect'] !== 'allow' && body['effect'] !== 'deny') {
+    problems.push('/effect must be "allow" or "deny".');
+  }
+  if (
+    'actions' in body &&
+    (!Array.isArray(body['actions']) || body['actions'].some((a) => typeof a !== 'string'))
+  ) {
+    problems.push('/actions must be a list of action names.');
+  }
+  if ('resources' in body) {
+    const resources = body['resources'];
+    if (
+      !Array.isArray(resources) ||
+      resources.some(
+        (r: unknown) =>
+          r === null ||
+          typeof r !== 'object' ||
+          typeof (r as Record<string, unknown>)['type'] !== 'string' ||
+          typeof (r as Record<string, unknown>)['identifier'] !== 'string',
+      )
+    ) {
+      problems.push('/resources must be a list of { "type", "identifier" }.');
+    }
+  }
+  if ('subjects' in body && (body['subjects'] === null || typeof body['subjects'] !== 'object')) {
+    problems.push('/subjects must be an object with principals, groups or match.');
+  }
+  return problems.length > 0 ? { problems } : { body, problems };
+}
+
+function PolicyPicker() {
+  const [page, setPage] = useState(1);
+  const [filter, setFilter] = useState('');
+  const list = useLoad((signal) => get<List<Policy>>('/v1/policies', { page, limit: 50 }, signal), [page]);
+  const shown = (list.data?.data ?? []).filter((p) => p.name.toLowerCase().includes(filter.toLowerCase()));
+  return (
+    <Panel id="policies" title="Choose a policy">
+      <label>
+        Filter this page by name
+        <input value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+      </label>
+      {list.error !== undefined && <ProblemBox error={list.error} context="Policies" />}
+      {!list.data && list.loading && <Loading what="policies" />}
+      {list.data && (
+        <>
+          <table class="grid">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Effect</th>
+                <th>Status</th>
+                <th>Actions</th>
+                <th>Resources</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <Link to={`/what-if?policy=${p.id}`}>{p.name}</Link>
+                  </td>
+                  <td>
+                    <Badge kind={p.effect}>{p.effect}</Badge>
+                  </td>
+                  <td>{p.status}</td>
+                  <td>{p.actions.join(', ')}</td>
+                  <td>{p.resources.map((r) => `${r.type}:${r.identifier}`).join(', ')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager label="Policies" {...list.data.pagination} page={page} onPage={setPage} />
+        </>
+      )}
+    </Panel>
+  );
+}
+
+const PRINCIPALS_PER_PAGE = 20;
+
+/** The blast radius, principal by principal: actions gained in green (+), lost in red (−). */
+function BlastRadius(props: { changes: AccessChange[] }) {
+  const byPrincipal = useMemo(() => {
+    const map = new Map<string, AccessChange[]>();
+    for (const c of props.changes) map.set(c.principal_id, [...(map.get(c.principal_id) ?? []), c]);
+    return [...map.entries()];
+  }, [props.changes]);
+  const [page, setPage] = useState(1);
+  const pages = Math.ceil(byPrincipal.length / PRINCIPALS_PER_PAGE);
+  const visible = byPrincipal.slice((page - 1) * PRINCIPALS_PER_PAGE, page * PRINCIPALS_PER_PAGE);
+  const names = useLoad(
+    () =>
+      Promise.all(
+        visible.map(([id]) =>
+          get<Principal>(`/v1/principals/${seg(id)}`).then(
+            (p) => [id, p] as const,
+            () => [id, undefined] as const,
+          ),
+        ),
+      ).then((pairs) => new Map(pairs)),
+    [visible.map(([id]) => id).join(',')],
+  );
+  if (byPrincipal.length === 0) return <p class="muted">Nobody's access would change.</p>;
+  return (
+    <>
+      <ul class="blast" aria-label="Access changes per principal">
+        {visible.map(([id, changes]) => {
+          const p = names.data?.get(id);
+          return (
+            <li key={id} class="blast-principal">
+              <h3>
+                <Link to={`/principals/${id}`}>{p?.name ?? id}</Link>{' '}
+                {p && <Badge kind={p.type}>{p.type}</Badge>}
+              </h3>
+              <table class="grid compact diff">
+                <tbody>
+                  {changes.map((c) => (
+                    <tr key={`${c.resource.type}:${c.resource.identifier}`}>
+                      <th scope="row">
+                        <code>
+                          {c.resource.type}:{c.resource.identifier}
+                        </code>
+                      </th>
+                      <td>
+                        {c.gained.map((a) => (
+                          <span key={`+${a}`} class="gained" title="gained">
+                            + {a}
+                          </span>
+                        ))}
+                        {c.lost.map((a) => (
+                          <span key={`-${a}`} class="lost" title="lost">
+                            − {a}
+                          </span>
+                        ))}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </li>
+          );
+        })}
+      </ul>
+      <Pager
+        label="Affected principals"
+        page={page}
+        pages={pages}
+        total={byPrincipal.length}
+        onPage={setPage}
+      />
+    </>
+  );
+}
+
+function Summary(props: { summary: Simulation['summary'] }) {
+  const s = props.summary;
+  return (
+    <ul class="summary" aria-label="Simulation summary">
+      <li>
+        <strong>{s.principals_affected.toLocaleString()}</strong> principals affected
+      </li>
+      <li>
+        <strong>{s.changed.toLocaleString()}</strong> of {s.evaluated.toLocaleString()} changed
+      </li>
+      <li class="gained">
+        <strong>{s.newly_allowed.toLocaleString()}</strong> newly allowed
+      </li>
+      <li class="lost">
+        <strong>{s.newly_denied.toLocaleString()}</strong> newly denied
+      </li>
+    </ul>
+  );
+}
+
+function Editor(props: { policy: Policy }) {
+  const original = editable(props.policy);
+  const [text, setText] = useState(original);
+  const [result, setResult] = useState<{
+    simulation?: Simulation;
+    error?: unknown;
+    busy: boolean;
+    what?: string;
+  }>({
+    busy: false,
+  });
+  const checked = checkPolicyText(text);
+  const simulate = (body: Record<string, unknown>, what: string): void => {
+    setResult({ busy: true, what });
+    post<Simulation>(`/v1/policies/${seg(props.policy.id)}/simulate`, body).then(
+      (simulation) => setResult({ simulation, busy: false, what }),
+      (error: unknown) => setResult({ error, busy: false, what }),
+    );
+  };
+  return (
+    <div class="columns even">
+      <Panel id="editor" title="Proposed policy">
+        <p class="muted">
+          Version {props.policy.version}, {props.policy.status}. Edit the JSON, then simulate: nothing is
+          saved.
+        </p>
+        <label class="editor-label" for="policy-json">
+          Policy JSON
+        </label>
+        <textarea
+          id="policy-json"
+          class="code"
+          spellcheck={false}
+          rows={Math.min(30, Math.max(12, text.split('\n').length + 1))}
+          value={text}
+          aria-invalid={checked.problems.length > 0}
+          aria-describedby="policy-json-check"
+          onInput={(e) => setText(e.currentTarget.value)}
+        />
+        <div id="policy-json-check" aria-live="polite">
+          {checked.problems.length === 0 ? (
+            <p class="ok">Valid policy JSON{text === original ? ' (unchanged)' : ''}.</p>
+          ) : (
+            <ul class="invalid">
+              {checked.problems.map((p) => (
+                <li key={p}>{p}</li>
+              ))}
+            </ul>
+          )}
+        </div>
+        <div class="buttons">
+          <button
+            type="button"
+            disabled={!checked.body || result.busy}
+            onClick={() => checked.body && simulate({ policy: checked.body }, 'change')}
+          >
+            Simulate this change
+          </button>
+          <button
+            type="button"
+            class="danger"
+            disabled={result.busy}
+            onClick={() => simulate({ delete: true }, 'deletion')}
+          >
+            Simulate deleting it
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            disabled={text === original}
+            onClick={() => setText(original)}
+          >
+            Reset
+          </button>
+        </div>
+      </Panel>
+      <Panel id="blast" title="Blast radius">
+        {result.busy && <Loading what="the simulation" />}
+        {result.error !== undefined && <ProblemBox error={result.error} context="Simulation" />}
+        {!result.busy && !result.simulation && result.error === undefined && (
+          <p class="muted">Run a simulation to see who would gain or lose access.</p>
+        )}
+        {result.simulation && (
+          <div data-simulated={result.what}>
+            <p>If this policy's {result.what === 'deletion' ? 'deletion' : 'change'} went live:</p>
+            <Summary summary={result.simulation.summary} />
+            <BlastRadius changes={result.simulation.access_changes ?? []} />
+          </div>
+        )}
+      </Panel>
+    </div>
+  );
+}
+
+export function WhatIf(props: { policyId: string }) {
+  return (
+    <Gate feature="policies">
+      <WhatIfView {...props} />
+    </Gate>
+  );
+}
+
+function WhatIfView(props: { policyId: string }) {
+  const heading = useFocusHeading(`what-if:${props.policyId}`);
+  const policy = useLoad(
+    (signal) =>
+      props.policyId
+        ? get<Policy>(`/v1/policies/${seg(props.policyId)}`, undefined, signal)
+        : Promise.resolve(null),
+    [props.policyId],
+  );
+  return (
+    <>
+      <h1 ref={heading} tabIndex={-1}>
+        Policy what-if{policy.data ? `: ${policy.data.name}` : ''}
+      </h1>
+      {props.policyId && (
+        <p>
+          <button type="button" class="secondary" onClick={() => navigate('/what-if')}>
+            ← All policies
+          </button>
+        </p>
+      )}
+      {policy.error !== undefined && <ProblemBox error={policy.error} context="Policy" />}
+      {props.policyId && !policy.data && policy.loading && <Loading what="the policy" />}
+      {!props.policyId && <PolicyPicker />}
+      {policy.data && <Editor key={`${policy.data.id}:${policy.data.version}`} policy={policy.data} />}
+    </>
+  );
+}
