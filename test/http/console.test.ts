@@ -370,7 +370,7 @@ describe('analyst console in a browser', function () {
     await page.locator('#risk meter').waitFor();
 
     // The graph: Ada, her manager, two levels of reports and two levels of groups.
-    const canvas = page.locator('.graph-canvas[data-nodes="6"]');
+    const canvas = page.locator('.graph-canvas[data-nodes="6"][data-ready="true"]');
     await canvas.waitFor();
     expect(await canvas.getAttribute('data-edges')).to.equal('5');
     await canvas.locator('canvas').first().waitFor();
@@ -440,6 +440,7 @@ describe('analyst console in a browser', function () {
     await alan.waitFor();
     expect(await alan.locator('span.gained').allTextContents()).to.deep.equal(['+ read', '+ write']);
     const ada = blast.locator('.blast-principal', { hasText: 'Ada Lovelace' });
+    await ada.waitFor();
     expect(await ada.locator('span.gained').allTextContents()).to.deep.equal(['+ write']);
     expect(await ada.locator('span.lost').count()).to.equal(0);
     expect(await blast.locator('.summary').textContent()).to.include('3 principals affected');
@@ -448,7 +449,9 @@ describe('analyst console in a browser', function () {
     await page.getByRole('button', { name: 'Simulate deleting it' }).click();
     const deletion = page.locator('[data-simulated="deletion"]');
     await deletion.waitFor();
-    const lost = deletion.locator('.blast-principal', { hasText: 'Katherine Johnson' }).locator('span.lost');
+    const katherine = deletion.locator('.blast-principal', { hasText: 'Katherine Johnson' });
+    await katherine.waitFor();
+    const lost = katherine.locator('span.lost');
     expect(await lost.allTextContents()).to.deep.equal(['− read']);
 
     // A proposal the service refuses comes back with its pointer.

@@ -232,10 +232,24 @@ describe('principal search', () => {
         status: 'active',
         created_at: '2026-01-01T00:00:00.000Z',
         last_login: '2026-07-15T10:00:00.000Z',
+        risk_score: alice.risk_score,
       });
+      // The score shown in lists is the record's (it depends on the clock: dormancy).
+      const record = await api.get(`/v1/principals/${id('alice')}`);
+      expect(alice.risk_score).to.be.a('number').and.equal(record.body.risk_score);
       const batch = res.body.data.find((p: { name: string }) => p.name === 'batch');
       expect(Object.keys(batch).sort()).to.deep.equal(
-        ['attributes', 'connector_source', 'created_at', 'id', 'last_login', 'name', 'status', 'type'].sort(),
+        [
+          'attributes',
+          'connector_source',
+          'created_at',
+          'id',
+          'last_login',
+          'name',
+          'risk_score',
+          'status',
+          'type',
+        ].sort(),
       );
       expect(batch).to.include({ connector_source: null, last_login: null });
     });

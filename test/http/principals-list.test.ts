@@ -59,6 +59,7 @@ describe('GET /principals (list)', () => {
         'id',
         'last_login',
         'name',
+        'risk_score',
         'status',
         'type',
       ].sort(),

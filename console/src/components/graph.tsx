@@ -1,5 +1,5 @@
-import cytoscape, { type Core, type ElementDefinition } from 'cytoscape';
-import { useEffect, useRef } from 'preact/hooks';
+import type { Core, ElementDefinition, NodeSingular } from 'cytoscape';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Card, Principal, Relationship } from '../types';
 
 /** More nodes than this at one level are folded into one "+ n more" node: the graph stays legible. */
@@ -139,74 +139,87 @@ export function RelationshipGraph(props: {
 }) {
   const container = useRef<HTMLDivElement>(null);
   const cy = useRef<Core | null>(null);
+  const [failed, setFailed] = useState(false);
   const open = useRef(props.onOpen);
   open.current = props.onOpen;
   const built = buildElements(props.subject, props.relationships);
   const key = JSON.stringify(built.elements.map((e) => (e.data as { id: string }).id));
   useEffect(() => {
-    if (!container.current) return undefined;
+    const target = container.current;
+    if (!target) return undefined;
     const at = positions(built.elements);
-    const instance = cytoscape({
-      container: container.current,
-      elements: built.elements,
-      layout: { name: 'preset', positions: Object.fromEntries(at), fit: true, padding: 30 },
-      minZoom: 0.2,
-      maxZoom: 2.5,
-      wheelSensitivity: 0.3,
-      style: [
-        {
-          selector: 'node',
-          style: {
-            label: 'data(label)',
-            'font-size': 11,
-            'text-valign': 'bottom',
-            'text-margin-y': 4,
-            'text-wrap': 'ellipsis',
-            'text-max-width': '130px',
-            color: '#212529',
-            width: 26,
-            height: 26,
-            'border-width': 2,
-            'border-color': '#fff',
-          },
-        },
-        ...(Object.entries(COLORS) as [NodeKind, string][]).map(([kind, color]) => ({
-          selector: `node[kind = "${kind}"]`,
-          style: { 'background-color': color },
-        })),
-        {
-          selector: 'node[kind = "subject"]',
-          style: { width: 40, height: 40, 'font-weight': 'bold', 'font-size': 13 },
-        },
-        { selector: 'node[kind = "group"]', style: { shape: 'round-hexagon', width: 30, height: 30 } },
-        { selector: 'node[kind = "manager"]', style: { shape: 'round-rectangle' } },
-        { selector: 'node[kind = "more"]', style: { shape: 'round-tag', width: 22, height: 22 } },
-        {
-          selector: 'edge',
-          style: {
-            width: 1.5,
-            'curve-style': 'bezier',
-            'target-arrow-shape': 'triangle',
-            'arrow-scale': 0.8,
-            'line-color': '#adb5bd',
-            'target-arrow-color': '#adb5bd',
-          },
-        },
-        {
-          selector: 'edge[kind = "member_of"]',
-          style: { 'line-style': 'dashed', 'line-color': '#b197fc', 'target-arrow-color': '#b197fc' },
-        },
-        { selector: 'node:selected', style: { 'border-color': '#f59f00', 'border-width': 4 } },
-      ],
-    });
-    instance.on('tap', 'node', (event) => {
-      const node = event.target as cytoscape.NodeSingular;
-      const kind = node.data('kind') as NodeKind;
-      if (kind !== 'more' && kind !== 'subject') open.current(node.id(), kind);
-    });
-    cy.current = instance;
+    let cancelled = false;
+    let instance: Core | null = null;
+    // The library is most of the console's code: it loads with the first graph, not the page.
+    import('cytoscape').then(
+      ({ default: cytoscape }) => {
+        if (cancelled) return;
+        instance = cytoscape({
+          container: target,
+          elements: built.elements,
+          layout: { name: 'preset', positions: Object.fromEntries(at), fit: true, padding: 30 },
+          minZoom: 0.2,
+          maxZoom: 2.5,
+          wheelSensitivity: 0.3,
+          style: [
+            {
+              selector: 'node',
+              style: {
+                label: 'data(label)',
+                'font-size': 11,
+                'text-valign': 'bottom',
+                'text-margin-y': 4,
+                'text-wrap': 'ellipsis',
+                'text-max-width': '130px',
+                color: '#212529',
+                width: 26,
+                height: 26,
+                'border-width': 2,
+                'border-color': '#fff',
+              },
+            },
+            ...(Object.entries(COLORS) as [NodeKind, string][]).map(([kind, color]) => ({
+              selector: `node[kind = "${kind}"]`,
+              style: { 'background-color': color },
+            })),
+            {
+              selector: 'node[kind = "subject"]',
+              style: { width: 40, height: 40, 'font-weight': 'bold', 'font-size': 13 },
+            },
+            { selector: 'node[kind = "group"]', style: { shape: 'round-hexagon', width: 30, height: 30 } },
+            { selector: 'node[kind = "manager"]', style: { shape: 'round-rectangle' } },
+            { selector: 'node[kind = "more"]', style: { shape: 'round-tag', width: 22, height: 22 } },
+            {
+              selector: 'edge',
+              style: {
+                width: 1.5,
+                'curve-style': 'bezier',
+                'target-arrow-shape': 'triangle',
+                'arrow-scale': 0.8,
+                'line-color': '#adb5bd',
+                'target-arrow-color': '#adb5bd',
+              },
+            },
+            {
+              selector: 'edge[kind = "member_of"]',
+              style: { 'line-style': 'dashed', 'line-color': '#b197fc', 'target-arrow-color': '#b197fc' },
+            },
+            { selector: 'node:selected', style: { 'border-color': '#f59f00', 'border-width': 4 } },
+          ],
+        });
+        instance.on('tap', 'node', (event) => {
+          const node = event.target as NodeSingular;
+          const kind = node.data('kind') as NodeKind;
+          if (kind !== 'more' && kind !== 'subject') open.current(node.id(), kind);
+        });
+        cy.current = instance;
+        target.dataset['ready'] = 'true';
+      },
+      () => setFailed(true),
+    );
     return () => {
-      instance.destroy();
+      cancelled = true;
+      instance?.destroy();
       cy.current = null;
     };
     // The element ids decide the drawing; a re-render with the same graph keeps it as it is.
@@ -221,6 +234,11 @@ export function RelationshipGraph(props: {
         data-nodes={built.elements.filter((e) => e.group === 'nodes').length}
         data-edges={built.elements.filter((e) => e.group === 'edges').length}
       />
+      {failed && (
+        <p class="problem" role="alert">
+          The graph could not be drawn (its script did not load); the list below has the same relationships.
+        </p>
+      )}
       <figcaption>
         <ul class="legend">
           <li class="k-subject">this principal</li>

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { post } from '../api';
 import {
   Badge,
@@ -11,126 +11,25 @@ import {
   useLoad,
   when,
 } from '../components/ui';
-import { useLocation } from '../router';
+import { navigate, useLocation } from '../router';
+import {
+  ATTRIBUTE_OPS,
+  EMPTY,
+  readSearch,
+  SORTS,
+  STATUSES,
+  toQuery,
+  TYPES,
+  type AttributeOp,
+  type AttributeRow,
+  type Ran,
+  type SearchForm,
+  type SortField,
+} from '../search-form';
 import type { List, PrincipalSummary } from '../types';
 
-const TYPES = ['USER', 'SERVICE_ACCOUNT', 'AI_AGENT', 'API_KEY'] as const;
-const STATUSES = ['active', 'suspended', 'deprovisioned', 'deleted'] as const;
-const SORTS = [
-  ['created_at', 'Created'],
-  ['updated_at', 'Updated'],
-  ['name', 'Name'],
-  ['last_login', 'Last login'],
-  ['risk_score', 'Risk score'],
-] as const;
-type SortField = (typeof SORTS)[number][0];
-
-const ATTRIBUTE_OPS = {
-  eq: 'equals',
-  ne: 'does not equal',
-  in: 'is one of (comma-separated)',
-  contains: 'contains',
-  startsWith: 'starts with',
-  exists: 'is set',
-  missing: 'is not set',
-} as const;
-type AttributeOp = keyof typeof ATTRIBUTE_OPS;
-
-interface AttributeRow {
-  key: string;
-  op: AttributeOp;
-  value: string;
-}
-
-export interface SearchForm {
-  name: string;
-  types: string[];
-  statuses: string[];
-  attributes: AttributeRow[];
-  login: 'any' | 'before' | 'after' | 'never';
-  loginDate: string;
-  riskMin: string;
-  riskMax: string;
-  sort: SortField;
-  order: 'asc' | 'desc';
-  limit: number;
-}
-
-const EMPTY: SearchForm = {
-  name: '',
-  types: [],
-  statuses: [],
-  attributes: [],
-  login: 'any',
-  loginDate: '',
-  riskMin: '',
-  riskMax: '',
-  sort: 'created_at',
-  order: 'desc',
-  limit: 25,
-};
-
-/** The form as a §2 query: each filled-in field one condition, all of which must hold. */
-export function toQuery(form: SearchForm): Record<string, unknown> {
-  const query: Record<string, unknown> = {};
-  if (form.name.trim()) query['name'] = { $contains: form.name.trim() };
-  if (form.types.length > 0) query['type'] = form.types;
-  if (form.statuses.length > 0) query['status'] = form.statuses;
-  const attributes: Record<string, Record<string, unknown>> = {};
-  for (const row of form.attributes) {
-    const key = row.key.trim();
-    if (!key) continue;
-    const ops = (attributes[key] ??= {});
-    const value = row.value.trim();
-    switch (row.op) {
-      case 'eq':
-        ops['$eq'] = value;
-        break;
-      case 'ne':
-        ops['$ne'] = value;
-        break;
-      case 'in':
-        ops['$in'] = value
-          .split(',')
-          .map((v) => v.trim())
-          .filter(Boolean);
-        break;
-      case 'contains':
-        ops['$contains'] = value;
-        break;
-      case 'startsWith':
-        ops['$startsWith'] = value;
-        break;
-      case 'exists':
-        ops['$exists'] = true;
-        break;
-      case 'missing':
-        ops['$exists'] = false;
-        break;
-    }
-  }
-  if (Object.keys(attributes).length > 0) query['attributes'] = attributes;
-  if (form.login === 'never') query['last_login'] = { $exists: false };
-  else if (form.login !== 'any' && form.loginDate) {
-    const instant = new Date(`${form.loginDate}T00:00:00Z`).toISOString();
-    query['last_login'] = form.login === 'before' ? { $lt: instant } : { $gte: instant };
-  }
-  const risk: Record<string, number> = {};
-  if (form.riskMin !== '') risk['$gte'] = Number(form.riskMin);
-  if (form.riskMax !== '') risk['$lte'] = Number(form.riskMax);
-  if (Object.keys(risk).length > 0) query['risk_score'] = risk;
-  return query;
-}
-
-/** The search last run, so that coming back to the page shows it again. */
-let remembered: { form: SearchForm; page: number } | null = null;
-
-function initialForm(query: URLSearchParams): SearchForm {
-  const type = query.get('type');
-  const name = query.get('name');
-  if (type || name) return { ...EMPTY, types: type ? [type] : [], name: name ?? '' };
-  return remembered?.form ?? EMPTY;
-}
+/** The search last run, so that coming back to the page from elsewhere shows it again. */
+let remembered: Ran | null = null;
 
 function Checkboxes(props: {
   legend: string;
@@ -300,15 +199,14 @@ function Results(props: {
 export function Search() {
   const location = useLocation();
   const heading = useFocusHeading('search');
-  const [draft, setDraft] = useState<SearchForm>(() => initialForm(location.query));
-  const [ran, setRan] = useState<{ form: SearchForm; page: number }>(() =>
-    location.query.get('type') || location.query.get('name') || !remembered
-      ? { form: initialForm(location.query), page: 1 }
-      : remembered,
-  );
+  const ran = readSearch(location.query) ?? remembered ?? { form: EMPTY, page: 1 };
+  const [draft, setDraft] = useState<SearchForm>(ran.form);
+  const shown = JSON.stringify(ran.form);
+  // Back and forward load another search: the form follows the address.
+  useEffect(() => setDraft(ran.form), [shown]);
   const run = (form: SearchForm, page: number): void => {
     remembered = { form, page };
-    setRan({ form, page });
+    navigate(`/search?q=${encodeURIComponent(JSON.stringify({ form, page }))}`);
   };
   const set = (patch: Partial<SearchForm>): void => setDraft((d) => ({ ...d, ...patch }));
   return (
