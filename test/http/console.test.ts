@@ -336,7 +336,7 @@ describe('analyst console in a browser', function () {
     await census.getByText('People').waitFor();
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Search' }).click();
     await page.getByRole('heading', { name: 'Search principals' }).waitFor();
-    await page.getByRole('checkbox', { name: 'user' }).check();
+    await page.getByRole('checkbox', { name: 'User', exact: true }).check();
     await page.getByRole('button', { name: '+ Attribute condition' }).click();
     await page.getByLabel('Attribute 1 key').fill('department');
     await page.getByLabel('Attribute 1 value').fill('engineering');

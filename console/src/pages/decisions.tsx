@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { Badge, Gate, Link, Panel, ProblemBox, useFocusHeading } from '../components/ui';
+import { PrincipalRef } from '../components/principal-ref';
 import type { Decision, TraceCandidate } from '../types';
 
 interface Form {
@@ -210,7 +211,7 @@ export function Decisions(props: { initial: URLSearchParams }) {
               <h3>Trace</h3>
               {d.trace.principals.map((p) => (
                 <p key={p.id}>
-                  <Link to={`/principals/${p.id}`}>{p.id}</Link>{' '}
+                  <PrincipalRef reference={p.id} />{' '}
                   {p.found ? (
                     <>
                       {p.type} · {p.status}

@@ -31,6 +31,18 @@ import type { List, PrincipalSummary } from '../types';
 /** The search last run, so that coming back to the page from elsewhere shows it again. */
 let remembered: Ran | null = null;
 
+/** How the form names types and statuses: as people say them, not as the API spells them. */
+const LABELS: Record<string, string> = {
+  USER: 'User',
+  SERVICE_ACCOUNT: 'Service account',
+  AI_AGENT: 'AI agent',
+  API_KEY: 'API key',
+  active: 'Active',
+  suspended: 'Suspended',
+  deprovisioned: 'Deprovisioned',
+  deleted: 'Deleted',
+};
+
 function Checkboxes(props: {
   legend: string;
   options: readonly string[];
@@ -51,7 +63,7 @@ function Checkboxes(props: {
               )
             }
           />
-          {o.toLowerCase().replace(/_/g, ' ')}
+          {LABELS[o] ?? o}
         </label>
       ))}
     </fieldset>
