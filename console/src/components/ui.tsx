@@ -111,6 +111,57 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   };
 }
 
+/**
+ * What a load shows in each of its states: the problem when it failed, a note while the first
+ * answer is awaited, then whatever `children` makes of the data (kept while a reload runs).
+ */
+export function Shown<T>(props: {
+  loaded: Loaded<T>;
+  what: string;
+  context: string;
+  children: (data: T) => ComponentChildren;
+}) {
+  const { loaded } = props;
+  return (
+    <>
+      {loaded.error !== undefined && <ProblemBox error={loaded.error} context={props.context} />}
+      {loaded.data === undefined && loaded.loading && <Loading what={props.what} />}
+      {loaded.data !== undefined && props.children(loaded.data)}
+    </>
+  );
+}
+
+/** A table of rows with its header cells, saying `empty` when there is no row. */
+export function Table(props: {
+  head: ComponentChildren;
+  rows: number;
+  empty: string;
+  busy?: boolean;
+  class?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <table class={`grid${props.class ? ` ${props.class}` : ''}`} aria-busy={props.busy}>
+      <thead>
+        <tr>{props.head}</tr>
+      </thead>
+      <tbody>
+        {props.rows === 0 && (
+          <tr>
+            <td colSpan={99} class="empty">
+              {props.empty}
+            </td>
+          </tr>
+        )}
+        {props.children}
+      </tbody>
+    </table>
+  );
+}
+
+/** Header cells from their labels. */
+export const heads = (...labels: string[]): ComponentChildren => labels.map((l) => <th key={l}>{l}</th>);
+
 export function Pager(props: {
   page: number;
   pages: number;

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
-import { Badge, Gate, Link, Panel, ProblemBox, useFocusHeading } from '../components/ui';
+import { Badge, Gate, heads, Link, Panel, ProblemBox, Table, useFocusHeading } from '../components/ui';
 import { PrincipalRef } from '../components/principal-ref';
 import type { Decision, TraceCandidate } from '../types';
 
@@ -222,25 +222,16 @@ export function Decisions(props: { initial: URLSearchParams }) {
                   )}
                 </p>
               ))}
-              {d.trace.candidates.length === 0 ? (
-                <p class="muted">No policy names this resource and action.</p>
-              ) : (
-                <table class="grid trace">
-                  <thead>
-                    <tr>
-                      <th>Candidate policy</th>
-                      <th>Subject</th>
-                      <th>Conditions</th>
-                      <th>Outcome</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.trace.candidates.map((c) => (
-                      <Candidate key={`${c.principal_id}:${c.policy_id}`} c={c} />
-                    ))}
-                  </tbody>
-                </table>
-              )}
+              <Table
+                class="trace"
+                head={heads('Candidate policy', 'Subject', 'Conditions', 'Outcome')}
+                rows={d.trace.candidates.length}
+                empty="No policy names this resource and action."
+              >
+                {d.trace.candidates.map((c) => (
+                  <Candidate key={`${c.principal_id}:${c.policy_id}`} c={c} />
+                ))}
+              </Table>
             </>
           )}
         </Panel>

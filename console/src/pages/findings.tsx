@@ -7,6 +7,7 @@ import {
   Loading,
   Pager,
   ProblemBox,
+  Table,
   useFocusHeading,
   useLoad,
   when,
@@ -191,31 +192,21 @@ function FindingsView(props: { kind: Finding['kind']; days: number }) {
               Report <code>{result.data.report.id}</code> as of {when(result.data.report.requested_at)}
             </span>
           </header>
-          <table class="grid">
-            <thead>
-              <tr>
-                {finding.columns.map(([key, label]) => (
-                  <th key={key}>{label}</th>
+          <Table
+            head={finding.columns.map(([key, label]) => (
+              <th key={key}>{label}</th>
+            ))}
+            rows={rows.length}
+            empty="None found."
+          >
+            {rows.slice((page - 1) * PER_PAGE, page * PER_PAGE).map((row) => (
+              <tr key={String(row['id'])}>
+                {finding.columns.map(([key]) => (
+                  <td key={key}>{cell(key, row)}</td>
                 ))}
               </tr>
-            </thead>
-            <tbody>
-              {rows.length === 0 && (
-                <tr>
-                  <td colSpan={finding.columns.length} class="empty">
-                    None found.
-                  </td>
-                </tr>
-              )}
-              {rows.slice((page - 1) * PER_PAGE, page * PER_PAGE).map((row) => (
-                <tr key={String(row['id'])}>
-                  {finding.columns.map(([key]) => (
-                    <td key={key}>{cell(key, row)}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
           <Pager
             label="Findings"
             page={page}

@@ -5,11 +5,12 @@ import { PrincipalRef } from '../components/principal-ref';
 import {
   Badge,
   Gate,
+  heads,
   Link,
-  Loading,
   Pager,
   Panel,
-  ProblemBox,
+  Shown,
+  Table,
   useFocusHeading,
   useLoad,
   when,
@@ -214,23 +215,23 @@ function Graph(props: { p: Principal }) {
         </label>
       }
     >
-      {rel.error !== undefined && <ProblemBox error={rel.error} context="Relationships" />}
-      {!rel.data && rel.loading && <Loading what="relationships" />}
-      {rel.data && (
-        <>
-          <RelationshipGraph
-            subject={props.p}
-            relationships={rel.data}
-            onOpen={(id, kind) => {
-              if (kind !== 'group') navigate(`/principals/${id}`);
-            }}
-          />
-          <details open class="as-list">
-            <summary>As a list</summary>
-            <RelationshipList relationships={rel.data} />
-          </details>
-        </>
-      )}
+      <Shown loaded={rel} what="relationships" context="Relationships">
+        {(relationships) => (
+          <>
+            <RelationshipGraph
+              subject={props.p}
+              relationships={relationships}
+              onOpen={(id, kind) => {
+                if (kind !== 'group') navigate(`/principals/${id}`);
+              }}
+            />
+            <details open class="as-list">
+              <summary>As a list</summary>
+              <RelationshipList relationships={relationships} />
+            </details>
+          </>
+        )}
+      </Shown>
     </Panel>
   );
 }
@@ -326,28 +327,16 @@ function Access(props: { p: Principal }) {
           Filter
         </button>
       </form>
-      {access.error !== undefined && <ProblemBox error={access.error} context="Access" />}
-      {!access.data && access.loading && <Loading what="access" />}
-      {access.data && (
-        <>
-          <table class="grid" aria-busy={access.loading}>
-            <thead>
-              <tr>
-                <th>Resource</th>
-                <th>Actions</th>
-                <th>Granted by, and how</th>
-                <th>Since</th>
-              </tr>
-            </thead>
-            <tbody>
-              {access.data.access.length === 0 && (
-                <tr>
-                  <td colSpan={4} class="empty">
-                    No access{props.p.status !== 'active' ? ` (the principal is ${props.p.status})` : ''}.
-                  </td>
-                </tr>
-              )}
-              {access.data.access.map((e) => (
+      <Shown loaded={access} what="access" context="Access">
+        {(data) => (
+          <>
+            <Table
+              head={heads('Resource', 'Actions', 'Granted by, and how', 'Since')}
+              rows={data.access.length}
+              empty={`No access${props.p.status !== 'active' ? ` (the principal is ${props.p.status})` : ''}.`}
+              busy={access.loading}
+            >
+              {data.access.map((e) => (
                 <tr key={`${e.resource.type}:${e.resource.identifier}`}>
                   <td>
                     <Link
@@ -372,13 +361,11 @@ function Access(props: { p: Principal }) {
                   <td>{when(e.granted_at)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-          {access.data.pagination && (
-            <Pager label="Access" {...access.data.pagination} page={page} onPage={setPage} />
-          )}
-        </>
-      )}
+            </Table>
+            {data.pagination && <Pager label="Access" {...data.pagination} page={page} onPage={setPage} />}
+          </>
+        )}
+      </Shown>
     </Panel>
   );
 }
@@ -409,28 +396,11 @@ function AuditEvents(props: { p: Principal }) {
   );
   return (
     <>
-      {events.error !== undefined && <ProblemBox error={events.error} context="Audit trail" />}
-      {!events.data && events.loading && <Loading what="events" />}
-      {events.data && (
-        <>
-          <table class="grid">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Event</th>
-                <th>By</th>
-                <th>Changes</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={4} class="empty">
-                    No events.
-                  </td>
-                </tr>
-              )}
-              {events.data.data.map((e) => (
+      <Shown loaded={events} what="events" context="Audit trail">
+        {(data) => (
+          <>
+            <Table head={heads('When', 'Event', 'By', 'Changes')} rows={data.data.length} empty="No events.">
+              {data.data.map((e) => (
                 <tr key={e.id}>
                   <td>{when(e.occurred_at)}</td>
                   <td>
@@ -443,11 +413,11 @@ function AuditEvents(props: { p: Principal }) {
                   <td class="changes">{describeChanges(e)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-          <Pager label="Audit" {...events.data.pagination} page={page} onPage={setPage} />
-        </>
-      )}
+            </Table>
+            <Pager label="Audit" {...data.pagination} page={page} onPage={setPage} />
+          </>
+        )}
+      </Shown>
     </>
   );
 }
@@ -468,31 +438,31 @@ function PrincipalPageView(props: { id: string }) {
   );
   return (
     <>
-      {principal.error !== undefined && <ProblemBox error={principal.error} context="Principal" />}
-      {!principal.data && principal.loading && <Loading what="the principal" />}
-      {principal.data && (
-        <>
-          <header class="page-head">
-            <h1 ref={heading} tabIndex={-1}>
-              {principal.data.name}
-            </h1>
-            <Badge kind={principal.data.type}>{principal.data.type}</Badge>
-            <Badge kind={principal.data.status}>{principal.data.status}</Badge>
-            <nav aria-label="On this page" class="toc">
-              <a href="#record">Record</a> · <a href="#graph">Graph</a> · <a href="#access">Access</a> ·{' '}
-              <a href="#audit">Audit trail</a> ·{' '}
-              <Link to={`/decisions?principal_id=${principal.data.id}`}>Evaluate a request</Link>
-            </nav>
-          </header>
-          <div class="columns">
-            <Record p={principal.data} />
-            <Risk p={principal.data} />
-          </div>
-          <Graph p={principal.data} />
-          <Access p={principal.data} />
-          <AuditTrail p={principal.data} />
-        </>
-      )}
+      <Shown loaded={principal} what="the principal" context="Principal">
+        {(p) => (
+          <>
+            <header class="page-head">
+              <h1 ref={heading} tabIndex={-1}>
+                {p.name}
+              </h1>
+              <Badge kind={p.type}>{p.type}</Badge>
+              <Badge kind={p.status}>{p.status}</Badge>
+              <nav aria-label="On this page" class="toc">
+                <a href="#record">Record</a> · <a href="#graph">Graph</a> · <a href="#access">Access</a> ·{' '}
+                <a href="#audit">Audit trail</a> ·{' '}
+                <Link to={`/decisions?principal_id=${p.id}`}>Evaluate a request</Link>
+              </nav>
+            </header>
+            <div class="columns">
+              <Record p={p} />
+              <Risk p={p} />
+            </div>
+            <Graph p={p} />
+            <Access p={p} />
+            <AuditTrail p={p} />
+          </>
+        )}
+      </Shown>
     </>
   );
 }

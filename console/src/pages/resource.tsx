@@ -4,11 +4,13 @@ import { get, seg } from '../api';
 import {
   Badge,
   Gate,
+  heads,
   Link,
-  Loading,
   Pager,
   Panel,
   ProblemBox,
+  Shown,
+  Table,
   useFocusHeading,
   useLoad,
 } from '../components/ui';
@@ -34,28 +36,28 @@ function Registered() {
   );
   return (
     <Panel id="registered" title="Registered resources">
-      {list.error !== undefined && <ProblemBox error={list.error} context="Resources" />}
-      {!list.data && list.loading && <Loading what="resources" />}
-      {list.data && (
-        <>
-          {list.data.data.length === 0 ? (
-            <p class="muted">No resource is registered; policies may still name resources exactly.</p>
-          ) : (
-            <ul class="resource-list">
-              {list.data.data.map((r) => (
-                <li key={`${r.type}:${r.identifier}`}>
-                  <Link to={resourcePath(r.type, r.identifier)}>
-                    <code>
-                      {r.type}:{r.identifier}
-                    </code>
-                  </Link>
-                </li>
-              ))}
-            </ul>
-          )}
-          <Pager label="Resources" {...list.data.pagination} page={page} onPage={setPage} />
-        </>
-      )}
+      <Shown loaded={list} what="resources" context="Resources">
+        {(data) => (
+          <>
+            {data.data.length === 0 ? (
+              <p class="muted">No resource is registered; policies may still name resources exactly.</p>
+            ) : (
+              <ul class="resource-list">
+                {data.data.map((r) => (
+                  <li key={`${r.type}:${r.identifier}`}>
+                    <Link to={resourcePath(r.type, r.identifier)}>
+                      <code>
+                        {r.type}:{r.identifier}
+                      </code>
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            )}
+            <Pager label="Resources" {...data.pagination} page={page} onPage={setPage} />
+          </>
+        )}
+      </Shown>
     </Panel>
   );
 }
@@ -123,34 +125,22 @@ function WhoCanAccess(props: { type: string; identifier: string }) {
             Filter
           </button>
         </form>
-        {who.error !== undefined && <ProblemBox error={who.error} context="Reverse lookup" />}
-        {!who.data && who.loading && <Loading what="who can access it" />}
-        {who.data && (
-          <>
-            {who.data.resource.registered && <Attributes type={props.type} identifier={props.identifier} />}
-            {who.data.resource.registered === false && (
-              <p class="muted">
-                This resource is not registered: only policies that name it exactly reach it, not globs.
-              </p>
-            )}
-            <table class="grid" aria-busy={who.loading}>
-              <thead>
-                <tr>
-                  <th>Principal</th>
-                  <th>Type</th>
-                  <th>Actions</th>
-                  <th>Through policies</th>
-                </tr>
-              </thead>
-              <tbody>
-                {who.data.principals.length === 0 && (
-                  <tr>
-                    <td colSpan={4} class="empty">
-                      Nobody can access it{action ? ` with ${action}` : ''}.
-                    </td>
-                  </tr>
-                )}
-                {who.data.principals.map((row) => (
+        <Shown loaded={who} what="who can access it" context="Reverse lookup">
+          {(data) => (
+            <>
+              {data.resource.registered && <Attributes type={props.type} identifier={props.identifier} />}
+              {data.resource.registered === false && (
+                <p class="muted">
+                  This resource is not registered: only policies that name it exactly reach it, not globs.
+                </p>
+              )}
+              <Table
+                head={heads('Principal', 'Type', 'Actions', 'Through policies')}
+                rows={data.principals.length}
+                empty={`Nobody can access it${action ? ` with $${action}` : ''}.`}
+                busy={who.loading}
+              >
+                {data.principals.map((row) => (
                   <tr key={row.principal.id}>
                     <td>
                       <Link to={`/principals/${row.principal.id}`}>{row.principal.name}</Link>
@@ -175,11 +165,11 @@ function WhoCanAccess(props: { type: string; identifier: string }) {
                     </td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-            <Pager label="Principals" {...who.data.pagination} page={page} onPage={setPage} />
-          </>
-        )}
+              </Table>
+              <Pager label="Principals" {...data.pagination} page={page} onPage={setPage} />
+            </>
+          )}
+        </Shown>
       </Panel>
     </>
   );

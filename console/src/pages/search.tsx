@@ -1,16 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { post } from '../api';
-import {
-  Badge,
-  Gate,
-  Link,
-  Loading,
-  Pager,
-  ProblemBox,
-  useFocusHeading,
-  useLoad,
-  when,
-} from '../components/ui';
+import { Badge, Gate, Link, Pager, Shown, Table, useFocusHeading, useLoad, when } from '../components/ui';
 import { navigate, useLocation } from '../router';
 import {
   ATTRIBUTE_OPS,
@@ -158,31 +148,26 @@ function Results(props: {
           <pre>{JSON.stringify(body, null, 2)}</pre>
         </details>
       </header>
-      {results.error !== undefined && <ProblemBox error={results.error} context="Search" />}
-      {results.loading && !results.data && <Loading what="principals" />}
-      {results.data && (
-        <>
-          <table class="grid" aria-busy={results.loading}>
-            <thead>
-              <tr>
-                {sortable('name', 'Name')}
-                <th>Type</th>
-                <th>Status</th>
-                <th>Email</th>
-                {sortable('risk_score', 'Risk')}
-                {sortable('last_login', 'Last login')}
-                {sortable('created_at', 'Created')}
-              </tr>
-            </thead>
-            <tbody>
-              {results.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={7} class="empty">
-                    No principal matches.
-                  </td>
-                </tr>
-              )}
-              {results.data.data.map((p) => (
+      <Shown loaded={results} what="principals" context="Search">
+        {(data) => (
+          <>
+            <Table
+              head={
+                <>
+                  {sortable('name', 'Name')}
+                  <th>Type</th>
+                  <th>Status</th>
+                  <th>Email</th>
+                  {sortable('risk_score', 'Risk')}
+                  {sortable('last_login', 'Last login')}
+                  {sortable('created_at', 'Created')}
+                </>
+              }
+              rows={data.data.length}
+              empty="No principal matches."
+              busy={results.loading}
+            >
+              {data.data.map((p) => (
                 <tr key={p.id}>
                   <td>
                     <Link to={`/principals/${p.id}`}>{p.name}</Link>
@@ -199,11 +184,11 @@ function Results(props: {
                   <td>{when(p.created_at)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-          <Pager label="Results" {...results.data.pagination} page={page} onPage={props.onPage} />
-        </>
-      )}
+            </Table>
+            <Pager label="Results" {...data.pagination} page={page} onPage={props.onPage} />
+          </>
+        )}
+      </Shown>
     </section>
   );
 }

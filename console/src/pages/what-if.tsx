@@ -3,11 +3,14 @@ import { get, post, seg } from '../api';
 import {
   Badge,
   Gate,
+  heads,
   Link,
   Loading,
   Pager,
   Panel,
   ProblemBox,
+  Shown,
+  Table,
   useFocusHeading,
   useLoad,
 } from '../components/ui';
@@ -32,21 +35,14 @@ function PolicyPicker() {
         Filter this page by name
         <input value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
       </label>
-      {list.error !== undefined && <ProblemBox error={list.error} context="Policies" />}
-      {!list.data && list.loading && <Loading what="policies" />}
-      {list.data && (
-        <>
-          <table class="grid">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Effect</th>
-                <th>Status</th>
-                <th>Actions</th>
-                <th>Resources</th>
-              </tr>
-            </thead>
-            <tbody>
+      <Shown loaded={list} what="policies" context="Policies">
+        {(data) => (
+          <>
+            <Table
+              head={heads('Name', 'Effect', 'Status', 'Actions', 'Resources')}
+              rows={shown.length}
+              empty={filter ? 'No policy on this page has that in its name.' : 'No policy yet.'}
+            >
               {shown.map((p) => (
                 <tr key={p.id}>
                   <td>
@@ -60,11 +56,11 @@ function PolicyPicker() {
                   <td>{p.resources.map((r) => `${r.type}:${r.identifier}`).join(', ')}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-          <Pager label="Policies" {...list.data.pagination} page={page} onPage={setPage} />
-        </>
-      )}
+            </Table>
+            <Pager label="Policies" {...data.pagination} page={page} onPage={setPage} />
+          </>
+        )}
+      </Shown>
     </Panel>
   );
 }
