@@ -11,7 +11,7 @@ import { SignIn } from './pages/sign-in';
 import { WhatIf } from './pages/what-if';
 import { match, useLocation, type Location } from './router';
 import { missingScope, type Feature } from './scopes';
-import { useSession } from './session';
+import { useSession, useSignOutReason } from './session';
 
 const NAV: { to: string; label: string; feature?: Feature; prefix: string }[] = [
   { to: '/', label: 'Home', prefix: '/' },
@@ -47,8 +47,9 @@ function route(location: Location): ComponentChildren {
 
 export function App() {
   const session = useSession();
+  const reason = useSignOutReason();
   const location = useLocation();
-  if (!session) return <SignIn />;
+  if (!session) return <SignIn {...(reason ? { notice: reason } : {})} />;
   const current = NAV.filter((n) =>
     n.prefix === '/' ? location.path === '/' : location.path.startsWith(n.prefix),
   ).at(-1);

@@ -42,6 +42,10 @@ export function useLocation(): Location {
 /** The href of a console path, for links that also work opened in a new tab. */
 export const href = (to: string): string => `${BASE}${to}`;
 
+/** The console page of a resource: who can reach it. */
+export const resourcePath = (type: string, identifier: string): string =>
+  `/resources?type=${encodeURIComponent(type)}&identifier=${encodeURIComponent(identifier)}`;
+
 /** Matches `pattern` (segments, `:name` captures) against a path; the captures, or null. */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const want = pattern.split('/').filter(Boolean);

@@ -7,3 +7,10 @@ export function useSession(): Session | null {
   useEffect(() => onSession((s) => setSession(s)), []);
   return session;
 }
+
+/** Why the console last signed out by itself (a refused refresh), to say so on the sign-in page. */
+export function useSignOutReason(): string | undefined {
+  const [reason, setReason] = useState<string | undefined>();
+  useEffect(() => onSession((s, why) => setReason(s ? undefined : why)), []);
+  return reason;
+}

@@ -50,6 +50,8 @@ export interface TestAppOptions {
   /** Keep the data of earlier tests (default: start from an empty graph). */
   keepData?: boolean;
   neo4jUri?: string;
+  /** Where the built console is (default: the project's build). */
+  consoleDir?: string;
 }
 
 /** The bootstrap admin client every test app starts with (a store without clients creates it). */
@@ -102,6 +104,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     validateResponses: true,
     onContractViolation: (violation) => contractViolations.push(`${currentTest}: ${violation}`),
     extraRoutes: options.extraRoutes ?? [],
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
   });
   const http = new HttpClient(`http://127.0.0.1:${server.address.port}`);
 

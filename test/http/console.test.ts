@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page, Response } from 'playwright-core';
@@ -123,6 +124,28 @@ async function seed(app: TestApp, admin: HttpClient): Promise<Graph> {
     ledgerPolicy,
   };
 }
+
+describe('analyst console: not built', function () {
+  let app: TestApp;
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'pas-no-console-'));
+    app = await startTestApp({ consoleDir: dir });
+  });
+  after(async () => {
+    await app.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 saying how to build it, and the API still works', async () => {
+    const res = await app.http.get('/console/principals');
+    expect(res.status).to.equal(503);
+    expect(res.body.code).to.equal('UNAVAILABLE');
+    expect(res.body.detail).to.include('npm run build:console');
+    const api = await app.http.get('/readyz');
+    expect(api.status).to.equal(200);
+  });
+});
 
 describe('analyst console: serving', function () {
   let app: TestApp;
@@ -537,6 +560,22 @@ describe('analyst console in a browser', function () {
     await page.getByRole('heading', { level: 1, name: 'Ada Lovelace' }).waitFor();
     // The new page's heading takes the focus, as a page load puts the reader at its top.
     expect(await page.evaluate('document.activeElement.tagName')).to.equal('H1');
+  });
+
+  it('returns to sign-in, saying why, when its session is revoked elsewhere', async () => {
+    const temporary = await createClient(app, ['principals:read'], 'console-temporary');
+    await page.goto(`${base}/console`);
+    await signIn(page, temporary);
+    await page.getByRole('heading', { name: 'Identity graph at a glance' }).waitFor();
+    // Deleting the client revokes its tokens: the next call is refused, and so is the refresh.
+    const admin = await authed(app);
+    expect((await admin.delete(`/v1/clients/${temporary.id}`)).status).to.equal(200);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Search' }).click();
+    await page.getByText('Your session ended: sign in again.').waitFor();
+    await page.getByLabel('Client id').waitFor();
+    problems.length = 0; // the refused call and refresh are expected 401 and 400 in the console log
+    refreshes.length = 0; // and so is the refused refresh
+    await signIn(page, ADMIN);
   });
 
   it('refreshes its token before it expires and keeps working', async () => {

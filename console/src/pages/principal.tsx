@@ -15,7 +15,7 @@ import {
   useLoad,
   when,
 } from '../components/ui';
-import { navigate } from '../router';
+import { navigate, resourcePath } from '../router';
 import type {
   AccessEntry,
   AccessRecord,
@@ -339,9 +339,7 @@ function Access(props: { p: Principal }) {
               {data.access.map((e) => (
                 <tr key={`${e.resource.type}:${e.resource.identifier}`}>
                   <td>
-                    <Link
-                      to={`/resources?type=${encodeURIComponent(e.resource.type)}&identifier=${encodeURIComponent(e.resource.identifier)}`}
-                    >
+                    <Link to={resourcePath(e.resource.type, e.resource.identifier)}>
                       <code>
                         {e.resource.type}:{e.resource.identifier}
                       </code>

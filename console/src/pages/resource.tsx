@@ -14,7 +14,7 @@ import {
   useFocusHeading,
   useLoad,
 } from '../components/ui';
-import { navigate } from '../router';
+import { navigate, resourcePath } from '../router';
 import type { List, ResourceAccess } from '../types';
 
 interface RegisteredResource {
@@ -23,9 +23,6 @@ interface RegisteredResource {
   attributes: Record<string, unknown>;
   owner_id?: string | null;
 }
-
-const resourcePath = (type: string, identifier: string): string =>
-  `/resources?type=${encodeURIComponent(type)}&identifier=${encodeURIComponent(identifier)}`;
 
 /** Registered resources, to pick one from. */
 function Registered() {
