@@ -27,7 +27,7 @@ function route(location: Location): ComponentChildren {
   let m: Record<string, string> | null;
   if (path === '/') return <Home />;
   if (path === '/search') return <Search />;
-  if ((m = match('/principals/:id', path))) return <PrincipalPage id={m['id']!} />;
+  if ((m = match('/principals/:id', path))) return <PrincipalPage key={m['id']} id={m['id']!} />;
   if (path === '/resources')
     return <ResourcePage type={query.get('type') ?? ''} identifier={query.get('identifier') ?? ''} />;
   if (path === '/what-if') return <WhatIf policyId={query.get('policy') ?? ''} />;

@@ -55,8 +55,13 @@ export function match(pattern: string, path: string): Record<string, string> | n
   for (let i = 0; i < want.length; i += 1) {
     const w = want[i]!;
     const h = have[i]!;
-    if (w.startsWith(':')) out[w.slice(1)] = decodeURIComponent(h);
-    else if (w !== h) return null;
+    if (w.startsWith(':')) {
+      try {
+        out[w.slice(1)] = decodeURIComponent(h);
+      } catch {
+        return null; // a malformed escape names no page
+      }
+    } else if (w !== h) return null;
   }
   return out;
 }
