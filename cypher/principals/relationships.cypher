@@ -6,10 +6,11 @@
 // principal (principals/create, update, seed/principals): a director has a thousand reports or
 // more, and one property read each is a quarter of the work of four. A principal written
 // without a card falls back to its properties, read by name only then (naming them outright
-// would make the planner read all four for everyone). A report's card comes back with the id of
-// its direct manager appended, so that a client can draw the chart below the first level: the
-// next node on its path up. Reports are grouped by that node (which reads nothing) so that its
-// id is read once per manager, not once per report; direct reports take $id, read not at all.
+// would make the planner read all four for everyone). Reports also name their direct manager,
+// so that a client can draw the chart below the first level: the walk goes up from each manager
+// (the principal itself, then its reports two levels down) and then one step to that manager's
+// reports, so each manager's id is read once, not once per report, and the reports keep the one
+// read of their card. Their managers come back as a list beside the cards, in the same order.
 // Groups come back as [id, name, via]: via are the ids of the members (the principal, or groups
 // one step nearer) through which a shortest path reaches the group, read once per group and
 // member rather than once per path, as nesting can make many paths.
@@ -26,17 +27,15 @@ CALL (p) {
 CALL (p) {
   WITH p
   WHERE 'reports' IN $types
-  MATCH path = (r)-[:REPORTS_TO*1..3]->(p)
-  WHERE length(path) <= $depth AND NOT r:Deleted
-  WITH length(path) AS depth, nodes(path)[1] AS m,
-    coalesce(r.card, [k IN ['id', 'name', 'type', 'email'] | coalesce(r[k], '')]) AS card
-  WITH depth, m, collect(card) AS cards
-  WITH depth, CASE depth WHEN 1 THEN $id ELSE m.id END AS manager, cards
-  UNWIND cards AS card
-  WITH depth, card + [manager] AS card
+  MATCH up = (m)-[:REPORTS_TO*0..2]->(p)
+  WHERE length(up) < $depth
+  WITH length(up) + 1 AS depth, m.id AS manager, m
+  MATCH (r)-[:REPORTS_TO]->(m)
+  WHERE NOT r:Deleted
+  WITH depth, manager, coalesce(r.card, [k IN ['id', 'name', 'type', 'email'] | coalesce(r[k], '')]) AS card
   ORDER BY depth, card[1], card[0]
-  WITH depth, collect(card) AS everyone
-  RETURN collect({depth: depth, count: size(everyone), principals: everyone[..$cap]}) AS reports
+  WITH depth, collect(card) AS everyone, collect(manager) AS managers
+  RETURN collect({depth: depth, count: size(everyone), principals: everyone[..$cap], managers: managers[..$cap]}) AS reports
 }
 CALL (p) {
   WITH p

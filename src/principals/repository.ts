@@ -170,7 +170,7 @@ export const principalRepository = {
   ): Promise<RelationshipRows | undefined> {
     const row = await tx.first<{
       managers: { depth: number; principal: Card }[];
-      reports: { depth: number; count: number; principals: [...Card, managerId: string][] }[];
+      reports: { depth: number; count: number; principals: Card[]; managers: string[] }[];
       groups: { depth: number; count: number; groups: [string, string, string[]][] }[];
     }>(Q.relationships, { id, types: [...types], depth, cap });
     if (!row) return undefined;
@@ -182,12 +182,10 @@ export const principalRepository = {
     });
     return {
       managers: row.managers.map((m) => ({ depth: m.depth, principal: person(m.principal) })),
-      reports: row.reports.map((r) => ({
-        ...r,
-        principals: r.principals.map(([pid, name, type, email, managerId]) => ({
-          ...person([pid, name, type, email]),
-          manager_id: managerId,
-        })),
+      reports: row.reports.map(({ depth, count, principals, managers }) => ({
+        depth,
+        count,
+        principals: principals.map((card, i) => ({ ...person(card), manager_id: managers[i]! })),
       })),
       groups: row.groups.map((g) => ({
         ...g,
