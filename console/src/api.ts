@@ -34,8 +34,6 @@ interface TokenResponse {
 export interface Session {
   clientId: string;
   scopes: ReadonlySet<string>;
-  /** When the current access token expires (ms since the epoch). */
-  expiresAt: number;
 }
 
 type Listener = (session: Session | null, reason?: string) => void;
@@ -69,8 +67,7 @@ function announce(reason?: string): void {
 function adopt(clientId: string, tokens: TokenResponse): void {
   access = tokens.access_token;
   refresh = tokens.refresh_token;
-  const expiresAt = Date.now() + tokens.expires_in * 1000;
-  session = { clientId, scopes: new Set(tokens.scope.split(' ').filter(Boolean)), expiresAt };
+  session = { clientId, scopes: new Set(tokens.scope.split(' ').filter(Boolean)) };
   clearTimeout(timer);
   timer = setTimeout(() => void refreshNow(), refreshAfter(tokens.expires_in * 1000));
   announce();

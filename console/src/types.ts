@@ -42,7 +42,9 @@ export interface Card {
   name: string;
   type: string;
   email?: string | null;
+  /** Reports: the direct manager. */
   manager_id?: string;
+  /** Groups: the members one level nearer through which the group is reached. */
   via?: string[];
 }
 

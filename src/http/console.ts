@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import type { Middleware } from 'koa';
 import { HttpError } from './problems.js';
 import { stateOf } from './state.js';
@@ -56,8 +57,11 @@ const TEXTUAL = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt', '.map'
 
 interface Asset {
   body: Buffer;
-  /** Compressed on first request (null: not worth it); most files are never asked for. */
-  gzip: Buffer | null | undefined;
+  /**
+   * Compressed on first request (null: not worth it), off the event loop: most files are never
+   * asked for, and a source map takes a while.
+   */
+  gzip: Promise<Buffer | null> | null | undefined;
   type: string;
   etag: string;
   /** Files under assets/ carry a content hash in their names: they never change. */
@@ -95,10 +99,14 @@ function loadAssets(dir: string): Map<string, Asset> {
   return assets;
 }
 
-function gzipOf(asset: Asset): Buffer | null {
+const compress = promisify(gzip);
+
+function gzipOf(asset: Asset): Promise<Buffer | null> | null {
   if (asset.gzip === undefined) {
-    const packed = gzipSync(asset.body, { level: 9 });
-    asset.gzip = packed.length < asset.body.length ? packed : null;
+    asset.gzip = compress(asset.body, { level: 9 }).then(
+      (packed) => (packed.length < asset.body.length ? packed : null),
+      () => null,
+    );
   }
   return asset.gzip;
 }
@@ -157,9 +165,9 @@ export function consoleAssets(dir: string): Middleware {
       ctx.status = 304;
       return;
     }
-    const gzip = ctx.acceptsEncodings('gzip', 'identity') === 'gzip' ? gzipOf(asset) : null;
-    if (gzip) ctx.set('Content-Encoding', 'gzip');
+    const packed = ctx.acceptsEncodings('gzip', 'identity') === 'gzip' ? await gzipOf(asset) : null;
+    if (packed) ctx.set('Content-Encoding', 'gzip');
     ctx.status = 200;
-    ctx.body = gzip ?? asset.body;
+    ctx.body = packed ?? asset.body;
   };
 }

@@ -15,9 +15,9 @@ interface Built {
 
 /**
  * The graph of one principal's relationships: managers above it, reports below it and groups
- * beside it, each at its depth, with the edges as the API reports them (`manager_id` of a report,
- * `via` of a group). Older answers without those fields fall back to linking each level to the
- * one before.
+ * beside it, each at its depth, with the edges the API reports (the chain of managers, each
+ * report's `manager_id`, each group's `via`). Levels come nearest first, so an edge's far end is
+ * always drawn already, unless it was folded away.
  */
 export function buildElements(subject: Principal, relationships: Relationship[]): Built {
   const nodes = new Map<string, ElementDefinition>();
@@ -32,18 +32,11 @@ export function buildElements(subject: Principal, relationships: Relationship[])
     }
   };
   const edge = (from: string, to: string, kind: 'reports_to' | 'member_of'): void => {
+    if (!nodes.has(from) || !nodes.has(to)) return;
     edges.push({ group: 'edges', data: { id: `${kind}:${from}->${to}`, source: from, target: to, kind } });
   };
-  add({ id: subject.id, name: subject.name, type: subject.type }, 'subject', 0);
-
-  let below = subject.id;
-  for (const r of relationships) {
-    if (r.type !== 'manager') continue;
-    add(r.principal, 'manager', r.depth);
-    edge(below, r.principal.id, 'reports_to');
-    below = r.principal.id;
-  }
-  const fold = (r: Extract<Relationship, { principals: Card[] }>, kind: NodeKind, label: string): Card[] => {
+  /** The first PER_LEVEL of a level; the rest become one "+ n more" node at that level. */
+  const fold = (r: Extract<Relationship, { principals: Card[] }>, kind: 'report' | 'group'): Card[] => {
     const shown = r.principals.slice(0, PER_LEVEL);
     const hidden = r.count - shown.length;
     if (hidden > 0) {
@@ -52,34 +45,35 @@ export function buildElements(subject: Principal, relationships: Relationship[])
         group: 'nodes',
         data: { id, label: `+ ${hidden} more`, kind: 'more', depth: r.depth },
       });
-      folded.push({ label, count: hidden });
+      folded.push({
+        label: `${kind === 'report' ? 'reports' : 'groups'} at depth ${r.depth}`,
+        count: hidden,
+      });
     }
     return shown;
   };
-  let previousReports: string[] = [subject.id];
+  add({ id: subject.id, name: subject.name, type: subject.type }, 'subject', 0);
+  let below = subject.id;
   for (const r of relationships) {
-    if (r.type !== 'reports') continue;
-    const shown = fold(r, 'report', `reports at depth ${r.depth}`);
-    for (const card of shown) {
-      add(card, 'report', r.depth);
-      const manager = card.manager_id ?? (previousReports.length === 1 ? previousReports[0] : undefined);
-      if (manager && nodes.has(manager)) edge(card.id, manager, 'reports_to');
+    switch (r.type) {
+      case 'manager':
+        add(r.principal, 'manager', r.depth);
+        edge(below, r.principal.id, 'reports_to');
+        below = r.principal.id;
+        break;
+      case 'reports':
+        for (const card of fold(r, 'report')) {
+          add(card, 'report', r.depth);
+          if (card.manager_id) edge(card.id, card.manager_id, 'reports_to');
+        }
+        break;
+      case 'group_member':
+        for (const card of fold(r, 'group')) {
+          add(card, 'group', r.depth);
+          for (const member of card.via ?? []) edge(member, card.id, 'member_of');
+        }
+        break;
     }
-    if (nodes.has(`more:report:${r.depth}`))
-      edge(`more:report:${r.depth}`, previousReports[0]!, 'reports_to');
-    previousReports = shown.map((c) => c.id);
-  }
-  let previousGroups: string[] = [subject.id];
-  for (const r of relationships) {
-    if (r.type !== 'group_member') continue;
-    const shown = fold(r, 'group', `groups at depth ${r.depth}`);
-    for (const card of shown) add(card, 'group', r.depth);
-    for (const card of shown) {
-      const via = card.via ?? (previousGroups.length === 1 ? previousGroups : []);
-      for (const member of via) if (nodes.has(member)) edge(member, card.id, 'member_of');
-    }
-    if (nodes.has(`more:group:${r.depth}`)) edge(previousGroups[0]!, `more:group:${r.depth}`, 'member_of');
-    previousGroups = shown.map((c) => c.id);
   }
   return { elements: [...nodes.values(), ...edges], folded };
 }

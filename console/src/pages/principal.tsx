@@ -191,11 +191,11 @@ function Graph(props: { p: Principal }) {
   const [depth, setDepth] = useState(3);
   const rel = useLoad(
     (signal) =>
-      get<{ relationships: Relationship[] } | Relationship[]>(
+      get<{ relationships: Relationship[] }>(
         `/v1/principals/${seg(props.p.id)}/relationships`,
         { depth },
         signal,
-      ).then((r) => (Array.isArray(r) ? r : r.relationships)),
+      ).then((r) => r.relationships),
     [props.p.id, depth],
   );
   return (
