@@ -3,7 +3,12 @@
 // none. Policies selecting it by `match` come in as $matched (the decision index evaluates those
 // queries); every other link is an edge: APPLIES_TO from a policy to the principal or to a group
 // it is in, MEMBER_OF up the nesting, ALLOWS or DENIES to each resource a policy names exactly.
-// A glob reaches the registered resources it matches, by prefix on the resource key index.
+// A glob reaches the registered resources that may match it: those of its type that start with
+// its first literal run, end with its last and contain each run between. Those are plain text
+// searches, bounded by the lengths of identifier and pattern whatever their content, where a
+// regular expression made from the glob backtracks without end on `*a*a*a*a*a*a*a*a*a*a*b` and
+// a long identifier of `a`s. The order of the runs is checked by src/decisions/repository.ts,
+// which keeps only the candidates the glob matches.
 // One row per policy: its grant (src/decisions/access.ts makes the entries) and `since`, when it
 // took effect for the principal: the latest of the policy's activation, the moment it named the
 // subject (APPLIES_TO `since`) and the principal's membership along the way (each path counts
@@ -38,12 +43,14 @@ OPTIONAL CALL (p) {
   }
   CALL (pol) {
     UNWIND range(0, size(coalesce(pol.glob_types, [])) - 1) AS i
-    WITH pol, i
+    WITH pol, i, split(pol.glob_patterns[i], '*') AS runs
     WHERE pol.effect = 'allow'
     MATCH (r:Resource)
     WHERE r.type = pol.glob_types[i] AND r.identifier STARTS WITH pol.glob_prefixes[i]
-      AND r.registered AND r.identifier =~ pol.glob_regexes[i]
-    RETURN collect(DISTINCT [pol.glob_types[i], pol.glob_patterns[i], r.identifier]) AS matched
+      AND r.registered AND r.identifier ENDS WITH last(runs)
+      AND size(r.identifier) >= size(head(runs)) + size(last(runs))
+      AND all(run IN runs[1..-1] WHERE r.identifier CONTAINS run)
+    RETURN collect(DISTINCT [pol.glob_types[i], pol.glob_patterns[i], r.identifier]) AS candidates
   }
   RETURN collect({
     id: pol.id,
@@ -55,7 +62,7 @@ OPTIONAL CALL (p) {
     exact: exact,
     glob_types: coalesce(pol.glob_types, []),
     glob_patterns: coalesce(pol.glob_patterns, []),
-    matched: matched,
+    candidates: candidates,
     granted_at: CASE WHEN pol.activated_at > since THEN pol.activated_at ELSE since END
   }) AS grants
 }

@@ -141,8 +141,9 @@ export class ClientService {
   }
 
   /**
-   * Checks client credentials for the token endpoints. Failures are counted per client id and
-   * source address; past the limit the caller must wait, whatever secret it tries. The response
+   * Checks client credentials for the token endpoints. Failures are counted per client id from
+   * one source address, and per source address; past either limit that address must wait,
+   * whatever secret it tries, while the client keeps working from everywhere else. The response
    * never says whether the id exists.
    */
   async authenticate(
@@ -166,7 +167,7 @@ export class ClientService {
       ? await verifySecret(secret, row.secretHash)
       : await verifyNothing(this.settings.secretHashCost);
     if (ok && row?.status === 'active') {
-      await this.authFailures.recordSuccess(clientId);
+      await this.authFailures.recordSuccess(clientId, ip);
       return { id: clientId, scopes: row.scopes };
     }
     await this.authFailures.recordFailure(clientId, ip);

@@ -7,6 +7,8 @@ import { idPattern } from '../ids.js';
  * table is the same list; `test/unit/config.test.ts` keeps the two in step.
  */
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+/** A port to listen on, where 0 takes any free one (the start-up log says which). */
+const ListenPort = Type.Integer({ minimum: 0, maximum: 65535 });
 const PositiveInt = Type.Integer({ minimum: 1 });
 const Bool = Type.Boolean();
 const MemorySize = Type.String({ pattern: '^[0-9]+[kKmMgG]$' });
@@ -18,7 +20,12 @@ export const ConfigSchema = Type.Object({
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   ),
-  TRUST_PROXY: Type.Optional(Bool),
+  TRUST_PROXY: Type.Optional(
+    Type.String({
+      pattern: '^(?:true|false|[0-9]|[1-9][0-9])$',
+      description: 'a number of proxy hops from 0 to 99, or true (1) or false (0)',
+    }),
+  ),
   SHUTDOWN_TIMEOUT_MS: Type.Optional(PositiveInt),
 
   NEO4J_URI: Type.Optional(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://.+' })),
@@ -28,9 +35,11 @@ export const ConfigSchema = Type.Object({
   NEO4J_MAX_POOL_SIZE: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   NEO4J_CONNECTION_TIMEOUT_MS: Type.Optional(PositiveInt),
   NEO4J_TX_RETRY_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  NEO4J_TX_TIMEOUT_MS: Type.Optional(PositiveInt),
+  NEO4J_BACKGROUND_TX_TIMEOUT_MS: Type.Optional(PositiveInt),
   NEO4J_DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
-  NEO4J_LOCAL_PORT: Type.Optional(Port),
-  NEO4J_LOCAL_HTTP_PORT: Type.Optional(Port),
+  NEO4J_LOCAL_PORT: Type.Optional(ListenPort),
+  NEO4J_LOCAL_HTTP_PORT: Type.Optional(ListenPort),
   NEO4J_LOCAL_HEAP: Type.Optional(MemorySize),
   NEO4J_LOCAL_PAGECACHE: Type.Optional(MemorySize),
   NEO4J_PROVIDER: Type.Optional(
@@ -70,6 +79,7 @@ export const ConfigSchema = Type.Object({
   DECISION_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
   DECISION_FLUSH_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 1_000 })),
   DECISION_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
+  DECISION_RECORDING: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off-for-benchmark')])),
   PRIVILEGE_RISK_INTERVAL_S: Type.Optional(PositiveInt),
   SYNC_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1_024, maximum: 2_147_483_647 })),
 
@@ -101,6 +111,7 @@ const check = ajv.compile<RawConfig>(ConfigSchema);
 /** Describes one accepted value in words, for the message that names a bad variable. */
 function expectation(schema: TSchema): string {
   const s = schema as Record<string, unknown>;
+  if (typeof s['description'] === 'string') return s['description'];
   if (Array.isArray(s['anyOf'])) {
     return `one of ${(s['anyOf'] as { const: unknown }[]).map((x) => JSON.stringify(x.const)).join(', ')}`;
   }
@@ -137,6 +148,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return settings(candidate);
 }
 
+/** `true` and `false` were the setting's values before it counted hops: one proxy, and none. */
+function proxyHops(value: string | undefined): number {
+  if (value === undefined || value === 'false') return 0;
+  if (value === 'true') return 1;
+  return Number(value);
+}
+
 function settings(c: RawConfig) {
   const port = c.PORT ?? 8080;
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
@@ -151,7 +169,11 @@ function settings(c: RawConfig) {
     host: c.HOST ?? '0.0.0.0',
     publicBaseUrl,
     logLevel: c.LOG_LEVEL ?? 'info',
-    trustProxy: c.TRUST_PROXY ?? false,
+    /**
+     * Proxies in front of the service whose X-Forwarded-For entries are believed: the client
+     * address is the entry this many from the right; 0 ignores the header.
+     */
+    proxyHops: proxyHops(c.TRUST_PROXY),
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS ?? 10_000,
     neo4j: {
       uri: c.NEO4J_URI,
@@ -161,6 +183,8 @@ function settings(c: RawConfig) {
       maxPoolSize: c.NEO4J_MAX_POOL_SIZE ?? 50,
       connectionTimeoutMs: c.NEO4J_CONNECTION_TIMEOUT_MS ?? 3_000,
       txRetryMs: c.NEO4J_TX_RETRY_MS ?? 3_000,
+      txTimeoutMs: c.NEO4J_TX_TIMEOUT_MS ?? 30_000,
+      backgroundTxTimeoutMs: c.NEO4J_BACKGROUND_TX_TIMEOUT_MS ?? 600_000,
     },
     localNeo4j: {
       provider: c.NEO4J_PROVIDER ?? 'auto',
@@ -226,6 +250,8 @@ function settings(c: RawConfig) {
       flushIntervalMs: c.DECISION_FLUSH_INTERVAL_MS ?? 500,
       /** Records held while the database cannot take them; the oldest are dropped beyond. */
       maxPending: c.DECISION_MAX_PENDING ?? 200_000,
+      /** Off only to measure what recording costs; decisions then go unrecorded. */
+      recording: (c.DECISION_RECORDING ?? 'on') === 'on',
     },
     connectors: {
       /** The largest snapshot POST /v1/connectors/{id}/sync takes. */

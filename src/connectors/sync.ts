@@ -162,7 +162,8 @@ export class ConnectorSyncService {
       id: s.connector_id,
     });
     if (connector?.connector.status !== 'active') throw new Error(`connector ${s.connector_id} is deleted`);
-    const pieces = await this.db.run<{ text: string }>(Q.sync_chunks, { syncId });
+    // A snapshot may be hundreds of megabytes: reading it back is background work, not a request.
+    const pieces = await this.db.background().run<{ text: string }>(Q.sync_chunks, { syncId });
     const op: OperationContext = {
       actor: { type: 'connector', id: s.connector_id },
       meta: { requestId: s.request_id, sourceIp: s.source_ip, userAgent: s.user_agent },

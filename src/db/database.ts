@@ -62,6 +62,13 @@ export interface DatabaseOptions {
   logger: Logger;
   metrics: Metrics;
   probeIntervalMs?: number;
+  /**
+   * How long Neo4j lets one transaction run before it terminates it: a runaway statement must
+   * not hold its connection, locks and memory while the client that asked has long given up.
+   */
+  txTimeoutMs: number;
+  /** The same for background work whose statements legitimately run long (see `background()`). */
+  backgroundTxTimeoutMs: number;
 }
 
 const CONNECTIVITY_CODES = new Set([
@@ -106,12 +113,14 @@ export function createDriver(
  */
 export class Database implements Reader {
   readonly health: DbHealth;
+  private txTimeoutMs: number;
 
   constructor(
     readonly driver: Driver,
     readonly catalogue: Catalogue,
     private readonly options: DatabaseOptions,
   ) {
+    this.txTimeoutMs = options.txTimeoutMs;
     options.metrics.dbPoolMax.set(options.maxPoolSize);
     this.health = new DbHealth(
       () => this.ping(),
@@ -119,6 +128,17 @@ export class Database implements Reader {
       (up) => options.metrics.dbUp.set(up ? 1 : 0),
       options.probeIntervalMs,
     );
+  }
+
+  /**
+   * This database for background work whose statements legitimately outlast a request's
+   * timeout (report pages, connector snapshots, bulk loads, loading the decision index): the
+   * same driver, health and metrics, its transactions given the background timeout instead.
+   */
+  background(): Database {
+    const view = Object.create(this) as Database;
+    view.txTimeoutMs = this.options.backgroundTxTimeoutMs;
+    return view;
   }
 
   run<T = Row>(query: Query, params: Params = {}): Promise<T[]> {
@@ -140,7 +160,8 @@ export class Database implements Reader {
   async schema(statement: string): Promise<void> {
     const session = this.driver.session({ database: this.options.database });
     try {
-      await session.run(statement);
+      // Migrations backfill whole labels and wait for indexes: background work, whoever calls.
+      await session.run(statement, {}, { timeout: this.options.backgroundTxTimeoutMs });
     } catch (err) {
       throw this.mapError(err);
     } finally {
@@ -153,7 +174,7 @@ export class Database implements Reader {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        session.run(this.catalogue.get(Q.ping)).then(() => undefined),
+        session.run(this.catalogue.get(Q.ping), {}, { timeout: timeoutMs }).then(() => undefined),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`ping timed out after ${timeoutMs} ms`)), timeoutMs);
         }),
@@ -190,6 +211,7 @@ export class Database implements Reader {
         try {
           const result = await session.run(text, toNeo4jParams(params), {
             metadata: { app: 'principals-access-service', unit: name },
+            timeout: this.txTimeoutMs,
           });
           metrics.dbTransactions.inc({ mode: 'read', unit: name, outcome: 'ok' });
           return result.records.map((r) => fromNeo4j(r.toObject()) as T);
@@ -230,7 +252,7 @@ export class Database implements Reader {
         database: this.options.database,
         defaultAccessMode: mode === 'read' ? neo4j.session.READ : neo4j.session.WRITE,
       });
-      const txConfig = { metadata: { app: 'principals-access-service', unit } };
+      const txConfig = { metadata: { app: 'principals-access-service', unit }, timeout: this.txTimeoutMs };
       let attempt = 0;
       const fn = async (tx: ManagedTransaction): Promise<T> => {
         const before: (() => Promise<void>)[] = [];
@@ -296,6 +318,10 @@ export class Database implements Reader {
       if (err.code === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
         return conflict('a resource with the same unique value already exists');
       }
+      // Neo4j 5 ends a transaction past its timeout with
+      // Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration (the timeout this
+      // service sets) or ...TransactionTimedOut (the server's own limit): nothing was committed,
+      // and the same work may well succeed once the database is less busy.
       if (isTransient(err) || err.code.includes('TransactionTimedOut')) {
         return unavailable('the database is busy; retry shortly', 1, err);
       }

@@ -378,7 +378,11 @@ async function startMavenNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoin
   options.progress(`starting embedded Neo4j 5.26 (data in ${home})`);
   const started = Date.now();
   const db = await LocalNeo4j.start({ ...options, home });
-  options.progress(`Neo4j ready at ${db.uri} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  // With port 0 (any free one) the address is known only now: say which ports were taken.
+  const browser = db.browserUrl ? `, Neo4j Browser at ${db.browserUrl}` : '';
+  options.progress(
+    `Neo4j ready at ${db.uri}${browser} after ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   return {
     uri: db.uri,
     user: 'neo4j',

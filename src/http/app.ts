@@ -136,7 +136,10 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
     tokenUrl: `${config.publicBaseUrl}/v1/auth/token`,
   });
 
-  const koa = new Koa({ proxy: config.trustProxy });
+  // Each trusted proxy appends the address it was reached from, so the entry `proxyHops` from
+  // the right is the client as the outermost of them saw it; entries further left are whatever
+  // the client chose to send and must never count as its address.
+  const koa = new Koa({ proxy: config.proxyHops > 0, maxIpsCount: config.proxyHops });
   koa.silent = true;
   const conformance = options.validateResponses
     ? new Conformance(document, options.onContractViolation)

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logging/logger.js';
 import type { Runtime } from '../runtime.js';
 import { createApp, type App, type AppOptions } from './app.js';
+import { answerClientError, MAX_HEADER_BYTES } from './client-errors.js';
 
 export interface Server {
   app: App;
@@ -29,7 +30,11 @@ export async function startServer(
   const app = createApp(runtime, options);
   const handle = app.koa.callback();
   // Koa's handler settles every request itself, errors included; nothing is left to await here.
-  const server = http.createServer((req, res) => void handle(req, res));
+  // The header limit is the contract's, not whatever --max-http-header-size the process got.
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => void handle(req, res));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) =>
+    answerClientError(err, socket, options.logger),
+  );
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(err.code === 'EADDRINUSE' ? new PortInUseError(options.port) : err);

@@ -6,7 +6,7 @@ import { toQuery } from '../principals/search.js';
 import { normalise } from '../query/normal.js';
 import { AppError } from '../errors/errors.js';
 import { parseConditions } from './conditions.js';
-import { compileGlob, globProblem, globRegex, isGlob } from './patterns.js';
+import { compileGlob, globProblem, isGlob } from './patterns.js';
 
 export type { Policy, PolicyBody, PolicyEffect, ResourceRef };
 
@@ -112,7 +112,6 @@ export interface PolicyProperties {
   globTypes: string[];
   globPatterns: string[];
   globPrefixes: string[];
-  globRegexes: string[];
 }
 
 export function toProperties(body: PolicyBody): PolicyProperties {
@@ -136,7 +135,6 @@ export function toProperties(body: PolicyBody): PolicyProperties {
     globTypes: globs.map((r) => r.type),
     globPatterns: globs.map((r) => r.identifier),
     globPrefixes: compiled.map((g) => g.prefix),
-    globRegexes: compiled.map(globRegex),
   };
 }
 

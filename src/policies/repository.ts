@@ -42,7 +42,6 @@ export function nodeProperties(body: PolicyBody): { props: Record<string, unknow
       glob_types: p.globTypes,
       glob_patterns: p.globPatterns,
       glob_prefixes: p.globPrefixes,
-      glob_regexes: p.globRegexes,
     },
     exact: p.exact,
   };

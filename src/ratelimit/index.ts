@@ -27,13 +27,18 @@ export interface RateLimiter {
   consume(bucket: Bucket, key: string): Promise<Quota>;
 }
 
-/** Brute-force guard for client authentication (token endpoint): failures per client id and per source IP. */
+/**
+ * Brute-force guard for client authentication (token endpoint): failures per client id and
+ * source address together, and per source address. Both counts belong to the place the failures
+ * come from, so failures can block only that place: nobody can lock a client out of the
+ * addresses its owner uses, whatever they send from elsewhere.
+ */
 export interface AuthFailureGuard {
-  /** Seconds until this client id / IP may try again (0 = not blocked). */
+  /** Seconds until this client id may try again from this address (0 = not blocked). */
   blockedForS(clientId: string | undefined, ip: string): Promise<number>;
   recordFailure(clientId: string | undefined, ip: string): Promise<void>;
-  /** A successful authentication clears the client id's failure count. */
-  recordSuccess(clientId: string): Promise<void>;
+  /** A successful authentication clears the failures of the client id from this address. */
+  recordSuccess(clientId: string, ip: string): Promise<void>;
 }
 
 export interface RateLimiting {
@@ -148,17 +153,23 @@ function createLimiter(store: Store, config: Config): RateLimiter {
 }
 
 /**
- * Client ids reach the guard before they are known to exist: a long one is hashed so that a
- * caller cannot make the store keep arbitrarily large keys.
+ * Client ids reach the guard before they are known to exist, and an address is whatever the
+ * trusted proxies forwarded: a long one is hashed so that a caller cannot make the store keep
+ * arbitrarily large keys.
  */
-function clientKey(clientId: string): string {
-  return clientId.length <= 64 ? clientId : `h:${createHash('sha256').update(clientId).digest('hex')}`;
+function bounded(text: string): string {
+  return text.length <= 64 ? text : `h:${createHash('sha256').update(text).digest('hex')}`;
+}
+
+/** An address holds no space (the forwarded list is trimmed), so the first space ends it. */
+function clientAtAddress(clientId: string, ip: string): string {
+  return `${bounded(ip)} ${bounded(clientId)}`;
 }
 
 function createAuthFailureGuard(store: Store, config: Config): AuthFailureGuard {
   const { keyPrefix } = config.rateLimits;
   const { perClient, perIp, windowS } = config.rateLimits.authFailures;
-  const byClient = store.counter(`${keyPrefix}:authfail:client`, perClient, windowS);
+  const byClient = store.counter(`${keyPrefix}:authfail:client_ip`, perClient, windowS);
   const byIp = store.counter(`${keyPrefix}:authfail:ip`, perIp, windowS);
 
   const blockedMs = async (counter: Counter, key: string): Promise<number> => {
@@ -169,8 +180,8 @@ function createAuthFailureGuard(store: Store, config: Config): AuthFailureGuard 
   return {
     async blockedForS(clientId, ip) {
       const waits = await Promise.all([
-        blockedMs(byIp, ip),
-        clientId === undefined ? 0 : blockedMs(byClient, clientKey(clientId)),
+        blockedMs(byIp, bounded(ip)),
+        clientId === undefined ? 0 : blockedMs(byClient, clientAtAddress(clientId, ip)),
       ]);
       const ms = Math.max(...waits);
       return ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : 0;
@@ -179,12 +190,12 @@ function createAuthFailureGuard(store: Store, config: Config): AuthFailureGuard 
       // `penalty` counts without rejecting: the window is fixed, so a blocked caller's further
       // failures do not prolong the block, they only keep it in place until the window ends.
       await Promise.all([
-        byIp.penalty(ip),
-        clientId === undefined ? undefined : byClient.penalty(clientKey(clientId)),
+        byIp.penalty(bounded(ip)),
+        clientId === undefined ? undefined : byClient.penalty(clientAtAddress(clientId, ip)),
       ]);
     },
-    async recordSuccess(clientId) {
-      await byClient.delete(clientKey(clientId));
+    async recordSuccess(clientId, ip) {
+      await byClient.delete(clientAtAddress(clientId, ip));
     },
   };
 }

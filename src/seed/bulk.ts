@@ -136,10 +136,15 @@ export function principalRows(
  * bulk imports of trusted data only; the API never takes this path.
  */
 export class BulkLoader {
+  private readonly db: Database;
+
+  /** Batches of tens of thousands of rows outlast a request's timeout: loads are background work. */
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly actor = 'seed',
-  ) {}
+  ) {
+    this.db = db.background();
+  }
 
   /**
    * Writes principals with their attribute links and manager edges. Returns the principals whose

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { loadMigrations, migrate } from '../../src/db/migrations.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
 import { engineApi, namer } from '../helpers/engine.js';
@@ -215,6 +216,104 @@ describe('who can reach what', () => {
       });
       const body = await accessOf(p.id, `?resource_type=${t}`);
       expect(body.access.map((e: any) => e.granted_by)).to.deep.equal([[byMatch.id]]);
+    });
+
+    it('matches a glob built to make a regular expression backtrack, promptly and exactly', async function () {
+      this.timeout(60_000);
+      const p = await principal();
+      const t = type();
+      const hostile = '*a*a*a*a*a*a*a*a*a*a*b';
+      const match = `${'a'.repeat(499)}b`;
+      await register(t, 'a'.repeat(500));
+      await register(t, match);
+      await register(t, `b${'a'.repeat(499)}`);
+      const glob = await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: hostile }],
+      });
+      const started = Date.now();
+      const body = await accessOf(p.id, `?resource_type=${t}`);
+      // A regular expression on this pattern and identifier would run for hours.
+      expect(Date.now() - started, 'answered without backtracking').to.be.below(10_000);
+      expect(
+        body.access.map((e: any) => [e.resource.identifier, e.pattern ?? false, e.granted_by]),
+      ).to.deep.equal([
+        [hostile, true, [glob.id]],
+        [match, false, [glob.id]],
+      ]);
+      for (const [identifier, decision] of [
+        ['a'.repeat(500), 'DENY'],
+        [match, 'ALLOW'],
+      ]) {
+        const decided = await api.post('/v1/decisions/evaluate', {
+          principal_id: p.id,
+          action: 'read',
+          resource: { type: t, identifier },
+        });
+        expect(decided.status, decided.text).to.equal(200);
+        expect(decided.body.decision).to.equal(decision);
+      }
+      // Reading the access changed nothing: the policy is as written.
+      const stored = await api.get(`/v1/policies/${glob.id}`);
+      expect(stored.body.resources).to.deep.equal([{ type: t, identifier: hostile }]);
+      expect(stored.body.version).to.equal(1);
+    });
+
+    it('drops the regular expressions policies stored for their globs before', async () => {
+      const p = await principal();
+      const t = type();
+      await register(t, 'm-1');
+      const glob = await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'm-*' }],
+      });
+      const { db } = app.runtime;
+      const keys = async (): Promise<string[]> =>
+        (await db.first<{ keys: string[] }>(
+          { name: 'test/policy_keys', text: 'MATCH (pol:Policy {id: $id}) RETURN keys(pol) AS keys' },
+          { id: glob.id },
+        ))!.keys;
+      expect(await keys()).to.not.include('glob_regexes');
+      // A policy as an earlier release wrote it, on a store that has not yet seen the migration.
+      await db.write('test/legacy_policy', async (tx) => {
+        await tx.run(
+          {
+            name: 'test/legacy_policy',
+            text: "MATCH (pol:Policy {id: $id}) SET pol.glob_regexes = ['(?s)m-.*']",
+          },
+          { id: glob.id },
+        );
+        await tx.run({
+          name: 'test/forget_migration',
+          text: 'MATCH (m:SchemaMigration {version: 11}) DELETE m',
+        });
+      });
+      expect(await migrate(db, await loadMigrations())).to.deep.equal([11]);
+      expect(await keys()).to.not.include('glob_regexes');
+      expect(
+        (await accessOf(p.id, `?resource_type=${t}`)).access.map((e: any) => e.resource.identifier),
+      ).to.deep.equal(['m-*', 'm-1']);
+      const stored = await api.get(`/v1/policies/${glob.id}`);
+      expect(stored.body.resources).to.deep.equal([{ type: t, identifier: 'm-*' }]);
+    });
+
+    it('keeps a glob’s literal runs in order and apart', async () => {
+      const p = await principal();
+      const t = type();
+      // Each of these holds every run of the glob; only the first holds them in order, apart.
+      for (const identifier of ['x-ab-ba-y', 'x-ba-ab-y', 'x-aba-y', 'x-ab-y', 'x-y']) {
+        await register(t, identifier);
+      }
+      const glob = await policy({
+        subjects: { principals: [p.id] },
+        resources: [{ type: t, identifier: 'x-*ab*ba*-y' }],
+      });
+      const body = await accessOf(p.id, `?resource_type=${t}`);
+      expect(body.access.map((e: any) => [e.resource.identifier, e.pattern ?? false])).to.deep.equal([
+        ['x-*ab*ba*-y', true],
+        ['x-ab-ba-y', false],
+      ]);
+      expect(body.access[1].granted_by).to.deep.equal([glob.id]);
     });
   });
 

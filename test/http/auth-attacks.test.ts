@@ -167,28 +167,73 @@ describe('bearer token attacks and scope enforcement', () => {
     before(async () => {
       guarded = await startTestApp({
         keepData: true,
-        env: { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_IP_LIMIT: '1000' },
+        // One proxy in front: the right-most X-Forwarded-For entry is the caller's address.
+        env: { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_IP_LIMIT: '1000', TRUST_PROXY: '1' },
       });
     });
     after(async () => {
       await guarded.close();
     });
 
+    const attempt = (client: TestClient, secret: string, forwardedFor?: string) =>
+      guarded.http.post('/v1/auth/token', undefined, {
+        raw: 'grant_type=client_credentials',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Authorization: basic({ id: client.id, secret }),
+          ...(forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {}),
+        },
+      });
+
+    const expectThrottled = (res: Awaited<ReturnType<typeof attempt>>): void => {
+      expect(res.status, res.text).to.equal(429);
+      expect(res.body.error).to.equal('temporarily_unavailable');
+      expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0);
+    };
+
     it('throttles a client id after repeated failures, even with the right secret', async () => {
       const victim = await createClient(guarded, ['audit:read']);
-      const attempt = (secret: string) =>
-        guarded.http.post('/v1/auth/token', undefined, {
-          raw: 'grant_type=client_credentials',
-          headers: {
-            'Content-Type': 'application/x-www-form-urlencoded',
-            Authorization: basic({ id: victim.id, secret }),
-          },
-        });
-      for (let i = 0; i < 3; i += 1) expect((await attempt('guess-' + i)).status).to.equal(401);
-      const blocked = await attempt(victim.secret);
-      expect(blocked.status).to.equal(429);
-      expect(blocked.body.error).to.equal('temporarily_unavailable');
-      expect(Number(blocked.headers.get('retry-after'))).to.be.greaterThan(0);
+      for (let i = 0; i < 3; i += 1) expect((await attempt(victim, 'guess-' + i)).status).to.equal(401);
+      expectThrottled(await attempt(victim, victim.secret));
+    });
+
+    it('blocks only the address the failures come from: the client still gets a token elsewhere', async () => {
+      const victim = await createClient(guarded, ['audit:read']);
+      const [attacker, owner] = ['198.51.100.7', '198.51.100.8'];
+      for (let i = 0; i < 5; i += 1) {
+        const res = await attempt(victim, `guess-${i}`, attacker);
+        expect(res.status).to.be.oneOf([401, 429]);
+      }
+      expectThrottled(await attempt(victim, victim.secret, attacker));
+      const fromOwner = await attempt(victim, victim.secret, owner);
+      expect(fromOwner.status, fromOwner.text).to.equal(200);
+      expect(fromOwner.body.access_token).to.be.a('string');
+      // The bootstrap admin cannot be locked out from elsewhere either.
+      for (let i = 0; i < 4; i += 1) await attempt(ADMIN, `guess-${i}`, attacker);
+      expectThrottled(await attempt(ADMIN, ADMIN.secret, attacker));
+      expect((await attempt(ADMIN, ADMIN.secret, owner)).status).to.equal(200);
+      // Still blocked where the failures came from.
+      expectThrottled(await attempt(victim, victim.secret, attacker));
+    });
+
+    it('takes the address from the trusted hop, so a forged left-most entry neither escapes nor misleads', async () => {
+      const victim = await createClient(guarded, ['audit:read']);
+      const real = '10.1.1.1';
+      for (let i = 0; i < 3; i += 1) {
+        const res = await attempt(victim, `guess-${i}`, `6.6.6.${i}, ${real}`);
+        expect(res.status).to.equal(401);
+      }
+      expectThrottled(await attempt(victim, victim.secret, `6.6.6.99, ${real}`));
+      expectThrottled(await attempt(victim, victim.secret, real));
+      expect((await attempt(victim, victim.secret, `${real}, 10.1.1.2`)).status).to.equal(200);
+
+      const admin = guarded.http.withToken((await tokenFor(guarded.http, ADMIN)).access_token);
+      const events = await admin.get(
+        `/v1/audit/events?type=auth.failed&target_id=${encodeURIComponent(victim.id)}&limit=100`,
+      );
+      expect(events.status, events.text).to.equal(200);
+      expect(events.body.data).to.have.length(3);
+      for (const event of events.body.data) expect(event.source_ip).to.equal(real);
     });
   });
 });

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { freePort, LocalNeo4j, PortInUseError } from '../../src/db/local-neo4j.js';
+import { freePort, LocalNeo4j, PortInUseError, provideNeo4j } from '../../src/db/local-neo4j.js';
 
 /** Running, as opposed to gone or a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
@@ -67,6 +67,34 @@ describe('embedded Neo4j launcher', function () {
     expect(error).to.include({ port, connector: 'http' });
     expect(String(error)).to.contain('NEO4J_LOCAL_HTTP_PORT');
   });
+  it('takes any free ports when asked for port 0, and says which', async () => {
+    const messages: string[] = [];
+    const db = await provideNeo4j(
+      { uri: undefined, user: 'neo4j', password: '' },
+      {
+        provider: 'maven',
+        dataDir: path.join(home, 'any-port'),
+        port: 0,
+        httpPort: 0,
+        heap: '256m',
+        pageCache: '16m',
+        progress: (m) => messages.push(m),
+      },
+    );
+    try {
+      const bolt = Number(/^bolt:\/\/127\.0\.0\.1:(\d+)$/.exec(db.uri)?.[1]);
+      const http = Number(/^http:\/\/127\.0\.0\.1:(\d+)\/browser\/$/.exec(db.browserUrl ?? '')?.[1]);
+      expect(bolt).to.be.above(0);
+      expect(http).to.be.above(0);
+      expect(http).to.not.equal(bolt);
+      const ready = messages.find((m) => m.startsWith('Neo4j ready at'));
+      expect(ready).to.contain(db.uri).and.to.contain(db.browserUrl);
+      expect((await fetch(db.browserUrl!)).status).to.equal(200);
+    } finally {
+      await db.stop();
+    }
+  });
+
   it('dies with its parent process: no orphan JVM', async () => {
     const script = `
       import { LocalNeo4j } from './src/db/local-neo4j.ts';

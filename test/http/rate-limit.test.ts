@@ -280,6 +280,17 @@ describe('rate limits', function () {
       expectRateHeaders(other, 'standard', 5, 4);
     });
 
+    it('counts the address the trusted proxy saw, whatever the caller wrote left of it', async () => {
+      const real = '10.2.0.9';
+      for (let i = 1; i <= 5; i += 1) {
+        const res = await app.http.get('/v1/openapi.json', from(`6.6.6.${i}, ${real}`));
+        expect(res.status).to.equal(200);
+        expectRateHeaders(res, 'standard', 5, 5 - i);
+      }
+      expectRateLimited(await app.http.get('/v1/openapi.json', from(`6.6.6.77, ${real}`)));
+      expectRateLimited(await app.http.get('/v1/openapi.json', from(real)));
+    });
+
     it('keeps unlimited endpoints available to a limited caller', async () => {
       const ip = '10.2.0.4';
       for (let i = 0; i < 6; i += 1) await app.http.get('/v1/openapi.json', from(ip));
@@ -312,6 +323,42 @@ describe('rate limits', function () {
       expectRateHeaders(limited, 'standard', 3, 0);
       expect((await app.http.get('/v1/_edge/db', from('10.3.0.2'))).status).to.equal(200);
       expect(await redis.keys(`${prefix}:*`), 'nothing reaches Redis').to.deep.equal([]);
+    });
+  });
+
+  describe('proxy hops', () => {
+    const remaining = async (app: TestApp, forwardedFor: string): Promise<number> => {
+      const res = await app.http.get('/v1/openapi.json', from(forwardedFor));
+      expect(res.status).to.equal(200);
+      return Number(res.headers.get('x-ratelimit-remaining'));
+    };
+
+    it('ignores X-Forwarded-For without a trusted proxy', async () => {
+      const app = await startTestApp({
+        env: { RATE_LIMIT_KEY_PREFIX: track(uniquePrefix()), RATE_LIMIT_STANDARD: '10' },
+      });
+      try {
+        // Every request comes from the test's own address, whatever the header claims.
+        const seen: number[] = [];
+        for (const ip of ['10.8.0.1', '10.8.0.2', '10.8.0.3']) seen.push(await remaining(app, ip));
+        expect(seen).to.deep.equal([9, 8, 7]);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('takes the entry as many hops from the right as there are trusted proxies', async () => {
+      const app = await startTestApp({
+        env: { RATE_LIMIT_KEY_PREFIX: track(uniquePrefix()), RATE_LIMIT_STANDARD: '10', TRUST_PROXY: '2' },
+      });
+      try {
+        // Two proxies: the outer one appended the client, the inner one the outer proxy.
+        expect(await remaining(app, '6.6.6.1, 10.9.0.1, 172.16.0.1')).to.equal(9);
+        expect(await remaining(app, '6.6.6.2, 10.9.0.1, 172.16.0.2')).to.equal(8);
+        expect(await remaining(app, '10.9.0.2, 172.16.0.1')).to.equal(9);
+      } finally {
+        await app.close();
+      }
     });
   });
 
@@ -582,17 +629,24 @@ describe('rate limits', function () {
         await rl?.close();
       });
 
-      it('blocks a client id after the configured number of failures', async () => {
+      it('blocks a client id at the address its failures come from, and only there', async () => {
         const guard = rl.authFailures;
-        expect(await guard.blockedForS('cli_one', '10.6.0.1')).to.equal(0);
-        await guard.recordFailure('cli_one', '10.6.0.1');
-        await guard.recordFailure('cli_one', '10.6.0.2');
-        expect(await guard.blockedForS('cli_one', '10.6.0.3')).to.equal(0);
-        await guard.recordFailure('cli_one', '10.6.0.3');
-        const wait = await guard.blockedForS('cli_one', '10.6.0.4');
-        expect(wait).to.be.within(1, 120);
-        // Another client from the same address is not affected.
-        expect(await guard.blockedForS('cli_two', '10.6.0.3')).to.equal(0);
+        const [here, elsewhere] = ['10.6.0.1', '10.6.0.2'];
+        expect(await guard.blockedForS('cli_one', here)).to.equal(0);
+        await guard.recordFailure('cli_one', here);
+        await guard.recordFailure('cli_one', here);
+        expect(await guard.blockedForS('cli_one', here)).to.equal(0);
+        await guard.recordFailure('cli_one', here);
+        expect(await guard.blockedForS('cli_one', here)).to.be.within(1, 120);
+        expect(await guard.blockedForS('cli_one', elsewhere), 'the client from elsewhere').to.equal(0);
+        expect(await guard.blockedForS('cli_two', here), 'another client from there').to.equal(0);
+      });
+
+      it('does not add up failures of one client id from different addresses', async () => {
+        const guard = rl.authFailures;
+        for (let i = 0; i < 6; i += 1) await guard.recordFailure('cli_spread', `10.6.4.${i}`);
+        for (let i = 0; i < 7; i += 1)
+          expect(await guard.blockedForS('cli_spread', `10.6.4.${i}`)).to.equal(0);
       });
 
       it('blocks a source address after the configured number of failures, whatever the client id', async () => {
@@ -606,26 +660,31 @@ describe('rate limits', function () {
         expect(await guard.blockedForS('cli_fresh', '10.6.1.2')).to.equal(0);
       });
 
-      it('clears a client id on success', async () => {
+      it('clears a client id at an address on success there', async () => {
         const guard = rl.authFailures;
-        await guard.recordFailure('cli_three', '10.6.2.1');
-        await guard.recordFailure('cli_three', '10.6.2.2');
-        await guard.recordSuccess('cli_three');
-        await guard.recordFailure('cli_three', '10.6.2.3');
-        await guard.recordFailure('cli_three', '10.6.2.4');
-        expect(await guard.blockedForS('cli_three', '10.6.2.5')).to.equal(0);
-        await guard.recordFailure('cli_three', '10.6.2.5');
-        expect(await guard.blockedForS('cli_three', '10.6.2.5')).to.be.within(1, 120);
+        const ip = '10.6.2.1';
+        await guard.recordFailure('cli_three', ip);
+        await guard.recordFailure('cli_three', ip);
+        await guard.recordSuccess('cli_three', ip);
+        await guard.recordFailure('cli_three', ip);
+        await guard.recordFailure('cli_three', ip);
+        expect(await guard.blockedForS('cli_three', ip)).to.equal(0);
+        await guard.recordFailure('cli_three', ip);
+        expect(await guard.blockedForS('cli_three', ip)).to.be.within(1, 120);
       });
 
-      it('keys long client ids by hash', async () => {
+      it('keys long client ids and addresses by hash', async () => {
         const guard = rl.authFailures;
         const long = `cli_${'x'.repeat(5_000)}`;
-        for (let i = 0; i < 3; i += 1) await guard.recordFailure(long, `10.6.3.${i}`);
-        expect(await guard.blockedForS(long, '10.6.3.9')).to.be.within(1, 120);
+        const longIp = `10.6.3.${'9'.repeat(200)}`;
+        for (let i = 0; i < 3; i += 1) await guard.recordFailure(long, '10.6.3.1');
+        expect(await guard.blockedForS(long, '10.6.3.1')).to.be.within(1, 120);
+        expect(await guard.blockedForS(long, '10.6.3.2')).to.equal(0);
+        for (let i = 0; i < 5; i += 1) await guard.recordFailure(undefined, longIp);
+        expect(await guard.blockedForS(undefined, longIp)).to.be.within(1, 120);
         if (mode === 'redis') {
-          const keys = await redis.keys(`${prefix}:authfail:client:*`);
-          expect(keys).to.have.length.above(0);
+          const keys = await redis.keys(`${prefix}:authfail:*`);
+          expect(keys).to.have.length.above(1);
           for (const key of keys) expect(key.length).to.be.below(200);
         }
       });

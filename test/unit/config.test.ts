@@ -20,7 +20,7 @@ describe('configuration', () => {
       SHUTDOWN_TIMEOUT_MS: '2500',
     });
     expect(config.port).to.equal(9000);
-    expect(config.trustProxy).to.equal(true);
+    expect(config.proxyHops).to.equal(1);
     expect(config.neo4j.uri).to.equal(undefined);
     expect(config.shutdownTimeoutMs).to.equal(2500);
   });
@@ -31,6 +31,13 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['NEO4J_URI', 'http://localhost:7474'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '-1'],
+    ['TRUST_PROXY', '100'],
+    ['TRUST_PROXY', '1.5'],
+    ['NEO4J_LOCAL_PORT', '65536'],
+    ['NEO4J_LOCAL_HTTP_PORT', '-1'],
+    ['NEO4J_TX_TIMEOUT_MS', '0'],
+    ['NEO4J_BACKGROUND_TX_TIMEOUT_MS', 'long'],
     ['NEO4J_LOCAL_HEAP', '1 gig'],
     ['NEO4J_PROVIDER', 'podman'],
   ];
@@ -46,6 +53,36 @@ describe('configuration', () => {
       expect((error as ConfigError).message).to.contain(`${name}=${JSON.stringify(value)}`);
     });
   }
+
+  it('reads TRUST_PROXY as the number of proxy hops trusted, true and false as 1 and 0', () => {
+    const hops = (value: string | undefined): number =>
+      loadConfig(value === undefined ? {} : { TRUST_PROXY: value }).proxyHops;
+    expect(hops(undefined)).to.equal(0);
+    expect(hops('false')).to.equal(0);
+    expect(hops('0')).to.equal(0);
+    expect(hops('true')).to.equal(1);
+    expect(hops('1')).to.equal(1);
+    expect(hops('3')).to.equal(3);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes' })).to.throw(ConfigError, /TRUST_PROXY="yes".*proxy hops/);
+  });
+
+  it('lets the local Neo4j take any free port with 0', () => {
+    const config = loadConfig({ NEO4J_LOCAL_PORT: '0', NEO4J_LOCAL_HTTP_PORT: '0' });
+    expect(config.localNeo4j.port).to.equal(0);
+    expect(config.localNeo4j.httpPort).to.equal(0);
+    const defaults = loadConfig({});
+    expect(defaults.localNeo4j.port).to.equal(7687);
+    expect(defaults.localNeo4j.httpPort).to.equal(7474);
+  });
+
+  it('gives transactions a timeout, longer for background work', () => {
+    const defaults = loadConfig({});
+    expect(defaults.neo4j.txTimeoutMs).to.equal(30_000);
+    expect(defaults.neo4j.backgroundTxTimeoutMs).to.equal(600_000);
+    const set = loadConfig({ NEO4J_TX_TIMEOUT_MS: '250', NEO4J_BACKGROUND_TX_TIMEOUT_MS: '5000' });
+    expect(set.neo4j.txTimeoutMs).to.equal(250);
+    expect(set.neo4j.backgroundTxTimeoutMs).to.equal(5000);
+  });
 
   it('reports every bad variable at once', () => {
     expect(() => loadConfig({ PORT: 'x', LOG_LEVEL: 'y' }))

@@ -3,6 +3,7 @@ import { SCOPE_DESCRIPTIONS } from '../../auth/scopes.js';
 import { OAuthErrorSchema } from '../../schemas/clients.js';
 import { ScimErrorSchema } from '../../schemas/scim.js';
 import { Problem } from '../../schemas/common.js';
+import { MAX_HEADER_BYTES } from '../client-errors.js';
 import type { AnyRoute } from '../route.js';
 
 export interface OpenApiInfo {
@@ -159,7 +160,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     }
     if (route.rateLimit !== 'none') errors['429'] = 'Over the rate limit (`RATE_LIMITED`)';
     errors['500'] = 'Internal error (`INTERNAL`)';
-    errors['503'] = 'The database is unreachable (`UNAVAILABLE`)';
+    errors['503'] = 'The database is unreachable or too busy to finish in time (`UNAVAILABLE`)';
     for (const [status, description] of Object.entries(errors)) {
       if (!(status in responses)) {
         const entry: Record<string, Json> = { description, content: errorContent(route, Number(status)) };
@@ -167,6 +168,12 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
         responses[status] = entry;
       }
     }
+    // Refused by the HTTP server before any route is known, so alike everywhere: always problem
+    // details, never counted against a rate limit.
+    responses['431'] ??= {
+      description: `Request line and headers over ${MAX_HEADER_BYTES} bytes (\`REQUEST_HEADER_FIELDS_TOO_LARGE\`)`,
+      content: PROBLEM,
+    };
 
     const operation: Record<string, Json> = {
       operationId: route.operationId,
