@@ -3,6 +3,7 @@ import { ACTION_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '..
 import { MAX_CONDITIONS } from '../policies/conditions.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 import { DecisionRequestSchema } from './decisions.js';
+import { FreeForm } from './free-form.js';
 import { literals } from './principals.js';
 import { SearchQuery } from './search.js';
 
@@ -90,15 +91,19 @@ export const PolicyBodySchema = Type.Object(
       minItems: 1,
       maxItems: MAX_ACTIONS,
       uniqueItems: true,
-      description: 'Action names, `*` (any), or a prefix wildcard such as `repo:*`',
+      description:
+        'Action names (MCP method names such as `tools/call` included), `*` (any), or a prefix wildcard ending in `:*` or `/*` (`repo:*`, `tools/*`)',
     }),
     resources: Type.Array(ResourcePatternSchema, { minItems: 1, maxItems: MAX_RESOURCES }),
     conditions: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        maxProperties: MAX_CONDITIONS,
-        description:
-          'Path → value (equality) or operator object; every entry must hold. Paths: `principal.<field>`, `principal.attributes.<key>`, `principal.metadata.<key>`, `resource.type`, `resource.identifier`, `resource.attributes.<key>`, `context.<key>`. Operators: those of principal search plus `$cidr`; an operand may be `{ "$ref": "<path>" }`.',
-      }),
+      FreeForm(
+        Type.Record(Type.String(), Type.Unknown(), {
+          maxProperties: MAX_CONDITIONS,
+          description:
+            'Path → value (equality) or operator object; every entry must hold. Paths: `principal.<field>`, `principal.attributes.<key>`, `principal.metadata.<key>`, `resource.type`, `resource.identifier`, `resource.attributes.<key>`, `context.<key>`, and the claims a request carries: `action.name`, `action.properties.<key>`, `subject.properties.<key>` (never stored identity). `context`, `action.properties` and `subject.properties` keys may go deeper, a segment per level (`context.session.level`). Operators: those of principal search plus `$cidr`; an operand may be `{ "$ref": "<path>" }`. `$exists` tests presence; any other operator on a missing path is unknown: an allow does not apply, a deny does.',
+        }),
+        { paths: true },
+      ),
     ),
     status: Type.Optional(literals(POLICY_STATUSES, { default: 'active', description: 'Default `active`' })),
   },

@@ -1,5 +1,6 @@
 import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { Id, KeyedMap, PageQuery, Paginated, Timestamp } from './common.js';
+import { FreeForm } from './free-form.js';
 
 export const PRINCIPAL_TYPES = ['USER', 'SERVICE_ACCOUNT', 'API_KEY', 'AI_AGENT'] as const;
 export type PrincipalType = (typeof PRINCIPAL_TYPES)[number];
@@ -45,6 +46,15 @@ export const MetadataSchema = KeyedMap(Type.String({ maxLength: 1024 }), {
   title: 'Metadata',
 });
 
+/** Attribute maps as clients send them whole (a registered resource's). */
+export const AttributesInputSchema = FreeForm(
+  KeyedMap(AttributeValueSchema, {
+    keyPattern: KEY_PATTERN,
+    maxProperties: MAX_KEYS,
+    description: `Keys match ${KEY_PATTERN}; at most ${MAX_KEYS} keys.`,
+  }),
+);
+
 /**
  * Attribute maps as clients send them: keys by the key rule, `manager_id` a principal id, and on
  * PATCH `null` to remove a key.
@@ -61,7 +71,7 @@ function attributesInput<N extends boolean>(nullable: N) {
       description: `Keys match ${KEY_PATTERN}; at most ${MAX_KEYS} keys${nullable ? '; `null` removes a key' : ''}.`,
     },
   );
-  return Type.Unsafe<Record<string, AttributeValue | (N extends true ? null : never)>>(schema);
+  return Type.Unsafe<Record<string, AttributeValue | (N extends true ? null : never)>>(FreeForm(schema));
 }
 
 function metadataInput<N extends boolean>(nullable: N) {
@@ -73,7 +83,7 @@ function metadataInput<N extends boolean>(nullable: N) {
     maxProperties: MAX_KEYS,
     description: `String values; keys match ${KEY_PATTERN}${nullable ? '; `null` removes a key' : ''}.`,
   });
-  return Type.Unsafe<Record<string, string | (N extends true ? null : never)>>(schema);
+  return Type.Unsafe<Record<string, string | (N extends true ? null : never)>>(FreeForm(schema));
 }
 
 const Name = Type.String({ minLength: 1, maxLength: 256, pattern: '\\S' });

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { REPORT_TYPES } from '../reports/sources.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
+import { FreeForm } from './free-form.js';
 
 const ReportType = Type.Union(
   REPORT_TYPES.map((t) => Type.Literal(t)),
@@ -14,13 +15,15 @@ export const CreateReportBody = Type.Object(
     type: ReportType,
     format: ReportFormat,
     parameters: Type.Optional(
-      Type.Object(
-        {},
-        {
-          additionalProperties: true,
-          description:
-            '`dormant_principals`: `days` (default 90). `audit_log`: `since` and `until` (RFC 3339; default: everything up to the request). Other types take none.',
-        },
+      FreeForm(
+        Type.Object(
+          {},
+          {
+            additionalProperties: true,
+            description:
+              '`dormant_principals`: `days` (default 90). `audit_log`: `since` and `until` (RFC 3339; default: everything up to the request). Other types take none.',
+          },
+        ),
       ),
     ),
   },

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
-import { AttributesSchema } from './principals.js';
+import { AttributesInputSchema, AttributesSchema } from './principals.js';
 
 export const ResourceSchema = Type.Object(
   {
@@ -34,7 +34,7 @@ export const ResourceParams = Type.Object({
 
 export const PutResourceBody = Type.Object(
   {
-    attributes: Type.Optional(AttributesSchema),
+    attributes: Type.Optional(AttributesInputSchema),
     owner_id: Type.Optional(Type.Union([Id('principal'), Type.Null()], { description: '`null` clears it' })),
   },
   { additionalProperties: false, title: 'PutResource' },

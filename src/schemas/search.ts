@@ -4,6 +4,7 @@ import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../principals/
 import { SORT_FIELDS, type SortField } from '../query/model.js';
 import { parseInstant } from '../time.js';
 import { KeyedMap, PageQuery } from './common.js';
+import { FreeForm } from './free-form.js';
 import { PrincipalStatusSchema, PrincipalTypeSchema } from './principals.js';
 import { compile, inputAjv, toFieldErrors } from './validator.js';
 
@@ -40,6 +41,7 @@ export const MAX_OPERAND_LENGTH = 1024;
 const Text = Type.String({ maxLength: MAX_OPERAND_LENGTH });
 const Instant = Type.String({
   format: 'date-time',
+  maxLength: 64,
   description: 'RFC 3339 timestamp, compared as an instant',
   examples: ['2026-08-01T00:00:00Z'],
 });
@@ -120,35 +122,39 @@ const timestampField = (description: string) =>
 const oneOrMore = <T extends TSchema>(item: T, max: number, description: string) =>
   Type.Optional(Type.Union([item, Type.Array(item, { minItems: 1, maxItems: max })], { description }));
 
-export const SearchQuery = Type.Object(
-  {
-    type: oneOrMore(PrincipalTypeSchema, PRINCIPAL_TYPES.length, 'A type or a list of types (any of them)'),
-    status: oneOrMore(
-      PrincipalStatusSchema,
-      PRINCIPAL_STATUSES.length,
-      'A status or a list of statuses (any of them). Deleted principals are left out unless this names `deleted`.',
-    ),
-    name: textField('Name'),
-    email: textField('Email (USER principals)'),
-    connector_source: textField('Connector that manages the principal'),
-    created_at: timestampField('Creation time'),
-    updated_at: timestampField('Time of the last change'),
-    last_login: timestampField('Time of the last login'),
-    risk_score: Type.Optional(
-      Type.Union([Score, ScoreCondition], { description: 'Risk score: an integer (equality) or operators' }),
-    ),
-    attributes: Type.Optional(
-      KeyedMap(Type.Union([Text, AttributeCondition]), {
-        keyPattern: KEY_PATTERN,
-        description: `Attribute key → a value (equality; for an array attribute, membership) or operators. Keys match ${KEY_PATTERN}.`,
-      }),
-    ),
-  },
-  {
-    additionalProperties: false,
-    title: 'SearchQuery',
-    description: `Every condition must hold; at most ${MAX_CONDITIONS} conditions in total (each plain value, operator, \`type\` and \`status\` counts as one).`,
-  },
+export const SearchQuery = FreeForm(
+  Type.Object(
+    {
+      type: oneOrMore(PrincipalTypeSchema, PRINCIPAL_TYPES.length, 'A type or a list of types (any of them)'),
+      status: oneOrMore(
+        PrincipalStatusSchema,
+        PRINCIPAL_STATUSES.length,
+        'A status or a list of statuses (any of them). Deleted principals are left out unless this names `deleted`.',
+      ),
+      name: textField('Name'),
+      email: textField('Email (USER principals)'),
+      connector_source: textField('Connector that manages the principal'),
+      created_at: timestampField('Creation time'),
+      updated_at: timestampField('Time of the last change'),
+      last_login: timestampField('Time of the last login'),
+      risk_score: Type.Optional(
+        Type.Union([Score, ScoreCondition], {
+          description: 'Risk score: an integer (equality) or operators',
+        }),
+      ),
+      attributes: Type.Optional(
+        KeyedMap(Type.Union([Text, AttributeCondition]), {
+          keyPattern: KEY_PATTERN,
+          description: `Attribute key → a value (equality; for an array attribute, membership) or operators. Keys match ${KEY_PATTERN}.`,
+        }),
+      ),
+    },
+    {
+      additionalProperties: false,
+      title: 'SearchQuery',
+      description: `Every condition must hold; at most ${MAX_CONDITIONS} conditions in total (each plain value, operator, \`type\` and \`status\` counts as one).`,
+    },
+  ),
 );
 
 export const SearchSort = Type.Object(

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../errors/errors.js';
+import { addFreeFormKeyword } from './free-form.js';
 import { parseInstant } from '../time.js';
 
 // ajv-formats is CommonJS with a default export.
@@ -27,6 +28,7 @@ function build(options: ConstructorParameters<typeof Ajv>[0]): Ajv {
   });
   // Annotation keywords of OpenAPI that carry no validation meaning.
   ajv.addKeyword({ keyword: 'example' });
+  addFreeFormKeyword(ajv);
   return ajv;
 }
 

@@ -4,6 +4,7 @@ import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 /** `*`, an event type (`policy.updated`) or every type of a kind (`principal.*`). */
 const EventPattern = Type.String({
   pattern: '^(\\*|[a-z_]+\\.(\\*|[a-z_]+))$',
+  maxLength: 128,
   description: '`*`, an audit event type such as `policy.updated`, or `kind.*` such as `principal.*`',
 });
 

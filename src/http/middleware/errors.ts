@@ -1,4 +1,5 @@
-import type { Middleware } from 'koa';
+import { Stream } from 'node:stream';
+import type { Context, Middleware } from 'koa';
 import { OAuthError } from '../../auth/oauth-error.js';
 import { ScimError } from '../../scim/errors.js';
 import type { Logger } from '../../logging/logger.js';
@@ -18,6 +19,18 @@ import { stateOf } from '../state.js';
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 /**
+ * A JSON body becomes its text once, here: Koa would otherwise serialise it when responding, after
+ * every middleware has returned, where a body that cannot be serialised escapes this handler (a
+ * bare 500); and again for `ctx.length`, which the access log reads.
+ */
+function serialise(ctx: Context): void {
+  const body: unknown = ctx.body;
+  if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && !(body instanceof Stream)) {
+    ctx.body = JSON.stringify(body);
+  }
+}
+
+/**
  * The one place errors become responses: RFC 9457 problem details, RFC 6749 §5.2 for the OAuth
  * endpoints, the SCIM error schema under `/scim/v2`, or the plain error messages of the AuthZEN
  * endpoints. 5xx bodies never carry
@@ -27,6 +40,7 @@ export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
+      serialise(ctx);
     } catch (raw) {
       if (
         raw instanceof ScimError ||
@@ -81,6 +95,9 @@ export function errorHandler(logger: Logger): Middleware {
       }
       ctx.body = problemBody(ctx, error);
       ctx.type = 'application/problem+json';
+    } finally {
+      // The error bodies made above are plain data (a success's body is text by now).
+      serialise(ctx);
     }
   };
 }
