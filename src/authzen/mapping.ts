@@ -13,8 +13,9 @@ import { PRINCIPAL_TYPES, type PrincipalType } from '../schemas/principals.js';
 
 /**
  * How AuthZEN entities name what the engine knows (API.md §5.8): a subject is a principal, named
- * by id, connector id or email, of a type given in any case (or `principal`: any type); resource
- * `{type, id, properties}` is `{type, identifier, attributes}`; `action.name` is the action.
+ * by id, connector id or email, of a type given in any case (or `principal` / `identity`: any
+ * type); resource `{type, id, properties}` is `{type, identifier, attributes}`; `action.name` is
+ * the action. Subject and action `properties` reach conditions as claims.
  */
 
 /** A subject type as a filter: one principal type, any (`principal`), or none at all (unknown type). */
@@ -24,7 +25,7 @@ export function typeFilter(type: string): TypeFilter {
   // ASCII only: `toUpperCase` would turn other letters (the long s, `ſ`) into ASCII ones.
   if (!/^[A-Za-z_]{1,32}$/.test(type)) return null;
   const upper = type.toUpperCase();
-  if (upper === 'PRINCIPAL') return 'any';
+  if (upper === 'PRINCIPAL' || upper === 'IDENTITY') return 'any';
   return (PRINCIPAL_TYPES as readonly string[]).includes(upper) ? (upper as PrincipalType) : null;
 }
 
@@ -32,38 +33,80 @@ export function typeFits(filter: TypeFilter, principal: IxPrincipal): boolean {
   return filter === 'any' || filter === principal.type;
 }
 
-/** The principal a subject names, or why there is none (a type that does not fit counts as none). */
+/**
+ * The id a principal has in AuthZEN: the one its identity connector gives it when it has one, so
+ * that a caller gets back the identifiers it sends; else its principal id.
+ */
+export const authzenId = (p: IxPrincipal): string => p.connector_id ?? p.id;
+
+/**
+ * Where a subject's principal must come from: any source (undefined), the principals of one
+ * connector (its `connector_source`), or nowhere (null: `properties.connector` names none).
+ */
+export type SourceScope = string | null | undefined;
+
+const notFound = (message: string): { refusal: Reason } => ({
+  refusal: { code: 'PRINCIPAL_NOT_FOUND', message },
+});
+
+const ambiguous = (message: string): { refusal: Reason } => ({
+  refusal: { code: 'AMBIGUOUS_SUBJECT', message },
+});
+
+/**
+ * The principal a subject names, or why there is none. An id names its principal. Otherwise the
+ * connector ids and emails (any case) that hold the reference name the candidates, of the type
+ * asked and in the scope given: if they come from more than one source (connectors, or the API
+ * for principals made through it) the subject is ambiguous, so that no connector can make a
+ * subject resolve to its own principal instead of another's, whichever it names. Within one
+ * source, a connector id comes before an email, and several principals still left (users of one
+ * connector sharing an email) are ambiguous too.
+ */
 export function resolveSubject(
   index: PolicyIndex,
   subject: { type: string; id: string },
+  scope?: SourceScope,
 ): { principal: IxPrincipal } | { refusal: Reason } {
   const filter = typeFilter(subject.type);
+  const named = JSON.stringify(subject.id);
   if (filter === null) {
-    return {
-      refusal: {
-        code: 'PRINCIPAL_NOT_FOUND',
-        message: `subject type ${JSON.stringify(subject.type)} is not a principal type`,
-      },
-    };
+    return notFound(`subject type ${JSON.stringify(subject.type)} is not a principal type`);
   }
-  const principal = index.findPrincipal(subject.id);
-  if (!principal) {
-    return {
-      refusal: {
-        code: 'PRINCIPAL_NOT_FOUND',
-        message: `no principal has the id, connector id or email ${JSON.stringify(subject.id)}`,
-      },
-    };
+  if (scope === null) return notFound('subject.properties.connector names no connector');
+  const fits = (p: IxPrincipal): boolean =>
+    typeFits(filter, p) && (scope === undefined || p.connector_source === scope);
+  const byId = index.principals.get(subject.id);
+  if (byId) {
+    if (!typeFits(filter, byId))
+      return notFound(`no principal of type ${JSON.stringify(subject.type)} is named ${named}`);
+    if (!fits(byId))
+      return notFound(`principal ${named} does not come from connector ${JSON.stringify(scope)}`);
+    return { principal: byId };
   }
-  if (!typeFits(filter, principal)) {
-    return {
-      refusal: {
-        code: 'PRINCIPAL_NOT_FOUND',
-        message: `no principal of type ${JSON.stringify(subject.type)} is named ${JSON.stringify(subject.id)}`,
-      },
-    };
+  const { byConnectorId, byEmail } = index.principalsNamed(subject.id);
+  const viaConnectorId = byConnectorId.filter(fits);
+  const viaEmail = byEmail.filter(fits);
+  const candidates = new Set([...viaConnectorId, ...viaEmail]);
+  if (candidates.size === 0) {
+    return notFound(
+      scope === undefined
+        ? `no principal of type ${JSON.stringify(subject.type)} has the id, connector id or email ${named}`
+        : `no principal of type ${JSON.stringify(subject.type)} from connector ${JSON.stringify(scope)} has the connector id or email ${named}`,
+    );
   }
-  return { principal };
+  const sources = new Set([...candidates].map((p) => p.connector_source));
+  if (sources.size > 1) {
+    return ambiguous(
+      `${named} names principals of ${sources.size} sources: name the connector in subject.properties.connector, or send the principal id`,
+    );
+  }
+  const chosen = viaConnectorId.length > 0 ? viaConnectorId : viaEmail;
+  if (chosen.length > 1) {
+    return ambiguous(
+      `${named} is the ${viaConnectorId.length > 0 ? 'connector id' : 'email'} of ${chosen.length} principals: send the principal id`,
+    );
+  }
+  return { principal: chosen[0]! };
 }
 
 const RESOURCE_TYPE = new RegExp(RESOURCE_TYPE_PATTERN);

@@ -9,12 +9,14 @@ import {
 
 /**
  * Pages of the AuthZEN search APIs (§8.2 of the standard): opaque tokens, a `next_token` that is
- * empty on the last page. A token holds the offset of its page and a fingerprint of the search
- * that issued it, so that a token sent with a changed search is refused (the standard asks every
- * member but `page.token` to stay the same) instead of paging through a different result.
+ * empty on the last page. A token holds the offset and size of its page and a fingerprint of the
+ * search that issued it. The size travels in the token, so that a follow-up may send
+ * `page.token` alone; the fingerprint refuses a token sent with a changed search (the standard
+ * asks every member but `page.token` to stay the same) instead of paging through a different
+ * result.
  */
 
-const TOKEN = /^([0-9]{1,15})\.([A-Za-z0-9_-]{22})$/;
+const TOKEN = /^([0-9]{1,15})\.([0-9]{1,4})\.([A-Za-z0-9_-]{22})$/;
 
 /** JSON with object keys sorted at every level: equal values, equal text. */
 function canonical(value: unknown): string {
@@ -28,15 +30,21 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function fingerprint(search: unknown, page: PageRequest | undefined): string {
-  return createHash('sha256')
-    .update(canonical({ search, limit: page?.limit ?? null, properties: page?.properties ?? null }))
-    .digest('base64url')
-    .slice(0, 22);
+function fingerprint(search: unknown): string {
+  return createHash('sha256').update(canonical(search)).digest('base64url').slice(0, 22);
 }
 
-function offsetOf(token: string | undefined, print: string): number {
-  if (token === undefined || token === '') return 0;
+const sizeOf = (limit: number | undefined): number =>
+  Math.min(limit ?? DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
+
+function refused(message: string, detail: string): never {
+  throw validationFailed(`page.token ${message}`, [{ pointer: '/page/token', message: detail }]);
+}
+
+/** Where the page a request asks for starts, and how many results it holds. */
+function windowOf(page: PageRequest | undefined, print: string): { offset: number; limit: number } {
+  const token = page?.token;
+  if (token === undefined || token === '') return { offset: 0, limit: sizeOf(page?.limit) };
   let text: string;
   try {
     text = Buffer.from(token, 'base64url').toString('utf8');
@@ -45,37 +53,41 @@ function offsetOf(token: string | undefined, print: string): number {
   }
   const match = TOKEN.exec(text);
   if (!match || Buffer.from(text, 'utf8').toString('base64url') !== token) {
-    throw validationFailed('page.token is not a token of this service', [
-      { pointer: '/page/token', message: 'is not a token of this service' },
+    refused('is not a token of this service', 'is not a token of this service');
+  }
+  if (match[3] !== print) {
+    refused(
+      'belongs to another search: only page.token may change between pages',
+      'belongs to another search',
+    );
+  }
+  const limit = Number(match[2]);
+  if (page?.limit !== undefined && sizeOf(page.limit) !== limit) {
+    throw validationFailed('page.limit changed: only page.token may change between pages', [
+      { pointer: '/page/limit', message: `must be left out or ${limit}, the size of the first page` },
     ]);
   }
-  if (match[2] !== print) {
-    throw validationFailed('page.token belongs to another search: only page.token may change between pages', [
-      { pointer: '/page/token', message: 'belongs to another search' },
-    ]);
-  }
-  return Number(match[1]);
+  return { offset: Number(match[1]), limit };
 }
 
 /**
  * The page of `all` a search request asks for. `search` is what the request asks, without its
- * page: a token is valid only with the same search and page size.
+ * page: a token is valid only with the same search.
  */
 export function pageOf<T>(
   all: readonly T[],
   search: unknown,
   page: PageRequest | undefined,
 ): { page: SearchPage; results: T[] } {
-  const print = fingerprint(search, page);
-  const offset = offsetOf(page?.token, print);
-  const limit = Math.min(page?.limit ?? DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
+  const print = fingerprint(search);
+  const { offset, limit } = windowOf(page, print);
   const results = all.slice(offset, offset + limit);
   const next = offset + results.length;
   // A page of size 0 only counts: a token could never get further.
   const more = limit > 0 && next < all.length;
   return {
     page: {
-      next_token: more ? Buffer.from(`${next}.${print}`, 'utf8').toString('base64url') : '',
+      next_token: more ? Buffer.from(`${next}.${limit}.${print}`, 'utf8').toString('base64url') : '',
       count: results.length,
       total: all.length,
     },

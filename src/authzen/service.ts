@@ -7,14 +7,16 @@ import {
   type Grant,
 } from '../decisions/access.js';
 import { grantsOf, registeredMatching, type AccessService } from '../decisions/access-service.js';
-import { decide } from '../decisions/engine.js';
+import { decide, type RequestAction } from '../decisions/engine.js';
 import type { PolicyIndex } from '../decisions/index.js';
 import type { IxPrincipal } from '../decisions/model.js';
 import type { DecisionService } from '../decisions/service.js';
 import { validationFailed } from '../errors/errors.js';
+import type { Claims } from '../policies/conditions.js';
 import { actionCovers } from '../policies/patterns.js';
 import type {
   ActionSearchRequest,
+  AuthZenAction,
   AuthZenContext,
   AuthZenDecision,
   EvaluationRequest,
@@ -29,15 +31,20 @@ import type {
   SubjectSearchRequest,
 } from '../schemas/authzen.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
+import { timeSlices } from '../time.js';
+import { ConnectorNames, type ConnectorLookup } from './connectors.js';
 import {
+  authzenId,
   isActionName,
   isIdentifier,
   isResourceType,
   outsideVocabulary,
   resolveSubject,
   typeFilter,
+  typeFits,
   withDefaults,
   type Evaluation,
+  type SourceScope,
 } from './mapping.js';
 import { pageOf } from './paging.js';
 
@@ -71,25 +78,36 @@ function dependsOnRequest(grants: readonly Grant[], candidate: Candidate, action
   return !unconditional;
 }
 
+/** An AuthZEN action as the engine takes it: properties, when sent, are claims. */
+const requestAction = (action: AuthZenAction): RequestAction =>
+  action.properties === undefined ? action.name : { name: action.name, properties: action.properties };
+
 /**
  * The OpenID AuthZEN Authorization API 1.0 over the decision engine (API.md §5.8). Every
  * evaluation goes through the decision service, so it is answered from the index and recorded
  * like `POST /v1/decisions/evaluate`. Searches read the same index: their results are what an
- * evaluation would allow at that moment.
+ * evaluation would allow at that moment, with the same claims.
  */
 export class AuthZenService {
   private readonly base: string;
+  private readonly connectors: ConnectorNames;
 
   constructor(
-    private readonly deps: { index: PolicyIndex; decisions: DecisionService; access: AccessService },
+    private readonly deps: {
+      index: PolicyIndex;
+      decisions: DecisionService;
+      access: AccessService;
+      connectors: ConnectorLookup;
+    },
     publicBaseUrl: string,
   ) {
     this.base = publicBaseUrl.replace(/\/+$/, '');
+    this.connectors = new ConnectorNames(deps.connectors);
   }
 
   /** Access Evaluation API: one decision, with the recorded decision's id and reasons. */
-  evaluate(request: EvaluationRequest): AuthZenDecision {
-    return this.decideOne(request);
+  async evaluate(request: EvaluationRequest): Promise<AuthZenDecision> {
+    return this.decideOne(request, await this.scopeOf(request.subject));
   }
 
   /**
@@ -98,23 +116,30 @@ export class AuthZenService {
    * the first deny (`deny_on_first_deny`) or permit (`permit_on_first_permit`). An evaluation that
    * still lacks a required member is denied with an error in its context; the others go on.
    */
-  evaluations(request: EvaluationsRequest): EvaluationsResponse {
+  async evaluations(request: EvaluationsRequest): Promise<EvaluationsResponse> {
     const items = request.evaluations ?? [];
     if (items.length === 0) {
       const single = withDefaults(request, {});
       if (typeof single === 'string') {
         throw validationFailed(`the request has no evaluations, and ${single}`, []);
       }
-      return this.decideOne(single);
+      return this.decideOne(single, await this.scopeOf(single.subject));
     }
     const semantic = request.options?.evaluations_semantic ?? 'execute_all';
+    const evaluations = items.map((item) => withDefaults(request, item));
+    // Connectors are looked up first; the decisions then go in slices, the event loop serving
+    // other requests between them.
+    const scopes = await Promise.all(
+      evaluations.map((e) => (typeof e === 'string' ? Promise.resolve(undefined) : this.scopeOf(e.subject))),
+    );
     const out: AuthZenDecision[] = [];
-    for (const item of items) {
-      const evaluation = withDefaults(request, item);
+    const turn = timeSlices();
+    for (const [i, evaluation] of evaluations.entries()) {
+      await turn();
       const answer: AuthZenDecision =
         typeof evaluation === 'string'
           ? { decision: false, context: { error: { status: 400, message: evaluation } } }
-          : this.decideOne(evaluation);
+          : this.decideOne(evaluation, scopes[i]);
       out.push(answer);
       if (semantic === 'deny_on_first_deny' && !answer.decision) break;
       if (semantic === 'permit_on_first_permit' && answer.decision) break;
@@ -124,23 +149,40 @@ export class AuthZenService {
 
   /**
    * Subject Search API: the active principals of the requested type that the action on the
-   * resource is allowed to, by name then id. A grant that depends on the request is decided with
-   * the request's context and resource properties.
+   * resource is allowed to, by name then id, each once by its AuthZEN id. A grant that depends on
+   * the request is decided with the request's context, resource properties and claims (the
+   * subject properties standing for every subject sought).
    */
-  searchSubjects(request: SubjectSearchRequest): SearchResult<FoundSubject> {
+  async searchSubjects(request: SubjectSearchRequest): Promise<SearchResult<FoundSubject>> {
     const { subject, action, resource } = request;
     const filter = typeFilter(subject.type);
+    const scope = await this.scopeOf(subject);
     const found: FoundSubject[] = [];
-    if (filter !== null && outsideVocabulary(action.name, resource) === undefined) {
+    if (filter !== null && scope !== null && outsideVocabulary(action.name, resource) === undefined) {
+      const seen = new Set<string>();
       const reached = this.deps.access.whoCanAccess(resource.type, resource.id, action.name, EVERYTHING);
       for (const row of reached.principals) {
-        const p = row.principal;
-        if (filter !== 'any' && p.type !== filter) continue;
-        if (row.conditional && !this.allowed(p.id, action.name, resource, request.context)) continue;
-        found.push({ type: subject.type, id: p.id, properties: { name: p.name, principal_type: p.type } });
+        const p = this.deps.index.principals.get(row.principal.id);
+        if (!p || !typeFits(filter, p)) continue;
+        if (scope !== undefined && p.connector_source !== scope) continue;
+        if (
+          row.conditional &&
+          !this.allowed(p.id, requestAction(action), resource, request.context, subject.properties)
+        )
+          continue;
+        // Principals of two connectors may share an AuthZEN id: the caller sees it once.
+        const id = authzenId(p);
+        if (seen.has(id)) continue;
+        seen.add(id);
+        found.push({ type: subject.type, id });
       }
     }
-    const search = { subject: { type: subject.type }, action, resource, context: request.context ?? null };
+    const search = {
+      subject: { type: subject.type, properties: subject.properties ?? null },
+      action,
+      resource,
+      context: request.context ?? null,
+    };
     return pageOf(found, ['subject', search], request.page);
   }
 
@@ -149,10 +191,10 @@ export class AuthZenService {
    * identifier: those policies name, and the registered ones their globs match. A glob itself is
    * a result too (`properties.pattern`), standing for identifiers not registered.
    */
-  searchResources(request: ResourceSearchRequest): SearchResult<FoundResource> {
+  async searchResources(request: ResourceSearchRequest): Promise<SearchResult<FoundResource>> {
     const { subject, action, resource } = request;
     const found: FoundResource[] = [];
-    const p = this.activeSubject(subject);
+    const p = this.activeSubject(subject, await this.scopeOf(subject));
     if (p && isResourceType(resource.type) && isActionName(action.name)) {
       const grants = grantsOf(this.deps.index, p);
       const entries = accessEntries(grants, registeredMatching(this.deps.index), p, {
@@ -171,7 +213,13 @@ export class AuthZenService {
           });
         } else if (
           !conditional ||
-          this.allowed(p.id, action.name, { type, id: identifier }, request.context)
+          this.allowed(
+            p.id,
+            requestAction(action),
+            { type, id: identifier },
+            request.context,
+            subject.properties,
+          )
         ) {
           found.push({ type, id: identifier });
         }
@@ -183,14 +231,15 @@ export class AuthZenService {
 
   /**
    * Action Search API: the actions the subject may take on the resource, sorted. Actions granted
-   * by name are listed by name (those depending on the request decided with its context and the
-   * resource properties); a wildcard grant (`*`, `repo:*`) is listed as written with
-   * `properties.pattern`, and `properties.except` for actions an unconditional deny removes.
+   * by name are listed by name (those depending on the request decided with its context, the
+   * resource properties and the subject's claims; no action claims, since no action is named); a
+   * wildcard grant (`*`, `repo:*`) is listed as written with `properties.pattern`, and
+   * `properties.except` for actions an unconditional deny removes.
    */
-  searchActions(request: ActionSearchRequest): SearchResult<FoundAction> {
+  async searchActions(request: ActionSearchRequest): Promise<SearchResult<FoundAction>> {
     const { subject, resource } = request;
     const found: FoundAction[] = [];
-    const p = this.activeSubject(subject);
+    const p = this.activeSubject(subject, await this.scopeOf(subject));
     if (p && isResourceType(resource.type) && isIdentifier(resource.id)) {
       const candidate = { type: resource.type, identifier: resource.id, pattern: false };
       const grants = grantsOf(this.deps.index, p);
@@ -208,7 +257,10 @@ export class AuthZenService {
                 ...(conditional ? { conditional: true as const } : {}),
               },
             });
-          } else if (!conditional || this.allowed(p.id, name, resource, request.context)) {
+          } else if (
+            !conditional ||
+            this.allowed(p.id, name, resource, request.context, subject.properties)
+          ) {
             found.push({ name });
           }
         }
@@ -231,10 +283,17 @@ export class AuthZenService {
     };
   }
 
+  /** The source a subject's `properties.connector` keeps it to, when it names one. */
+  private async scopeOf(subject: { properties?: Claims | undefined }): Promise<SourceScope> {
+    const properties = subject.properties;
+    if (properties === undefined || !Object.hasOwn(properties, 'connector')) return undefined;
+    return this.connectors.sourceOf(properties['connector']);
+  }
+
   /** One evaluation through the decision service, so that it is recorded; fails closed. */
-  private decideOne(evaluation: Evaluation): AuthZenDecision {
+  private decideOne(evaluation: Evaluation, scope: SourceScope): AuthZenDecision {
     const { subject, action, resource, context } = evaluation;
-    const found = resolveSubject(this.deps.index, subject);
+    const found = resolveSubject(this.deps.index, subject, scope);
     const principal = 'principal' in found ? found.principal : undefined;
     // An inactive principal is the engine's to refuse, whatever else the request names.
     const refusal =
@@ -245,7 +304,7 @@ export class AuthZenService {
           : undefined;
     const request: DecisionRequest = {
       principal_id: principal?.id ?? subject.id,
-      action: action.name,
+      action: requestAction(action),
       resource: {
         type: resource.type,
         identifier: resource.id,
@@ -253,22 +312,24 @@ export class AuthZenService {
         ...(resource.properties !== undefined ? { attributes: resource.properties } : {}),
       },
       ...(context !== undefined ? { context } : {}),
+      ...(subject.properties !== undefined ? { subject_properties: subject.properties } : {}),
     };
     const decision = this.deps.decisions.evaluate(request, refusal);
     return { decision: decision.allowed, context: { id: decision.id, reasons: decision.reasons } };
   }
 
-  private activeSubject(subject: { type: string; id: string }): IxPrincipal | undefined {
-    const found = resolveSubject(this.deps.index, subject);
+  private activeSubject(subject: { type: string; id: string }, scope: SourceScope): IxPrincipal | undefined {
+    const found = resolveSubject(this.deps.index, subject, scope);
     return 'principal' in found && found.principal.status === 'active' ? found.principal : undefined;
   }
 
   /** What the engine answers now, for a search (not an evaluation: nothing is recorded). */
   private allowed(
     principalId: string,
-    action: string,
+    action: RequestAction,
     resource: { type: string; id: string; properties?: Record<string, unknown> | undefined },
     context: AuthZenContext | undefined,
+    subjectProperties: Claims | undefined,
   ): boolean {
     return decide(this.deps.index, {
       principal_id: principalId,
@@ -279,6 +340,7 @@ export class AuthZenService {
         attributes: resource.properties,
       },
       context,
+      subject_properties: subjectProperties,
     }).allowed;
   }
 }

@@ -1,6 +1,7 @@
 import {
   evaluateConditions,
   explainConditions,
+  type Claims,
   type ConditionInput,
   type ConditionOutcome,
 } from '../policies/conditions.js';
@@ -9,14 +10,22 @@ import type { Reason } from '../schemas/decisions.js';
 import type { PolicyIndex } from './index.js';
 import type { IxPolicy, IxPrincipal } from './model.js';
 
-/** What the engine is asked: the request of API.md §5.2 without its bookkeeping. */
+/** An action as a request names it: its name, or its name with the properties the caller claims. */
+export type RequestAction = string | { name: string; properties?: Claims | undefined };
+
+/** What the engine is asked: a decision request without its bookkeeping. */
 export interface AccessRequest {
   principal_id: string;
-  action: string;
+  action: RequestAction;
   resource: { type: string; identifier: string; attributes?: Readonly<Record<string, unknown>> | undefined };
   context?: Readonly<Record<string, unknown>> | undefined;
+  /** What the caller claims about the subject (`subject.properties.*` conditions). */
+  subject_properties?: Claims | undefined;
   on_behalf_of?: string | undefined;
 }
+
+export const actionNameOf = (action: RequestAction): string =>
+  typeof action === 'string' ? action : action.name;
 
 /**
  * Policies to see differently from the index, for simulation: each id maps to the policy that
@@ -136,6 +145,7 @@ function decideFor(
     };
   }
   const { type, identifier } = request.resource;
+  const action = actionNameOf(request.action);
   // What conditions read, made when the first candidate with conditions needs it.
   let input: ConditionInput | undefined;
   const inputOf = (): ConditionInput => {
@@ -154,6 +164,11 @@ function decideFor(
           : (registered ?? EMPTY),
       },
       context: request.context,
+      action: {
+        name: action,
+        properties: typeof request.action === 'string' ? undefined : request.action.properties,
+      },
+      subject: { properties: request.subject_properties },
     };
     return input;
   };
@@ -163,7 +178,7 @@ function decideFor(
     ? coveringPolicies(index, type, identifier, overlay)
     : index.candidates(type, identifier);
   for (const policy of candidates) {
-    if (!grantsAction(policy, request.action)) continue;
+    if (!grantsAction(policy, action)) continue;
     const via = index.subjectVia(policy, p);
     if (via === null) {
       trace?.candidates.push(

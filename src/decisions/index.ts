@@ -77,9 +77,13 @@ export class PolicyIndex {
   /** Registered resources by type, then identifier. */
   readonly resources = new Map<string, Map<string, IxResource>>();
 
-  /** Principals by lower-cased email and by connector id, for standard interfaces naming them so. */
-  private readonly byEmail = new Map<string, string>();
-  private readonly byConnectorId = new Map<string, string>();
+  /**
+   * Principals by lower-cased email and by connector id, for standard interfaces naming them so.
+   * Neither is unique (two connectors may provision the same person, a connector may repeat an
+   * externalId): each names every principal that holds it, and the caller decides.
+   */
+  private readonly byEmail = new Map<string, Set<string>>();
+  private readonly byConnectorId = new Map<string, Set<string>>();
   private readonly byType = new Map<string, TypeEntry>();
   /**
    * Candidates by `type:identifier`, remembered until a policy changes: a resource asked about
@@ -103,16 +107,22 @@ export class PolicyIndex {
   // ---- lookups ----
 
   /**
-   * A principal named by id, else by the id its identity connector gives it, else by email
-   * (ignoring case): how AuthZEN subjects name principals.
+   * The principals (deleted ones aside) whose connector id is `ref`, and those whose email is
+   * `ref` ignoring case: what a standard interface naming principals so may mean.
    */
-  findPrincipal(ref: string): IxPrincipal | undefined {
-    const byId = this.principals.get(ref);
-    if (byId) return byId;
-    const viaConnector = this.byConnectorId.get(ref);
-    if (viaConnector !== undefined) return this.principals.get(viaConnector);
-    const viaEmail = this.byEmail.get(ref.toLowerCase());
-    return viaEmail === undefined ? undefined : this.principals.get(viaEmail);
+  principalsNamed(ref: string): { byConnectorId: IxPrincipal[]; byEmail: IxPrincipal[] } {
+    const of = (ids: ReadonlySet<string> | undefined): IxPrincipal[] => {
+      const out: IxPrincipal[] = [];
+      for (const id of ids ?? []) {
+        const p = this.principals.get(id);
+        if (p) out.push(p);
+      }
+      return out;
+    };
+    return {
+      byConnectorId: of(this.byConnectorId.get(ref)),
+      byEmail: of(this.byEmail.get(ref.toLowerCase())),
+    };
   }
 
   /**
@@ -403,15 +413,15 @@ export class PolicyIndex {
   }
 
   private reindexNames(id: string, old: IxPrincipal | undefined, next: IxPrincipal | undefined): void {
-    const drop = (map: Map<string, string>, key: string | null | undefined): void => {
-      if (key && map.get(key) === id) map.delete(key);
+    const drop = (map: Map<string, Set<string>>, key: string | null | undefined): void => {
+      if (key) removeFrom(map, key, id);
     };
     drop(this.byEmail, old?.email?.toLowerCase());
     drop(this.byConnectorId, old?.connector_id);
     // Deleted principals keep their id only: a name that comes back belongs to someone new.
     if (!next || next.status === 'deleted') return;
-    if (next.email) this.byEmail.set(next.email.toLowerCase(), id);
-    if (next.connector_id) this.byConnectorId.set(next.connector_id, id);
+    if (next.email) addTo(this.byEmail, next.email.toLowerCase(), id);
+    if (next.connector_id) addTo(this.byConnectorId, next.connector_id, id);
   }
 
   /** A group as now stored: its name and the groups it is nested in. True when its nesting changed. */

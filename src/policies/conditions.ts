@@ -1,13 +1,16 @@
 import { BlockList, isIP } from 'node:net';
 import type { FieldError } from '../errors/errors.js';
 import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../schemas/principals.js';
+import { ACTION_NAME_PATTERN } from './patterns.js';
 import { OPERATORS as SEARCH_OPERATORS } from '../schemas/search.js';
 import { instantKey } from '../time.js';
 
 /**
- * Policy conditions (API.md §5.1, §5.2): `{ "<path>": <value or operator object> }`, every entry
- * must hold. Paths read the principal (as stored), the resource (registered attributes, those of
- * the request winning) and the request context.
+ * Policy conditions: `{ "<path>": <value or operator object> }`, every entry must hold. Paths
+ * read the principal (as stored), the resource (registered attributes, those of the request
+ * winning), the request context, and what the enforcement point claims with the request: the
+ * action's name and properties and the subject's properties. Claims are never stored identity:
+ * `subject.properties.role` is what the caller says, `principal.attributes.role` what is known.
  *
  * Three outcomes: true, false, or unknown when a path is missing or holds a value of the wrong
  * type for the operator (`$exists` alone is never unknown). An allow applies only when its
@@ -24,7 +27,14 @@ const MAX_TEXT = 1024;
 
 export type Tri = 'true' | 'false' | 'unknown';
 
-/** What conditions read: the stored principal, the resource, the request's context. */
+/** Properties an enforcement point sends with a request (AuthZEN `properties`): free-form JSON. */
+export type Claims = Readonly<Record<string, unknown>>;
+
+/**
+ * What conditions read: the stored principal, the resource, the request's context and claims.
+ * Views that decide no single request (effective access) leave the claims out: every path under
+ * them is then missing.
+ */
 export interface ConditionInput {
   principal: {
     id: string;
@@ -33,26 +43,69 @@ export interface ConditionInput {
     name: string;
     email: string | null;
     connector_source: string | null;
+    connector_id: string | null;
     risk_score: number;
     attributes: Readonly<Record<string, unknown>>;
     metadata: Readonly<Record<string, unknown>>;
   };
   resource: { type: string; identifier: string; attributes: Readonly<Record<string, unknown>> };
   context: Readonly<Record<string, unknown>> | undefined;
+  action?: { name: string; properties?: Claims | undefined } | undefined;
+  subject?: { properties?: Claims | undefined } | undefined;
 }
 
 type Resolver = (input: ConditionInput) => unknown;
 
-const PRINCIPAL_FIELDS = ['id', 'type', 'status', 'name', 'email', 'connector_source', 'risk_score'] as const;
+const PRINCIPAL_FIELDS = [
+  'id',
+  'type',
+  'status',
+  'name',
+  'email',
+  'connector_source',
+  'connector_id',
+  'risk_score',
+] as const;
 const CONTEXT_SEGMENT = /^[A-Za-z0-9_-]{1,64}$/;
 const KEY = new RegExp(KEY_PATTERN);
 const MAX_CONTEXT_DEPTH = 8;
 
 /**
+ * A reader of nested objects, one segment per level (`a.b` reads `{ "a": { "b": … } }`), or
+ * undefined when the segments are not ones a path may hold.
+ */
+function nestedReader(
+  rest: string,
+  root: (input: ConditionInput) => Claims | undefined,
+): Resolver | undefined {
+  const segments = rest.split('.');
+  if (segments.length > MAX_CONTEXT_DEPTH || !segments.every((s) => CONTEXT_SEGMENT.test(s)))
+    return undefined;
+  if (segments.length === 1) {
+    const key = segments[0]!;
+    return (input) => {
+      const object = root(input);
+      // Own keys only: a claim named `constructor` must not read Object.prototype.
+      return object && Object.hasOwn(object, key) ? object[key] : undefined;
+    };
+  }
+  return (input) => {
+    let value: unknown = root(input);
+    for (const segment of segments) {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+      if (!Object.hasOwn(value, segment)) return undefined;
+      value = (value as Record<string, unknown>)[segment];
+    }
+    return value;
+  };
+}
+
+/**
  * A path as a function reading it, or undefined when the path names nothing a condition can
  * read: `principal.<field>`, `principal.attributes.<key>`, `principal.metadata.<key>`,
  * `resource.type`, `resource.identifier`, `resource.attributes.<key>`, `context.<a>[.<b>...]`
- * (nested objects of the context, one segment per level).
+ * (nested objects of the context, one segment per level), `action.name`,
+ * `action.properties.<a>[.<b>...]` and `subject.properties.<a>[.<b>...]` (nested likewise).
  */
 export function resolverOf(path: string): Resolver | undefined {
   const dot = path.indexOf('.');
@@ -86,22 +139,17 @@ export function resolverOf(path: string): Resolver | undefined {
     }
     return undefined;
   }
-  if (root === 'context') {
-    const segments = rest.split('.');
-    if (segments.length > MAX_CONTEXT_DEPTH || !segments.every((s) => CONTEXT_SEGMENT.test(s)))
-      return undefined;
-    if (segments.length === 1) {
-      const key = segments[0]!;
-      return (input) => (input.context ? input.context[key] : undefined);
-    }
-    return (input) => {
-      let value: unknown = input.context;
-      for (const segment of segments) {
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-        value = (value as Record<string, unknown>)[segment];
-      }
-      return value;
-    };
+  if (root === 'context') return nestedReader(rest, (input) => input.context);
+  if (root === 'action') {
+    if (rest === 'name') return (input) => input.action?.name;
+    if (rest.startsWith('properties.'))
+      return nestedReader(rest.slice('properties.'.length), (input) => input.action?.properties);
+    return undefined;
+  }
+  if (root === 'subject') {
+    if (rest.startsWith('properties.'))
+      return nestedReader(rest.slice('properties.'.length), (input) => input.subject?.properties);
+    return undefined;
   }
   return undefined;
 }
@@ -237,7 +285,7 @@ export function parseConditions(
       errors.push({
         pointer: at,
         message:
-          'is not a path a condition can read: principal.<field>, principal.attributes.<key>, principal.metadata.<key>, resource.type, resource.identifier, resource.attributes.<key> or context.<key>',
+          'is not a path a condition can read: principal.<field>, principal.attributes.<key>, principal.metadata.<key>, resource.type, resource.identifier, resource.attributes.<key>, context.<key>, action.name, action.properties.<key> or subject.properties.<key>',
       });
       continue;
     }
@@ -368,7 +416,12 @@ function parseTest(
   }
 }
 
-/** `principal.type` and `principal.status` hold known values only: naming another never matches. */
+const ACTION_NAME = new RegExp(ACTION_NAME_PATTERN);
+
+/**
+ * `principal.type` and `principal.status` hold known values only, `action.name` an action name:
+ * naming another never matches.
+ */
 function possibleValues(
   path: string,
   values: readonly Primitive[],
@@ -376,6 +429,15 @@ function possibleValues(
   at: string,
   errors: FieldError[],
 ): boolean {
+  if (path === 'action.name') {
+    const bad = values.findIndex((v) => typeof v !== 'string' || !ACTION_NAME.test(v));
+    if (bad < 0) return true;
+    errors.push({
+      pointer: list ? `${at}/${bad}` : at,
+      message: `must be an action name (${ACTION_NAME_PATTERN})`,
+    });
+    return false;
+  }
   const known =
     path === 'principal.type'
       ? PRINCIPAL_TYPES

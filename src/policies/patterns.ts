@@ -4,9 +4,14 @@
  * wildcard, matching any run of characters (the empty one included).
  */
 
-export const ACTION_NAME_PATTERN = '^[a-z][a-z0-9_.:-]{0,63}$';
-/** An action name, `*` (any action) or a name prefix ending in `*` (`repo:*`). */
-export const ACTION_PATTERN = '^(?:\\*|[a-z][a-z0-9_.:-]{0,62}\\*|[a-z][a-z0-9_.:-]{0,63})$';
+/** Slashes let MCP method names such as `tools/call` be actions. */
+export const ACTION_NAME_PATTERN = '^[a-z][a-z0-9_.:/-]{0,127}$';
+/**
+ * An action name, `*` (any action) or a prefix wildcard ending in `:*` or `/*` (`repo:*`,
+ * `tools/*`): a wildcard ends at a separator, so that it names a family of actions rather than
+ * whatever shares its first letters.
+ */
+export const ACTION_PATTERN = '^(?:\\*|[a-z][a-z0-9_.:/-]{0,125}[:/]\\*|[a-z][a-z0-9_.:/-]{0,127})$';
 export const RESOURCE_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
 export const MAX_IDENTIFIER_LENGTH = 512;
 
@@ -75,16 +80,4 @@ export function globProblem(pattern: string): string | undefined {
   if (pattern.includes('**'))
     return 'must not contain `**`: a single `*` already matches any run of characters';
   return undefined;
-}
-
-/**
- * The glob as a Java regular expression for Cypher's `=~` (which matches the whole text):
- * literal runs quoted, wildcards as `.*`, and `.` matching line breaks too.
- */
-export function globRegex(glob: Glob): string {
-  return `(?s)${glob.parts.map(quoteRegex).join('.*')}`;
-}
-
-function quoteRegex(text: string): string {
-  return text.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
 }

@@ -1,6 +1,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ACTION_NAME_PATTERN } from '../policies/patterns.js';
 import { Id } from './common.js';
 import { MAX_BATCH, ReasonSchema } from './decisions.js';
+import { FreeForm } from './free-form.js';
 import { literals } from './principals.js';
 
 /**
@@ -20,16 +22,17 @@ export const MAX_SEARCH_LIMIT = 1000;
 const MAX_TEXT = 1024;
 const Text = (description: string) => Type.String({ maxLength: MAX_TEXT, description });
 
-const Properties = (description: string) => Type.Object({}, { additionalProperties: true, description });
+const Properties = (description: string) =>
+  FreeForm(Type.Object({}, { additionalProperties: true, description }));
 
 const SubjectType = Text(
-  'A principal type in any case (`user`, `service_account`, `ai_agent`, `api_key`), or `principal` for any type',
+  'A principal type in any case (`user`, `service_account`, `ai_agent`, `api_key`), or `principal` or `identity` for any type',
 );
 const SubjectId = Text(
-  'A principal id, else the id its identity connector gives it (`connector_id`), else its email (any case)',
+  'A principal id, else the id its identity connector gives it (`connector_id`), else its email (any case). A connector id or email held by principals of more than one connector is ambiguous unless `properties.connector` names the connector',
 );
 const SubjectProperties = Properties(
-  'Accepted and not read: conditions read the stored principal, never the request',
+  'Claims about the subject, read by `subject.properties.<key>` conditions (`principal.*` conditions read the stored principal, never these). `connector` names the identity connector (its name or id) whose principals a connector id or email is looked up among',
 );
 const ResourceType = Text(
   'The resource type policies name (`^[a-z][a-z0-9_.-]{0,63}$`; any other is denied)',
@@ -38,16 +41,20 @@ const ResourceId = Text('The resource identifier (1-512 characters; any other is
 const ResourceProperties = Properties(
   'The resource attributes `resource.attributes.*` conditions read; they win over those of the registered resource',
 );
-const ActionName = Text('The action (`^[a-z][a-z0-9_.:-]{0,63}$`; any other is denied)');
-const ActionProperties = Properties('Accepted and not read');
+const ActionName = Text(
+  `The action (\`${ACTION_NAME_PATTERN}\`, so MCP methods such as \`tools/call\` too; any other is denied)`,
+);
+const ActionProperties = Properties('Claims about the action, read by `action.properties.<key>` conditions');
 
-export const AuthZenContextSchema = Type.Object(
-  {},
-  {
-    additionalProperties: true,
-    title: 'AuthZenContext',
-    description: 'Facts about the request (`ip`, `time`, ...), read by `context.<key>` conditions',
-  },
+export const AuthZenContextSchema = FreeForm(
+  Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      title: 'AuthZenContext',
+      description: 'Facts about the request (`ip`, `time`, ...), read by `context.<key>` conditions',
+    },
+  ),
 );
 
 export const SubjectSchema = Type.Object(
@@ -154,12 +161,16 @@ export type EvaluationsRequest = Static<typeof EvaluationsRequestSchema>;
 const PageRequest = Type.Object(
   {
     token: Type.Optional(
-      Type.String({ maxLength: 2048, description: 'The `next_token` of the previous response' }),
+      Type.String({
+        maxLength: 2048,
+        description:
+          'The `next_token` of the previous response; it carries the page size, so it may come alone',
+      }),
     ),
     limit: Type.Optional(
       Type.Integer({
         minimum: 0,
-        description: `Most results to return (default ${DEFAULT_SEARCH_LIMIT}; more than ${MAX_SEARCH_LIMIT} returns ${MAX_SEARCH_LIMIT}; 0 counts the results and returns none)`,
+        description: `Most results to return (default ${DEFAULT_SEARCH_LIMIT}; more than ${MAX_SEARCH_LIMIT} returns ${MAX_SEARCH_LIMIT}; 0 counts the results and returns none). With a token: left out, or the size of the first page`,
       }),
     ),
     properties: Type.Optional(Properties('Accepted and not read')),
@@ -172,7 +183,10 @@ export const SubjectSearchRequestSchema = Type.Object(
   {
     subject: Type.Object(
       { type: SubjectType, properties: Type.Optional(SubjectProperties) },
-      { description: 'The type of the subjects sought; an `id` is ignored' },
+      {
+        description:
+          'The type of the subjects sought; an `id` is ignored. `properties` are claims about every subject sought, and `properties.connector` keeps to the principals of that connector',
+      },
     ),
     action: ActionSchema,
     resource: ResourceSchema,
@@ -279,15 +293,15 @@ const Found = (type: TSchema, properties: TSchema) =>
   );
 
 export const SubjectSearchResponseSchema = SearchResponse(
-  Found(
-    Type.String({ description: 'The type the search asked for' }),
-    Type.Object(
-      {
-        name: Type.String(),
-        principal_type: Type.String({ description: '`USER`, `SERVICE_ACCOUNT`, `AI_AGENT` or `API_KEY`' }),
-      },
-      { additionalProperties: false },
-    ),
+  Type.Object(
+    {
+      type: Type.String({ description: 'The type the search asked for' }),
+      id: Type.String({
+        description:
+          "The subject's AuthZEN id: its `connector_id` when a connector gave it one, else its principal id",
+      }),
+    },
+    { additionalProperties: false },
   ),
   'AuthZenSubjectSearchResponse',
 );

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
 import { Id, KeyedMap, PageQuery, Pagination, Timestamp } from './common.js';
+import { FreeForm } from './free-form.js';
 import { KEY_PATTERN, literals, MAX_KEYS } from './principals.js';
 
 export const MAX_BATCH = 1000;
@@ -8,16 +9,41 @@ export const MAX_BATCH = 1000;
 const Scalar = Type.Union([Type.String({ maxLength: 1024 }), Type.Number(), Type.Boolean()]);
 
 /** Attributes a request may give for its resource: they win over the registered ones. */
-export const RequestAttributesSchema = KeyedMap(Type.Union([Scalar, Type.Array(Scalar, { maxItems: 100 })]), {
-  keyPattern: KEY_PATTERN,
-  maxProperties: MAX_KEYS,
-  description: 'Win over the attributes of the registered resource',
+export const RequestAttributesSchema = FreeForm(
+  KeyedMap(Type.Union([Scalar, Type.Array(Scalar, { maxItems: 100 })]), {
+    keyPattern: KEY_PATTERN,
+    maxProperties: MAX_KEYS,
+    description: 'Win over the attributes of the registered resource',
+  }),
+);
+
+const ActionName = Type.String({
+  pattern: ACTION_NAME_PATTERN,
+  description: `Matches ${ACTION_NAME_PATTERN} (MCP method names such as \`tools/call\` included)`,
 });
+
+/** Claims an enforcement point sends with a request: bounded like the context. */
+const Claims = (description: string) =>
+  FreeForm(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 64, description }));
 
 export const DecisionRequestSchema = Type.Object(
   {
     principal_id: Id('principal'),
-    action: Type.String({ pattern: ACTION_NAME_PATTERN, description: `Matches ${ACTION_NAME_PATTERN}` }),
+    action: Type.Union(
+      [
+        ActionName,
+        Type.Object(
+          {
+            name: ActionName,
+            properties: Type.Optional(
+              Claims('What the caller claims about the action, read by `action.properties.<key>` conditions'),
+            ),
+          },
+          { additionalProperties: false, title: 'DecisionAction' },
+        ),
+      ],
+      { description: 'The action: its name, or `{ name, properties }`' },
+    ),
     resource: Type.Object(
       {
         type: Type.String({ pattern: RESOURCE_TYPE_PATTERN }),
@@ -27,10 +53,17 @@ export const DecisionRequestSchema = Type.Object(
       { additionalProperties: false },
     ),
     context: Type.Optional(
-      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
-        maxProperties: 64,
-        description: 'Facts about the request (`ip`, `time`, ...), read by `context.<key>` conditions',
-      }),
+      FreeForm(
+        Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
+          maxProperties: 64,
+          description: 'Facts about the request (`ip`, `time`, ...), read by `context.<key>` conditions',
+        }),
+      ),
+    ),
+    subject_properties: Type.Optional(
+      Claims(
+        'What the caller claims about the principal, read by `subject.properties.<key>` conditions (never the stored principal, which `principal.*` reads)',
+      ),
     ),
     on_behalf_of: Type.Optional(
       Id('principal', 'The principal the caller acts for: ALLOW only if both are allowed'),
@@ -49,6 +82,7 @@ export const REASON_CODES = [
   'PRINCIPAL_INACTIVE',
   'TOOL_NOT_ALLOWED',
   'DELEGATOR_DENIED',
+  'AMBIGUOUS_SUBJECT',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -132,7 +166,7 @@ export const DecisionSchema = Type.Object(
     decision: literals(['ALLOW', 'DENY']),
     allowed: Type.Boolean(),
     principal_id: Type.String(),
-    action: Type.String(),
+    action: Type.String({ description: 'The name of the action' }),
     resource: Type.Object(
       { type: Type.String(), identifier: Type.String() },
       { additionalProperties: false },
@@ -153,6 +187,12 @@ export const DecisionRecordSchema = Type.Object(
     ...DecisionSchema.properties,
     context: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     resource_attributes: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    action_properties: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'The action properties of the request' }),
+    ),
+    subject_properties: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'The subject properties of the request' }),
+    ),
   },
   { additionalProperties: false, title: 'DecisionRecord' },
 );

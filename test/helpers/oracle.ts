@@ -27,10 +27,15 @@ import type { TestApp } from './app.js';
 
 export interface OracleRequest {
   principal_id: string;
-  action: string;
+  /** A name, or a name with the properties the caller claims. */
+  action: string | { name: string; properties?: Record<string, unknown> | undefined };
   resource: { type: string; identifier: string; attributes?: Record<string, unknown> | undefined };
   context?: Record<string, unknown> | undefined;
+  subject_properties?: Record<string, unknown> | undefined;
 }
+
+const nameOf = (action: OracleRequest['action']): string =>
+  typeof action === 'string' ? action : action.name;
 
 /** Why a request is denied; several may hold at once (the contract does not rank them). */
 export type DenyCause =
@@ -140,7 +145,7 @@ function decideFrom(row: Row, request: OracleRequest): OracleAnswer {
     if (byList !== byEdge) edges.push(id);
     const byMatch = typeof pol['match'] === 'string' && matchSelects(JSON.parse(pol['match']) as Props, p);
     if (!byList && !byMatch) continue;
-    if (!(pol['actions'] as string[]).some((a) => actionMatches(a, request.action))) continue;
+    if (!(pol['actions'] as string[]).some((a) => actionMatches(a, nameOf(request.action)))) continue;
     const outcome =
       typeof pol['conditions'] === 'string'
         ? conditionsHold(JSON.parse(pol['conditions']) as Props, {
@@ -148,6 +153,8 @@ function decideFrom(row: Row, request: OracleRequest): OracleAnswer {
             resource: request.resource,
             registered: row.resource,
             context: request.context,
+            action: request.action,
+            subjectProperties: request.subject_properties,
           })
         : 'true';
     if (pol['effect'] === 'allow' && outcome === 'true') allowedBy.push(id);
@@ -247,6 +254,8 @@ interface ConditionInput {
   resource: OracleRequest['resource'];
   registered: Props | null;
   context: Record<string, unknown> | undefined;
+  action: OracleRequest['action'];
+  subjectProperties: Record<string, unknown> | undefined;
 }
 
 const and = (results: Tri[]): Tri =>
@@ -256,7 +265,16 @@ const or = (results: Tri[]): Tri =>
 const not = (t: Tri): Tri => (t === 'true' ? 'false' : t === 'false' ? 'true' : 'unknown');
 const tri = (b: boolean): Tri => (b ? 'true' : 'false');
 
-const PRINCIPAL_FIELDS = ['id', 'type', 'status', 'name', 'email', 'connector_source', 'risk_score'];
+const PRINCIPAL_FIELDS = [
+  'id',
+  'type',
+  'status',
+  'name',
+  'email',
+  'connector_source',
+  'connector_id',
+  'risk_score',
+];
 
 /** The value at a path, undefined when missing. */
 function read(path: string, input: ConditionInput): unknown {
@@ -277,14 +295,28 @@ function read(path: string, input: ConditionInput): unknown {
       return input.registered?.[`attr.${key}`] ?? undefined;
     }
   } else if (root === 'context') {
-    let value: unknown = input.context;
-    for (const segment of rest) {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-      value = (value as Record<string, unknown>)[segment];
+    return dig(input.context, rest);
+  } else if (root === 'action') {
+    // §5.1: the action's name and the properties the request claims for it.
+    if (tail === 'name') return nameOf(input.action);
+    if (rest[0] === 'properties' && rest.length > 1) {
+      return dig(typeof input.action === 'string' ? undefined : input.action.properties, rest.slice(1));
     }
-    return value ?? undefined;
+  } else if (root === 'subject') {
+    // Claims about the subject: what the request says, never the stored principal.
+    if (rest[0] === 'properties' && rest.length > 1) return dig(input.subjectProperties, rest.slice(1));
   }
   throw new Error(`oracle: condition path ${path} is outside its subset`);
+}
+
+/** A value in nested objects, one path segment per level; undefined when a level is missing. */
+function dig(root: unknown, segments: string[]): unknown {
+  let value = root;
+  for (const segment of segments) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value ?? undefined;
 }
 
 const isRef = (v: unknown): v is { $ref: string } =>

@@ -181,7 +181,83 @@ describe('AuthZEN Authorization API', () => {
       expect(record.resource_attributes).to.deep.equal({ env: 'prod' });
     });
 
-    it('ignores members it does not know, and properties of the subject and action', async () => {
+    it('takes identity, in any case, as a subject of any principal type', async () => {
+      const p = await world.principal('AI_AGENT');
+      const t = type();
+      await world.policy({ subjects: { principals: [p.id] }, resources: [{ type: t, identifier: 'x' }] });
+      for (const subjectType of ['identity', 'IDENTITY', 'Identity', 'ai_agent', 'principal']) {
+        const answer = await ask({ type: subjectType, id: p.id }, 'read', t, 'x');
+        expect(answer.decision, subjectType).to.equal(true);
+      }
+      for (const subjectType of ['identities', 'ident', 'user']) {
+        const answer = await ask({ type: subjectType, id: p.id }, 'read', t, 'x');
+        expect(answer.decision, subjectType).to.equal(false);
+        expect(answer.context.reasons[0].code).to.equal('PRINCIPAL_NOT_FOUND');
+      }
+    });
+
+    it('takes MCP method names as actions, granted by name or by a `tools/*` prefix', async () => {
+      const p = await world.principal();
+      const t = type();
+      const tools = await world.policy({
+        subjects: { principals: [p.id] },
+        actions: ['tools/*', 'prompts/get'],
+        resources: [{ type: t, identifier: 'server' }],
+      });
+      for (const [action, allowed] of [
+        ['tools/call', true],
+        ['tools/list', true],
+        ['prompts/get', true],
+        ['prompts/list', false],
+        ['resources/read', false],
+        ['tools', false],
+      ] as const) {
+        const answer = await ask(service(p.id), action, t, 'server');
+        expect(answer.decision, action).to.equal(allowed);
+        if (allowed)
+          expect(answer.context.reasons).to.deep.equal([
+            { code: 'POLICY_ALLOW', policy_id: tools.id, policy_version: 1 },
+          ]);
+      }
+      const answer = await ask(service(p.id), 'tools/call', t, 'server');
+      expect((await recorded(answer.context.id)).action).to.equal('tools/call');
+      // 128 characters at most, as policies name them.
+      const long = `tools/${'x'.repeat(122)}`;
+      expect((await ask(service(p.id), long, t, 'server')).decision).to.equal(true);
+      const tooLong = await ask(service(p.id), `${long}x`, t, 'server');
+      expect(tooLong.decision).to.equal(false);
+      expect(tooLong.context.reasons[0].code).to.equal('NO_MATCHING_POLICY');
+    });
+
+    it('gives action and subject properties to conditions as claims, and records them', async () => {
+      const p = await world.principal('SERVICE_ACCOUNT', { role: 'reader' });
+      const t = type();
+      await world.policy({
+        subjects: { principals: [p.id] },
+        actions: ['delete'],
+        resources: [{ type: t, identifier: '*' }],
+        conditions: { 'action.properties.soft': true, 'subject.properties.role': 'admin' },
+      });
+      const request = (soft: unknown, role: unknown) => ({
+        subject: { ...service(p.id), ...(role === undefined ? {} : { properties: { role } }) },
+        action: { name: 'delete', ...(soft === undefined ? {} : { properties: { soft } }) },
+        resource: { type: t, id: 'r' },
+      });
+      expect((await evaluate(request(true, 'admin'))).decision).to.equal(true);
+      expect((await evaluate(request(false, 'admin'))).decision).to.equal(false);
+      expect((await evaluate(request('true', 'admin'))).decision).to.equal(false);
+      expect((await evaluate(request(true, 'reader'))).decision).to.equal(false);
+      // The stored attribute is not a claim: without the claim the condition is unknown.
+      expect((await evaluate(request(true, undefined))).decision).to.equal(false);
+      expect((await evaluate(request(undefined, 'admin'))).decision).to.equal(false);
+      const answer = await evaluate(request(true, 'admin'));
+      const record = await recorded(answer.context.id);
+      expect(record).to.include({ action: 'delete', decision: 'ALLOW', principal_id: p.id });
+      expect(record.action_properties).to.deep.equal({ soft: true });
+      expect(record.subject_properties).to.deep.equal({ role: 'admin' });
+    });
+
+    it('ignores members it does not know, and properties no condition reads', async () => {
       const p = await world.principal();
       const t = type();
       await world.policy({ subjects: { principals: [p.id] }, resources: [{ type: t, identifier: 'x' }] });
@@ -385,13 +461,10 @@ describe('AuthZEN Authorization API', () => {
     it('finds the subjects of a type allowed the action on the resource, by name', async () => {
       const { t, all, sa, member } = await readersOfX();
       const everyone = await subjectSearch('principal', t);
-      expect(everyone.body.results).to.deep.equal(
-        all.map((p) => ({
-          type: 'principal',
-          id: p.id,
-          properties: { name: p.name, principal_type: p.type },
-        })),
-      );
+      // Principals made through the API have no connector id: their AuthZEN id is their id.
+      expect(everyone.body.results).to.deep.equal(all.map((p) => ({ type: 'principal', id: p.id })));
+      const identities = await subjectSearch('identity', t);
+      expect(identities.body.results).to.deep.equal(all.map((p) => ({ type: 'identity', id: p.id })));
       expect(everyone.body.page).to.deep.equal({ next_token: '', count: 3, total: 3 });
       const accounts = await subjectSearch('service_account', t);
       expect(accounts.body.results.map((r: any) => r.id).sort()).to.deep.equal([sa.id, member.id].sort());
@@ -449,13 +522,17 @@ describe('AuthZEN Authorization API', () => {
         400,
       );
       expect(changed.text).to.contain('another search');
+      // The token carries the page size: it may come alone, and only it may change.
+      const alone = await subjectSearch('principal', t, { page: { token } });
+      expect(alone.body).to.deep.equal(second.body);
       const otherLimit = await api.post(SEARCH_SUBJECT, {
         subject: { type: 'principal' },
         action: { name: 'read' },
         resource: { type: t, id: 'x' },
-        page: { token },
+        page: { token, limit: 1 },
       });
       expect(otherLimit.status).to.equal(400);
+      expect(otherLimit.text).to.contain('/page/limit');
       for (const bad of ['garbage', 'MTIz', `${token}x`]) {
         const res = await api.post(SEARCH_SUBJECT, {
           subject: { type: 'principal' },
@@ -467,6 +544,18 @@ describe('AuthZEN Authorization API', () => {
       }
       const countOnly = await subjectSearch('principal', t, { page: { limit: 0 } });
       expect(countOnly.body).to.deep.equal({ page: { next_token: '', count: 0, total: 3 }, results: [] });
+
+      // Page by page, one at a time, each follow-up sending the token alone.
+      const seen: string[] = [];
+      let page = await subjectSearch('principal', t, { page: { limit: 1 } });
+      for (;;) {
+        expect(page.body.page.count).to.equal(1);
+        seen.push(...page.body.results.map((r: any) => r.id as string));
+        const next = page.body.page.next_token as string;
+        if (next === '') break;
+        page = await subjectSearch('principal', t, { page: { token: next } });
+      }
+      expect(seen).to.deep.equal(all.map((p) => p.id));
     });
 
     it('finds the resources of a type the subject may act on, a glob as a pattern', async () => {

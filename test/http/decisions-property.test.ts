@@ -65,8 +65,8 @@ import { insertPrincipal } from '../helpers/principals.js';
 
 const PRINCIPAL_TYPES = ['USER', 'SERVICE_ACCOUNT', 'API_KEY', 'AI_AGENT'] as const;
 type PrincipalType = (typeof PRINCIPAL_TYPES)[number];
-const ACTIONS = ['read', 'write', 'delete', 'repo:push', 'repo:pull'] as const;
-const ACTION_PATTERNS = [...ACTIONS, 'repo:*', 'repo:p*', 'r*', '*'] as const;
+const ACTIONS = ['read', 'write', 'delete', 'repo:push', 'tools/call', 'tools/list'] as const;
+const ACTION_PATTERNS = [...ACTIONS, 'repo:*', 'tools/*', '*'] as const;
 const TEAMS = ['payments', 'platform', 'research'] as const;
 const ENVS = ['prod', 'staging'] as const;
 const TOOLS = ['search', 'shell', 'deploy'] as const;
@@ -124,6 +124,9 @@ interface RequestSpec {
   identifier: number;
   context: Record<string, unknown> | null;
   attributes: Attrs | null;
+  /** Claims the caller sends about the action and the subject. */
+  actionProperties: Record<string, unknown> | null;
+  subjectProperties: Record<string, unknown> | null;
 }
 
 type Write =
@@ -211,7 +214,10 @@ const matchArb: fc.Arbitrary<Record<string, unknown>> = fc.record(
   { requiredKeys: [] },
 );
 
-/** Condition entries: context (IPs, numbers, text, presence), principal, resource and `$ref`. */
+/**
+ * Condition entries: context (IPs, numbers, text, presence), principal, resource, the claims of
+ * the request (action name and properties, subject properties) and `$ref`.
+ */
 const CONDITIONS: [string, unknown][] = [
   ['context.ip', { $cidr: '10.0.0.0/8' }],
   ['context.ip', { $cidr: ['10.0.0.0/8', '192.168.0.0/16'] }],
@@ -235,10 +241,19 @@ const CONDITIONS: [string, unknown][] = [
   ['resource.attributes.env', 'prod'],
   ['resource.attributes.team', { $exists: true }],
   ['resource.identifier', { $ne: 'x' }],
+  ['action.name', { $in: ['read', 'tools/call'] }],
+  ['action.name', { $ne: 'delete' }],
+  ['action.properties.soft', true],
+  ['action.properties.soft', { $exists: false }],
+  ['action.properties.scope.level', { $lt: 3 }],
+  ['subject.properties.role', 'admin'],
+  ['subject.properties.role', { $ne: 'guest' }],
+  ['subject.properties.team', { $ref: 'principal.attributes.team' }],
+  ['resource.attributes.team', { $ref: 'subject.properties.team' }],
 ];
-/** An entry of each root (context, principal, resource) as likely as one of another. */
+/** An entry of each root as likely as one of another. */
 const conditionArb = fc.oneof(
-  ...['context.', 'principal.', 'resource.'].map((root) =>
+  ...['context.', 'principal.', 'resource.', 'action.', 'subject.'].map((root) =>
     fc.constantFrom(...CONDITIONS.filter(([path]) => path.startsWith(root))),
   ),
 );
@@ -297,6 +312,19 @@ const contextArb = fc.record(
   { requiredKeys: [] },
 );
 
+const actionPropertiesArb = fc.record(
+  {
+    soft: fc.constantFrom<unknown>(true, false, 'yes'),
+    scope: fc.constantFrom<unknown>({ level: 1 }, { level: 5 }, 'all'),
+  },
+  { requiredKeys: [] },
+);
+
+const subjectPropertiesArb = fc.record(
+  { role: fc.constantFrom('admin', 'guest', 'member'), team: fc.constantFrom(...TEAMS) },
+  { requiredKeys: [] },
+);
+
 const requestArb: fc.Arbitrary<RequestSpec> = fc.record({
   aim: sometimes(fc.record({ policy: nat, subject: nat, resource: nat, action: sometimes(nat, 0.5) }), 0.65),
   principal: fc.oneof({ weight: 12, arbitrary: nat }, { weight: 1, arbitrary: fc.constant(-1) }),
@@ -305,6 +333,8 @@ const requestArb: fc.Arbitrary<RequestSpec> = fc.record({
   identifier: nat,
   context: sometimes(contextArb, 0.4),
   attributes: sometimes(resourceAttributesArb, 0.25),
+  actionProperties: sometimes(actionPropertiesArb, 0.3),
+  subjectProperties: sometimes(subjectPropertiesArb, 0.3),
 });
 
 const writeArb: fc.Arbitrary<Write> = fc.oneof(
@@ -713,13 +743,14 @@ class World {
     }
     return {
       principal_id: principal,
-      action,
+      action: r.actionProperties ? { name: action, properties: r.actionProperties } : action,
       resource: {
         type: this.types[type]!,
         identifier,
         ...(r.attributes ? { attributes: r.attributes } : {}),
       },
       ...(r.context ? { context: r.context } : {}),
+      ...(r.subjectProperties ? { subject_properties: r.subjectProperties } : {}),
     };
   }
 
@@ -758,6 +789,8 @@ class World {
       }
     }
     this.coverage.note(`decision ${oracle.decision}${request.context ? ' with context' : ''}`);
+    if (typeof request.action !== 'string' || request.subject_properties)
+      this.coverage.note(`decision ${oracle.decision} with claims`);
     if (oracle.decision === 'DENY') this.coverage.note(`deny ${oracle.causes.join('+')}`);
     return oracle;
   }
@@ -768,18 +801,23 @@ class World {
     access: Map<string, Promise<{ status: number; entries: AccessEntryView[] }>>,
     reverse: Map<string, Promise<any[]>>,
   ): Promise<void> {
-    // Access and reverse lookup say nothing about context or request attributes: they are
-    // compared with the request without them.
-    const bare: OracleRequest = {
+    // Access and reverse lookup say nothing about context, request attributes or claims: they
+    // are compared with the request without them.
+    const action = typeof request.action === 'string' ? request.action : request.action.name;
+    const bare = {
       principal_id: request.principal_id,
-      action: request.action,
+      action,
       resource: { type: request.resource.type, identifier: request.resource.identifier },
     };
     const { type, identifier } = bare.resource;
     const key = `${type}\u0000${identifier}`;
     if (!access.has(bare.principal_id)) access.set(bare.principal_id, this.accessOf(bare.principal_id));
     if (!reverse.has(key)) reverse.set(key, this.whoCanAccess(type, identifier));
-    const extras = request.context !== undefined || request.resource.attributes !== undefined;
+    const extras =
+      request.context !== undefined ||
+      request.resource.attributes !== undefined ||
+      typeof request.action !== 'string' ||
+      request.subject_properties !== undefined;
     const [, decision, record, rows] = await Promise.all([
       extras ? this.decide(request) : undefined,
       this.decide(bare),
@@ -890,7 +928,7 @@ class World {
     access: Map<string, Promise<{ status: number; entries: AccessEntryView[] }>>,
     reverse: Map<string, Promise<any[]>>,
   ): Promise<void> {
-    const cases: { request: OracleRequest; entry: AccessEntryView; side: string }[] = [];
+    const cases: { request: OracleRequest & { action: string }; entry: AccessEntryView; side: string }[] = [];
     for (const [principal, record] of access) {
       for (const entry of (await record).entries) {
         if (entry.pattern) continue;
@@ -1028,6 +1066,8 @@ describe('decisions: index, oracle, access endpoint and reverse lookup agree', (
       'decision DENY',
       'decision ALLOW with context',
       'decision DENY with context',
+      'decision ALLOW with claims',
+      'decision DENY with claims',
       'access entry grants',
       'access entry refuses',
       'access entry conditional',
@@ -1085,7 +1125,7 @@ describe('decisions: index, oracle, access endpoint and reverse lookup agree', (
     const risky = await policy('risky', {
       effect: 'deny',
       subjects: { principals: [account] },
-      actions: ['r*'],
+      actions: ['read', 'repo:*'],
       resources: [{ type: db, identifier: 'prod-2' }],
       conditions: { 'context.risk': { $gt: 50 } },
     });
