@@ -113,6 +113,8 @@ export async function loadPrincipals(
 
 export const ADMIN_ID = 'cli_01JBENCH000000000000000000';
 export const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
+/** The key that encrypts the signing keys, shared by every service a benchmark starts on one database. */
+export const BENCH_KEY_ENCRYPTION_KEY = Buffer.alloc(32, 3).toString('base64');
 
 /** The Neo4j at NEO4J_URI, else an embedded one in a throwaway directory. */
 export function benchNeo4j(progress: (m: string) => void = log): Promise<Neo4jEndpoint> {
@@ -154,7 +156,7 @@ export async function startBenchService(
 export function benchConfig(extra: Record<string, string> = {}): Config {
   return loadConfig({
     LOG_LEVEL: 'warn',
-    KEY_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+    KEY_ENCRYPTION_KEY: BENCH_KEY_ENCRYPTION_KEY,
     BOOTSTRAP_CLIENT_ID: ADMIN_ID,
     BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
     CLIENT_SECRET_HASH_COST: '12',

@@ -1,9 +1,12 @@
 /**
- * The HTTP load generator of bench/decisions.ts, in a process of its own so that it never shares
- * an event loop (or a core) with the servers it measures. It takes one run at a time over IPC
- * and answers with autocannon's figures.
+ * The HTTP load generator of the benchmarks, in a process of its own so that it never shares an
+ * event loop with the servers it measures. It takes one run at a time over IPC: a closed-loop
+ * run with autocannon (each connection sends its next request when the last is answered: the
+ * saturated throughput, or autocannon's own pacing with `rate`), or an open-loop run at a fixed
+ * rate (bench/open-loop.ts: latencies counted from when each request was due).
  */
 import autocannon from 'autocannon';
+import { openLoop, type OpenLoopResult, type OpenLoopRun } from './open-loop.js';
 
 export interface LoadRun {
   url: string;
@@ -26,7 +29,9 @@ export interface LoadResult {
   timeouts: number;
 }
 
-async function run(spec: LoadRun): Promise<LoadResult> {
+export type GeneratorMessage = ({ kind: 'closed' } & LoadRun) | ({ kind: 'open' } & OpenLoopRun);
+
+async function closedLoop(spec: LoadRun): Promise<LoadResult> {
   const result = await autocannon({
     url: spec.url,
     connections: spec.connections,
@@ -51,8 +56,10 @@ async function run(spec: LoadRun): Promise<LoadResult> {
   };
 }
 
-process.on('message', (spec: LoadRun) => {
-  run(spec).then(
+process.on('message', (message: GeneratorMessage | LoadRun) => {
+  const work: Promise<LoadResult | OpenLoopResult> =
+    'kind' in message && message.kind === 'open' ? openLoop(message) : closedLoop(message);
+  work.then(
     (result) => process.send!({ ok: true, result }),
     (err: unknown) => process.send!({ ok: false, error: err instanceof Error ? err.message : String(err) }),
   );

@@ -1,10 +1,8 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
-  httpRequests: Counter<'method' | 'route' | 'status'>;
-  httpDuration: Histogram<'method' | 'route' | 'status'>;
-  httpInFlight: Gauge;
+  http: HttpMetrics;
   dbTransactions: Counter<'mode' | 'unit' | 'outcome'>;
   dbDuration: Histogram<'mode' | 'unit'>;
   dbSessionsActive: Gauge;
@@ -15,28 +13,13 @@ export interface Metrics {
 /** One registry per app instance, so tests can build several apps in one process. */
 export function createMetrics(): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // Event-loop delay sampled every millisecond: the default (10 ms) hides stalls shorter than that
+  // and adds its own period to every reading.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1 });
   const registers = [registry];
   return {
     registry,
-    httpRequests: new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests by method, route template and status',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    }),
-    httpDuration: new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP request latency by method, route template and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    }),
-    httpInFlight: new Gauge({
-      name: 'http_requests_in_flight',
-      help: 'HTTP requests being served',
-      registers,
-    }),
+    http: new HttpMetrics(registry),
     dbTransactions: new Counter({
       name: 'neo4j_transactions_total',
       help: 'Neo4j units of work by access mode, unit name and outcome',
@@ -66,6 +49,105 @@ export function createMetrics(): Metrics {
       registers,
     }),
   };
+}
+
+const HTTP_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** One method, route template and status: its request count and latency histogram. */
+export class HttpSeries {
+  count = 0;
+  sum = 0;
+  /** Observations per bucket (not cumulative; the exposition adds them up). */
+  readonly buckets = new Float64Array(HTTP_BUCKETS.length);
+
+  constructor(readonly labels: { method: string; route: string; status: string }) {}
+
+  observe(seconds: number): void {
+    this.count += 1;
+    this.sum += seconds;
+    for (let i = 0; i < HTTP_BUCKETS.length; i += 1) {
+      if (seconds <= HTTP_BUCKETS[i]!) {
+        this.buckets[i]! += 1;
+        return;
+      }
+    }
+  }
+}
+
+/**
+ * The HTTP metrics: `http_requests_total` and `http_request_duration_seconds` by method, route
+ * template and status, and `http_requests_in_flight`, exposed through the registry like any
+ * other. Each request updates plain numbers of its series, found once per label set; the
+ * registry's own counters would hash the labels again on every request, which on the decision
+ * endpoint costs more than the rest of its bookkeeping together.
+ */
+export class HttpMetrics {
+  inFlight = 0;
+  private readonly series = new Map<string, HttpSeries>();
+
+  constructor(registry: Registry) {
+    const all = (): HttpSeries[] => [...this.series.values()];
+    registry.registerMetric({
+      name: 'http_requests_total',
+      help: 'HTTP requests by method, route template and status',
+      type: 'counter',
+      get: () => ({
+        name: 'http_requests_total',
+        help: 'HTTP requests by method, route template and status',
+        type: 'counter',
+        aggregator: 'sum',
+        values: all().map((s) => ({ labels: s.labels, value: s.count })),
+      }),
+    } as unknown as Metric);
+    registry.registerMetric({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency by method, route template and status',
+      type: 'histogram',
+      get: () => ({
+        name: 'http_request_duration_seconds',
+        help: 'HTTP request latency by method, route template and status',
+        type: 'histogram',
+        aggregator: 'sum',
+        values: all().flatMap((s) => {
+          let cumulative = 0;
+          return [
+            ...HTTP_BUCKETS.map((le, i) => ({
+              metricName: 'http_request_duration_seconds_bucket',
+              labels: { le, ...s.labels },
+              value: (cumulative += s.buckets[i]!),
+            })),
+            {
+              metricName: 'http_request_duration_seconds_bucket',
+              labels: { le: '+Inf', ...s.labels },
+              value: s.count,
+            },
+            { metricName: 'http_request_duration_seconds_sum', labels: s.labels, value: s.sum },
+            { metricName: 'http_request_duration_seconds_count', labels: s.labels, value: s.count },
+          ];
+        }),
+      }),
+    } as unknown as Metric);
+    const read = (): number => this.inFlight;
+    new Gauge({
+      name: 'http_requests_in_flight',
+      help: 'HTTP requests being served',
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  /** The series of a method, route template and status (label sets are few: routes are templates). */
+  of(method: string, route: string, status: number): HttpSeries {
+    const key = `${method} ${route} ${status}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = new HttpSeries({ method, route, status: String(status) });
+      this.series.set(key, series);
+    }
+    return series;
+  }
 }
 
 /** What the decision engine reports about itself, read when /metrics is scraped. */

@@ -137,6 +137,8 @@ async function openDatabase(options: RuntimeOptions, metrics: Metrics): Promise<
     maxPoolSize: config.neo4j.maxPoolSize,
     logger,
     metrics,
+    txTimeoutMs: config.neo4j.txTimeoutMs,
+    backgroundTxTimeoutMs: config.neo4j.backgroundTxTimeoutMs,
   });
   try {
     await waitForDatabase(db, options.connectTimeoutMs ?? 60_000, logger);
@@ -211,7 +213,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await principals.prepareSearch();
     logger.info({ ms: Date.now() - planning }, 'search statement ready');
     const index = new PolicyIndex();
-    const sync = new IndexSync(db, index, logger);
+    // Loading the index reads whole labels at once, which may outlast a request's timeout.
+    const sync = new IndexSync(db.background(), index, logger);
     feed.subscribe(sync.onChange);
     const building = Date.now();
     const built = await sync.load();
@@ -220,7 +223,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       logger,
       retentionDays: config.decisions.retentionDays,
       maxPending: config.decisions.maxPending,
+      enabled: config.decisions.recording,
     });
+    if (!config.decisions.recording) {
+      logger.warn('DECISION_RECORDING=off-for-benchmark: decisions are not recorded (benchmarks only)');
+    }
     const decisions = new DecisionService(index, decisionLog);
     const access = new AccessService(db, index);
     const connectors = new ConnectorService(db, events, `${config.publicBaseUrl}/scim/v2`);
@@ -232,9 +239,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       leaseMs: config.jobs.leaseMs,
       logger,
     });
-    const connectorSync = new ConnectorSyncService(db, jobs, new ScimSync(db, events, scimGroups));
+    const connectorSync = new ConnectorSyncService(
+      db,
+      jobs,
+      new ScimSync(db.background(), events, scimGroups),
+    );
     connectorSync.register();
-    const reportGenerator = new ReportGenerator(db, events, access, {
+    const reportGenerator = new ReportGenerator(db.background(), events, access, {
       retentionDays: config.reports.retentionDays,
       logger,
     });
@@ -273,7 +284,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       decisions,
       access,
       simulations: new SimulationService(db, index),
-      authzen: new AuthZenService({ index, decisions, access }, config.publicBaseUrl),
+      authzen: new AuthZenService({ index, decisions, access, connectors }, config.publicBaseUrl),
       connectorSync,
       webhooks: new WebhookService(db, events, transport, {
         kek,

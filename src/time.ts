@@ -1,6 +1,17 @@
-/** RFC 3339 UTC with milliseconds and `Z`, the one timestamp format of the API. */
+let lastMs = -1;
+let lastText = '';
+
+/**
+ * RFC 3339 UTC with milliseconds and `Z`, the one timestamp format of the API. Made once per
+ * millisecond: a busy decision endpoint stamps many answers (and log lines) within each.
+ */
 export function nowIso(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastText = new Date(ms).toISOString();
+  }
+  return lastText;
 }
 
 const INSTANT =
@@ -49,4 +60,23 @@ export function instantKey(text: string): string | undefined {
   if (normal === undefined) return undefined;
   const [whole = normal, fraction = ''] = normal.slice(0, -1).split('.');
   return `${whole}.${fraction.padEnd(9, '0')}`;
+}
+
+/**
+ * Turns for long computations on the event loop: call the function it returns as often as
+ * convenient; once `sliceMs` has passed since the last turn it answers a promise that resolves
+ * after the event loop has served what waits (requests, timers), else undefined, so that a
+ * computation of seconds holds other requests up by one slice at most.
+ */
+export function timeSlices(sliceMs = 2): () => Promise<void> | undefined {
+  let since = performance.now();
+  return () => {
+    if (performance.now() - since < sliceMs) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        since = performance.now();
+        resolve();
+      }),
+    );
+  };
 }

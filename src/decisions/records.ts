@@ -1,56 +1,170 @@
-import { encodeTime } from 'ulid';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+import { decodeTime, encodeTime } from 'ulid';
+import type { Static } from '@sinclair/typebox';
 import type { Database } from '../db/database.js';
+import { AppError } from '../errors/errors.js';
 import { ID_PREFIXES } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
-import type { Static } from '@sinclair/typebox';
 import type { DecisionRecordSchema } from '../schemas/decisions.js';
-import { decisionRepository as repo, type StoredDecision } from './repository.js';
+import { decisionRepository as repo, type StoredBatch } from './repository.js';
 
 export type DecisionRecord = Static<typeof DecisionRecordSchema>;
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 
 export interface DecisionLogOptions {
   logger: Logger;
   retentionDays: number;
   /** Records held while the database cannot take them; the oldest are dropped beyond. */
   maxPending: number;
-  /** Records written per transaction. */
-  batch?: number;
+  /** Off only for measuring what recording costs: every decision then goes unrecorded. */
+  enabled?: boolean;
+  /** Bytes of JSON a batch holds before the next record starts another (default 1 MiB). */
+  batchBytes?: number;
 }
 
 /**
- * Records every decision without delaying its answer: `record` only queues it, and `flush`
- * (run by the job runner every few hundred milliseconds, and at shutdown) writes what is queued
- * in batches. Until written, a record is served from the queue on this instance. If the database
- * is away, records wait (up to `maxPending`) and are written when it returns.
+ * A batch never spans more than this much decision time, so that finding a decision by id looks
+ * at batches that started at most this long before it (see `cypher/decisions/get.cypher`).
+ */
+export const MAX_BATCH_SPAN_MS = 60_000;
+const MIB = 1024 * 1024;
+const NEWLINE = 0x0a;
+/** A batch that fails this many times for a reason other than an absent database is given up. */
+const MAX_ATTEMPTS = 5;
+
+/**
+ * Records as JSON lines, filled into a buffer outside the JavaScript heap: a record costs one
+ * serialisation and a copy when the decision is made, and nothing for the garbage collector while
+ * it waits to be written. A batch is one such buffer, sealed when full, too long in time, or due.
+ */
+class Batch {
+  private buffer: Buffer;
+  length = 0;
+  count = 0;
+  allowed = 0;
+  firstId = '';
+  lastId = '';
+  firstAt = '';
+  lastAt = '';
+  attempts = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafe(capacity);
+  }
+
+  /** When the first record was added (epoch ms). */
+  startedAt = 0;
+
+  /**
+   * Whether a record made now still fits this batch's time span. Ids are made just before their
+   * records, so the records' span bounds the ids' span; half the span a lookup allows for leaves
+   * a wide margin.
+   */
+  spans(now: number): boolean {
+    return this.count === 0 || now - this.startedAt <= MAX_BATCH_SPAN_MS / 2;
+  }
+
+  room(): number {
+    return this.buffer.length - this.length;
+  }
+
+  append(line: string, bytes: number, record: { id: string; allowed: boolean; evaluated_at: string }): void {
+    if (bytes + 1 > this.room()) {
+      // Only the first record of a batch can be larger than the batch: make room for it alone.
+      const grown = Buffer.allocUnsafe(this.length + bytes + 1);
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    this.length += this.buffer.write(line, this.length, 'utf8');
+    this.buffer[this.length++] = NEWLINE;
+    if (this.count === 0) {
+      this.firstId = record.id;
+      this.firstAt = record.evaluated_at;
+      this.startedAt = Date.now();
+    }
+    this.lastId = record.id;
+    this.lastAt = record.evaluated_at;
+    this.count += 1;
+    if (record.allowed) this.allowed += 1;
+  }
+
+  /** The record of `id`, if this batch holds it. */
+  find(id: string): DecisionRecord | undefined {
+    if (this.count === 0 || id < this.firstId || id > this.lastId) return undefined;
+    return findLine(this.buffer.subarray(0, this.length), id);
+  }
+
+  content(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
+/** The line of `id` among JSON lines that each begin with their record's id. */
+function findLine(lines: Buffer, id: string): DecisionRecord | undefined {
+  const needle = `{"id":${JSON.stringify(id)}`;
+  for (let at = lines.indexOf(needle); at >= 0; at = lines.indexOf(needle, at + 1)) {
+    // A record's own text (its context, say) may quote another decision's id: only a line's start counts.
+    if (at > 0 && lines[at - 1] !== NEWLINE) continue;
+    const end = lines.indexOf(NEWLINE, at);
+    return JSON.parse(lines.toString('utf8', at, end < 0 ? lines.length : end)) as DecisionRecord;
+  }
+  return undefined;
+}
+
+/**
+ * Records every decision without delaying its answer. `record` serialises the decision into the
+ * open batch; `flush` (run by the job runner every few hundred milliseconds, and at shutdown)
+ * seals it and writes the sealed batches, each as one gzip-compressed `(:DecisionBatch)` node,
+ * compressed on the thread pool rather than the event loop. A batch is one node and one
+ * statement, not a node per decision: per decision, the database's work and the driver's shrink
+ * to a few percent of what they were. Until written, a record is served from memory on this
+ * instance. If the database is away, batches wait (up to `maxPending` records) and are written
+ * when it returns; a batch the database keeps refusing for another reason is given up alone,
+ * never holding up the rest.
  */
 export class DecisionLog {
-  private queue: DecisionRecord[] = [];
-  private readonly queued = new Map<string, DecisionRecord>();
+  private sealed: Batch[] = [];
+  private open: Batch;
+  /** Batches being written: still served from here until the write returns. */
+  private writing: Batch[] = [];
+  private pendingCount = 0;
   private flushing: Promise<void> | undefined;
   private dropped = 0;
   private warnedAt = 0;
+  private readonly batchBytes: number;
+  private readonly enabled: boolean;
 
   constructor(
     private readonly db: Database,
     private readonly options: DecisionLogOptions,
-  ) {}
+  ) {
+    this.batchBytes = options.batchBytes ?? MIB;
+    this.enabled = options.enabled ?? true;
+    this.open = new Batch(this.batchBytes);
+  }
 
   record(decision: DecisionRecord): void {
-    this.queue.push(decision);
-    this.queued.set(decision.id, decision);
-    const excess = this.queue.length - this.options.maxPending;
-    if (excess > 0) {
-      for (const gone of this.queue.splice(0, excess)) this.queued.delete(gone.id);
-      this.dropped += excess;
-      this.warn('decision records are being dropped: the database has not taken them for too long');
+    if (!this.enabled) return;
+    const line = serialise(decision, this.options.logger);
+    const bytes = Buffer.byteLength(line, 'utf8');
+    const open = this.open;
+    if (open.count > 0 && (bytes + 1 > open.room() || !open.spans(Date.now()))) {
+      this.seal();
     }
+    this.open.append(line, bytes, decision);
+    this.pendingCount += 1;
+    if (this.pendingCount > this.options.maxPending) this.dropOldest();
   }
 
+  /** Records not written yet. */
   get pending(): number {
-    return this.queue.length;
+    return this.pendingCount;
   }
 
-  /** Writes every queued record; concurrent calls share one run. */
+  /** Writes every record made so far; concurrent calls share one run. */
   flush(): Promise<void> {
     this.flushing ??= this.writeAll().finally(() => {
       this.flushing = undefined;
@@ -59,16 +173,24 @@ export class DecisionLog {
   }
 
   async get(id: string): Promise<DecisionRecord | undefined> {
-    const queued = this.queued.get(id);
-    if (queued) return queued;
-    const text = await repo.get(this.db, id);
-    if (text === undefined) return undefined;
-    const record = JSON.parse(text) as DecisionRecord;
+    for (const batch of [this.open, ...this.sealed, ...this.writing]) {
+      const found = batch.find(id);
+      if (found) return found;
+    }
+    const from = `${ID_PREFIXES.decision}_${encodeTime(Math.max(0, decodeTime(id.slice(4)) - MAX_BATCH_SPAN_MS), 10)}`;
+    const stored = await repo.get(this.db, id, from);
+    let record: DecisionRecord | undefined;
+    if (stored.record !== undefined) record = JSON.parse(stored.record) as DecisionRecord;
+    for (const body of stored.bodies) {
+      if (record) break;
+      record = findLine(await gunzipAsync(body), id);
+    }
+    if (!record) return undefined;
     return Date.parse(record.evaluated_at) < this.cutoff() ? undefined : record;
   }
 
-  /** Removes records past retention, a batch at a time. */
-  async purge(batch = 10_000): Promise<number> {
+  /** Removes records past retention, a batch of nodes at a time. */
+  async purge(batch = 1_000): Promise<number> {
     const before = `${ID_PREFIXES.decision}_${encodeTime(this.cutoff(), 10)}`;
     let total = 0;
     for (;;) {
@@ -82,27 +204,55 @@ export class DecisionLog {
     return Date.now() - this.options.retentionDays * 86_400_000;
   }
 
+  private seal(): void {
+    if (this.open.count === 0) return;
+    this.sealed.push(this.open);
+    this.open = new Batch(this.batchBytes);
+  }
+
+  private dropOldest(): void {
+    // Whole batches go, oldest first; the open batch is the newest and stays.
+    while (this.pendingCount > this.options.maxPending && this.sealed.length > 0) {
+      const gone = this.sealed.shift()!;
+      this.pendingCount -= gone.count;
+      this.dropped += gone.count;
+    }
+    if (this.pendingCount > this.options.maxPending) {
+      // Everything pending is in the open batch: let it go whole rather than record by record.
+      this.dropped += this.open.count;
+      this.pendingCount -= this.open.count;
+      this.open = new Batch(this.batchBytes);
+    }
+    this.warn('decision records are being dropped: the database has not taken them for too long');
+  }
+
   private async writeAll(): Promise<void> {
-    const size = this.options.batch ?? 2_000;
-    while (this.queue.length > 0) {
-      const batch = this.queue.slice(0, size);
-      const rows: StoredDecision[] = batch.map((d) => ({
-        id: d.id,
-        principal_id: d.principal_id,
-        decision: d.decision,
-        evaluated_at: d.evaluated_at,
-        record: JSON.stringify(d),
-      }));
+    this.seal();
+    while (this.sealed.length > 0) {
+      const batch = this.sealed.shift()!;
+      this.writing.push(batch);
       try {
-        await repo.record(this.db, rows);
+        await repo.record(this.db, await stored(batch));
+        this.pendingCount -= batch.count;
       } catch (err) {
+        batch.attempts += 1;
+        const away = err instanceof AppError && err.code === 'UNAVAILABLE';
+        if (!away && batch.attempts >= MAX_ATTEMPTS) {
+          this.pendingCount -= batch.count;
+          this.dropped += batch.count;
+          this.options.logger.error(
+            { err, first_id: batch.firstId, last_id: batch.lastId, count: batch.count },
+            'a batch of decision records could not be written and was given up',
+          );
+          continue;
+        }
+        // Back to the front, in order: the next flush tries again.
+        this.sealed.unshift(batch);
         this.warn('decision records wait: the database did not take them', err);
         return;
+      } finally {
+        this.writing.splice(this.writing.indexOf(batch), 1);
       }
-      // Records dropped meanwhile (the queue overflowed) left from the front: remove by identity.
-      const written = new Set(batch);
-      this.queue = this.queue.filter((d) => !written.has(d));
-      for (const d of batch) this.queued.delete(d.id);
     }
   }
 
@@ -110,6 +260,45 @@ export class DecisionLog {
     const now = Date.now();
     if (now - this.warnedAt < 60_000) return;
     this.warnedAt = now;
-    this.options.logger.warn({ err, pending: this.queue.length, dropped: this.dropped }, message);
+    this.options.logger.warn({ err, pending: this.pendingCount, dropped: this.dropped }, message);
   }
+}
+
+/**
+ * A record as one JSON line beginning with its id. A value that cannot be serialised (which the
+ * request bounds should make impossible) costs the record its request details, never the record.
+ */
+function serialise(decision: DecisionRecord, logger: Logger): string {
+  let line: string;
+  try {
+    line = JSON.stringify(decision);
+  } catch (err) {
+    logger.error(
+      { err, id: decision.id },
+      'a decision record could not be serialised whole; recorded without its request details',
+    );
+    const answer: Record<string, unknown> = { ...decision };
+    for (const key of REQUEST_DETAILS) delete answer[key];
+    line = JSON.stringify(answer);
+  }
+  // Lookups find a record by the id its line begins with.
+  if (line.startsWith('{"id":')) return line;
+  const { id, ...rest } = JSON.parse(line) as Record<string, unknown>;
+  return JSON.stringify({ id, ...rest });
+}
+
+/** What a record keeps of its request beyond the answer: free-form values the client sent. */
+const REQUEST_DETAILS = ['context', 'resource_attributes', 'action_properties', 'subject_properties'];
+
+async function stored(batch: Batch): Promise<StoredBatch> {
+  const body = await gzipAsync(batch.content(), { level: 1 });
+  return {
+    first_id: batch.firstId,
+    last_id: batch.lastId,
+    first_at: batch.firstAt,
+    last_at: batch.lastAt,
+    count: batch.count,
+    allowed: batch.allowed,
+    body: new Int8Array(body.buffer, body.byteOffset, body.length),
+  };
 }

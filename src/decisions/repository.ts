@@ -1,6 +1,7 @@
 import { defineQueries } from '../db/catalogue.js';
 import type { Database, Reader } from '../db/database.js';
 import { fromProperties as policyFromProperties, type Policy } from '../policies/model.js';
+import { compileGlob, globMatches as matchesGlob } from '../policies/patterns.js';
 import { resourceFromProperties } from '../resources/repository.js';
 import type { Grant } from './access.js';
 import {
@@ -32,12 +33,15 @@ export interface GroupRow {
   parents: string[];
 }
 
-export interface StoredDecision {
-  id: string;
-  principal_id: string;
-  decision: string;
-  evaluated_at: string;
-  record: string;
+/** A batch of decision records as stored: JSON lines, gzip-compressed, with their id range. */
+export interface StoredBatch {
+  first_id: string;
+  last_id: string;
+  first_at: string;
+  last_at: string;
+  count: number;
+  allowed: number;
+  body: Int8Array;
 }
 
 export interface PrincipalGrants {
@@ -132,7 +136,8 @@ export const decisionRepository = {
             exact: [string, string][];
             glob_types: string[];
             glob_patterns: string[];
-            matched: [string, string, string][];
+            /** Registered identifiers holding each run of a glob, in any order. */
+            candidates: [string, string, string][];
             granted_at: string;
           }[]
         | null;
@@ -142,7 +147,8 @@ export const decisionRepository = {
     const subjects = new Map<string, { name: string; via: SubjectVia }>();
     const grants: Grant[] = (row.grants ?? []).map((g) => {
       subjects.set(g.id, { name: g.name, via: g.via });
-      for (const [type, pattern, identifier] of g.matched) {
+      for (const [type, pattern, identifier] of g.candidates) {
+        if (!matchesGlob(compileGlob(pattern), identifier)) continue;
         const key = `${type}:${pattern}`;
         const list = globMatches.get(key);
         if (list) list.push(identifier);
@@ -170,12 +176,23 @@ export const decisionRepository = {
     };
   },
 
-  async record(db: Database, rows: readonly StoredDecision[]): Promise<void> {
-    await db.write(Q.record, (tx) => tx.run(Q.record, { rows: [...rows] }));
+  async record(db: Database, batch: StoredBatch): Promise<void> {
+    await db.write(Q.record, (tx) => tx.run(Q.record, { ...batch }));
   },
 
-  async get(db: Reader, id: string): Promise<string | undefined> {
-    return (await db.first<{ record: string }>(Q.get, { id }))?.record;
+  /**
+   * What may hold decision `id`: the compressed bodies of the batches whose id range covers it
+   * (batches start at most their span before it: `from`), or a record stored on its own.
+   */
+  async get(db: Reader, id: string, from: string): Promise<{ bodies: Buffer[]; record?: string }> {
+    const rows = await db.run<{ body: Int8Array | null; record: string | null }>(Q.get, { id, from });
+    const bodies: Buffer[] = [];
+    let record: string | undefined;
+    for (const row of rows) {
+      if (row.body) bodies.push(Buffer.from(row.body.buffer, row.body.byteOffset, row.body.length));
+      if (row.record !== null) record = row.record;
+    }
+    return { bodies, ...(record !== undefined ? { record } : {}) };
   },
 
   async purge(db: Database, before: string, batch: number): Promise<number> {

@@ -4,6 +4,7 @@ import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model
 import { policyRepository } from '../policies/repository.js';
 import type { SimulateBody } from '../schemas/policies.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
+import { timeSlices } from '../time.js';
 import { candidatesOf, entryFor, toolFilter, type Candidate } from './access.js';
 import { grantOf, registeredMatching, settleFor } from './access-service.js';
 import { coveringPolicies, decide } from './engine.js';
@@ -77,7 +78,7 @@ function proposedPolicy(current: Policy, proposed: PolicyBody | null | undefined
  * on every resource either names (exactly, by glob pattern, and each registered resource a glob
  * matches), with the actions gained and lost.
  */
-export function simulate(index: PolicyIndex, input: SimulationInput): SimulationResult {
+export async function simulate(index: PolicyIndex, input: SimulationInput): Promise<SimulationResult> {
   const { current } = input;
   const proposed = proposedPolicy(current, input.proposed);
   const overlay = new Map([[current.id, proposed]]);
@@ -87,17 +88,22 @@ export function simulate(index: PolicyIndex, input: SimulationInput): Simulation
   // the comparison is against what is stored.
   const baseOverlay = new Map([[current.id, before?.active ? before : null]]);
 
+  // A blast radius over thousands of principals takes a while: other requests are served between
+  // slices of it.
+  const turn = timeSlices();
   if (input.requests) {
-    const results = input.requests.map((request) => {
+    const results = [];
+    for (const request of input.requests) {
+      await turn();
       const was = decide(index, request, { overlay: baseOverlay }).allowed;
       const will = decide(index, request, { overlay }).allowed;
-      return {
+      results.push({
         request,
         current: was ? ('ALLOW' as const) : ('DENY' as const),
         simulated: will ? ('ALLOW' as const) : ('DENY' as const),
         changed: was !== will,
-      };
-    });
+      });
+    }
     const changed = results.filter((r) => r.changed);
     return {
       policy_id: current.id,
@@ -139,6 +145,7 @@ export function simulate(index: PolicyIndex, input: SimulationInput): Simulation
   const changes: AccessChange[] = [];
   let evaluated = 0;
   for (const pid of principals) {
+    await turn();
     const p = index.principals.get(pid);
     if (!p || p.status !== 'active') continue;
     const tools = toolFilter(p);
@@ -210,6 +217,6 @@ export class SimulationService {
     if (!current) throw notFound('policy', id);
     if (current.status === 'deleted') throw conflict(`policy ${id} is deleted`);
     const proposed = body.delete ? null : body.policy ? checkPolicyBody(body.policy, '/policy') : undefined;
-    return simulate(this.index, { current, proposed, requests: body.requests });
+    return await simulate(this.index, { current, proposed, requests: body.requests });
   }
 }

@@ -4,12 +4,27 @@ import compose from 'koa-compose';
 import type { Context, Middleware, Next } from 'koa';
 import typeis from 'type-is';
 import { AppError, validationFailed } from '../errors/errors.js';
+import { freeFormViolation, type FreeFormBounds } from '../schemas/free-form.js';
 import { compile, inputAjv, responseAjv, toFieldErrors, type Validator } from '../schemas/validator.js';
 import { readQuery } from './query.js';
 import { koaPath, type AnyRoute } from './route.js';
 import { stateOf } from './state.js';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
+/**
+ * How deep an AuthZEN body may nest. The schemas bound every value they read, but the members an
+ * AuthZEN object may carry unread (the standard asks that unknown members be ignored) would
+ * otherwise reach code that walks a request recursively. Twice the nesting of a free-form value,
+ * which sits at most four levels down. Other operations' schemas read every member, so their
+ * bodies are bounded by the schemas alone.
+ */
+const MAX_BODY_DEPTH = 32;
+const BODY_NESTING: FreeFormBounds = {
+  maxDepth: MAX_BODY_DEPTH,
+  maxEntries: Infinity,
+  maxLength: Infinity,
+  reservedKeys: [],
+};
 /** Paths whose operation is remembered; the memory is emptied beyond. */
 const RESOLVED_PATHS = 10_000;
 
@@ -136,7 +151,6 @@ function operationMiddleware(route: AnyRoute, options: RouteTableOptions): Middl
 
 function bodyMiddleware(route: AnyRoute): Middleware[] {
   const kinds = route.bodyTypes ?? ['json'];
-  const accepted = kinds.flatMap((k) => MEDIA_TYPES[k]);
   const required = route.bodyRequired ?? true;
   const check = compile(inputAjv, route.body!);
   const parse = bodyParser({
@@ -151,56 +165,85 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
     },
   }) as unknown as Middleware;
 
-  const guard: Middleware = async (ctx, next) => {
-    const length = Number(ctx.get('Content-Length') || '0');
-    if (length > BODY_LIMIT_BYTES) throw tooLarge(BODY_LIMIT_BYTES);
-    if (!typeis.hasBody(ctx.req) || (length === 0 && !ctx.get('Transfer-Encoding'))) {
-      stateOf(ctx).bodyPresent = false;
-      await next();
-      return;
-    }
-    if (!typeis(ctx.req, accepted)) {
-      throw new AppError(
-        'UNSUPPORTED_MEDIA_TYPE',
-        `the request body must be ${kinds.includes('form') ? 'application/json or application/x-www-form-urlencoded' : 'application/json'}`,
-      );
-    }
-    stateOf(ctx).bodyPresent = true;
-    if (plainJson(ctx)) {
-      (ctx.request as { body?: unknown }).body = await readJson(ctx);
-      await next();
-      return;
-    }
-    await parse(ctx, next);
-  };
+  const accepts = (media: Media): boolean =>
+    (media.json && kinds.includes('json')) || (media.form && kinds.includes('form'));
 
-  const validate: Middleware = async (ctx, next) => {
+  /** Checks the body read (or its absence) against the operation's schema, then goes on. */
+  const validated = async (ctx: Context, next: Next, media: Media | undefined): Promise<void> => {
     const state = stateOf(ctx);
     let body: unknown = state.bodyPresent ? (ctx.request as { body?: unknown }).body : undefined;
     if (body === undefined) {
       if (required)
         throw validationFailed('a request body is required', [{ pointer: '', message: 'is required' }]);
     } else {
-      if (typeis(ctx.req, MEDIA_TYPES.form)) body = normaliseForm(body);
+      if (media?.form) body = normaliseForm(body);
       route.bodyGuard?.(body);
+      // ajv reads no deeper than the schema does, so it is safe on any body; the walk after it
+      // covers what an AuthZEN schema lets through unread.
       if (!check(body)) throw validationFailed('the request body is invalid', toFieldErrors(check.errors));
+      const tooDeep = route.authzen ? freeFormViolation(body, BODY_NESTING) : undefined;
+      if (tooDeep) throw validationFailed('the request body is nested too deeply', [tooDeep]);
     }
     state.input = { ...state.input, body };
     await next();
   };
-  return [guard, validate];
+
+  const body: Middleware = async (ctx, next) => {
+    const length = Number(ctx.get('Content-Length') || '0');
+    if (length > BODY_LIMIT_BYTES) throw tooLarge(BODY_LIMIT_BYTES);
+    if (!typeis.hasBody(ctx.req) || (length === 0 && !ctx.get('Transfer-Encoding'))) {
+      stateOf(ctx).bodyPresent = false;
+      await validated(ctx, next, undefined);
+      return;
+    }
+    const media = mediaOf(ctx.get('Content-Type'));
+    if (!accepts(media)) {
+      throw new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `the request body must be ${kinds.includes('form') ? 'application/json or application/x-www-form-urlencoded' : 'application/json'}`,
+      );
+    }
+    stateOf(ctx).bodyPresent = true;
+    if (media.json && media.utf8 && !encoded(ctx)) {
+      (ctx.request as { body?: unknown }).body = await readJson(ctx);
+      await validated(ctx, next, media);
+      return;
+    }
+    await parse(ctx, () => validated(ctx, next, media));
+  };
+  return [body];
 }
 
-/**
- * A JSON body in UTF-8 without a content encoding: the common case, read here directly (the body
- * parser takes the rest: forms, other charsets, compressed bodies).
- */
-function plainJson(ctx: Context): boolean {
+/** What a Content-Type says, as far as reading a body goes. */
+interface Media {
+  json: boolean;
+  form: boolean;
+  /** No charset, or UTF-8: a JSON body the service reads itself (the body parser takes the rest). */
+  utf8: boolean;
+}
+
+/** Content-Type values seen, parsed once each; a client inventing new ones empties the memory. */
+const mediaSeen = new Map<string, Media>();
+const MEDIA_SEEN = 256;
+
+function mediaOf(contentType: string): Media {
+  let media = mediaSeen.get(contentType);
+  if (media) return media;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase();
+  media = {
+    json: typeis.is(contentType, MEDIA_TYPES.json) !== false,
+    form: typeis.is(contentType, MEDIA_TYPES.form) !== false,
+    utf8: charset === undefined || charset === 'utf-8' || charset === 'utf8',
+  };
+  if (mediaSeen.size >= MEDIA_SEEN) mediaSeen.clear();
+  mediaSeen.set(contentType, media);
+  return media;
+}
+
+/** Whether the body comes with a content encoding (compressed): the body parser reads those. */
+function encoded(ctx: Context): boolean {
   const encoding = ctx.get('Content-Encoding');
-  if (encoding !== '' && encoding.toLowerCase() !== 'identity') return false;
-  if (!typeis(ctx.req, MEDIA_TYPES.json)) return false;
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(ctx.get('Content-Type'))?.[1]?.toLowerCase();
-  return charset === undefined || charset === 'utf-8' || charset === 'utf8';
+  return encoding !== '' && encoding.toLowerCase() !== 'identity';
 }
 
 /** A text body of one of the operation's media types, whole, up to its limit. */
@@ -246,9 +289,18 @@ function tooLarge(limit: number): AppError {
 }
 
 /** The request body as UTF-8 text, refused past `limit` bytes. */
-function readText(ctx: Context, limit: number): Promise<string> {
+function readText(ctx: Context, limit: number): string | Promise<string> {
+  const req = ctx.req;
+  // A small request arrives whole in one read from its socket, and the parser has pushed all of
+  // it by the time the body is asked for: take it as it lies, without a round of stream events.
+  if (req.complete && !req.readableFlowing && req.readableLength <= limit) {
+    const chunks: Buffer[] = [];
+    for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
+      chunks.push(chunk);
+    }
+    return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+  }
   return new Promise<string>((resolve, reject) => {
-    const req = ctx.req;
     const chunks: Buffer[] = [];
     let size = 0;
     const stop = (): void => {

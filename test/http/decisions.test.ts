@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { gzipSync } from 'node:zlib';
 import { encodeTime } from 'ulid';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
@@ -310,38 +311,83 @@ describe('decisions', () => {
       expect(got.status, got.text).to.equal(200);
       expect(got.body).to.deep.include({ id: answer.id, decision: 'DENY', context: { ip: '10.0.0.1' } });
       await app.runtime.engine.log.flush();
-      const stored = await app.runtime.db.run<{ n: number }>(
-        { name: 'test/decision_stored', text: 'MATCH (d:Decision {id: $id}) RETURN count(d) AS n' },
-        { id: answer.id },
-      );
-      expect(stored[0]!.n).to.equal(1);
+      expect(app.runtime.engine.log.pending, 'nothing left in memory').to.equal(0);
+      const stored = await api.get(`/v1/decisions/${answer.id}`);
+      expect(stored.status, stored.text).to.equal(200);
+      expect(stored.body).to.deep.equal(got.body);
       expect((await api.get('/v1/decisions/dec_01JD0000000000000000000000')).status).to.equal(404);
+    });
+
+    it('finds a decision by its own id, not by an id its context quotes', async () => {
+      const p = await principal();
+      const first = await decision(p, type(), 'x');
+      const second = await decision(p, type(), 'y', { context: { note: `{"id":"${first.id}"` } });
+      for (const flushed of [false, true]) {
+        if (flushed) await app.runtime.engine.log.flush();
+        const got = await api.get(`/v1/decisions/${first.id}`);
+        expect(got.status, got.text).to.equal(200);
+        expect(got.body.resource.identifier, flushed ? 'from the database' : 'from memory').to.equal('x');
+        expect((await api.get(`/v1/decisions/${second.id}`)).body.context).to.deep.equal({
+          note: `{"id":"${first.id}"`,
+        });
+      }
+    });
+
+    it('keeps every one of thousands of decisions, first to last', async () => {
+      const p = await principal();
+      const t = type();
+      const ids: string[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        const requests = Array.from({ length: 1_000 }, (_, i) => ({
+          principal_id: p,
+          action: 'read',
+          resource: { type: t, identifier: `r-${round}-${i}` },
+          context: { padding: 'x'.repeat(400), i },
+        }));
+        const res = await api.post('/v1/decisions/batch', { requests });
+        expect(res.status, res.text).to.equal(200);
+        ids.push(...res.body.results.map((r: any) => r.id as string));
+      }
+      await app.runtime.engine.log.flush();
+      for (const at of [0, 1, 999, 1_000, 1_500, 2_998, 2_999]) {
+        const got = await api.get(`/v1/decisions/${ids[at]}`);
+        expect(got.status, `decision ${at}`).to.equal(200);
+        expect(got.body.resource.identifier).to.equal(`r-${Math.floor(at / 1_000)}-${at % 1_000}`);
+        expect(got.body.context.i).to.equal(at % 1_000);
+      }
     });
   });
 
   describe('records over time', () => {
-    it('reaches Neo4j within a second without anyone asking', async () => {
+    let other: TestApp;
+    let otherApi: HttpClient;
+    before(async () => {
+      other = await startTestApp({ keepData: true });
+      otherApi = await authed(other);
+    });
+    after(async () => {
+      await other.close();
+    });
+
+    it('reach every other instance within a second without anyone asking', async () => {
       const p = await principal();
-      const answer = await decision(p, type(), 'x');
-      await eventually(
-        async () =>
-          (
-            await app.runtime.db.run<{ n: number }>(
-              { name: 'test/decision_stored', text: 'MATCH (d:Decision {id: $id}) RETURN count(d) AS n' },
-              { id: answer.id },
-            )
-          )[0]!.n,
-        (n) => n === 1,
+      const answer = await decision(p, type(), 'x', { context: { ip: '10.9.8.7' } });
+      const { value: status } = await eventually(
+        async () => (await otherApi.get(`/v1/decisions/${answer.id}`)).status,
+        (s) => s === 200,
         1_000,
       );
+      expect(status).to.equal(200);
+      const got = await otherApi.get(`/v1/decisions/${answer.id}`);
+      expect(got.body).to.deep.include({ id: answer.id, principal_id: p, context: { ip: '10.9.8.7' } });
     });
 
     it('are written before a graceful shutdown ends', async () => {
-      const other = await startTestApp({ keepData: true, env: { DECISION_FLUSH_INTERVAL_MS: '1000' } });
+      const leaving = await startTestApp({ keepData: true, env: { DECISION_FLUSH_INTERVAL_MS: '1000' } });
       let id: string;
       try {
         const res = await (
-          await authed(other)
+          await authed(leaving)
         ).post('/v1/decisions/evaluate', {
           principal_id: UNKNOWN_PRINCIPAL,
           action: 'read',
@@ -349,19 +395,20 @@ describe('decisions', () => {
         });
         expect(res.status).to.equal(200);
         id = res.body.id;
-        expect(other.runtime.engine.log.pending).to.equal(1);
+        expect(leaving.runtime.engine.log.pending).to.equal(1);
       } finally {
-        await other.close();
+        await leaving.close();
       }
       const got = await api.get(`/v1/decisions/${id}`);
       expect(got.status, got.text).to.equal(200);
       expect(got.body.principal_id).to.equal(UNKNOWN_PRINCIPAL);
     });
 
-    it('are gone after the retention period', async () => {
-      const old = `dec_${encodeTime(Date.now() - 31 * 86_400_000, 10)}${'0'.repeat(16)}`;
-      const record = {
-        id: old,
+    it('are gone after the retention period, whether stored in a batch or on their own', async () => {
+      const at = Date.now() - 31 * 86_400_000;
+      const old = (n: number) => `dec_${encodeTime(at + n, 10)}${'0'.repeat(16)}`;
+      const record = (id: string) => ({
+        id,
         decision: 'DENY',
         allowed: false,
         principal_id: UNKNOWN_PRINCIPAL,
@@ -369,29 +416,56 @@ describe('decisions', () => {
         resource: { type: 'db', identifier: 'x' },
         reasons: [{ code: 'PRINCIPAL_NOT_FOUND' }],
         granted_by: [],
-        evaluated_at: new Date(Date.now() - 31 * 86_400_000).toISOString(),
-      };
-      await app.runtime.db.write('test/old_decision', (tx) =>
-        tx.run(
+        evaluated_at: new Date(at).toISOString(),
+      });
+      const [alone, batched] = [old(0), old(1)];
+      const body = gzipSync(`${JSON.stringify(record(batched))}\n`);
+      await app.runtime.db.write('test/old_decisions', async (tx) => {
+        await tx.run(
           {
             name: 'test/old_decision',
             text: 'CREATE (:Decision {id: $id, principal_id: $p, decision: "DENY", evaluated_at: datetime($at), record: $record})',
           },
-          { id: old, p: UNKNOWN_PRINCIPAL, at: record.evaluated_at, record: JSON.stringify(record) },
-        ),
-      );
-      expect(
-        (await api.get(`/v1/decisions/${old}`)).status,
-        'past retention, even before the purge',
-      ).to.equal(404);
+          {
+            id: alone,
+            p: UNKNOWN_PRINCIPAL,
+            at: record(alone).evaluated_at,
+            record: JSON.stringify(record(alone)),
+          },
+        );
+        await tx.run(
+          {
+            name: 'test/old_batch',
+            text: `CREATE (:DecisionBatch {first_id: $id, last_id: $id, first_at: datetime($at), last_at: datetime($at),
+                     count: 1, allowed: 0, encoding: 'jsonl+gzip', body: $body})`,
+          },
+          {
+            id: batched,
+            at: record(batched).evaluated_at,
+            body: new Int8Array(body.buffer, body.byteOffset, body.length),
+          },
+        );
+      });
+      for (const id of [alone, batched]) {
+        expect(
+          (await api.get(`/v1/decisions/${id}`)).status,
+          'past retention, even before the purge',
+        ).to.equal(404);
+      }
       const fresh = await decision(await principal(), type(), 'x');
       await app.runtime.engine.log.flush();
-      expect(await app.runtime.engine.log.purge()).to.be.at.least(1);
-      const left = await app.runtime.db.run<{ id: string }>(
-        { name: 'test/decision_left', text: 'MATCH (d:Decision) WHERE d.id IN $ids RETURN d.id AS id' },
-        { ids: [old, fresh.id] },
+      expect(await app.runtime.engine.log.purge()).to.be.at.least(2);
+      const left = await app.runtime.db.run<{ n: number }>(
+        {
+          name: 'test/old_left',
+          text: `OPTIONAL MATCH (d:Decision) WHERE d.id IN $ids WITH count(d) AS nodes
+               OPTIONAL MATCH (b:DecisionBatch) WHERE b.first_id IN $ids WITH nodes, count(b) AS batches
+               RETURN nodes + batches AS n`,
+        },
+        { ids: [alone, batched] },
       );
-      expect(left.map((r) => r.id)).to.deep.equal([fresh.id]);
+      expect(left[0]!.n, 'both old records removed').to.equal(0);
+      expect((await api.get(`/v1/decisions/${fresh.id}`)).status, 'a recent one stays').to.equal(200);
     });
   });
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Stream } from 'node:stream';
 import type { Middleware } from 'koa';
-import { createAccessLogger, type Logger } from '../../logging/logger.js';
+import { createAccessLog, type Logger } from '../../logging/logger.js';
 import type { Metrics } from '../../metrics.js';
 import { stateOf } from '../state.js';
 
@@ -15,9 +14,7 @@ const PRINTABLE_REQUEST_ID = /^[\x20-\x7e]{1,256}$/;
  * headers only by allow-list, so no secret reaches the log from a URL or header.
  */
 export function requestContext(logger: Logger, metrics: Metrics): Middleware {
-  const access = createAccessLogger(logger);
-  // The metric series of each method, route and status, looked up once each (label sets are few).
-  const seriesByKey = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  const access = createAccessLog(logger);
   return async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');
     const requestId = WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -33,48 +30,29 @@ export function requestContext(logger: Logger, metrics: Metrics): Middleware {
     });
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
-    metrics.httpInFlight.inc();
+    metrics.http.inFlight += 1;
     try {
       await next();
-      // Serialised here, once: Koa would do it when responding, and again for `ctx.length` in
-      // the line below.
-      const body: unknown = ctx.body;
-      if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && !(body instanceof Stream)) {
-        ctx.body = JSON.stringify(body);
-      }
       if (stateOf(ctx).route?.authzen && incoming !== requestId && PRINTABLE_REQUEST_ID.test(incoming)) {
         ctx.set('X-Request-Id', incoming);
       }
     } finally {
-      metrics.httpInFlight.dec();
+      metrics.http.inFlight -= 1;
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = state.routeTemplate ?? 'unmatched';
-      const labels = { method: ctx.method, route, status: String(ctx.status) };
-      const key = `${labels.method} ${route} ${labels.status}`;
-      let series = seriesByKey.get(key);
-      if (!series) {
-        series = { count: metrics.httpRequests.labels(labels), time: metrics.httpDuration.labels(labels) };
-        seriesByKey.set(key, series);
-      }
-      series.count.inc();
-      series.time.observe(seconds);
-      const level = ctx.status >= 500 ? 'error' : 'info';
-      access[level](
-        {
-          request_id: requestId,
-          req: {
-            method: ctx.method,
-            path: ctx.path,
-            route,
-            ip: ctx.ip,
-            user_agent: ctx.get('User-Agent') || undefined,
-          },
-          res: { status: ctx.status, length: ctx.length },
-          client_id: state.auth?.clientId,
-          duration_ms: Math.round(seconds * 1e6) / 1e3,
-        },
-        'request completed',
-      );
+      metrics.http.of(ctx.method, route, ctx.status).observe(seconds);
+      access({
+        request_id: requestId,
+        method: ctx.method,
+        path: ctx.path,
+        route,
+        ip: ctx.ip,
+        user_agent: ctx.get('User-Agent') || undefined,
+        status: ctx.status,
+        length: ctx.length,
+        client_id: state.auth?.clientId,
+        duration_ms: Math.round(seconds * 1e6) / 1e3,
+      });
     }
   };
 }

@@ -44,7 +44,7 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
       description: `Results in the order of the requests, each as a single decision, with a summary. At most ${MAX_BATCH} requests.`,
       body: BatchBodySchema,
       responses: { 200: { description: 'The decisions', schema: BatchResultSchema } },
-      handler: ({ body }) => ({ body: deps.decisions.batch(body.requests) }),
+      handler: async ({ body }) => ({ body: await deps.decisions.batch(body.requests) }),
     }),
     defineRoute({
       tags: ['Decisions'],

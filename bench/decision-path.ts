@@ -1,0 +1,816 @@
+/**
+ * The decision path as a client meets it: `POST /v1/decisions/evaluate` over HTTP against the
+ * service running as `npm start` runs it (the compiled build in a process of its own, every
+ * background task on, access log at `info`), on a graph of 2,000 principals and 300 policies,
+ * beside a bare Koa app answering `{"hello":"world"}` (no middleware) measured the same way in the
+ * same run, so that the ratios hold on a faster or slower machine. Measured, in rounds (medians
+ * reported, every round shown):
+ *
+ * 1. saturated throughput (autocannon, BENCH_CONNECTIONS connections) of the service, of the
+ *    service with decision recording switched off (a benchmark-only switch: what recording
+ *    costs), and of the bare Koa app;
+ * 2. latency (p50, p90, p99, p99.9, max) at fixed rates of 5% and 10% of the bare app's measured
+ *    rate and at 50% of the decisions' own, open loop (bench/open-loop.ts: latencies count from
+ *    when each request was due), with the service's event-loop delay (max, p99: read from its
+ *    /metrics around each run) and, as a control, the bare app at the same rates;
+ * 3. `POST /v1/decisions/batch` of 1,000 requests, one at a time;
+ * 4. that every decision answered was recorded: decisions written against 2xx answers, after a
+ *    graceful stop of the service;
+ * 5. the CPU time each process spends per request at saturation (from /proc: the service, Neo4j,
+ *    the load generator, the bare app), steadier than throughput on a shared machine;
+ * 6. the pieces of the path one by one, in-process: token check, rate limiter (in memory and in
+ *    Redis), body parsing, validation, the engine, the record, serialising the answer, the access
+ *    log line.
+ *
+ *   npm run bench:decision-path
+ *
+ * Knobs: BENCH_WARMUP_S (90: the service at saturation before anything is measured, so that Neo4j's
+ * JIT has settled), BENCH_COMPONENT_CALLS (20000), BENCH_PIECES_ONLY (1: stop after the in-process pieces), BENCH_PRINCIPALS (2000), BENCH_GROUPS (120), BENCH_POLICIES (300), BENCH_RESOURCES
+ * (1500), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_SATURATION_S (10), BENCH_FIXED_S (15),
+ * BENCH_BATCHES (100 per round), BENCH_RATES (fractions of the bare app's rate, "0.05,0.1"),
+ * BENCH_CPU_PROFILE (a directory: the service runs with --cpu-prof and writes its profile there
+ * when it stops), BENCH_TRACE_GC (1: the service runs with --trace-gc and the longest pause of
+ * each run is reported), BENCH_SERVICE_ENV (extra settings for the service, `A=1,B=2`). Results
+ * also go to bench/results/decision-path-*.json.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import neo4jDriver from 'neo4j-driver';
+import { decide } from '../src/decisions/engine.js';
+import { createAccessLog } from '../src/logging/logger.js';
+import { createRateLimiting, type RateLimiting } from '../src/ratelimit/index.js';
+import type { Runtime } from '../src/runtime.js';
+import { DecisionRequestSchema, type DecisionRequest } from '../src/schemas/decisions.js';
+import { compile, inputAjv } from '../src/schemas/validator.js';
+import { createLogger } from '../src/logging/logger.js';
+import { freePort } from '../src/db/local-neo4j.js';
+import { BulkLoader } from '../src/seed/bulk.js';
+import {
+  ADMIN_ID,
+  ADMIN_SECRET,
+  adminToken,
+  ask,
+  benchConfig,
+  benchNeo4j,
+  cypher,
+  env,
+  fmt,
+  forkBench,
+  loadPrincipals,
+  log,
+  median,
+  percentile,
+  profiled,
+  ResultTable,
+  startBenchService,
+  writeResults,
+  BENCH_KEY_ENCRYPTION_KEY,
+} from './harness.js';
+import type { GeneratorMessage, LoadResult } from './load-generator.js';
+import type { OpenLoopResult } from './open-loop.js';
+import { generateOrg } from './org.js';
+import { generatePolicies, generateResources, Membership, requestStream } from './policy-set.js';
+
+const PRINCIPALS = env('BENCH_PRINCIPALS', 2_000);
+const GROUPS = env('BENCH_GROUPS', 120);
+const POLICIES = env('BENCH_POLICIES', 300);
+const RESOURCES = env('BENCH_RESOURCES', 1_500);
+const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
+const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
+const SATURATION_S = env('BENCH_SATURATION_S', 10);
+const FIXED_S = env('BENCH_FIXED_S', 15);
+const BATCHES = env('BENCH_BATCHES', 100);
+const COMPONENT_CALLS = env('BENCH_COMPONENT_CALLS', 20_000);
+const PIECES_ONLY = process.env['BENCH_PIECES_ONLY'] === '1';
+const WARMUP_S = env('BENCH_WARMUP_S', 90);
+const RATES = (process.env['BENCH_RATES'] || '0.05,0.1').split(',').map(Number);
+const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
+const TRACE_GC = process.env['BENCH_TRACE_GC'] === '1';
+const SERVICE_ENV = Object.fromEntries(
+  (process.env['BENCH_SERVICE_ENV'] || '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+const table = new ResultTable();
+
+// ---- processes -----------------------------------------------------------------------------
+
+interface Service {
+  base: string;
+  pid: number;
+  /** Where its standard output and error go (access log, GC trace). */
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/** The compiled service (`npm start` without the console build), as its own process. */
+async function startService(
+  neo4j: { uri: string },
+  variant: Record<string, string>,
+  profileAs?: string,
+): Promise<Service> {
+  const port = await freePort();
+  const logFile = path.join(os.tmpdir(), `pas-bench-service-${process.pid}-${port}.log`);
+  const out = openSync(logFile, 'w');
+  const flags = [
+    ...(TRACE_GC ? ['--trace-gc'] : []),
+    ...(PROFILE_DIR && profileAs
+      ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profileAs}.cpuprofile`]
+      : []),
+  ];
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, 'dist/src/main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env['PATH'],
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      NEO4J_URI: neo4j.uri,
+      KEY_ENCRYPTION_KEY: BENCH_KEY_ENCRYPTION_KEY,
+      BOOTSTRAP_CLIENT_ID: ADMIN_ID,
+      BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
+      // The limiter still counts every request; the quota is only set where this load never meets it.
+      RATE_LIMIT_DECISIONS: '100000000',
+      RATE_LIMIT_BULK: '100000000',
+      RATE_LIMIT_STANDARD: '100000000',
+      ...SERVICE_ENV,
+      ...variant,
+    },
+    stdio: ['ignore', out, out],
+  });
+  closeSync(out);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const status = await fetch(`${base}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the service did not start; its log is ${logFile}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    pid: child.pid!,
+    logFile,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The bare Koa app, as its own process. */
+async function startHello(): Promise<{ base: string; pid: number; child: ChildProcess }> {
+  const child = forkBench('hello-server.ts');
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m: { port: number }) => resolve(m.port)),
+  );
+  return { base: `http://127.0.0.1:${port}`, pid: child.pid!, child };
+}
+
+/** CPU seconds a process has used so far (user and system, from /proc). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The process listening on a local TCP port (the embedded Neo4j's JVM, found by its Bolt port). */
+function pidListening(port: number): number {
+  const out = execFileSync('ss', ['-Htlnp', `sport = :${port}`], { encoding: 'utf8' });
+  const pid = /pid=(\d+)/.exec(out)?.[1];
+  if (!pid) throw new Error(`no process found listening on ${port}`);
+  return Number(pid);
+}
+
+// ---- readings ------------------------------------------------------------------------------
+
+/** The service's event-loop delay since the last scrape, ms (prom-client resets it on each). */
+async function eventLoop(base: string): Promise<{ max: number; p99: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const read = (name: string): number => {
+    const found = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
+    return found ? Number(found[1]) * 1000 : NaN;
+  };
+  return { max: read('nodejs_eventloop_lag_max_seconds'), p99: read('nodejs_eventloop_lag_p99_seconds') };
+}
+
+/** The longest and the summed GC pauses the service's --trace-gc lines report after `from` bytes. */
+function gcPauses(file: string, from: number): { max: number; total: number; count: number; end: number } {
+  const end = statSync(file).size;
+  const fd = openSync(file, 'r');
+  const buffer = Buffer.alloc(end - from);
+  readSync(fd, buffer, 0, buffer.length, from);
+  closeSync(fd);
+  let max = 0;
+  let total = 0;
+  let count = 0;
+  for (const line of buffer.toString('utf8').split('\n')) {
+    // [pid:0x...]  1234 ms: Scavenge 10.1 (12.0) -> 9.8 (12.0) MB, pooled: 0 MB, 0.84 / 0.00 ms ...
+    const pause = /^\[\d+:0x[0-9a-f]+\]\s+\d+ ms: .*?MB, (?:pooled: [0-9.]+ MB, )?([0-9.]+) \//.exec(line);
+    if (!pause) continue;
+    const ms = Number(pause[1]);
+    max = Math.max(max, ms);
+    total += ms;
+    count += 1;
+  }
+  return { max, total, count, end };
+}
+
+const logSize = (file: string): number => statSync(file).size;
+
+// ---- runs ----------------------------------------------------------------------------------
+
+type Requests = { method: 'POST'; path: string; body: string }[];
+
+interface FixedReading extends OpenLoopResult {
+  rate: number;
+  loop_max_ms: number;
+  loop_p99_ms: number;
+  gc_max_ms?: number;
+  gc_total_ms?: number;
+}
+
+/** A saturated run, with the CPU time each process named in `pids` spent per request answered. */
+interface Saturated extends LoadResult {
+  cpu_us_per_request: Record<string, number>;
+}
+
+function generatorOf(child: ChildProcess) {
+  const send = <T>(message: GeneratorMessage): Promise<T> => ask<T>(child, message);
+  return {
+    saturate: async (
+      url: string,
+      requests: Requests,
+      headers: Record<string, string>,
+      options: { seconds?: number; pids?: Record<string, number> } = {},
+    ): Promise<Saturated> => {
+      const pids = { generator: child.pid!, ...options.pids };
+      const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+      const result = await send<LoadResult>({
+        kind: 'closed',
+        url,
+        connections: CONNECTIONS,
+        seconds: options.seconds ?? SATURATION_S,
+        headers,
+        requests,
+      });
+      const answered = Math.max(1, result.total);
+      return {
+        ...result,
+        cpu_us_per_request: Object.fromEntries(
+          Object.entries(pids).map(([name, pid]) => [
+            name,
+            ((cpuSeconds(pid) - before[name]!) * 1e6) / answered,
+          ]),
+        ),
+      };
+    },
+    fixed: (url: string, requests: Requests, headers: Record<string, string>, rate: number) =>
+      send<OpenLoopResult>({
+        kind: 'open',
+        url,
+        rate,
+        seconds: FIXED_S,
+        connections: CONNECTIONS,
+        headers,
+        requests,
+      }),
+  };
+}
+
+async function fixedRun(
+  generator: ReturnType<typeof generatorOf>,
+  service: Service | undefined,
+  url: string,
+  requests: Requests,
+  headers: Record<string, string>,
+  rate: number,
+): Promise<FixedReading> {
+  if (service) await eventLoop(service.base);
+  const from = service && TRACE_GC ? logSize(service.logFile) : 0;
+  const result = await generator.fixed(url, requests, headers, rate);
+  const loop = service ? await eventLoop(service.base) : { max: NaN, p99: NaN };
+  const gcs = service && TRACE_GC ? gcPauses(service.logFile, from) : undefined;
+  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
+    throw new Error(
+      `${url} at ${rate}/s: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+    );
+  }
+  return {
+    ...result,
+    rate,
+    loop_max_ms: loop.max,
+    loop_p99_ms: loop.p99,
+    ...(gcs ? { gc_max_ms: gcs.max, gc_total_ms: gcs.total } : {}),
+  };
+}
+
+/**
+ * The pieces of the decision path one by one, in this process on the loaded graph, µs per call
+ * (median over rounds of the mean over BENCH_COMPONENT_CALLS calls): what the HTTP figures are
+ * made of besides Koa itself.
+ */
+async function components(
+  runtime: Runtime,
+  base: string,
+  bodies: Requests,
+): Promise<Record<string, number[]>> {
+  const token = await adminToken(base);
+  const requests = bodies.map((b) => JSON.parse(b.body) as DecisionRequest);
+  const validate = compile(inputAjv, DecisionRequestSchema);
+  const sink = new Writable({ write: (_chunk, _enc, done) => done() });
+  const access = createAccessLog(createLogger('info', sink));
+  const redis = await createRedisLimiter();
+  const decisions = requests.map((r) => runtime.services.decisions.evaluate(r));
+  const pieces: Record<string, (i: number) => unknown> = {
+    'token check (a token seen before)': () => runtime.services.verifier.verify(token),
+    'rate limiter, in memory': (i) => runtime.rateLimiting.limiter.consume('decisions', `client:${i % 10}`),
+    ...(redis
+      ? {
+          'rate limiter, Redis (round trip included)': (i: number) =>
+            redis.limiter.consume('decisions', `client:${i % 10}`),
+        }
+      : {}),
+    'JSON.parse of the request body': (i) => JSON.parse(bodies[i % bodies.length]!.body),
+    'schema validation of the request': (i) => validate(JSON.parse(bodies[i % bodies.length]!.body)),
+    'decide (the engine alone)': (i) => decide(runtime.engine.index, requests[i % requests.length]!),
+    'evaluate (engine, id, time, record)': (i) =>
+      runtime.services.decisions.evaluate(requests[i % requests.length]!),
+    'JSON.stringify of the answer': (i) => JSON.stringify(decisions[i % decisions.length]),
+    'access log line': (i) =>
+      access({
+        request_id: '3f1c0d7e-5a8b-4c2d-9e6f-0a1b2c3d4e5f',
+        method: 'POST',
+        path: '/v1/decisions/evaluate',
+        route: '/v1/decisions/evaluate',
+        ip: '127.0.0.1',
+        user_agent: undefined,
+        status: 200,
+        length: 250 + (i % 50),
+        client_id: ADMIN_ID,
+        duration_ms: 0.412,
+      }),
+  };
+  const out: Record<string, number[]> = {};
+  for (let round = 0; round < ROUNDS + 1; round += 1) {
+    for (const [name, call] of Object.entries(pieces)) {
+      const t0 = performance.now();
+      for (let i = 0; i < COMPONENT_CALLS; i += 1) {
+        const result = call(i);
+        if (result instanceof Promise) await result;
+      }
+      const us = ((performance.now() - t0) * 1000) / COMPONENT_CALLS;
+      // The first round warms up.
+      if (round > 0) (out[name] ??= []).push(us);
+    }
+    await runtime.engine.log.flush();
+  }
+  await redis?.close();
+  return out;
+}
+
+/** A rate limiter counting in the local Redis, when one answers. */
+async function createRedisLimiter(): Promise<RateLimiting | undefined> {
+  const url = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
+  const limiting = createRateLimiting(
+    benchConfig({ REDIS_URL: url, RATE_LIMIT_KEY_PREFIX: `bench-${process.pid}` }),
+    createLogger('silent'),
+  );
+  try {
+    await limiting.limiter.consume('decisions', 'probe');
+    return limiting;
+  } catch {
+    await limiting.close();
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const now = Date.UTC(2026, 10, 1);
+  log(
+    `generating ${PRINCIPALS} principals, ${GROUPS} groups, ${RESOURCES} resources and ${POLICIES} policies`,
+  );
+  const org = generateOrg({ principals: PRINCIPALS, groups: GROUPS, seed: 42, now });
+  const membership = new Membership(org);
+  const resources = generateResources(org, RESOURCES, 43, now);
+  const set = generatePolicies(org, resources, membership, {
+    policies: POLICIES,
+    resources: RESOURCES,
+    seed: 44,
+    now,
+    blastPrincipals: Math.floor(PRINCIPALS / 5),
+  });
+  const bodies: Requests = requestStream(org, set, membership, 2_000, 77).map((r) => ({
+    method: 'POST',
+    path: '/v1/decisions/evaluate',
+    body: JSON.stringify(r),
+  }));
+  const batchBodies = Array.from({ length: 8 }, (_, k) =>
+    JSON.stringify({ requests: requestStream(org, set, membership, 1_000, 500 + k) }),
+  );
+
+  log('building the service (tsc)');
+  await new Promise<void>((resolve, reject) => {
+    const tsc = spawn(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: ROOT,
+        stdio: 'inherit',
+      },
+    );
+    tsc.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited with ${code}`))));
+  });
+
+  let pieceTimes: Record<string, number[]>;
+  const neo4j = await benchNeo4j();
+  const generatorProcess = forkBench('load-generator.ts');
+  const hello = await startHello();
+  try {
+    // The graph is loaded in bulk through the service's own loader, then served by a fresh process.
+    {
+      const { runtime, server, base } = await startBenchService(benchConfig(), neo4j, createLogger('warn'));
+      try {
+        const loader = new BulkLoader(runtime.db);
+        const existing = await cypher(runtime.db, 'MATCH (n:Principal) RETURN count(n) AS n');
+        if ((existing[0]?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
+        await loadPrincipals(loader, org.principals, { batch: 1_000, loaders: 2 });
+        const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+        await loader.groups(org.groups);
+        await loader.nesting(org.nesting, at);
+        await loader.memberships(org.memberships, at);
+        await loader.resources(set.resources);
+        await loader.policies(set.policies);
+        await runtime.engine.sync.load();
+        log('measuring the pieces of the decision path in-process');
+        pieceTimes = await profiled(PROFILE_DIR ? 'pieces' : undefined, () =>
+          components(runtime, base, bodies),
+        );
+      } finally {
+        await server.shutdown();
+      }
+    }
+    if (PIECES_ONLY) {
+      table.rows.length = 0;
+      for (const [name, values] of Object.entries(pieceTimes))
+        table.add({ scenario: `in-process: ${name}`, unit: 'µs', median: median(values), rounds: values });
+      table.print(64);
+      return;
+    }
+    await run(
+      { ...neo4j, pid: pidListening(Number(new URL(neo4j.uri).port)) },
+      generatorOf(generatorProcess),
+      hello,
+      bodies,
+      batchBodies,
+      pieceTimes,
+    );
+  } finally {
+    hello.child.disconnect();
+    generatorProcess.kill();
+    await neo4j.stop();
+  }
+}
+
+interface Round {
+  hello_saturated: Saturated;
+  recorded_saturated: Saturated;
+  unrecorded_saturated: Saturated;
+  recorded_fixed: FixedReading[];
+  unrecorded_fixed: FixedReading[];
+  hello_fixed: FixedReading[];
+  batch_ms: { p50: number; p99: number; max: number };
+  records: { answered: number; written: number };
+}
+
+async function run(
+  neo4j: { uri: string; user: string; password: string; pid: number },
+  generator: ReturnType<typeof generatorOf>,
+  hello: { base: string; pid: number },
+  bodies: Requests,
+  batchBodies: string[],
+  pieceTimes: Record<string, number[]>,
+): Promise<void> {
+  const helloBase = hello.base;
+  const driver = neo4jDriver.driver(
+    neo4j.uri,
+    neo4j.password === '' ? undefined : neo4jDriver.auth.basic(neo4j.user, neo4j.password),
+  );
+  const countDecisions = async (): Promise<number> => {
+    const { records } = await driver.executeQuery(
+      `OPTIONAL MATCH (d:Decision) WITH count(d) AS nodes
+       OPTIONAL MATCH (b:DecisionBatch) WITH nodes, coalesce(sum(b.count), 0) AS batched
+       RETURN nodes + batched AS n`,
+    );
+    return (records[0]!.get('n') as { toNumber(): number }).toNumber();
+  };
+
+  // Calibration: the fixed rates are fractions of rates measured once here, then kept for every
+  // round so that the rounds measure the same load.
+  // The bare app gets the very requests the service gets, bearer token included, so that reading
+  // them costs both the same.
+  log('calibrating: saturated throughput of the bare app and of the service');
+  let appRate: number;
+  let headers: Record<string, string>;
+  {
+    const service = await startService(neo4j, {});
+    headers = { authorization: `Bearer ${await adminToken(service.base)}` };
+    // Neo4j's JIT takes a minute or two to settle on a small machine (the CPU of one write falls
+    // tenfold meanwhile), and the service's own JIT a few seconds: both warm up before anything
+    // is measured.
+    log(`warming up for ${WARMUP_S} s`);
+    await generator.saturate(service.base, bodies, headers, { seconds: WARMUP_S });
+    appRate = (await generator.saturate(service.base, bodies, headers)).requests_per_s;
+    await service.stop();
+  }
+  await generator.saturate(helloBase, bodies, headers, { seconds: 3 });
+  const helloRate = (await generator.saturate(helloBase, bodies, headers)).requests_per_s;
+  const rates = [...RATES.map((f) => Math.round(helloRate * f)), Math.round(appRate * 0.5)];
+  log(
+    `bare app ${Math.round(helloRate)}/s, service ${Math.round(appRate)}/s: fixed rates ${rates.join(', ')}/s ` +
+      `(${RATES.map((f) => `${f * 100}%`).join(', ')} of the bare app, 50% of the service)`,
+  );
+
+  const rounds: Round[] = [];
+  for (let r = 0; r < ROUNDS; r += 1) {
+    const round: Partial<Round> = {};
+    const variants =
+      r % 2 === 0 ? (['recorded', 'unrecorded'] as const) : (['unrecorded', 'recorded'] as const);
+    for (const variant of variants) {
+      const before = variant === 'recorded' ? await countDecisions() : 0;
+      const service = await startService(
+        neo4j,
+        variant === 'recorded' ? {} : { DECISION_RECORDING: 'off-for-benchmark' },
+        r === 0 ? `service-${variant}` : undefined,
+      );
+      headers = { authorization: `Bearer ${await adminToken(service.base)}` };
+      let answered = 0;
+      await generator
+        .saturate(service.base, bodies, headers, { seconds: 3 })
+        .then((w) => (answered += w.total));
+      const saturated = await generator.saturate(service.base, bodies, headers, {
+        pids: { service: service.pid, neo4j: neo4j.pid },
+      });
+      answered += saturated.total;
+      const fixed: FixedReading[] = [];
+      for (const rate of rates) {
+        const reading = await fixedRun(generator, service, service.base, bodies, headers, rate);
+        answered += reading.completed;
+        fixed.push(reading);
+      }
+      if (variant === 'recorded') {
+        const samples: number[] = [];
+        for (let i = 0; i < BATCHES + 5; i += 1) {
+          const t0 = performance.now();
+          const res = await fetch(`${service.base}/v1/decisions/batch`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: batchBodies[i % batchBodies.length]!,
+          });
+          await res.arrayBuffer();
+          if (res.status !== 200) throw new Error(`batch answered ${res.status}`);
+          if (i >= 5) samples.push(performance.now() - t0);
+          answered += 1_000;
+        }
+        samples.sort((a, b) => a - b);
+        round.batch_ms = { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples.at(-1)! };
+      }
+      await service.stop();
+      if (variant === 'recorded') {
+        round.records = { answered, written: (await countDecisions()) - before };
+        round.recorded_saturated = saturated;
+        round.recorded_fixed = fixed;
+      } else {
+        round.unrecorded_saturated = saturated;
+        round.unrecorded_fixed = fixed;
+      }
+    }
+    round.hello_saturated = await generator.saturate(helloBase, bodies, headers, {
+      pids: { hello: hello.pid },
+    });
+    round.hello_fixed = [];
+    for (const rate of rates)
+      round.hello_fixed.push(await fixedRun(generator, undefined, helloBase, bodies, headers, rate));
+    rounds.push(round as Round);
+    const rf = round.recorded_fixed!;
+    log(
+      `round ${r + 1}/${ROUNDS}: saturated ${Math.round(round.recorded_saturated!.requests_per_s)}/s ` +
+        `(unrecorded ${Math.round(round.unrecorded_saturated!.requests_per_s)}/s, bare ${Math.round(round.hello_saturated.requests_per_s)}/s); ` +
+        rf
+          .map(
+            (f) =>
+              `at ${f.rate}/s p99 ${fmt(f.latency.p99)} max ${fmt(f.latency.max)} loop ${fmt(f.loop_max_ms)} ms`,
+          )
+          .join('; ') +
+        `; batch p99 ${fmt(round.batch_ms!.p99)} ms; recorded ${round.records!.written}/${round.records!.answered}`,
+    );
+  }
+  await driver.close();
+  report(rounds, rates, helloRate, appRate, pieceTimes);
+  const file = await writeResults('decision-path', {
+    shape: {
+      PRINCIPALS,
+      GROUPS,
+      POLICIES,
+      RESOURCES,
+      ROUNDS,
+      CONNECTIONS,
+      SATURATION_S,
+      FIXED_S,
+      BATCHES,
+      RATES,
+    },
+    machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg() },
+    calibration: { hello_per_s: helloRate, service_per_s: appRate, rates },
+    rounds,
+    table: table.rows,
+  });
+  log(`results written to ${file}`);
+}
+
+function report(
+  rounds: Round[],
+  rates: number[],
+  helloRate: number,
+  appRate: number,
+  pieceTimes: Record<string, number[]>,
+): void {
+  const per = <T>(pick: (r: Round) => T): T[] => rounds.map(pick);
+  const sat = per((r) => r.recorded_saturated.requests_per_s);
+  const unrec = per((r) => r.unrecorded_saturated.requests_per_s);
+  const bare = per((r) => r.hello_saturated.requests_per_s);
+  table.add({
+    scenario: 'bare Koa hello-world, saturated',
+    unit: 'req/s',
+    median: median(bare),
+    rounds: bare,
+  });
+  table.add({ scenario: 'evaluate, saturated', unit: 'dec/s', median: median(sat), rounds: sat });
+  const ratio = sat.map((v, i) => v / bare[i]!);
+  table.add({
+    scenario: 'evaluate ÷ bare Koa, saturated',
+    unit: 'x',
+    median: median(ratio),
+    target: 0.4,
+    direction: 'min',
+    on: 'median',
+    rounds: ratio,
+  });
+  table.add({
+    scenario: 'evaluate unrecorded, saturated',
+    unit: 'dec/s',
+    median: median(unrec),
+    rounds: unrec,
+  });
+  const cpu = (process: string, pick: (r: Round) => Saturated): number[] =>
+    per((r) => pick(r).cpu_us_per_request[process]!);
+  for (const [scenario, values] of [
+    ['bare Koa', cpu('hello', (r) => r.hello_saturated)],
+    ['evaluate: service process', cpu('service', (r) => r.recorded_saturated)],
+    ['evaluate unrecorded: service process', cpu('service', (r) => r.unrecorded_saturated)],
+    ['evaluate: Neo4j', cpu('neo4j', (r) => r.recorded_saturated)],
+    ['evaluate unrecorded: Neo4j', cpu('neo4j', (r) => r.unrecorded_saturated)],
+    ['evaluate: load generator', cpu('generator', (r) => r.recorded_saturated)],
+  ] as const) {
+    table.add({
+      scenario: `CPU per request, saturated: ${scenario}`,
+      unit: 'µs',
+      median: median(values),
+      rounds: [...values],
+    });
+  }
+  const cost = sat.map((v, i) => 1 - v / unrec[i]!);
+  table.add({
+    scenario: 'throughput lost to recording (1 - recorded ÷ unrecorded)',
+    unit: 'share',
+    median: median(cost),
+    target: 0.1,
+    direction: 'max',
+    on: 'median',
+    rounds: cost,
+  });
+  const labels = [...RATES.map((f) => `${f * 100}% of bare`), '50% of evaluate'];
+  rates.forEach((rate, i) => {
+    const readings = per((r) => r.recorded_fixed[i]!);
+    const label = `${rate}/s (${labels[i]})`;
+    const p = (pick: (f: FixedReading) => number) => readings.map(pick);
+    table.add({
+      scenario: `evaluate at ${label}: p50 / p99`,
+      unit: 'ms',
+      median: median(p((f) => f.latency.p50)),
+      p99: median(p((f) => f.latency.p99)),
+      ...(i < RATES.length ? { target: 5, direction: 'max' as const, on: 'p99' as const } : {}),
+      rounds: p((f) => f.latency.p99),
+    });
+    table.add({
+      scenario: `evaluate at ${label}: p90 / p99.9`,
+      unit: 'ms',
+      median: median(p((f) => f.latency.p90)),
+      p99: median(p((f) => f.latency.p999)),
+      ...(i === 1 ? { target: 15, direction: 'max' as const, on: 'p99' as const } : {}),
+      rounds: p((f) => f.latency.p999),
+      note: 'the p99 column is p99.9',
+    });
+    table.add({
+      scenario: `evaluate at ${label}: max latency`,
+      unit: 'ms',
+      median: median(p((f) => f.latency.max)),
+      rounds: p((f) => f.latency.max),
+    });
+    table.add({
+      scenario: `evaluate at ${label}: event-loop delay max / p99`,
+      unit: 'ms',
+      median: median(p((f) => f.loop_max_ms)),
+      p99: median(p((f) => f.loop_p99_ms)),
+      target: 10,
+      direction: 'max',
+      on: 'median',
+      rounds: p((f) => f.loop_max_ms),
+      note: 'sampled every ms; p99 column is the delay p99',
+    });
+    if (readings[0]!.gc_max_ms !== undefined) {
+      table.add({
+        scenario: `evaluate at ${label}: longest GC pause`,
+        unit: 'ms',
+        median: median(p((f) => f.gc_max_ms!)),
+        rounds: p((f) => f.gc_max_ms!),
+        note: `GC total ${p((f) => f.gc_total_ms!)
+          .map((v) => fmt(v))
+          .join('/')} ms`,
+      });
+    }
+    const unrecorded = per((r) => r.unrecorded_fixed[i]!);
+    table.add({
+      scenario: `evaluate unrecorded at ${label}: p99 / max`,
+      unit: 'ms',
+      median: median(unrecorded.map((f) => f.latency.p99)),
+      p99: median(unrecorded.map((f) => f.latency.max)),
+      rounds: unrecorded.map((f) => f.latency.p99),
+      note: 'median column p99, p99 column max',
+    });
+    const control = per((r) => r.hello_fixed[i]!);
+    table.add({
+      scenario: `bare Koa at ${rate}/s: p99 / max (the generator's floor)`,
+      unit: 'ms',
+      median: median(control.map((f) => f.latency.p99)),
+      p99: median(control.map((f) => f.latency.max)),
+      rounds: control.map((f) => f.latency.p99),
+      note: `generator lag max ${control.map((f) => fmt(f.generator_lag_max_ms)).join('/')} ms`,
+    });
+  });
+  const batch = per((r) => r.batch_ms);
+  table.add({
+    scenario: 'batch of 1,000, one at a time: p50 / p99',
+    unit: 'ms',
+    median: median(batch.map((b) => b.p50)),
+    p99: median(batch.map((b) => b.p99)),
+    target: 30,
+    direction: 'max',
+    on: 'p99',
+    rounds: batch.map((b) => b.p99),
+  });
+  const records = per((r) => r.records);
+  table.add({
+    scenario: 'decisions recorded ÷ answered (after a graceful stop)',
+    unit: 'x',
+    median: median(records.map((r) => r.written / r.answered)),
+    target: 1,
+    direction: 'min',
+    on: 'median',
+    rounds: records.map((r) => r.written / r.answered),
+    note: records.map((r) => `${r.written}/${r.answered}`).join(', '),
+  });
+  for (const [name, values] of Object.entries(pieceTimes)) {
+    table.add({ scenario: `in-process: ${name}`, unit: 'µs', median: median(values), rounds: values });
+  }
+  table.print(64);
+  log('');
+  log(
+    `calibration: bare app ${Math.round(helloRate)}/s, service ${Math.round(appRate)}/s; machine ${os.cpus().length} cores, ` +
+      `node ${process.version}, load ${os
+        .loadavg()
+        .map((v) => v.toFixed(2))
+        .join(' ')}`,
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(
+    `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});
