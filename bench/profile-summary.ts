@@ -8,6 +8,9 @@
  * under, which is where a long event-loop delay comes from. The sampling interval bounds what can
  * be seen (Node samples every ~1 ms by default; `--cpu-prof-interval` in µs changes it).
  *
+ * A sampling heap profile (`--heap-prof`, `.heapprofile`) is summarised as the bytes allocated by
+ * module and by function instead.
+ *
  * With `from` and `to` (seconds into the profile), only that stretch counts; the busy share of
  * each second is printed first, to find the stretch of interest.
  *
@@ -39,7 +42,53 @@ const top = Number(topArg ?? 40);
 const stallMs = Number(stallArg ?? 10);
 const fromUs = Number(fromArg ?? 0) * 1e6;
 const toUs = toArg === undefined ? Infinity : Number(toArg) * 1e6;
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const parsed = JSON.parse(readFileSync(file, 'utf8')) as Profile | HeapProfile;
+if ('head' in parsed) {
+  summariseAllocations(parsed);
+  process.exit(0);
+}
+const profile = parsed;
+interface HeapNode {
+  callFrame: ProfileNode['callFrame'];
+  selfSize: number;
+  children: HeapNode[];
+}
+
+interface HeapProfile {
+  head: HeapNode;
+}
+
+/** A sampling heap profile (--heap-prof): bytes allocated, by module and by function. */
+function summariseAllocations(heap: HeapProfile): void {
+  const byModule = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  const visit = (node: HeapNode): void => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    if (node.selfSize > 0) {
+      const mod = moduleOf(url, functionName);
+      const fn = `${functionName || '(anonymous)'} ${mod}${url ? `:${lineNumber + 1}` : ''}`;
+      byModule.set(mod, (byModule.get(mod) ?? 0) + node.selfSize);
+      byFunction.set(fn, (byFunction.get(fn) ?? 0) + node.selfSize);
+      total += node.selfSize;
+    }
+    for (const child of node.children) visit(child);
+  };
+  visit(heap.head);
+  process.stdout.write(`${file}: ${(total / 1e6).toFixed(1)} MB allocated (sampled)\n`);
+  for (const [title, entries] of [
+    ['allocated by module', byModule],
+    ['allocated by function', byFunction],
+  ] as const) {
+    process.stdout.write(`\n${title}\n`);
+    for (const [name, bytes] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      process.stdout.write(
+        `${((100 * bytes) / total).toFixed(1).padStart(5)}% ${(bytes / 1e6).toFixed(1).padStart(8)} MB  ${name}\n`,
+      );
+    }
+  }
+}
+
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 for (const n of profile.nodes) for (const c of n.children ?? []) byId.get(c)!.parent = n.id;
 

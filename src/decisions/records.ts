@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
 import { ID_PREFIXES } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
-import type { DecisionRecordSchema } from '../schemas/decisions.js';
+import type { Decision, DecisionRecordSchema } from '../schemas/decisions.js';
 import { decisionRepository as repo, type StoredBatch } from './repository.js';
 
 export type DecisionRecord = Static<typeof DecisionRecordSchema>;
@@ -146,9 +146,13 @@ export class DecisionLog {
     this.open = new Batch(this.batchBytes);
   }
 
-  record(decision: DecisionRecord): void {
+  /**
+   * Queues the record of a decision: the answer (`answer` is its JSON, when made already), and
+   * what the request sent beyond it.
+   */
+  record(decision: Decision, details?: RequestDetails, answer?: string): void {
     if (!this.enabled) return;
-    const line = serialise(decision, this.options.logger);
+    const line = serialise(decision, details, answer, this.options.logger);
     const bytes = Buffer.byteLength(line, 'utf8');
     const open = this.open;
     if (open.count > 0 && (bytes + 1 > open.room() || !open.spans(Date.now()))) {
@@ -264,31 +268,49 @@ export class DecisionLog {
   }
 }
 
+/** What a record keeps of its request beyond the answer: free-form values the client sent. */
+export interface RequestDetails {
+  context?: unknown;
+  resource_attributes?: unknown;
+  action_properties?: unknown;
+  subject_properties?: unknown;
+}
+
+const DETAIL_KEYS = ['context', 'resource_attributes', 'action_properties', 'subject_properties'] as const;
+
 /**
- * A record as one JSON line beginning with its id. A value that cannot be serialised (which the
- * request bounds should make impossible) costs the record its request details, never the record.
+ * A record as one JSON line beginning with its id: the answer as serialised, its closing brace
+ * followed by each request detail. A detail that cannot be serialised (which the request bounds
+ * should make impossible) costs the record its request details, never the record.
  */
-function serialise(decision: DecisionRecord, logger: Logger): string {
-  let line: string;
+function serialise(
+  decision: Decision,
+  details: RequestDetails | undefined,
+  made: string | undefined,
+  logger: Logger,
+): string {
+  let answer = made ?? JSON.stringify(decision);
+  // Lookups find a record by the id its line begins with.
+  if (!answer.startsWith('{"id":')) {
+    const { id, ...rest } = decision;
+    answer = JSON.stringify({ id, ...rest });
+  }
+  if (!details) return answer;
+  let extra = '';
   try {
-    line = JSON.stringify(decision);
+    for (const key of DETAIL_KEYS) {
+      const value = details[key];
+      if (value !== undefined) extra += `,"${key}":${JSON.stringify(value)}`;
+    }
   } catch (err) {
     logger.error(
       { err, id: decision.id },
       'a decision record could not be serialised whole; recorded without its request details',
     );
-    const answer: Record<string, unknown> = { ...decision };
-    for (const key of REQUEST_DETAILS) delete answer[key];
-    line = JSON.stringify(answer);
+    return answer;
   }
-  // Lookups find a record by the id its line begins with.
-  if (line.startsWith('{"id":')) return line;
-  const { id, ...rest } = JSON.parse(line) as Record<string, unknown>;
-  return JSON.stringify({ id, ...rest });
+  return extra === '' ? answer : `${answer.slice(0, -1)}${extra}}`;
 }
-
-/** What a record keeps of its request beyond the answer: free-form values the client sent. */
-const REQUEST_DETAILS = ['context', 'resource_attributes', 'action_properties', 'subject_properties'];
 
 async function stored(batch: Batch): Promise<StoredBatch> {
   const body = await gzipAsync(batch.content(), { level: 1 });
@@ -299,6 +321,8 @@ async function stored(batch: Batch): Promise<StoredBatch> {
     last_at: batch.lastAt,
     count: batch.count,
     allowed: batch.allowed,
-    body: new Int8Array(body.buffer, body.byteOffset, body.length),
+    // As base64 text: the driver packs a byte array one byte at a time, which held the event
+    // loop for several milliseconds per batch; a string goes out as one copy.
+    body: body.toString('base64'),
   };
 }

@@ -33,7 +33,7 @@ export interface GroupRow {
   parents: string[];
 }
 
-/** A batch of decision records as stored: JSON lines, gzip-compressed, with their id range. */
+/** A batch of decision records as stored: JSON lines, gzip-compressed, base64, with their id range. */
 export interface StoredBatch {
   first_id: string;
   last_id: string;
@@ -41,7 +41,7 @@ export interface StoredBatch {
   last_at: string;
   count: number;
   allowed: number;
-  body: Int8Array;
+  body: string;
 }
 
 export interface PrincipalGrants {
@@ -185,11 +185,11 @@ export const decisionRepository = {
    * (batches start at most their span before it: `from`), or a record stored on its own.
    */
   async get(db: Reader, id: string, from: string): Promise<{ bodies: Buffer[]; record?: string }> {
-    const rows = await db.run<{ body: Int8Array | null; record: string | null }>(Q.get, { id, from });
+    const rows = await db.run<{ body: string | null; record: string | null }>(Q.get, { id, from });
     const bodies: Buffer[] = [];
     let record: string | undefined;
     for (const row of rows) {
-      if (row.body) bodies.push(Buffer.from(row.body.buffer, row.body.byteOffset, row.body.length));
+      if (row.body !== null) bodies.push(Buffer.from(row.body, 'base64'));
       if (row.record !== null) record = row.record;
     }
     return { bodies, ...(record !== undefined ? { record } : {}) };

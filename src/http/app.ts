@@ -79,8 +79,9 @@ function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] =
 }
 
 const securityHeaders: Middleware = async (ctx, next) => {
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  if (ctx.path.startsWith('/v1/') || ctx.path.startsWith('/scim/')) ctx.set('Cache-Control', 'no-store');
+  ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
+  const path = ctx.path;
+  if (path.startsWith('/v1/') || path.startsWith('/scim/')) ctx.res.setHeader('Cache-Control', 'no-store');
   await next();
 };
 

@@ -1,14 +1,16 @@
+import { isDeepStrictEqual } from 'node:util';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import compose from 'koa-compose';
 import type { Context, Middleware, Next } from 'koa';
 import typeis from 'type-is';
 import { AppError, validationFailed } from '../errors/errors.js';
+import { Serialised } from '../json.js';
 import { freeFormViolation, type FreeFormBounds } from '../schemas/free-form.js';
 import { compile, inputAjv, responseAjv, toFieldErrors, type Validator } from '../schemas/validator.js';
 import { readQuery } from './query.js';
 import { koaPath, type AnyRoute } from './route.js';
-import { stateOf } from './state.js';
+import { header, stateOf } from './state.js';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 /**
@@ -189,14 +191,14 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
   };
 
   const body: Middleware = async (ctx, next) => {
-    const length = Number(ctx.get('Content-Length') || '0');
+    const length = Number(header(ctx, 'content-length') || '0');
     if (length > BODY_LIMIT_BYTES) throw tooLarge(BODY_LIMIT_BYTES);
-    if (!typeis.hasBody(ctx.req) || (length === 0 && !ctx.get('Transfer-Encoding'))) {
+    if (!typeis.hasBody(ctx.req) || (length === 0 && !header(ctx, 'transfer-encoding'))) {
       stateOf(ctx).bodyPresent = false;
       await validated(ctx, next, undefined);
       return;
     }
-    const media = mediaOf(ctx.get('Content-Type'));
+    const media = mediaOf(header(ctx, 'content-type'));
     if (!accepts(media)) {
       throw new AppError(
         'UNSUPPORTED_MEDIA_TYPE',
@@ -242,7 +244,7 @@ function mediaOf(contentType: string): Media {
 
 /** Whether the body comes with a content encoding (compressed): the body parser reads those. */
 function encoded(ctx: Context): boolean {
-  const encoding = ctx.get('Content-Encoding');
+  const encoding = header(ctx, 'content-encoding');
   return encoding !== '' && encoding.toLowerCase() !== 'identity';
 }
 
@@ -292,8 +294,10 @@ function tooLarge(limit: number): AppError {
 function readText(ctx: Context, limit: number): string | Promise<string> {
   const req = ctx.req;
   // A small request arrives whole in one read from its socket, and the parser has pushed all of
-  // it by the time the body is asked for: take it as it lies, without a round of stream events.
-  if (req.complete && !req.readableFlowing && req.readableLength <= limit) {
+  // its body by the time the body is asked for: take it as it lies, without a round of stream
+  // events. (A declared length is all the parser ever pushes.)
+  const declared = Number(header(ctx, 'content-length') || -1);
+  if (declared >= 0 && declared <= limit && req.readableLength === declared && !req.readableFlowing) {
     const chunks: Buffer[] = [];
     for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
       chunks.push(chunk);
@@ -354,19 +358,33 @@ function handlerMiddleware(route: AnyRoute, options: RouteTableOptions): Middlew
     for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
     ctx.status = status;
     if (result.body !== undefined) {
+      const serialised = result.body instanceof Serialised ? result.body : undefined;
+      const value: unknown = serialised ? serialised.value : result.body;
       if (options.validateResponses) {
         const check = responseChecks.get(status);
         if (!check)
           throw new Error(`${route.operationId} answered ${status}, which its spec does not declare`);
-        if (!check(result.body)) {
+        if (!check(value)) {
           throw new Error(
             `${route.operationId} response ${status} breaks its schema: ${JSON.stringify(toFieldErrors(check.errors))}`,
           );
         }
+        if (
+          serialised &&
+          !isDeepStrictEqual(JSON.parse(serialised.json), JSON.parse(JSON.stringify(value)))
+        ) {
+          throw new Error(`${route.operationId} response ${status}: its prepared JSON is not its value`);
+        }
       }
-      ctx.body = result.body;
       const contentType = route.responses[status]?.contentType;
-      if (typeof contentType === 'string') ctx.type = contentType;
+      if (serialised) {
+        // The type first: Koa types a text body as text/plain unless one is set already.
+        ctx.type = typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8';
+        ctx.body = serialised.json;
+      } else {
+        ctx.body = result.body;
+        if (typeof contentType === 'string') ctx.type = contentType;
+      }
     }
   };
 }

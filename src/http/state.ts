@@ -26,3 +26,12 @@ export function stateOf(ctx: Context): RequestState {
   const state: RequestState = ctx.state;
   return state;
 }
+
+/**
+ * A request header straight from Node's parsed headers (lower-case `name`), '' when absent: what
+ * `ctx.get` answers, without Koa's delegation on paths every request takes.
+ */
+export function header(ctx: Context, name: string): string {
+  const value = ctx.req.headers[name];
+  return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : value;
+}

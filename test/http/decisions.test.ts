@@ -437,12 +437,12 @@ describe('decisions', () => {
           {
             name: 'test/old_batch',
             text: `CREATE (:DecisionBatch {first_id: $id, last_id: $id, first_at: datetime($at), last_at: datetime($at),
-                     count: 1, allowed: 0, encoding: 'jsonl+gzip', body: $body})`,
+                     count: 1, allowed: 0, encoding: 'jsonl+gzip+base64', body: $body})`,
           },
           {
             id: batched,
             at: record(batched).evaluated_at,
-            body: new Int8Array(body.buffer, body.byteOffset, body.length),
+            body: body.toString('base64'),
           },
         );
       });

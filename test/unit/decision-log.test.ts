@@ -13,7 +13,7 @@ interface Written {
   count: number;
   allowed: number;
   lines: string[];
-  body: Int8Array;
+  body: string;
 }
 
 /**
@@ -26,8 +26,7 @@ function fakeDatabase(refuse: (batch: Written) => Error | undefined = () => unde
     write: async (_unit: string, work: (tx: unknown) => Promise<unknown>) =>
       work({
         run: async (_query: unknown, params: Record<string, unknown>) => {
-          const body = params['body'] as Int8Array;
-          const lines = gunzipSync(Buffer.from(body.buffer, body.byteOffset, body.length))
+          const lines = gunzipSync(Buffer.from(params['body'] as string, 'base64'))
             .toString('utf8')
             .split('\n')
             .filter(Boolean);
@@ -64,6 +63,12 @@ function decision(at = Date.now(), extra: Record<string, unknown> = {}): Decisio
   };
 }
 
+/** Records `d` as the decision service does: the answer, and its context as a request detail. */
+function record(log: DecisionLog, d: DecisionRecord): void {
+  const { context, ...answer } = d;
+  log.record(answer, context === undefined ? undefined : { context });
+}
+
 function decisionLog(db: Database, options: { maxPending?: number; batchBytes?: number } = {}) {
   const capture = new LogCapture();
   const log = new DecisionLog(db, {
@@ -80,7 +85,7 @@ describe('decision log', () => {
     const { db, batches } = fakeDatabase();
     const { log } = decisionLog(db);
     const made = [decision(), decision(), decision(Date.now(), { context: { ip: '10.0.0.1' } })];
-    for (const d of made) log.record(d);
+    for (const d of made) record(log, d);
     expect(log.pending).to.equal(3);
     expect(await log.get(made[2]!.id)).to.deep.equal(made[2]);
     await log.flush();
@@ -100,11 +105,11 @@ describe('decision log', () => {
     try {
       // About 300 bytes each: three fill a batch of 1,000 bytes.
       const full = Array.from({ length: 4 }, () => decision());
-      for (const d of full) log.record(d);
+      for (const d of full) record(log, d);
       skew = MAX_BATCH_SPAN_MS / 2 + 1;
       const later = decision(Date.now());
       const huge = decision(Date.now(), { context: { padding: 'x'.repeat(5_000) } });
-      for (const d of [later, huge]) log.record(d);
+      for (const d of [later, huge]) record(log, d);
       await log.flush();
       expect(batches.map((b) => b.count)).to.deep.equal([3, 1, 1, 1]);
       expect(batches[1]!.first_id, 'the fourth record, which did not fit the first batch').to.equal(
@@ -124,7 +129,7 @@ describe('decision log', () => {
     const { db, batches } = fakeDatabase(() => (away ? unavailable('down', 1) : undefined));
     const { log } = decisionLog(db, { batchBytes: 700 });
     const made = Array.from({ length: 6 }, () => decision());
-    for (const d of made) log.record(d);
+    for (const d of made) record(log, d);
     for (let i = 0; i < 10; i += 1) await log.flush();
     expect(log.pending).to.equal(6);
     expect(batches).to.have.length(0);
@@ -145,7 +150,7 @@ describe('decision log', () => {
     const { log, capture } = decisionLog(db, { batchBytes: 300 });
     const before = decision();
     const after = decision();
-    for (const d of [before, poisoned, after]) log.record(d);
+    for (const d of [before, poisoned, after]) record(log, d);
     await log.flush();
     expect(
       batches.map((b) => b.first_id),
@@ -164,7 +169,7 @@ describe('decision log', () => {
     const { db } = fakeDatabase(() => unavailable('down', 1));
     const { log, capture } = decisionLog(db, { maxPending: 4, batchBytes: 300 });
     const made = Array.from({ length: 7 }, () => decision());
-    for (const d of made) log.record(d);
+    for (const d of made) record(log, d);
     expect(log.pending).to.equal(4);
     expect(await log.get(made[0]!.id)).to.equal(undefined);
     expect(await log.get(made[6]!.id)).to.deep.equal(made[6]);
@@ -177,7 +182,7 @@ describe('decision log', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
     const d = decision(Date.now(), { context: cyclic });
-    log.record(d);
+    record(log, d);
     await log.flush();
     const got = await log.get(d.id);
     expect(got).to.include({ id: d.id, decision: 'ALLOW' });

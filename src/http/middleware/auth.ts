@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { InvalidTokenError, type TokenVerifier } from '../../auth/verifier.js';
 import type { ConnectorService } from '../../connectors/service.js';
 import { HttpError, REALM } from '../problems.js';
-import { stateOf } from '../state.js';
+import { header, stateOf } from '../state.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
@@ -24,9 +24,9 @@ export function authenticate(tokens: TokenVerifier, connectors: ConnectorService
       await next();
       return;
     }
-    const header = ctx.get('Authorization');
-    if (header && !/^Basic /i.test(header)) {
-      const match = BEARER.exec(header);
+    const authorization = header(ctx, 'authorization');
+    if (authorization && !/^Basic /i.test(authorization)) {
+      const match = BEARER.exec(authorization);
       if (!match) {
         state.authError = 'the Authorization header does not hold a Bearer token';
       } else if (route.auth === 'connector') {

@@ -27,11 +27,12 @@ function callerKey(ctx: Context): string {
 
 function setHeaders(ctx: Context, policy: string, quota: Quota): void {
   const secondsToReset = Math.max(0, Math.ceil((quota.resetAt - Date.now()) / 1000));
-  ctx.set('RateLimit-Policy', policy);
-  ctx.set('RateLimit', `"${quota.bucket}";r=${quota.remaining};t=${secondsToReset}`);
-  ctx.set('X-RateLimit-Limit', String(quota.limit));
-  ctx.set('X-RateLimit-Remaining', String(quota.remaining));
-  ctx.set('X-RateLimit-Reset', String(Math.ceil(quota.resetAt / 1000)));
+  const res = ctx.res;
+  res.setHeader('RateLimit-Policy', policy);
+  res.setHeader('RateLimit', `"${quota.bucket}";r=${quota.remaining};t=${secondsToReset}`);
+  res.setHeader('X-RateLimit-Limit', String(quota.limit));
+  res.setHeader('X-RateLimit-Remaining', String(quota.remaining));
+  res.setHeader('X-RateLimit-Reset', String(Math.ceil(quota.resetAt / 1000)));
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { createAccessLog, type Logger } from '../../logging/logger.js';
 import type { Metrics } from '../../metrics.js';
-import { stateOf } from '../state.js';
+import { header, stateOf, type RequestState } from '../state.js';
 
 const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** What an AuthZEN operation echoes: its standard lets the request id be any text. */
@@ -13,22 +13,31 @@ const PRINTABLE_REQUEST_ID = /^[\x20-\x7e]{1,256}$/;
  * one structured log line plus metrics when it ends. Paths are logged without query strings and
  * headers only by allow-list, so no secret reaches the log from a URL or header.
  */
+/**
+ * A request's state, starting with its id and a logger carrying it, made the first time something
+ * logs through it: most requests log only their completion line, which names the id itself.
+ */
+class State {
+  private child: Logger | undefined;
+
+  constructor(
+    private readonly root: Logger,
+    public requestId: string,
+  ) {}
+
+  get log(): Logger {
+    return (this.child ??= this.root.child({ request_id: this.requestId }));
+  }
+}
+
 export function requestContext(logger: Logger, metrics: Metrics): Middleware {
   const access = createAccessLog(logger);
   return async (ctx, next) => {
-    const incoming = ctx.get('X-Request-Id');
+    const incoming = header(ctx, 'x-request-id');
     const requestId = WELL_FORMED_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const state = stateOf(ctx);
-    state.requestId = requestId;
-    // A logger carrying the request id, made the first time something logs through it: most
-    // requests log only their completion line, which names the id itself.
-    let child: Logger | undefined;
-    Object.defineProperty(state, 'log', {
-      configurable: true,
-      enumerable: true,
-      get: () => (child ??= logger.child({ request_id: requestId })),
-    });
-    ctx.set('X-Request-Id', requestId);
+    const state: RequestState = new State(logger, requestId);
+    ctx.state = state;
+    ctx.res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     metrics.http.inFlight += 1;
     try {
@@ -47,7 +56,7 @@ export function requestContext(logger: Logger, metrics: Metrics): Middleware {
         path: ctx.path,
         route,
         ip: ctx.ip,
-        user_agent: ctx.get('User-Agent') || undefined,
+        user_agent: header(ctx, 'user-agent') || undefined,
         status: ctx.status,
         length: ctx.length,
         client_id: state.auth?.clientId,

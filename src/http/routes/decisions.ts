@@ -32,7 +32,7 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
         'Answered from memory, without a database round trip. Deny overrides allow; no applicable allow means deny; an unknown or inactive principal is a DENY (200), never a 404. AI agents reach a `tool` only if it is in their `allowed_tools`. With `on_behalf_of`, both principals must be allowed. `explain: true` adds a `trace` of every candidate policy. Every decision is recorded (`GET /v1/decisions/{id}`) within a second, without delaying the answer.',
       body: DecisionRequestSchema,
       responses: { 200: { description: 'The decision', schema: DecisionSchema } },
-      handler: ({ body }) => ({ body: deps.decisions.evaluate(body) }),
+      handler: ({ body }) => ({ body: deps.decisions.answer(body) }),
     }),
     defineRoute({
       ...evaluate,
