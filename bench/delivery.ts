@@ -50,7 +50,7 @@ import { Webhook } from 'standardwebhooks';
 import { diffMaps, type OperationContext } from '../src/audit/audit.js';
 import { createLogger } from '../src/logging/logger.js';
 import type { Runtime } from '../src/runtime.js';
-import { REPORT_TYPES, type ReportType } from '../src/reports/sources.js';
+import { REPORT_TYPES, type ReportType } from '../src/reports/types.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
 import {
   ADMIN_ID,

@@ -1,9 +1,9 @@
 /**
- * What the console can say of an edited policy before sending it (API.md §5.1): JSON syntax with
+ * What the console can say of an edited policy before sending it (docs/api.md §5.1): JSON syntax with
  * the place of an error, and the shape of the body. The service checks the rest.
  */
 
-/** The fields of a policy a client writes (API.md §5.1); the rest the service owns. */
+/** The fields of a policy a client writes (docs/api.md §5.1); the rest the service owns. */
 export const WRITABLE = [
   'name',
   'description',

@@ -1,6 +1,6 @@
 /**
  * What each part of the console needs from the signed-in client's token: the scope of the API
- * operations it calls (API.md §4.2). A part whose scope is missing is shown greyed out with this
+ * operations it calls (docs/api.md §4.2). A part whose scope is missing is shown greyed out with this
  * reason instead of failing on its first request.
  */
 export const FEATURES = {

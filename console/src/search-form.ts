@@ -1,5 +1,5 @@
 /**
- * The principal search form and the query it stands for (API.md §2), apart from the page so that
+ * The principal search form and the query it stands for (docs/api.md §2), apart from the page so that
  * it can be checked on its own: every form the page can send is a query the service takes.
  */
 

@@ -1,4 +1,4 @@
-/** The API's shapes as the console reads them (API.md); only the fields it uses. */
+/** The API's shapes as the console reads them (docs/api.md); only the fields it uses. */
 
 export interface Pagination {
   total: number;

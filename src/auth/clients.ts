@@ -1,44 +1,17 @@
 import { SYSTEM_CONTEXT, type OperationContext, type RequestMeta } from '../audit/audit.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
-import type { Static } from '@sinclair/typebox';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import type { Page, Paged } from '../pagination.js';
-import type { ClientSchema, DeletedClient } from '../schemas/clients.js';
 import { SCOPES, type Scope } from './scopes.js';
 import { newId } from '../ids.js';
 import type { EventSink } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
 import type { AuthFailureGuard } from '../ratelimit/index.js';
 import { OAuthError } from './oauth-error.js';
+import { clientRepository as repo, type ClientView, type DeletedClientView } from './repository.js';
 import { generateSecret, hashSecret, verifyNothing, verifySecret } from './secrets.js';
 
-const Q = defineQueries('clients', [
-  'create',
-  'get',
-  'count',
-  'page',
-  'lock',
-  'count_other_admins',
-  'delete',
-  'credentials',
-  'bootstrap',
-]);
-
-export type ClientView = Static<typeof ClientSchema>;
-export type DeletedClientView = Static<typeof DeletedClient>;
-
-type StoredClient = Omit<ClientView, 'deleted_at' | 'deleted_by'> & {
-  deleted_at?: string | null;
-  deleted_by?: string | null;
-};
-
-function view(row: StoredClient): ClientView {
-  const { deleted_at, deleted_by, ...rest } = row;
-  return { ...rest, ...(deleted_at ? { deleted_at } : {}), ...(deleted_by ? { deleted_by } : {}) };
-}
-
-const nameKey = (name: string): string => name.trim().toLowerCase();
+export type { ClientView, DeletedClientView } from './repository.js';
 
 export interface ClientSettings {
   secretHashCost: number;
@@ -67,20 +40,13 @@ export class ClientService {
     const id = newId('client');
     try {
       const client = await this.db.write('clients/create', async (tx) => {
-        const row = await tx.first<{ client: StoredClient }>(Q.create, {
-          id,
-          name,
-          nameKey: nameKey(name),
-          scopes,
-          secretHash,
-          createdBy: op.actor.id,
-        });
+        const created = await repo.create(tx, { id, name, scopes, secretHash, createdBy: op.actor.id });
         this.events.record(tx, op, {
           type: 'client.created',
           target: { type: 'client', id },
           changes: { name: { to: name }, scopes: { to: scopes } },
         });
-        return view(row!.client);
+        return created;
       });
       return { ...client, client_secret: secret };
     } catch (err) {
@@ -91,20 +57,16 @@ export class ClientService {
   }
 
   async get(id: string): Promise<ClientView> {
-    const row = await this.db.first<{ client: StoredClient }>(Q.get, { id });
-    if (!row) throw notFound('client', id);
-    return view(row.client);
+    const client = await repo.get(this.db, id);
+    if (!client) throw notFound('client', id);
+    return client;
   }
 
   async list(statuses: ClientView['status'][], page: Page): Promise<Paged<ClientView>> {
     return this.db.read('clients/list', async (tx) => {
-      const [count] = await tx.run<{ total: number }>(Q.count, { statuses });
-      const rows = await tx.run<{ client: StoredClient }>(Q.page, {
-        statuses,
-        skip: page.skip,
-        limit: page.limit,
-      });
-      return { total: count?.total ?? 0, items: rows.map((r) => view(r.client)), page };
+      const total = await repo.count(tx, statuses);
+      const items = await repo.page(tx, statuses, page);
+      return { total, items, page };
     });
   }
 
@@ -114,29 +76,23 @@ export class ClientService {
    */
   async delete(id: string, op: OperationContext): Promise<DeletedClientView> {
     return this.db.write('clients/delete', async (tx) => {
-      const current = await tx.first<{ client: { id: string; scopes: string[]; status: string } }>(Q.lock, {
-        id,
-      });
+      const current = await repo.lock(tx, id);
       if (!current) throw notFound('client', id);
-      if (current.client.status === 'deleted') throw conflict(`client ${id} is already deleted`);
-      if (current.client.scopes.includes('clients:admin')) {
-        const [others] = await tx.run<{ admins: number }>(Q.count_other_admins, { id });
-        if ((others?.admins ?? 0) === 0) {
+      if (current.status === 'deleted') throw conflict(`client ${id} is already deleted`);
+      if (current.scopes.includes('clients:admin')) {
+        if ((await repo.countOtherAdmins(tx, id)) === 0) {
           throw conflict(
             'this is the last active client with clients:admin; create another admin client first',
           );
         }
       }
-      const [row] = await tx.run<{ client: DeletedClientView; revoked: number }>(Q.delete, {
-        id,
-        deletedBy: op.actor.id,
-      });
+      const deleted = await repo.delete(tx, id, op.actor.id);
       this.events.record(tx, op, {
         type: 'client.deleted',
         target: { type: 'client', id },
         changes: { status: { from: 'active', to: 'deleted' } },
       });
-      return row!.client;
+      return deleted;
     });
   }
 
@@ -160,9 +116,7 @@ export class ClientService {
         { retryAfterS: waitS },
       );
     }
-    const row = await this.db.first<{ status: string; secretHash: string; scopes: string[] }>(Q.credentials, {
-      id: clientId,
-    });
+    const row = await repo.credentials(this.db, clientId);
     const ok = row
       ? await verifySecret(secret, row.secretHash)
       : await verifyNothing(this.settings.secretHashCost);
@@ -183,14 +137,7 @@ export class ClientService {
     const secretHash = await hashSecret(secret, this.settings.secretHashCost);
     const name = 'bootstrap-admin';
     const created = await this.db.write('clients/bootstrap', async (tx) => {
-      const rows = await tx.run(Q.bootstrap, {
-        id,
-        name,
-        nameKey: nameKey(name),
-        scopes: [...SCOPES],
-        secretHash,
-      });
-      if (rows.length === 0) return false;
+      if (!(await repo.bootstrap(tx, { id, name, scopes: [...SCOPES], secretHash }))) return false;
       this.events.record(tx, SYSTEM_CONTEXT, {
         type: 'client.created',
         target: { type: 'client', id },

@@ -1,8 +1,6 @@
-import { defineQueries } from '../db/catalogue.js';
 import type { Reader } from '../db/database.js';
 import type { ChangeEvent } from '../events/feed.js';
-
-const Q = defineQueries('tokens', ['revoked_access', 'family_access', 'deleted_clients']);
+import { tokenRepository as repo } from './repository.js';
 
 /**
  * Which unexpired access tokens no longer count: revoked ones (one by one, or with their family)
@@ -32,10 +30,8 @@ export class Revocations {
   async load(): Promise<void> {
     const now = new Date().toISOString();
     const [tokens, clients] = await Promise.all([
-      this.db.run<{ jti: string; expiresAt: string }>(Q.revoked_access, { now }),
-      this.db.run<{ id: string; deletedAt: string }>(Q.deleted_clients, {
-        since: new Date(Date.now() - this.accessTtlMs).toISOString(),
-      }),
+      repo.revokedAccess(this.db, now),
+      repo.deletedClients(this.db, new Date(Date.now() - this.accessTtlMs).toISOString()),
     ]);
     for (const t of tokens) this.tokens.set(t.jti, Date.parse(t.expiresAt));
     for (const c of clients) this.clients.set(c.id, Date.parse(c.deletedAt) + this.accessTtlMs);
@@ -48,9 +44,7 @@ export class Revocations {
     } else if (event.type === 'token.revoked' && event.target.type === 'access_token') {
       this.tokens.set(event.target.id, Date.parse(event.occurred_at) + this.accessTtlMs);
     } else if (event.type === 'token.revoked' && event.target.type === 'token_family') {
-      const rows = await this.db.run<{ jti: string; expiresAt: string }>(Q.family_access, {
-        familyId: event.target.id,
-      });
+      const rows = await repo.familyAccess(this.db, event.target.id);
       for (const t of rows) this.tokens.set(t.jti, Date.parse(t.expiresAt));
     }
   };

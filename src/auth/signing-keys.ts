@@ -5,14 +5,12 @@ import {
   randomBytes,
   type KeyObject,
 } from 'node:crypto';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logging/logger.js';
 import { decrypt, encrypt } from './key-encryption.js';
+import { signingKeyRepository as repo, type SigningAlg, type StoredKey } from './repository.js';
 
-const Q = defineQueries('keys', ['list', 'rotate']);
-
-export type SigningAlg = 'ES256' | 'RS256';
+export type { SigningAlg } from './repository.js';
 
 interface LoadedKey {
   kid: string;
@@ -22,15 +20,6 @@ interface LoadedKey {
   publicKey: KeyObject;
   publicJwk: Record<string, unknown>;
   privateKey: KeyObject | undefined;
-}
-
-interface StoredKey {
-  kid: string;
-  alg: SigningAlg;
-  status: 'active' | 'retired';
-  public_jwk: string;
-  private_key: string;
-  created_at: string;
 }
 
 export interface SigningKeyOptions {
@@ -105,16 +94,14 @@ export class SigningKeys {
         : generateKeyPairSync('rsa', { modulusLength: 2048 });
     const publicJwk = { ...pair.publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' };
     const privatePem = pair.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-    const rows = await this.db.write(Q.rotate, (tx) =>
-      tx.run<{ kid: string }>(Q.rotate, {
-        kid,
-        alg,
-        publicJwk: JSON.stringify(publicJwk),
-        privateKey: encrypt(kek, privatePem, kid),
+    const created = await this.db.write('keys/rotate', (tx) =>
+      repo.rotate(
+        tx,
+        { kid, alg, publicJwk: JSON.stringify(publicJwk), privateKey: encrypt(kek, privatePem, kid) },
         freshAfter,
-      }),
+      ),
     );
-    if (rows.length > 0) this.options.logger.info({ kid, alg }, 'new token signing key');
+    if (created) this.options.logger.info({ kid, alg }, 'new token signing key');
     await this.reload();
   }
 
@@ -127,10 +114,10 @@ export class SigningKeys {
 
   private async load(): Promise<void> {
     const retiredAfter = new Date(Date.now() - this.options.retainRetiredS * 1000).toISOString();
-    const rows = await this.db.run<{ key: StoredKey }>(Q.list, { retiredAfter });
+    const stored = await repo.list(this.db, retiredAfter);
     const keys = new Map<string, LoadedKey>();
     let active: LoadedKey | undefined;
-    for (const { key } of rows) {
+    for (const key of stored) {
       const loaded = this.keys.get(key.kid) ?? this.decode(key);
       loaded.status = key.status;
       keys.set(key.kid, loaded);

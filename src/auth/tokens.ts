@@ -1,25 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import jwt, { type JwtPayload } from 'jsonwebtoken';
 import { SYSTEM_CONTEXT, type OperationContext } from '../audit/audit.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
 import { OAuthError } from './oauth-error.js';
+import { tokenRepository as repo } from './repository.js';
 import { generateSecret, sha256 } from './secrets.js';
 import type { SigningKeys } from './signing-keys.js';
 import { looksLikeJwt } from './verifier.js';
-
-const Q = defineQueries('tokens', [
-  'create_family',
-  'lock_refresh',
-  'find_refresh',
-  'rotate_refresh',
-  'revoke_family',
-  'find_access',
-  'revoke_access',
-  'purge_expired',
-]);
 
 export interface TokenSettings {
   issuer: string;
@@ -77,8 +66,8 @@ export class TokenService {
     const jti = this.newJti();
     const refreshToken = generateSecret('pas_rt_');
     const now = Date.now();
-    const rows = await this.db.write(Q.create_family, (tx) =>
-      tx.run(Q.create_family, {
+    const created = await this.db.write('tokens/create_family', (tx) =>
+      repo.createFamily(tx, {
         clientId: client.id,
         familyId: this.newJti(),
         scope,
@@ -88,7 +77,7 @@ export class TokenService {
         refreshExpiresAt: new Date(now + this.settings.refreshTtlDays * 86_400_000).toISOString(),
       }),
     );
-    if (rows.length === 0) throw new OAuthError('invalid_client', 'client authentication failed');
+    if (!created) throw new OAuthError('invalid_client', 'client authentication failed');
     return this.respond(client.id, scope, jti, refreshToken, now);
   }
 
@@ -105,23 +94,14 @@ export class TokenService {
     const hash = sha256(refreshToken);
     const now = Date.now();
     const outcome = await this.db.write<RefreshOutcome>('tokens/refresh', async (tx) => {
-      if ((await tx.run(Q.lock_refresh, { hash })).length === 0)
-        return { kind: 'invalid', reason: 'unknown' };
-      const row = await tx.first<{
-        status: string;
-        expired: boolean;
-        familyId: string;
-        familyStatus: string;
-        scope: string[];
-        clientId: string;
-        clientStatus: string;
-      }>(Q.find_refresh, { hash });
+      if (!(await repo.lockRefresh(tx, hash))) return { kind: 'invalid', reason: 'unknown' };
+      const row = await repo.findRefresh(tx, hash);
       if (!row) return { kind: 'invalid', reason: 'unknown' };
       if (options.clientId !== undefined && row.clientId !== options.clientId) {
         return { kind: 'invalid', reason: 'issued to another client' };
       }
       if (row.status === 'rotated' && row.familyStatus === 'active') {
-        await tx.run(Q.revoke_family, { familyId: row.familyId, reason: 'refresh_token_reuse' });
+        await repo.revokeFamily(tx, row.familyId, 'refresh_token_reuse');
         this.events.record(
           tx,
           { ...op, actor: SYSTEM_CONTEXT.actor },
@@ -146,9 +126,7 @@ export class TokenService {
       }
       const jti = this.newJti();
       const next = generateSecret('pas_rt_');
-      await tx.run(Q.rotate_refresh, {
-        familyId: row.familyId,
-        hash,
+      await repo.rotateRefresh(tx, row.familyId, hash, {
         jti,
         newHash: sha256(next),
         accessExpiresAt: new Date(now + this.settings.accessTtlS * 1000).toISOString(),
@@ -192,8 +170,7 @@ export class TokenService {
   /** Revokes one access token by id (the caller's own token, when it revokes itself). */
   async revokeOwnAccessToken(jti: string, op: OperationContext): Promise<void> {
     await this.db.write('tokens/revoke_self', async (tx) => {
-      const revoked = await tx.run(Q.revoke_access, { jti });
-      if (revoked.length > 0) {
+      if (await repo.revokeAccess(tx, jti)) {
         this.events.record(tx, op, {
           type: 'token.revoked',
           target: { type: 'access_token', id: jti },
@@ -207,10 +184,7 @@ export class TokenService {
   async purge(batch = 5_000): Promise<number> {
     let total = 0;
     for (;;) {
-      const [row] = await this.db.write(Q.purge_expired, (tx) =>
-        tx.run<{ removed: number }>(Q.purge_expired, { batch }),
-      );
-      const removed = row?.removed ?? 0;
+      const removed = await this.db.write('tokens/purge_expired', (tx) => repo.purgeExpired(tx, batch));
       total += removed;
       if (removed < batch) return total;
     }
@@ -240,11 +214,11 @@ export class TokenService {
     const jti = claims.jti;
     if (typeof jti !== 'string') return false;
     return this.db.write('tokens/revoke', async (tx) => {
-      const found = await tx.first<{ status: string; clientId: string }>(Q.find_access, { jti });
+      const found = await repo.findAccess(tx, jti);
       if (!found) return false;
       this.assertMayRevoke(found.clientId, caller);
       if (found.status !== 'revoked') {
-        await tx.run(Q.revoke_access, { jti });
+        await repo.revokeAccess(tx, jti);
         this.events.record(tx, op, {
           type: 'token.revoked',
           target: { type: 'access_token', id: jti },
@@ -262,14 +236,11 @@ export class TokenService {
   ): Promise<boolean> {
     const hash = sha256(token);
     return this.db.write('tokens/revoke', async (tx) => {
-      const found = await tx.first<{ familyId: string; familyStatus: string; clientId: string }>(
-        Q.find_refresh,
-        { hash },
-      );
+      const found = await repo.findRefresh(tx, hash);
       if (!found) return false;
       this.assertMayRevoke(found.clientId, caller);
       if (found.familyStatus !== 'revoked') {
-        await tx.run(Q.revoke_family, { familyId: found.familyId, reason: 'revoked' });
+        await repo.revokeFamily(tx, found.familyId, 'revoked');
         this.events.record(tx, op, {
           type: 'token.revoked',
           target: { type: 'token_family', id: found.familyId },

@@ -12,7 +12,7 @@ import type { Reason } from '../schemas/decisions.js';
 import { PRINCIPAL_TYPES, type PrincipalType } from '../schemas/principals.js';
 
 /**
- * How AuthZEN entities name what the engine knows (API.md §5.8): a subject is a principal, named
+ * How AuthZEN entities name what the engine knows (docs/api.md §5.8): a subject is a principal, named
  * by id, connector id or email, of a type given in any case (or `principal` / `identity`: any
  * type); resource `{type, id, properties}` is `{type, identifier, attributes}`; `action.name` is
  * the action. Subject and action `properties` reach conditions as claims.

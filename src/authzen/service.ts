@@ -83,7 +83,7 @@ const requestAction = (action: AuthZenAction): RequestAction =>
   action.properties === undefined ? action.name : { name: action.name, properties: action.properties };
 
 /**
- * The OpenID AuthZEN Authorization API 1.0 over the decision engine (API.md §5.8). Every
+ * The OpenID AuthZEN Authorization API 1.0 over the decision engine (docs/api.md §5.8). Every
  * evaluation goes through the decision service, so it is answered from the index and recorded
  * like `POST /v1/decisions/evaluate`. Searches read the same index: their results are what an
  * evaluation would allow at that moment, with the same claims.

@@ -1,6 +1,5 @@
 import type { OperationContext } from '../audit/audit.js';
 import { generateSecret, sha256 } from '../auth/secrets.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import type { ChangeEvent } from '../events/feed.js';
@@ -8,29 +7,9 @@ import type { EventSink } from '../events/sink.js';
 import { newId } from '../ids.js';
 import type { Page, Paged } from '../pagination.js';
 import type { ConnectorView, DeletedConnectorView } from '../schemas/connectors.js';
+import { connectorRepository as repo, type ScimCaller, type StoredConnector } from './repository.js';
 
-const Q = defineQueries('connectors', [
-  'create',
-  'get',
-  'count',
-  'page',
-  'lock',
-  'delete',
-  'rotate_token',
-  'by_token',
-]);
-
-type StoredConnector = Omit<ConnectorView, 'scim_base_url' | 'deleted_at' | 'deleted_by'> & {
-  deleted_at?: string | null;
-  deleted_by?: string | null;
-};
-
-/** The connector a SCIM request comes from, as its bearer token decides. */
-export interface ScimCaller {
-  id: string;
-  /** The `connector_source` of everything the connector provisions. */
-  name: string;
-}
+export type { ScimCaller } from './repository.js';
 
 const TOKEN_PREFIX = 'pas_scim_';
 
@@ -63,10 +42,9 @@ export class ConnectorService {
     const id = newId('connector');
     try {
       const connector = await this.db.write('connectors/create', async (tx) => {
-        const row = await tx.first<{ connector: StoredConnector }>(Q.create, {
+        const created = await repo.create(tx, {
           id,
           name: input.name,
-          nameKey: input.name.toLowerCase(),
           description: input.description ?? null,
           tokenHash: sha256(token),
           createdBy: op.actor.id,
@@ -79,7 +57,7 @@ export class ConnectorService {
             ...(input.description !== undefined ? { description: { to: input.description } } : {}),
           },
         });
-        return this.view(row!.connector);
+        return this.view(created);
       });
       return { ...connector, token };
     } catch (err) {
@@ -90,39 +68,32 @@ export class ConnectorService {
   }
 
   async get(id: string): Promise<ConnectorView> {
-    const row = await this.db.first<{ connector: StoredConnector }>(Q.get, { id });
-    if (!row) throw notFound('connector', id);
-    return this.view(row.connector);
+    const connector = await repo.get(this.db, id);
+    if (!connector) throw notFound('connector', id);
+    return this.view(connector);
   }
 
   async list(statuses: ConnectorView['status'][], page: Page): Promise<Paged<ConnectorView>> {
     return this.db.read('connectors/list', async (tx) => {
-      const [count] = await tx.run<{ total: number }>(Q.count, { statuses });
-      const rows = await tx.run<{ connector: StoredConnector }>(Q.page, {
-        statuses,
-        skip: page.skip,
-        limit: page.limit,
-      });
-      return { total: count?.total ?? 0, items: rows.map((r) => this.view(r.connector)), page };
+      const total = await repo.count(tx, statuses);
+      const connectors = await repo.page(tx, statuses, page);
+      return { total, items: connectors.map((c) => this.view(c)), page };
     });
   }
 
   /** Stops the connector's SCIM access at once; what it provisioned stays. */
   async delete(id: string, op: OperationContext): Promise<DeletedConnectorView> {
     return this.db.write('connectors/delete', async (tx) => {
-      const current = await tx.first<{ connector: { status: string } }>(Q.lock, { id });
+      const current = await repo.lock(tx, id);
       if (!current) throw notFound('connector', id);
-      if (current.connector.status === 'deleted') throw conflict(`connector ${id} is already deleted`);
-      const row = await tx.first<{ connector: DeletedConnectorView }>(Q.delete, {
-        id,
-        deletedBy: op.actor.id,
-      });
+      if (current.status === 'deleted') throw conflict(`connector ${id} is already deleted`);
+      const deleted = await repo.delete(tx, id, op.actor.id);
       this.events.record(tx, op, {
         type: 'connector.deleted',
         target: { type: 'connector', id },
         changes: { status: { from: 'active', to: 'deleted' } },
       });
-      return row!.connector;
+      return deleted;
     });
   }
 
@@ -130,10 +101,10 @@ export class ConnectorService {
   async rotateToken(id: string, op: OperationContext): Promise<{ token: string }> {
     const token = generateSecret(TOKEN_PREFIX);
     return this.db.write('connectors/rotate_token', async (tx) => {
-      const current = await tx.first<{ connector: { status: string } }>(Q.lock, { id });
+      const current = await repo.lock(tx, id);
       if (!current) throw notFound('connector', id);
-      if (current.connector.status === 'deleted') throw conflict(`connector ${id} is deleted`);
-      await tx.run(Q.rotate_token, { id, tokenHash: sha256(token) });
+      if (current.status === 'deleted') throw conflict(`connector ${id} is deleted`);
+      await repo.rotateToken(tx, id, sha256(token));
       this.events.record(tx, op, { type: 'connector.token_rotated', target: { type: 'connector', id } });
       return { token };
     });
@@ -146,12 +117,12 @@ export class ConnectorService {
     const known = this.known.get(hash);
     if (known) return known;
     const generation = this.generation;
-    const row = await this.db.first<{ connector: ScimCaller }>(Q.by_token, { tokenHash: hash });
-    if (row && generation === this.generation) {
+    const caller = await repo.byToken(this.db, hash);
+    if (caller && generation === this.generation) {
       if (this.known.size >= REMEMBERED_TOKENS) this.known.clear();
-      this.known.set(hash, row.connector);
+      this.known.set(hash, caller);
     }
-    return row?.connector;
+    return caller;
   }
 
   /** Follows the change feed: a connector created, rotated or deleted anywhere. */

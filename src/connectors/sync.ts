@@ -1,39 +1,16 @@
 import type { OperationContext } from '../audit/audit.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import { conflict, notFound } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type { JobContext, JobRunner } from '../jobs/runner.js';
 import type { ScimSync, SyncProgress } from '../scim/sync.js';
-
-const Q = defineQueries('connectors', [
-  'get',
-  'sync_chunk',
-  'sync_create',
-  'sync_get',
-  'sync_chunks',
-  'sync_finish',
-  'sync_discard',
-]);
+import { connectorRepository as repo } from './repository.js';
 
 export const SYNC_JOB = 'connectors.sync';
 /** Runs of a sync before it is given up (each resumes where the last got to). */
 const SYNC_ATTEMPTS = 3;
 /** A snapshot is stored in pieces of about this many characters, whole lines each. */
 const CHUNK = 4 * 1024 * 1024;
-
-interface StoredSync {
-  id: string;
-  connector_id: string;
-  connector_name: string;
-  bytes: number;
-  requested_at: string;
-  requested_by: string;
-  request_id: string | null;
-  source_ip: string | null;
-  user_agent: string | null;
-  completed_at?: string | null;
-}
 
 export interface SyncView {
   id: string;
@@ -84,17 +61,17 @@ export class ConnectorSyncService {
   }
 
   async submit(connectorId: string, text: string, op: OperationContext): Promise<SyncView> {
-    const current = await this.db.first<{ connector: { status: string } }>(Q.get, { id: connectorId });
+    const current = await repo.get(this.db, connectorId);
     if (!current) throw notFound('connector', connectorId);
-    if (current.connector.status !== 'active') throw conflict(`connector ${connectorId} is deleted`);
+    if (current.status !== 'active') throw conflict(`connector ${connectorId} is deleted`);
     const id = newId('job');
     const pieces = chunks(text);
     try {
       for (const [seq, piece] of pieces.entries()) {
-        await this.db.write(Q.sync_chunk, (tx) => tx.run(Q.sync_chunk, { syncId: id, seq, text: piece }));
+        await this.db.write('connectors/sync_chunk', (tx) => repo.addSyncChunk(tx, id, seq, piece));
       }
       await this.db.write('connectors/sync', async (tx) => {
-        const row = await tx.first<{ sync: StoredSync }>(Q.sync_create, {
+        const created = await repo.createSync(tx, {
           id,
           connectorId,
           bytes: Buffer.byteLength(text),
@@ -103,23 +80,20 @@ export class ConnectorSyncService {
           sourceIp: op.meta.sourceIp,
           userAgent: op.meta.userAgent,
         });
-        if (!row) throw conflict(`connector ${connectorId} is deleted`);
+        if (!created) throw conflict(`connector ${connectorId} is deleted`);
         await this.jobs.enqueue(tx, SYNC_JOB, { syncId: id }, { id, maxAttempts: SYNC_ATTEMPTS });
       });
     } catch (err) {
-      await this.db
-        .write(Q.sync_discard, (tx) => tx.run(Q.sync_discard, { syncId: id }))
-        .catch(() => undefined);
+      await this.db.write('connectors/sync_discard', (tx) => repo.discardSync(tx, id)).catch(() => undefined);
       throw err;
     }
     return this.get(connectorId, id);
   }
 
   async get(connectorId: string | null, id: string): Promise<SyncView> {
-    const row = await this.db.first<{ sync: StoredSync }>(Q.sync_get, { id, connectorId });
-    const job = row ? await this.jobs.get(id) : undefined;
-    if (!row || !job) throw notFound('sync', id);
-    const s = row.sync;
+    const s = await repo.getSync(this.db, id, connectorId);
+    const job = s ? await this.jobs.get(id) : undefined;
+    if (!s || !job) throw notFound('sync', id);
     const progress = (job.progress ?? null) as SyncProgress | null;
     return {
       id,
@@ -146,7 +120,7 @@ export class ConnectorSyncService {
       if (!job.signal.aborted && job.attempt >= SYNC_ATTEMPTS) {
         const { syncId } = job.payload;
         await this.db
-          .write(Q.sync_discard, (tx) => tx.run(Q.sync_discard, { syncId }))
+          .write('connectors/sync_discard', (tx) => repo.discardSync(tx, syncId))
           .catch(() => undefined);
       }
       throw err;
@@ -155,26 +129,23 @@ export class ConnectorSyncService {
 
   private async reconcile(job: JobContext<{ syncId: string }>): Promise<void> {
     const { syncId } = job.payload;
-    const row = await this.db.first<{ sync: StoredSync }>(Q.sync_get, { id: syncId, connectorId: null });
-    if (!row) throw new Error(`sync ${syncId} is gone`);
-    const s = row.sync;
-    const connector = await this.db.first<{ connector: { status: string; name: string } }>(Q.get, {
-      id: s.connector_id,
-    });
-    if (connector?.connector.status !== 'active') throw new Error(`connector ${s.connector_id} is deleted`);
+    const s = await repo.getSync(this.db, syncId, null);
+    if (!s) throw new Error(`sync ${syncId} is gone`);
+    const connector = await repo.get(this.db, s.connector_id);
+    if (connector?.status !== 'active') throw new Error(`connector ${s.connector_id} is deleted`);
     // A snapshot may be hundreds of megabytes: reading it back is background work, not a request.
-    const pieces = await this.db.background().run<{ text: string }>(Q.sync_chunks, { syncId });
+    const pieces = await repo.syncChunks(this.db.background(), syncId);
     const op: OperationContext = {
       actor: { type: 'connector', id: s.connector_id },
       meta: { requestId: s.request_id, sourceIp: s.source_ip, userAgent: s.user_agent },
     };
     await this.sync.reconcile(
-      { id: s.connector_id, name: connector.connector.name },
-      pieces.map((p) => p.text).join(''),
+      { id: s.connector_id, name: connector.name },
+      pieces.join(''),
       op,
       (progress) => job.reportProgress(progress),
       job.signal,
     );
-    await this.db.write(Q.sync_finish, (tx) => tx.run(Q.sync_finish, { syncId }));
+    await this.db.write('connectors/sync_finish', (tx) => repo.finishSync(tx, syncId));
   }
 }

@@ -179,7 +179,7 @@ const pagination = (total: number, page: Page) => ({
 
 /**
  * Who can reach what: a principal's effective access, found by walking the graph in Neo4j
- * (API.md §2), and everyone who can reach a resource (§5.6), from the decision index.
+ * (docs/api.md §2), and everyone who can reach a resource (§5.6), from the decision index.
  */
 export class AccessService {
   constructor(

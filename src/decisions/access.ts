@@ -9,7 +9,7 @@ import {
 } from '../policies/patterns.js';
 
 /**
- * Effective access from the grants that reach a principal (API.md §2, the access endpoint): one
+ * Effective access from the grants that reach a principal (docs/api.md §2, the access endpoint): one
  * place that turns "these policies select this principal" into entries, whether the policies
  * were found by the Cypher traversal (src/decisions/access-repository.ts) or by the in-memory
  * index (reverse lookup, simulation, risk). Both agree because both end here.

@@ -306,7 +306,7 @@ export function groupPath(
 }
 
 /**
- * Decides a request (API.md §5.2). With `on_behalf_of`, the delegator is decided on the same
+ * Decides a request (docs/api.md §5.2). With `on_behalf_of`, the delegator is decided on the same
  * request as well and the answer is ALLOW only if both are allowed.
  */
 export function decide(

@@ -13,7 +13,7 @@ export interface BatchResult {
 }
 
 /**
- * Real-time decisions (API.md §5.2-5.4): answered from the in-memory index, each recorded by the
+ * Real-time decisions (docs/api.md §5.2-5.4): answered from the in-memory index, each recorded by the
  * decision log without waiting for it.
  */
 export class DecisionService {

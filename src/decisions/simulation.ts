@@ -72,7 +72,7 @@ function proposedPolicy(current: Policy, proposed: PolicyBody | null | undefined
 }
 
 /**
- * What a change to one policy would do (API.md §5.5), on an overlay of the decision index:
+ * What a change to one policy would do (docs/api.md §5.5), on an overlay of the decision index:
  * nothing is written and the index itself is untouched. With requests, each is decided both
  * ways. Without, the blast radius: every principal the current or the proposed policy selects,
  * on every resource either names (exactly, by glob pattern, and each registered resource a glob
@@ -200,7 +200,7 @@ export async function simulate(index: PolicyIndex, input: SimulationInput): Prom
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Simulation of a stored policy: the request side of API.md §5.5. */
+/** Simulation of a stored policy: the request side of docs/api.md §5.5. */
 export class SimulationService {
   constructor(
     private readonly db: Reader,

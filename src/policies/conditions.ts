@@ -17,7 +17,7 @@ import { instantKey } from '../time.js';
  * conditions are true; a deny applies unless they are false (it fails closed).
  */
 
-/** The operators of principal search (API.md §2), and `$cidr`. */
+/** The operators of principal search (docs/api.md §2), and `$cidr`. */
 export const CONDITION_OPERATORS = [...SEARCH_OPERATORS, '$cidr'] as const;
 export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
 

@@ -49,7 +49,7 @@ export const META_PREFIX = 'meta.';
 export const MANAGER_KEY = 'manager_id';
 
 /**
- * The attribute and metadata keys an identity connector maps from SCIM (API.md §7) on the USER
+ * The attribute and metadata keys an identity connector maps from SCIM (docs/api.md §7) on the USER
  * principals it provisions: the connector owns them, and `/v1` cannot change them.
  */
 export const CONNECTOR_ATTRIBUTES = ['role', 'department', MANAGER_KEY] as const;

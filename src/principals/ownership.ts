@@ -1,12 +1,8 @@
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
-import type { OwnerState } from './model.js';
-import { principalRepository } from './repository.js';
+import { principalRepository as repo } from './repository.js';
 import { assessRisk } from './risk.js';
-
-const Q = defineQueries('principals', ['owner_states', 'owned_page', 'set_owner_state']);
 
 /** Principals checked per transaction. */
 const BATCH = 500;
@@ -49,14 +45,10 @@ export class OwnershipRisk {
       let written = 0;
       if (everyone) {
         for (let after = ''; ;) {
-          const page = await this.db.run<{ id: string }>(Q.owned_page, { after, limit: BATCH });
-          if (page.length > 0)
-            written += await this.check(
-              page.map((r) => r.id),
-              [],
-            );
+          const page = await repo.ownedPage(this.db, after, BATCH);
+          if (page.length > 0) written += await this.check(page, []);
           if (page.length < BATCH) break;
-          after = page[page.length - 1]!.id;
+          after = page[page.length - 1]!;
         }
       }
       for (let i = 0; i < Math.max(ids.length, refs.length); i += BATCH) {
@@ -75,17 +67,16 @@ export class OwnershipRisk {
 
   private async check(ids: string[], refs: string[]): Promise<number> {
     return this.db.write('principals/set_owner_state', async (tx) => {
-      const found = await tx.run<{ id: string; state: OwnerState | null }>(Q.owner_states, { ids, refs });
+      const found = await repo.ownerStates(tx, ids, refs);
       if (found.length === 0) return 0;
       const states = new Map(found.map((r) => [r.id, r.state]));
-      const principals = await principalRepository.lockMany(tx, [...states.keys()]);
+      const principals = await repo.lockMany(tx, [...states.keys()]);
       const rows = principals.map((p) => {
         const state = states.get(p.id) ?? null;
         const risk = assessRisk({ ...p, owner_state: state });
         return { id: p.id, state, score: risk.score, factors: JSON.stringify(risk.factors) };
       });
-      const row = await tx.first<{ updated: number }>(Q.set_owner_state, { rows });
-      return row?.updated ?? 0;
+      return repo.setOwnerState(tx, rows);
     });
   }
 }

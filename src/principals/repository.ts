@@ -1,5 +1,5 @@
 import { defineQueries } from '../db/catalogue.js';
-import type { Reader, Tx } from '../db/database.js';
+import type { Params, Reader, Tx } from '../db/database.js';
 import {
   ATTR_PREFIX,
   attributeEntries,
@@ -13,6 +13,7 @@ import {
   type AttributeValue,
   type Card,
   type Metadata,
+  type OwnerState,
   type Principal,
   type PrincipalStatus,
   type PrincipalType,
@@ -29,7 +30,22 @@ const Q = defineQueries('principals', [
   'relationships',
   'get_many',
   'set_privileges',
+  'dormant_candidates',
+  'set_risk',
+  'owner_states',
+  'owned_page',
+  'set_owner_state',
 ]);
+
+/**
+ * A search statement: the text is assembled from a catalogue template (src/query) and named
+ * after it, with every value in the parameters.
+ */
+export interface SearchStatement {
+  name: string;
+  text: string;
+  params: Params;
+}
 
 export interface NewPrincipal {
   id: string;
@@ -77,7 +93,7 @@ export interface RelationshipRows {
   groups: { depth: number; count: number; groups: { id: string; name: string; via: string[] }[] }[];
 }
 
-/** Named queries over principal nodes; always inside the caller's transaction. */
+/** Named queries over principal nodes, in the caller's transaction or on the database. */
 export const principalRepository = {
   async create(tx: Tx, p: NewPrincipal, now: string): Promise<Principal> {
     const props: Record<string, unknown> = {
@@ -222,5 +238,68 @@ export const principalRepository = {
       },
     );
     return { exists: row?.exists ?? false, status: row?.status ?? null, cycle: row?.cycle ?? false };
+  },
+
+  /**
+   * USER principals, `batch` at most, whose last login is before `dormantBefore` but whose stored
+   * risk does not have the dormant factor yet.
+   */
+  async dormantCandidates(tx: Tx, dormantBefore: string, batch: number): Promise<Principal[]> {
+    const rows = await tx.run<{ props: Record<string, unknown> }>(Q.dormant_candidates, {
+      dormantBefore,
+      batch,
+    });
+    return rows.map((r) => fromProperties(r.props));
+  },
+
+  /** Writes recomputed risk scores and factors; returns how many principals it updated. */
+  async setRisk(tx: Tx, rows: readonly { id: string; score: number; factors: string }[]): Promise<number> {
+    const row = await tx.first<{ updated: number }>(Q.set_risk, { rows: [...rows] });
+    return row?.updated ?? 0;
+  },
+
+  /**
+   * Of the principals named in `ids` and those whose owner is one of `refs` (principal ids and
+   * emails), the living non-USER ones whose stored owner state is out of date, with the state
+   * their owner is in now (`null`: the owner lives, or none is named).
+   */
+  async ownerStates(
+    tx: Tx,
+    ids: readonly string[],
+    refs: readonly string[],
+  ): Promise<{ id: string; state: OwnerState | null }[]> {
+    return tx.run<{ id: string; state: OwnerState | null }>(Q.owner_states, {
+      ids: [...ids],
+      refs: [...refs],
+    });
+  },
+
+  /** The ids of the next `limit` living non-USER principals after `after`, in id order. */
+  async ownedPage(tx: Reader, after: string, limit: number): Promise<string[]> {
+    const rows = await tx.run<{ id: string }>(Q.owned_page, { after, limit });
+    return rows.map((r) => r.id);
+  },
+
+  /** Writes owner states with the risk they make, where they changed; returns how many. */
+  async setOwnerState(
+    tx: Tx,
+    rows: readonly { id: string; state: OwnerState | null; score: number; factors: string }[],
+  ): Promise<number> {
+    const row = await tx.first<{ updated: number }>(Q.set_owner_state, { rows: [...rows] });
+    return row?.updated ?? 0;
+  },
+
+  /** The total of a search and the requested page of it. */
+  async search(tx: Reader, statement: SearchStatement): Promise<{ total: number; items: Principal[] }> {
+    const row = await tx.first<{ total: number; rows: Record<string, unknown>[] }>(
+      { name: statement.name, text: statement.text },
+      statement.params,
+    );
+    return { total: row?.total ?? 0, items: (row?.rows ?? []).map(fromProperties) };
+  },
+
+  /** Runs a search statement once, for Neo4j to plan it and keep the plan; the rows are not needed. */
+  async planSearch(tx: Reader, statement: SearchStatement): Promise<void> {
+    await tx.run({ name: statement.name, text: statement.text }, statement.params);
   },
 };

@@ -1,6 +1,7 @@
 import type { Reader } from '../db/database.js';
 import type { Logger } from '../logging/logger.js';
 import type { ShapedStatement } from '../query/shaped.js';
+import { principalRepository as repo } from './repository.js';
 
 export interface SearchPlanOptions {
   /** Shapes that may be planned per minute (the budget of planning work callers can cause). */
@@ -86,7 +87,7 @@ export class SearchPlans {
       for (let next = this.queue.shift(); next; next = this.queue.shift()) {
         const { statement } = next;
         try {
-          await this.db.run(statement, statement.params);
+          await repo.planSearch(this.db, statement);
           this.planned.set(statement.text, true);
           if (this.planned.size > this.options.capacity) {
             this.planned.delete(this.planned.keys().next().value!);

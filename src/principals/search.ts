@@ -12,7 +12,8 @@ import {
   type SearchPrincipalsRequest,
 } from '../schemas/search.js';
 import { compileShaped } from '../query/shaped.js';
-import { fromProperties, PRINCIPAL_STATUSES, type Principal, type PrincipalStatus } from './model.js';
+import { PRINCIPAL_STATUSES, type Principal, type PrincipalStatus } from './model.js';
+import { principalRepository as repo } from './repository.js';
 import type { SearchPlans } from './search-plans.js';
 
 /** The body of POST /principals/search; GET /principals passes `type`, `status` and `connector_source`. */
@@ -101,7 +102,5 @@ export async function runSearch(
 ): Promise<{ total: number; items: Principal[] }> {
   const shaped = plans ? compileShaped(query, sort, page, db.catalogue) : undefined;
   const compiled = shaped && plans!.ready(shaped) ? shaped : compile(query, sort, page, db.catalogue);
-  const rows = await db.run<{ total: number; rows: Record<string, unknown>[] }>(compiled, compiled.params);
-  const row = rows[0];
-  return { total: row?.total ?? 0, items: (row?.rows ?? []).map(fromProperties) };
+  return repo.search(db, compiled);
 }

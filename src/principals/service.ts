@@ -5,11 +5,9 @@ import { AppError, notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import { pageOf, type Paged } from '../pagination.js';
 import { nowIso } from '../time.js';
-import { defineQueries } from '../db/catalogue.js';
 import {
   CONNECTOR_ATTRIBUTES,
   CONNECTOR_METADATA,
-  fromProperties,
   groupSummary,
   MANAGER_KEY,
   MAX_KEYS,
@@ -61,8 +59,6 @@ export interface PatchPrincipalInput {
   attributes?: Record<string, AttributeValue | null>;
   metadata?: Record<string, string | null>;
 }
-
-const Q = defineQueries('principals', ['dormant_candidates', 'set_risk']);
 
 /** Attributes an AI agent must give as arrays, per the contract. */
 const AGENT_ARRAY_KEYS = ['capabilities', 'allowed_tools'];
@@ -164,16 +160,12 @@ export class PrincipalService {
     let total = 0;
     for (;;) {
       const updated = await this.db.write('principals/refresh_risk', async (tx) => {
-        const rows = await tx.run<{ props: Record<string, unknown> }>(Q.dormant_candidates, {
-          dormantBefore,
-          batch,
-        });
-        const changes = rows.map(({ props }) => {
-          const p = fromProperties(props);
+        const candidates = await repo.dormantCandidates(tx, dormantBefore, batch);
+        const changes = candidates.map((p) => {
           const risk = assessRisk(p, now);
           return { id: p.id, score: risk.score, factors: JSON.stringify(risk.factors) };
         });
-        if (changes.length > 0) await tx.run(Q.set_risk, { rows: changes });
+        if (changes.length > 0) await repo.setRisk(tx, changes);
         return changes.length;
       });
       total += updated;

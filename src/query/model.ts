@@ -10,7 +10,7 @@
  * A query is a boolean tree of `and`, `or` and `not` over conditions
  * `{ target, op, operand }`, where the target is a principal field or an attribute key.
  *
- * Semantics (API.md §2, extended to trees):
+ * Semantics (docs/api.md §2, extended to trees):
  * - Every condition is true or false for every principal, never "unknown". A field or attribute
  *   the principal lacks makes every operator false except `$ne`, `$nin` and `$exists: false`,
  *   which are exactly the negations of `$eq`, `$in` and `$exists: true`.

@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 /**
- * The text of report files (API.md §6.2). A report is written page by page into stored chunks,
+ * The text of report files (docs/api.md §6.2). A report is written page by page into stored chunks,
  * and a job that resumes after a crash continues from the last stored chunk; so encoders keep no
  * state, and what a chunk looks like depends only on its rows, the columns and whether any row
  * came before it. Concatenating the chunks of any split of the rows gives the same file.

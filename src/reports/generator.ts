@@ -1,14 +1,12 @@
 import { SYSTEM_CONTEXT } from '../audit/audit.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import type { JobContext } from '../jobs/runner.js';
 import type { Logger } from '../logging/logger.js';
 import { nowIso } from '../time.js';
-import { createEncoder, packChunk, type ReportFormat } from './encoding.js';
-import { reportSource, type AccessOracle, type ReportParameters, type ReportType } from './sources.js';
-
-const Q = defineQueries('reports', ['start', 'append', 'complete', 'fail']);
+import { createEncoder, packChunk } from './encoding.js';
+import { reportRepository as repo } from './repository.js';
+import { reportSource, type AccessOracle, type ReportParameters } from './sources.js';
 
 export const REPORT_JOB = 'reports.generate';
 
@@ -17,22 +15,6 @@ const CHUNK_BYTES = 1 << 20;
 
 /** Runs of a report's job before the report is failed for good. */
 export const REPORT_ATTEMPTS = 3;
-
-interface ReportState {
-  id: string;
-  type: ReportType;
-  format: ReportFormat;
-  parameters: string;
-  status: string;
-  requested_at: string;
-  requested_by: string;
-  cursor: string | null;
-  row_count: number;
-  chunks: number;
-  total: number | null;
-  scanned: number | null;
-  exhausted: boolean | null;
-}
 
 /**
  * Writes a report's file as a background job: the source is read a page at a time, and each
@@ -64,12 +46,8 @@ export class ReportGenerator {
       const error = err instanceof Error ? err.message : String(err);
       this.options.logger.error({ err, report: reportId }, 'report failed');
       await this.db.write('reports/fail', async (tx) => {
-        const row = await tx.first(Q.fail, {
-          id: reportId,
-          error: 'the report could not be generated',
-          now: nowIso(),
-        });
-        if (row) {
+        const failed = await repo.fail(tx, reportId, 'the report could not be generated', nowIso());
+        if (failed) {
           this.events.record(tx, SYSTEM_CONTEXT, {
             type: 'report.failed',
             target: { type: 'report', id: reportId },
@@ -82,11 +60,8 @@ export class ReportGenerator {
   };
 
   private async generate(reportId: string, signal: AbortSignal): Promise<void> {
-    const report = await this.db.write(Q.start, (tx) =>
-      tx.first<{ report: ReportState }>(Q.start, { id: reportId, now: nowIso() }),
-    );
-    if (!report || report.report.status !== 'running') return;
-    const state = report.report;
+    const state = await this.db.write('reports/start', (tx) => repo.start(tx, reportId, nowIso()));
+    if (!state || state.status !== 'running') return;
     const parameters = JSON.parse(state.parameters) as ReportParameters;
     const source = reportSource(state.type, parameters, this.access, this.options.pageSize);
     const encoder = createEncoder(state.format, source.columns);
@@ -102,8 +77,8 @@ export class ReportGenerator {
     let pendingScanned = 0;
     const store = async (next: { cursor: string | null; exhausted: boolean }): Promise<void> => {
       const text = pending.join('');
-      const row = await this.db.write(Q.append, (tx) =>
-        tx.first(Q.append, {
+      const stored = await this.db.write('reports/append', (tx) =>
+        repo.append(tx, {
           id: reportId,
           seq: chunks,
           data: packChunk(text),
@@ -117,7 +92,7 @@ export class ReportGenerator {
         }),
       );
       // Another run took the report over (this one's lease ran out): it carries on, not this one.
-      if (!row) throw new Error(`report ${reportId} moved on without this run`);
+      if (!stored) throw new Error(`report ${reportId} moved on without this run`);
       chunks += 1;
       rowCount += pendingRows;
       scanned += pendingScanned;
@@ -154,7 +129,7 @@ export class ReportGenerator {
     const text = encoder.end(rowCount);
     const expiresAt = new Date(Date.now() + this.options.retentionDays * 86_400_000).toISOString();
     await this.db.write('reports/complete', async (tx) => {
-      const row = await tx.first<{ rowCount: number }>(Q.complete, {
+      const finalRowCount = await repo.complete(tx, {
         id: reportId,
         seq: chunks,
         data: packChunk(text),
@@ -162,13 +137,13 @@ export class ReportGenerator {
         now: nowIso(),
         expiresAt,
       });
-      if (!row) throw new Error(`report ${reportId} moved on without this run`);
+      if (finalRowCount === undefined) throw new Error(`report ${reportId} moved on without this run`);
       this.events.record(tx, SYSTEM_CONTEXT, {
         type: 'report.completed',
         target: { type: 'report', id: reportId },
         changes: {
           status: { from: 'running', to: 'completed' },
-          row_count: { to: row.rowCount },
+          row_count: { to: finalRowCount },
           requested_by: { to: state.requested_by },
         },
       });

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import type { OperationContext } from '../audit/audit.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import { conflict, notFound, validationFailed, type FieldError } from '../errors/errors.js';
 import { newId } from '../ids.js';
@@ -10,26 +9,9 @@ import type { ReportView } from '../schemas/reports.js';
 import { nowIso, parseInstant } from '../time.js';
 import { REPORT_FILES, unpackChunk, type ReportFormat } from './encoding.js';
 import { REPORT_ATTEMPTS, REPORT_JOB } from './generator.js';
-import type { ReportParameters, ReportType } from './sources.js';
-
-const Q = defineQueries('reports', ['create', 'get', 'count', 'page', 'chunks', 'purge']);
-
-interface StoredReport {
-  id: string;
-  type: ReportType;
-  format: ReportFormat;
-  parameters: string;
-  status: ReportView['status'];
-  requested_at: string;
-  requested_by: string;
-  started_at?: string | null;
-  completed_at?: string | null;
-  progress: number;
-  row_count: number;
-  error?: string | null;
-  expires_at?: string | null;
-  bytes?: number | null;
-}
+import { reportRepository as repo, type StoredReport } from './repository.js';
+import type { ReportParameters } from './sources.js';
+import type { ReportType } from './types.js';
 
 export interface ReportRequest {
   type: ReportType;
@@ -57,40 +39,39 @@ export class ReportService {
     const id = newId('report');
     return this.db.write('reports/create', async (tx) => {
       // A retry after a lost commit answer returns what the first run committed.
-      const committed = tx.attempt > 1 ? await tx.first<{ report: StoredReport }>(Q.get, { id }) : undefined;
-      if (committed) return this.view(committed.report);
-      const row = await tx.first<{ report: StoredReport }>(Q.create, {
-        id,
-        type: input.type,
-        format: input.format,
-        parameters: JSON.stringify(parameters),
+      const committed = tx.attempt > 1 ? await repo.get(tx, id) : undefined;
+      if (committed) return this.view(committed);
+      const report = await repo.create(
+        tx,
+        {
+          id,
+          type: input.type,
+          format: input.format,
+          parameters: JSON.stringify(parameters),
+          requestedBy: op.actor.id,
+        },
         now,
-        requestedBy: op.actor.id,
-      });
+      );
       await this.jobs.enqueue(tx, REPORT_JOB, { reportId: id }, { maxAttempts: REPORT_ATTEMPTS });
-      return this.view(row!.report);
+      return this.view(report);
     });
   }
 
   async get(id: string): Promise<ReportView> {
-    const row = await this.db.first<{ report: StoredReport }>(Q.get, { id });
-    if (!row) throw notFound('report', id);
-    return this.view(row.report);
+    const report = await repo.get(this.db, id);
+    if (!report) throw notFound('report', id);
+    return this.view(report);
   }
 
   async list(
     filter: { type?: ReportType | undefined; status?: ReportView['status'] | undefined },
     page: Page,
   ): Promise<Paged<ReportView>> {
-    const params = { type: filter.type ?? null, status: filter.status ?? null };
+    const criteria = { type: filter.type ?? null, status: filter.status ?? null };
     return this.db.read('reports/list', async (tx) => {
-      const [count] = await tx.run<{ total: number }>(Q.count, params);
-      const rows = await tx.run<{ report: StoredReport }>(Q.page, {
-        ...params,
-        skip: page.skip,
-        limit: page.limit,
-      });
-      return { total: count?.total ?? 0, items: rows.map((r) => this.view(r.report)), page };
+      const total = await repo.count(tx, criteria);
+      const reports = await repo.page(tx, criteria, page);
+      return { total, items: reports.map((r) => this.view(r)), page };
     });
   }
 
@@ -98,9 +79,8 @@ export class ReportService {
   async content(
     id: string,
   ): Promise<{ contentType: string; filename: string; bytes: number; stream: Readable }> {
-    const row = await this.db.first<{ report: StoredReport & { chunks?: number } }>(Q.get, { id });
-    if (!row) throw notFound('report', id);
-    const report = row.report;
+    const report = await repo.get(this.db, id);
+    if (!report) throw notFound('report', id);
     if (report.status !== 'completed') {
       throw conflict(`report ${id} is ${report.status}; its file is there once it is completed`);
     }
@@ -108,9 +88,9 @@ export class ReportService {
     const db = this.db;
     async function* pieces(): AsyncGenerator<Buffer> {
       for (let from = 0; ; from += CHUNKS_PER_READ) {
-        const rows = await db.run<{ data: Int8Array }>(Q.chunks, { id, from, to: from + CHUNKS_PER_READ });
-        for (const r of rows) yield unpackChunk(r.data);
-        if (rows.length < CHUNKS_PER_READ) return;
+        const chunks = await repo.chunks(db, id, from, from + CHUNKS_PER_READ);
+        for (const data of chunks) yield unpackChunk(data);
+        if (chunks.length < CHUNKS_PER_READ) return;
       }
     }
     return {
@@ -125,14 +105,10 @@ export class ReportService {
   async purge(now = Date.now()): Promise<void> {
     const failedBefore = new Date(now - this.options.retentionDays * 86_400_000).toISOString();
     for (;;) {
-      const row = await this.db.write(Q.purge, (tx) =>
-        tx.first<{ removed: number }>(Q.purge, {
-          now: new Date(now).toISOString(),
-          failedBefore,
-          batch: 100,
-        }),
+      const removed = await this.db.write('reports/purge', (tx) =>
+        repo.purge(tx, new Date(now).toISOString(), failedBefore, 100),
       );
-      if ((row?.removed ?? 0) < 100) return;
+      if (removed < 100) return;
     }
   }
 

@@ -1,28 +1,8 @@
-import { fromStored, type StoredEvent } from '../audit/audit.js';
-import { defineQueries } from '../db/catalogue.js';
+import { fromStored } from '../audit/audit.js';
 import type { Reader } from '../db/database.js';
 import type { AccessEntry } from '../decisions/access.js';
-
-const Q = defineQueries('reports', [
-  'rows_principal_inventory',
-  'rows_dormant_principals',
-  'rows_orphaned_principals',
-  'rows_audit_log',
-  'rows_access_review',
-  'count_principals',
-  'count_living_principals',
-  'count_active_principals',
-  'count_audit_log',
-]);
-
-export const REPORT_TYPES = [
-  'access_review',
-  'principal_inventory',
-  'dormant_principals',
-  'orphaned_principals',
-  'audit_log',
-] as const;
-export type ReportType = (typeof REPORT_TYPES)[number];
+import { reportRepository as repo, type SourceRows } from './repository.js';
+import type { ReportType } from './types.js';
 
 /** A report's parameters once checked, with their defaults filled in (so a resumed run sees the same). */
 export type ReportParameters = Record<string, string | number>;
@@ -52,12 +32,6 @@ export interface AccessOracle {
     | undefined;
 }
 
-interface PageRow<R> {
-  scanned: number;
-  last: string | null;
-  rows: R[];
-}
-
 const riskCodes = (factors: unknown): string[] => {
   if (typeof factors !== 'string') return [];
   try {
@@ -67,26 +41,23 @@ const riskCodes = (factors: unknown): string[] => {
   }
 };
 
-/** Pages of principals in id order: the cursor is the last id read. */
+/**
+ * Pages of principals in id order: the cursor is the last id read. `read` gives the `limit`
+ * principals after the id `after`.
+ */
 function byPrincipalId<R>(
-  query: string,
-  params: Record<string, unknown>,
+  read: (db: Reader, after: string, limit: number) => Promise<SourceRows<R>>,
   limit: number,
   map: (row: R) => Record<string, unknown>[],
 ): ReportSource['page'] {
   return async (db, cursor) => {
-    const row = await db.first<PageRow<R>>(query, { ...params, after: cursor ?? '', limit });
-    const scanned = row?.scanned ?? 0;
+    const page = await read(db, cursor ?? '', limit);
     return {
-      rows: (row?.rows ?? []).flatMap(map),
-      scanned,
-      cursor: scanned < limit ? null : (row?.last ?? null),
+      rows: page.rows.flatMap(map),
+      scanned: page.scanned,
+      cursor: page.scanned < limit ? null : page.last,
     };
   };
-}
-
-async function count(db: Reader, query: string, params: Record<string, unknown> = {}): Promise<number> {
-  return (await db.first<{ total: number }>(query, params))?.total ?? 0;
 }
 
 const PAGE_ROWS = 1_000;
@@ -115,10 +86,9 @@ export function reportSource(
           'created_at',
           'updated_at',
         ],
-        total: (db) => count(db, Q.count_principals),
-        page: byPrincipalId<Record<string, unknown>>(
-          Q.rows_principal_inventory,
-          {},
+        total: (db) => repo.countPrincipals(db),
+        page: byPrincipalId(
+          (db, after, limit) => repo.principalInventory(db, after, limit),
           pageSize.principals,
           (r) => [{ ...r, risk_factors: riskCodes(r['risk_factors']) }],
         ),
@@ -128,10 +98,9 @@ export function reportSource(
       const before = new Date(asOf - Number(parameters['days']) * 86_400_000).toISOString();
       return {
         columns: [...WHO, 'last_login', 'created_at', 'days_inactive', 'risk_score'],
-        total: (db) => count(db, Q.count_living_principals, { nonUser: false }),
-        page: byPrincipalId<Record<string, unknown>>(
-          Q.rows_dormant_principals,
-          { before },
+        total: (db) => repo.countLivingPrincipals(db, false),
+        page: byPrincipalId(
+          (db, after, limit) => repo.dormantPrincipals(db, before, after, limit),
           pageSize.principals,
           (r) => [
             {
@@ -158,10 +127,9 @@ export function reportSource(
           'risk_score',
           'created_at',
         ],
-        total: (db) => count(db, Q.count_living_principals, { nonUser: true }),
-        page: byPrincipalId<Record<string, unknown>>(
-          Q.rows_orphaned_principals,
-          {},
+        total: (db) => repo.countLivingPrincipals(db, true),
+        page: byPrincipalId(
+          (db, after, limit) => repo.orphanedPrincipals(db, after, limit),
           pageSize.principals,
           (r) => [r],
         ),
@@ -181,25 +149,29 @@ export function reportSource(
           'granted_by',
           'conditional',
         ],
-        total: (db) => count(db, Q.count_active_principals),
-        page: byPrincipalId<string>(Q.rows_access_review, {}, pageSize.review, (id) => {
-          const found = access.entriesOf(id);
-          if (!found) return [];
-          const { principal } = found;
-          return found.entries.map((e) => ({
-            principal_id: principal.id,
-            principal_name: principal.name,
-            principal_type: principal.type,
-            principal_email: principal.email,
-            resource_type: e.resource.type,
-            resource_identifier: e.resource.identifier,
-            pattern: e.pattern === true,
-            actions: e.actions,
-            denied_actions: e.denied_actions ?? [],
-            granted_by: e.granted_by,
-            conditional: e.conditional,
-          }));
-        }),
+        total: (db) => repo.countActivePrincipals(db),
+        page: byPrincipalId(
+          (db, after, limit) => repo.activePrincipalIds(db, after, limit),
+          pageSize.review,
+          (id) => {
+            const found = access.entriesOf(id);
+            if (!found) return [];
+            const { principal } = found;
+            return found.entries.map((e) => ({
+              principal_id: principal.id,
+              principal_name: principal.name,
+              principal_type: principal.type,
+              principal_email: principal.email,
+              resource_type: e.resource.type,
+              resource_identifier: e.resource.identifier,
+              pattern: e.pattern === true,
+              actions: e.actions,
+              denied_actions: e.denied_actions ?? [],
+              granted_by: e.granted_by,
+              conditional: e.conditional,
+            }));
+          },
+        ),
       };
     case 'audit_log': {
       const range = { since: String(parameters['since']), until: String(parameters['until']) };
@@ -219,19 +191,13 @@ export function reportSource(
           'user_agent',
           'changes',
         ],
-        total: (db) => count(db, Q.count_audit_log, range),
+        total: (db) => repo.countAuditEvents(db, range),
         page: async (db, cursor) => {
           // The cursor is the last event's time and id.
           const [afterAt, afterId] = cursor ? (JSON.parse(cursor) as [string, string]) : [null, null];
-          const row = await db.first<PageRow<StoredEvent> & { lastAt: string | null }>(Q.rows_audit_log, {
-            ...range,
-            afterAt,
-            afterId,
-            limit: pageSize.principals,
-          });
-          const scanned = row?.scanned ?? 0;
+          const page = await repo.auditEvents(db, range, afterAt, afterId, pageSize.principals);
           return {
-            rows: (row?.rows ?? []).map((stored) => {
+            rows: page.rows.map((stored) => {
               const e = fromStored(stored);
               return {
                 id: e.id,
@@ -249,9 +215,11 @@ export function reportSource(
                 changes: e.changes,
               };
             }),
-            scanned,
+            scanned: page.scanned,
             cursor:
-              scanned < pageSize.principals || !row?.last ? null : JSON.stringify([row.lastAt, row.last]),
+              page.scanned < pageSize.principals || !page.last
+                ? null
+                : JSON.stringify([page.lastAt, page.last]),
           };
         },
       };

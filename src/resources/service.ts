@@ -18,7 +18,7 @@ export interface DeletedResource {
 const targetOf = (type: string, identifier: string) => ({ type: 'resource', id: `${type}:${identifier}` });
 
 /**
- * Resources policies grant on (API.md §5.7). One exists as soon as a policy names it exactly;
+ * Resources policies grant on (docs/api.md §5.7). One exists as soon as a policy names it exactly;
  * registering it gives it attributes (read by `resource.attributes.*` conditions), an owner,
  * and makes it visible to globs.
  */

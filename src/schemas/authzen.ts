@@ -7,7 +7,7 @@ import { literals } from './principals.js';
 
 /**
  * The OpenID AuthZEN Authorization API 1.0 (final, January 2026) as the service speaks it
- * (API.md §5.8). Objects accept members they do not know, as that standard requires ("receivers
+ * (docs/api.md §5.8). Objects accept members they do not know, as that standard requires ("receivers
  * MUST ignore unknown fields"); only what is named here is read. Text is bounded, as a
  * protection against oversized values (the standard leaves sizes to the PDP).
  */

@@ -1,11 +1,10 @@
 import type { OperationContext } from '../audit/audit.js';
 import { diffMaps } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/service.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database, Tx } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';
-import { groupNameKey, groupRepository as groups } from '../groups/repository.js';
+import { groupRepository as groups } from '../groups/repository.js';
 import { MAX_NESTING_LEVELS } from '../groups/service.js';
 import { isId, newId } from '../ids.js';
 import { nowIso } from '../time.js';
@@ -13,6 +12,7 @@ import { invalidValue, ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, filterPaths } from './filter.js';
 import { groupEtag, groupFields, groupView, readGroup, storedGroup } from './groups.js';
 import { patchResource } from './patch.js';
+import { scimRepository as repo, type StoredGroup } from './repository.js';
 import type { ScimObject } from './resource.js';
 import { caseExactIn, COMMON_ATTRIBUTES, GROUP_ATTRIBUTES, GROUP_SCHEMA } from './schema.js';
 import {
@@ -22,27 +22,6 @@ import {
   type ListRequest,
   type ListResult,
 } from './users-service.js';
-
-const Q = defineQueries('scim', [
-  'group_get',
-  'group_all',
-  'group_lock',
-  'group_set',
-  'member_candidates',
-  'members_add',
-  'members_remove',
-]);
-
-interface Member {
-  value: string;
-  display: string;
-  type: string;
-}
-
-interface StoredGroup {
-  props: Record<string, unknown>;
-  members: Member[] | null;
-}
 
 const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES]);
 
@@ -92,13 +71,13 @@ export class ScimGroupService {
           },
         });
         await this.changeMembers(tx, caller, id, [], fields.members, op);
-        return this.view((await this.load(tx, caller, [id], true))[0]!);
+        return this.view((await repo.groups(tx, caller.name, [id], true))[0]!);
       }),
     );
   }
 
   async get(caller: ScimCaller, id: string, withMembers: boolean): Promise<ScimObject> {
-    const [found] = await this.load(this.db, caller, [id], withMembers);
+    const [found] = await repo.groups(this.db, caller.name, [id], withMembers);
     if (!found) throw scimNotFound('Group', id);
     return this.view(found);
   }
@@ -112,18 +91,15 @@ export class ScimGroupService {
     // Members are read for the filter only when it tests them; otherwise for the page alone.
     const filterNeedsMembers =
       filter !== undefined && filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members');
-    const rows = await this.db.run<StoredGroup>(Q.group_all, {
-      source: caller.name,
-      withMembers: filterNeedsMembers,
-    });
+    const rows = await repo.allGroups(this.db, caller.name, filterNeedsMembers);
     let resources = rows.map((r) => this.view(r));
     if (filter) resources = resources.filter((g) => evaluateFilter(filter, g, { caseExact }));
     const skip = request.startIndex - 1;
     let page = resources.slice(skip, skip + Math.min(request.count, MAX_RESULTS));
     if (withMembers && !filterNeedsMembers && page.length > 0) {
-      const full = await this.load(
+      const full = await repo.groups(
         this.db,
-        caller,
+        caller.name,
         page.map((g) => g['id'] as string),
         true,
       );
@@ -228,7 +204,7 @@ export class ScimGroupService {
           if (Object.keys(changes).length > 0)
             this.events.record(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
           await this.changeMembers(tx, caller, id, currentMembers, fields.members, op);
-          return this.view((await this.load(tx, caller, [id], true))[0]!);
+          return this.view((await repo.groups(tx, caller.name, [id], true))[0]!);
         }),
     );
   }
@@ -248,8 +224,7 @@ export class ScimGroupService {
     const keep = new Set(wanted);
     const removed = current.filter((m) => !keep.has(m));
     if (added.length > 0) {
-      const rows = await tx.run<{ id: string }>(Q.member_candidates, { ids: added, source: caller.name });
-      const known = new Set(rows.map((r) => r.id));
+      const known = new Set(await repo.memberCandidates(tx, caller.name, added));
       const unknown = added.filter((m) => !known.has(m));
       if (unknown.length > 0)
         throw invalidValue(
@@ -268,13 +243,8 @@ export class ScimGroupService {
     // Users join in one statement; a nested group is checked for cycles and depth first.
     const users = added.filter((m) => !isId('group', m));
     if (users.length > 0) {
-      const rows = await tx.run<{ id: string }>(Q.members_add, {
-        groupId,
-        ids: users,
-        addedBy: caller.id,
-        now,
-      });
-      for (const { id } of rows) record('group.member_added', id);
+      const joined = await repo.addUsers(tx, groupId, users, caller.id, now);
+      for (const id of joined) record('group.member_added', id);
     }
     for (const memberId of added.filter((m) => isId('group', m))) {
       const check = await groups.nestingCheck(tx, groupId, memberId);
@@ -288,8 +258,8 @@ export class ScimGroupService {
       record('group.member_added', memberId);
     }
     if (removed.length > 0) {
-      const rows = await tx.run<{ id: string }>(Q.members_remove, { groupId, ids: removed });
-      for (const { id } of rows) record('group.member_removed', id);
+      const left = await repo.removeMembers(tx, groupId, removed);
+      for (const id of left) record('group.member_removed', id);
     }
   }
 
@@ -301,14 +271,13 @@ export class ScimGroupService {
     scim: ScimObject,
     now: string,
   ): Promise<void> {
-    await tx.run(Q.group_set, {
+    await repo.setGroup(
+      tx,
+      caller.name,
       id,
-      name: fields.displayName,
-      nameKey: groupNameKey(fields.displayName, caller.name),
-      externalId: fields.externalId,
-      scim: JSON.stringify(storedGroup(scim)),
+      { name: fields.displayName, externalId: fields.externalId, scim: JSON.stringify(storedGroup(scim)) },
       now,
-    });
+    );
   }
 
   private async lock(
@@ -317,14 +286,10 @@ export class ScimGroupService {
     id: string,
     ifMatch: string | undefined,
   ): Promise<StoredGroup> {
-    const current = await tx.first<StoredGroup>(Q.group_lock, { id, source: caller.name });
+    const current = await repo.lockGroup(tx, caller.name, id);
     if (!current) throw scimNotFound('Group', id);
     checkIfMatch(ifMatch, groupEtag(current.props['updated_at'] as string));
     return current;
-  }
-
-  private load(reader: Pick<Database, 'run'> | Tx, caller: ScimCaller, ids: string[], withMembers: boolean) {
-    return reader.run<StoredGroup>(Q.group_get, { ids, source: caller.name, withMembers });
   }
 
   private view(row: StoredGroup): ScimObject {

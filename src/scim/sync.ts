@@ -1,22 +1,21 @@
 import type { OperationContext } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/service.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import { AppError } from '../errors/errors.js';
-import { groupNameKey } from '../groups/repository.js';
 import { isId, newId } from '../ids.js';
-import { fromProperties, MANAGER_KEY, type Principal } from '../principals/model.js';
+import { MANAGER_KEY } from '../principals/model.js';
 import { principalRepository as principals } from '../principals/repository.js';
 import { assessRisk } from '../principals/risk.js';
 import { recordPrincipalUpdate } from '../principals/service.js';
-import { principalRows } from '../seed/bulk.js';
 import { nowIso } from '../time.js';
 import { ScimError } from './errors.js';
 import type { ScimGroupService } from './groups-service.js';
 import { groupFields, readGroup, storedGroup } from './groups.js';
+import { scimRepository } from './repository.js';
 import { isObject, type ScimObject } from './resource.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
+import { scimSyncRepository as repo, type ExistingUser, type ManagerLink } from './sync-repository.js';
 import {
   createdChanges,
   mappedAttributes,
@@ -28,16 +27,6 @@ import {
   withMapped,
   type UserFields,
 } from './users.js';
-
-const Q = defineQueries('scim', [
-  'sync_groups_create',
-  'sync_users',
-  'sync_release',
-  'sync_deprovision',
-  'sync_managers',
-  'group_all',
-]);
-const SEED = defineQueries('seed', ['principals']);
 
 /** Users written per transaction. */
 const BATCH = 1_000;
@@ -78,17 +67,6 @@ interface SnapshotUser {
 interface SnapshotGroup {
   line: number;
   scim: ScimObject;
-}
-
-interface Existing {
-  principal: Principal;
-  /** The stored SCIM resource, as JSON. */
-  scim: string;
-  /** Lower-cased. */
-  userName: string | undefined;
-  managerId: string | null;
-  /** The manager reference it waits on, if any. */
-  managerRef: string | null;
 }
 
 const emptyCounts = (): SyncCounts => ({
@@ -151,16 +129,16 @@ export class ScimSync {
     });
     await report(progress('users', 0, users.length));
 
-    const existing = await this.existingUsers(caller);
-    const byExternal = new Map<string, Existing>();
-    const byUserName = new Map<string, Existing>();
+    const existing = new Map((await repo.users(this.db, caller.name)).map((e) => [e.principal.id, e]));
+    const byExternal = new Map<string, ExistingUser>();
+    const byUserName = new Map<string, ExistingUser>();
     for (const e of existing.values()) {
       if (e.principal.connector_id) byExternal.set(e.principal.connector_id, e);
       if (e.userName !== undefined) byUserName.set(e.userName, e);
     }
     const seen = new Set<string>();
     const creates: { id: string; user: SnapshotUser }[] = [];
-    const updates: { user: SnapshotUser; current: Existing }[] = [];
+    const updates: { user: SnapshotUser; current: ExistingUser }[] = [];
     for (const user of users) {
       const { externalId, userName } = user.fields;
       const current =
@@ -308,31 +286,6 @@ export class ScimSync {
     return { users, groups };
   }
 
-  private async existingUsers(caller: ScimCaller): Promise<Map<string, Existing>> {
-    const rows = await this.db.run<{ props: Record<string, unknown>; managerId: string | null }>(
-      Q.sync_users,
-      {
-        source: caller.name,
-      },
-    );
-    const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-    return new Map(
-      rows.map((r) => {
-        const principal = fromProperties(r.props);
-        return [
-          principal.id,
-          {
-            principal,
-            scim: text(r.props['scim']) ?? '',
-            userName: text(r.props['user_name']),
-            managerId: r.managerId,
-            managerRef: text(r.props['manager_ref']) ?? null,
-          },
-        ];
-      }),
-    );
-  }
-
   /** Creates a batch of users; answers those whose manager was not written yet. */
   private async createBatch(
     caller: ScimCaller,
@@ -364,8 +317,8 @@ export class ScimSync {
     });
     return this.db.write('scim/sync/create', async (tx) => {
       const externalIds = rows.flatMap((r) => (r.connectorId ? [r.connectorId] : []));
-      if (externalIds.length > 0) await tx.run(Q.sync_release, { source: caller.name, externalIds });
-      const [result] = await tx.run<{ pending: string[] }>(SEED.principals, principalRows(rows, caller.id));
+      if (externalIds.length > 0) await repo.releaseExternalIds(tx, caller.name, externalIds);
+      const pending = await repo.createUsers(tx, rows, caller.id);
       for (const r of rows) {
         this.events.record(tx, op, {
           type: 'principal.created',
@@ -373,14 +326,14 @@ export class ScimSync {
           changes: createdChanges(caller.name, { ...r, externalId: r.connectorId }, r),
         });
       }
-      return result?.pending ?? [];
+      return pending;
     });
   }
 
   /** Writes the users whose snapshot differs from what is stored; says how many did. */
   private async updateBatch(
     caller: ScimCaller,
-    batch: { user: SnapshotUser; current: Existing }[],
+    batch: { user: SnapshotUser; current: ExistingUser }[],
     op: OperationContext,
   ): Promise<number> {
     const changed = batch.filter(({ user, current }) => {
@@ -428,13 +381,13 @@ export class ScimSync {
     return changed.length;
   }
 
-  private async deprovisionBatch(batch: Existing[], op: OperationContext): Promise<void> {
+  private async deprovisionBatch(batch: ExistingUser[], op: OperationContext): Promise<void> {
     await this.db.write('scim/sync/deprovision', async (tx) => {
       const rows = batch.map(({ principal: p }) => {
         const risk = assessRisk({ ...p, status: 'deprovisioned' });
         return { id: p.id, score: risk.score, factors: JSON.stringify(risk.factors) };
       });
-      await tx.run(Q.sync_deprovision, { rows, now: nowIso() });
+      await repo.deprovision(tx, rows, nowIso());
       for (const { principal: p } of batch) {
         this.events.record(tx, op, {
           type: 'principal.status_changed',
@@ -457,19 +410,13 @@ export class ScimSync {
    * change are written.
    */
   private async linkManagers(
-    rows: {
-      id: string;
-      managerId: string | null;
-      ref: string | null;
-      from: string | null;
-      recorded: boolean;
-    }[],
+    rows: (ManagerLink & { from: string | null; recorded: boolean })[],
     op: OperationContext,
   ): Promise<void> {
     for (let i = 0; i < rows.length; i += BATCH) {
       const batch = rows.slice(i, i + BATCH);
       await this.db.write('scim/sync/managers', async (tx) => {
-        await tx.run(Q.sync_managers, { rows: batch, now: nowIso() });
+        await repo.linkManagers(tx, batch, nowIso());
         for (const row of batch) {
           if (row.recorded || row.managerId === row.from) continue;
           this.events.record(tx, op, {
@@ -493,14 +440,13 @@ export class ScimSync {
       return {
         id: entry.id!,
         name: f.displayName,
-        nameKey: groupNameKey(f.displayName, caller.name),
         externalId: f.externalId,
         scim: JSON.stringify(storedGroup(entry.group.scim)),
         members: [...new Set(members)],
       };
     });
     await this.db.write('scim/sync/groups', async (tx) => {
-      await tx.run(Q.sync_groups_create, { rows, source: caller.name, actor: caller.id, now: nowIso() });
+      await repo.createGroups(tx, caller.name, caller.id, rows, nowIso());
       // A group created with its members is one event that names them all.
       for (const row of rows) {
         this.events.record(tx, op, {
@@ -531,10 +477,7 @@ export class ScimSync {
     signal: AbortSignal,
     mayDelete: boolean,
   ): Promise<void> {
-    const rows = await this.db.run<{ props: Record<string, unknown> }>(Q.group_all, {
-      source: caller.name,
-      withMembers: false,
-    });
+    const rows = await scimRepository.allGroups(this.db, caller.name, false);
     const byExternal = new Map<string, (typeof rows)[number]>();
     const byName = new Map<string, (typeof rows)[number]>();
     const byId = new Map(rows.map((row) => [row.props['id'] as string, row]));

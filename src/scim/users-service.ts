@@ -1,11 +1,10 @@
 import type { OperationContext } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/service.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database, Tx } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';
 import { newId } from '../ids.js';
-import { fromProperties, MANAGER_KEY, type Principal } from '../principals/model.js';
+import { MANAGER_KEY, type Principal } from '../principals/model.js';
 import { principalRepository as principals } from '../principals/repository.js';
 import { assessRisk } from '../principals/risk.js';
 import { runSearch } from '../principals/search.js';
@@ -17,6 +16,7 @@ import { ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, parseFilter, ScimSyntaxError } from './filter.js';
 import { patchResource } from './patch.js';
 import { compileUserFilter } from './query.js';
+import { scimRepository as repo, type StoredUser } from './repository.js';
 import type { ScimObject } from './resource.js';
 import {
   caseExactIn,
@@ -41,14 +41,6 @@ import {
   type UserFields,
 } from './users.js';
 
-const Q = defineQueries('scim', [
-  'user_get',
-  'user_lock',
-  'manager_find',
-  'release_external_id',
-  'user_prepare',
-]);
-
 /** Most users a filter the indexes cannot answer alone may have to look at. */
 export const MAX_FILTER_CANDIDATES = 10_000;
 export const MAX_RESULTS = 200;
@@ -65,34 +57,9 @@ export interface ListResult {
   resources: ScimObject[];
 }
 
-interface Stored {
-  principal: Principal;
-  scim: ScimObject;
-  managerId: string | null;
-  /** The connector's groups the user is directly in. */
-  groups?: { value: string; display: string }[];
-}
-
 const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES], {
   [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES,
 });
-
-/** A user as cypher/scim/user_get (and user_lock) read it. */
-interface UserRow {
-  props: Record<string, unknown>;
-  managerId: string | null;
-  groups: { value: string; display: string }[];
-}
-
-function storedUser(row: UserRow): Stored {
-  const text = row.props['scim'];
-  return {
-    principal: fromProperties(row.props),
-    scim: typeof text === 'string' ? (JSON.parse(text) as ScimObject) : {},
-    managerId: row.managerId,
-    groups: row.groups,
-  };
-}
 
 function isConflict(err: unknown): boolean {
   return err instanceof AppError && err.code === 'CONFLICT';
@@ -100,7 +67,7 @@ function isConflict(err: unknown): boolean {
 
 /**
  * The Users of a connector's SCIM service provider: USER principals that the connector
- * provisions, mapped as API.md §7 says, the client's own attributes kept whole beside them.
+ * provisions, mapped as docs/api.md §7 says, the client's own attributes kept whole beside them.
  */
 export class ScimUserService {
   constructor(
@@ -117,11 +84,10 @@ export class ScimUserService {
     try {
       return await this.db.write('scim/users/create', async (tx) => {
         // A new user can close no cycle of managers: nobody reports to it yet.
-        const prepared = await tx.first<{ managerId: string | null; waiting: string[] }>(Q.user_prepare, {
+        const prepared = await repo.prepareUser(tx, caller.name, {
           id,
-          source: caller.name,
           externalId: fields.externalId,
-          ref: fields.managerRef,
+          managerRef: fields.managerRef,
         });
         const manager = {
           id: prepared?.managerId ?? null,
@@ -167,7 +133,7 @@ export class ScimUserService {
   }
 
   async get(caller: ScimCaller, id: string): Promise<ScimObject> {
-    const [found] = await this.load(this.db, caller, [id]);
+    const [found] = await repo.users(this.db, caller.name, [id]);
     if (!found) throw scimNotFound('User', id);
     return this.view(found);
   }
@@ -193,9 +159,9 @@ export class ScimUserService {
       const page =
         count === 0
           ? []
-          : await this.load(
+          : await repo.users(
               this.db,
-              caller,
+              caller.name,
               items.map((p) => p.id),
             );
       return {
@@ -216,9 +182,9 @@ export class ScimUserService {
         `the filter would have to look at ${total} users; narrow it with userName, externalId, id, active or meta dates`,
       );
     }
-    const candidates = await this.load(
+    const candidates = await repo.users(
       this.db,
-      caller,
+      caller.name,
       items.map((p) => p.id),
     );
     const matches = candidates
@@ -304,7 +270,7 @@ export class ScimUserService {
         fields = userFields(scim);
         const p = current.principal;
         if (fields.externalId && fields.externalId !== p.connector_id)
-          await tx.run(Q.release_external_id, { source: caller.name, externalId: fields.externalId });
+          await repo.releaseExternalId(tx, caller.name, fields.externalId);
         const managerChanged = fields.managerRef !== (managerRefOf(current.scim) ?? null);
         const manager = managerChanged
           ? await this.resolveManager(tx, caller, id, fields.managerRef)
@@ -343,29 +309,19 @@ export class ScimUserService {
     }
   }
 
-  private async lock(tx: Tx, caller: ScimCaller, id: string, ifMatch: string | undefined): Promise<Stored> {
-    const row = await tx.first<UserRow>(Q.user_lock, { id, source: caller.name });
-    if (!row) throw scimNotFound('User', id);
-    const stored = storedUser(row);
+  private async lock(
+    tx: Tx,
+    caller: ScimCaller,
+    id: string,
+    ifMatch: string | undefined,
+  ): Promise<StoredUser> {
+    const stored = await repo.lockUser(tx, caller.name, id);
+    if (!stored) throw scimNotFound('User', id);
     checkIfMatch(ifMatch, etagOf(stored.principal.version));
     return stored;
   }
 
-  private async load(
-    reader: Pick<Database, 'run'> | Tx,
-    caller: ScimCaller,
-    ids: string[],
-  ): Promise<Stored[]> {
-    if (ids.length === 0) return [];
-    const rows = await reader.run<UserRow>(Q.user_get, { ids, source: caller.name });
-    const byId = new Map(rows.map((r) => [r.props['id'] as string, r]));
-    return ids.flatMap((id) => {
-      const row = byId.get(id);
-      return row ? [storedUser(row)] : [];
-    });
-  }
-
-  private view(stored: Stored): ScimObject {
+  private view(stored: StoredUser): ScimObject {
     const p = stored.principal;
     return userView(
       stored.scim,
@@ -393,11 +349,11 @@ export class ScimUserService {
     ref: string | null,
   ): Promise<{ id: string | null; waiting: boolean }> {
     if (!ref) return { id: null, waiting: false };
-    const row = await tx.first<{ id: string }>(Q.manager_find, { ref, source: caller.name });
-    if (!row || row.id === id) return { id: null, waiting: true };
-    const check = await principals.managerCheck(tx, id, row.id);
+    const managerId = await repo.findManager(tx, caller.name, ref);
+    if (!managerId || managerId === id) return { id: null, waiting: true };
+    const check = await principals.managerCheck(tx, id, managerId);
     if (check.cycle) return { id: null, waiting: true };
-    return { id: row.id, waiting: false };
+    return { id: managerId, waiting: false };
   }
 
   /** Reports that arrived before this user and name it as their manager get their link now. */
@@ -409,7 +365,7 @@ export class ScimUserService {
     op: OperationContext,
   ): Promise<void> {
     for (const id of waiting) {
-      const [report] = await this.load(tx, caller, [id]);
+      const [report] = await repo.users(tx, caller.name, [id]);
       if (!report) continue;
       const check = await principals.managerCheck(tx, id, manager.id);
       if (check.cycle) continue;

@@ -20,7 +20,7 @@ import {
 /** Longest text kept in a mapped principal field (attribute values hold at most 1024 characters). */
 const MAX_FIELD = 1024;
 
-/** What a SCIM User says about the principal it provisions (API.md §7). */
+/** What a SCIM User says about the principal it provisions (docs/api.md §7). */
 export interface UserFields {
   userName: string;
   externalId: string | null;
@@ -145,7 +145,7 @@ export function userView(stored: ScimObject, state: UserState, baseUrl: string):
   };
 }
 
-/** The principal attributes a User maps to (API.md §7), with the manager it resolved to. */
+/** The principal attributes a User maps to (docs/api.md §7), with the manager it resolved to. */
 export function mappedAttributes(fields: UserFields, managerId: string | null): Record<string, string> {
   return {
     ...(fields.role ? { role: fields.role } : {}),

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Where webhooks may not go (API.md §8): a customer-supplied URL must not become a way to reach
+ * Where webhooks may not go (docs/api.md §8): a customer-supplied URL must not become a way to reach
  * the service's own network. Addresses are classified here, once when a URL is registered (for
  * literal addresses) and again for every address actually connected to (see transport.ts), so
  * that a name re-pointed after registration (DNS rebinding) is caught too.

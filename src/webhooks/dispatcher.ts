@@ -1,27 +1,12 @@
-import type { AuditEvent, StoredEvent } from '../audit/audit.js';
+import type { AuditEvent } from '../audit/audit.js';
 import { fromStored, SYSTEM_CONTEXT } from '../audit/audit.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
 import { nowIso } from '../time.js';
-import {
-  attemptRecord,
-  signedMessage,
-  signingSecrets,
-  type AttemptRecord,
-  type SealedSecrets,
-} from './messages.js';
+import { attemptRecord, signedMessage, signingSecrets } from './messages.js';
+import { webhookRepository as repo, type Attempt, type ClaimedWebhook, type DueEntry } from './repository.js';
 import type { WebhookTransport } from './transport.js';
-
-const Q = defineQueries('webhooks', [
-  'dispatch_claim',
-  'dispatch_due',
-  'dispatch_record',
-  'dispatch_release',
-  'disable',
-  'purge',
-]);
 
 export interface DispatcherOptions {
   /** Names this instance in webhook leases. */
@@ -47,23 +32,6 @@ export interface DispatcherOptions {
   logger: Logger;
   /** Entries read per round. */
   batchSize?: number;
-}
-
-interface ClaimedWebhook extends SealedSecrets {
-  url: string;
-}
-
-interface DueEntry {
-  id: string;
-  eventId: string;
-  eventType: string;
-  attempt: number;
-  event: StoredEvent | null;
-}
-
-interface Attempt {
-  message_id: string;
-  delivery: AttemptRecord;
 }
 
 /**
@@ -136,16 +104,14 @@ export class WebhookDispatcher {
   async purge(): Promise<void> {
     const before = new Date(Date.now() - this.options.logRetentionDays * 86_400_000).toISOString();
     for (;;) {
-      const row = await this.db.write(Q.purge, (tx) =>
-        tx.first<{ removed: number }>(Q.purge, { before, batch: 5_000 }),
-      );
-      if ((row?.removed ?? 0) < 5_000) return;
+      const removed = await this.db.write('webhooks/purge', (tx) => repo.purge(tx, before, 5_000));
+      if (removed < 5_000) return;
     }
   }
 
   private async claim(limit: number, skip: string[]): Promise<ClaimedWebhook[]> {
-    const rows = await this.db.write(Q.dispatch_claim, (tx) =>
-      tx.run<{ webhook: ClaimedWebhook }>(Q.dispatch_claim, {
+    return this.db.write('webhooks/dispatch_claim', (tx) =>
+      repo.claim(tx, {
         now: nowIso(),
         limit,
         skip,
@@ -153,7 +119,6 @@ export class WebhookDispatcher {
         leaseMs: this.leaseMs,
       }),
     );
-    return rows.map((r) => r.webhook);
   }
 
   private async deliver(webhook: ClaimedWebhook, signal: AbortSignal): Promise<void> {
@@ -163,11 +128,7 @@ export class WebhookDispatcher {
       // webhook says then: a rotated secret or a new URL is used within that time.
       const until = Date.now() + this.options.leaseMs;
       while (!signal.aborted && Date.now() < until) {
-        const due = await this.db.run<DueEntry>(Q.dispatch_due, {
-          webhookId: webhook.id,
-          now: nowIso(),
-          limit: this.batchSize,
-        });
+        const due = await repo.due(this.db, webhook.id, nowIso(), this.batchSize);
         if (due.length === 0) return;
         const round = await this.round(webhook, secrets, due, signal);
         if (round.attempts.length === 0) return;
@@ -176,8 +137,8 @@ export class WebhookDispatcher {
         const retryAt = round.receiverFailed
           ? (last.next_attempt_at ?? this.after(this.options.retryScheduleS[0] ?? 5))
           : null;
-        const recorded = await this.db.write(Q.dispatch_record, (tx) =>
-          tx.first<{ webhook: { status: string; failing_since: string | null } }>(Q.dispatch_record, {
+        const recorded = await this.db.write('webhooks/dispatch_record', (tx) =>
+          repo.recordRound(tx, {
             webhookId: webhook.id,
             attempts: round.attempts,
             lastAttemptAt: last.attempted_at,
@@ -188,9 +149,9 @@ export class WebhookDispatcher {
             leaseUntil: new Date(Date.now() + this.leaseMs).toISOString(),
           }),
         );
-        if (!recorded || recorded.webhook.status !== 'active') return;
+        if (!recorded || recorded.status !== 'active') return;
         if (failedAt === null) continue;
-        const failingSince = recorded.webhook.failing_since;
+        const failingSince = recorded.failing_since;
         if (last.status_code === 410) {
           await this.disable(webhook.id, 'the receiver answered 410 Gone');
           return;
@@ -203,9 +164,7 @@ export class WebhookDispatcher {
       }
     } finally {
       await this.db
-        .write(Q.dispatch_release, (tx) =>
-          tx.run(Q.dispatch_release, { webhookId: webhook.id, owner: this.options.instanceId }),
-        )
+        .write('webhooks/dispatch_release', (tx) => repo.release(tx, webhook.id, this.options.instanceId))
         .catch((err: unknown) =>
           this.options.logger.warn({ err, webhook: webhook.id }, 'could not release a webhook'),
         );
@@ -268,8 +227,8 @@ export class WebhookDispatcher {
 
   private async disable(id: string, reason: string): Promise<void> {
     await this.db.write('webhooks/disable', async (tx) => {
-      const row = await tx.first(Q.disable, { id, reason });
-      if (!row) return;
+      const disabled = await repo.disable(tx, id, reason);
+      if (!disabled) return;
       this.events.record(tx, SYSTEM_CONTEXT, {
         type: 'webhook.disabled',
         target: { type: 'webhook', id },

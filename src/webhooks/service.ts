@@ -1,6 +1,5 @@
 import type { AuditEvent, Changes, OperationContext } from '../audit/audit.js';
 import { sha256 } from '../auth/secrets.js';
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
 import { notFound, validationFailed, type FieldError } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';
@@ -21,35 +20,10 @@ import {
   sealSecret,
   signedMessage,
   signingSecrets,
-  type SealedSecrets,
 } from './messages.js';
+import { webhookRepository as repo, type StoredWebhook } from './repository.js';
 import { newWebhookSecret } from './signature.js';
 import type { WebhookTransport } from './transport.js';
-
-const Q = defineQueries('webhooks', [
-  'create',
-  'get',
-  'count',
-  'page',
-  'lock',
-  'update',
-  'delete',
-  'rotate_secret',
-  'secrets',
-  'deliveries_count',
-  'deliveries_page',
-  'record_test',
-]);
-
-type StoredWebhook = Omit<WebhookView, 'description' | 'last_delivery_at'> & {
-  description?: string | null;
-  last_delivery_at?: string | null;
-  failing_since?: string | null;
-  disabled_at?: string | null;
-  disabled_reason?: string | null;
-  secret_rotated_at?: string | null;
-  updated_at?: string;
-};
 
 export interface WebhookServiceOptions {
   /** Encrypts the signing secrets at rest. */
@@ -77,10 +51,9 @@ export class WebhookService {
     const secret = newWebhookSecret();
     const webhook = await this.db.write('webhooks/create', async (tx) => {
       // A retry after a lost commit answer returns what the first run committed.
-      const committed =
-        tx.attempt > 1 ? await tx.first<{ webhook: StoredWebhook }>(Q.get, { id }) : undefined;
-      if (committed) return view(committed.webhook);
-      const row = await tx.first<{ webhook: StoredWebhook }>(Q.create, {
+      const committed = tx.attempt > 1 ? await repo.get(tx, id) : undefined;
+      if (committed) return view(committed);
+      const created = await repo.create(tx, {
         id,
         url,
         events: input.events,
@@ -97,26 +70,22 @@ export class WebhookService {
           ...(input.description !== undefined ? { description: { to: input.description } } : {}),
         },
       });
-      return view(row!.webhook);
+      return view(created);
     });
     return { ...webhook, secret };
   }
 
   async get(id: string): Promise<WebhookView> {
-    const row = await this.db.first<{ webhook: StoredWebhook }>(Q.get, { id });
-    if (!row) throw notFound('webhook', id);
-    return view(row.webhook);
+    const webhook = await repo.get(this.db, id);
+    if (!webhook) throw notFound('webhook', id);
+    return view(webhook);
   }
 
   async list(status: WebhookView['status'] | undefined, page: Page): Promise<Paged<WebhookView>> {
     return this.db.read('webhooks/list', async (tx) => {
-      const [count] = await tx.run<{ total: number }>(Q.count, { status: status ?? null });
-      const rows = await tx.run<{ webhook: StoredWebhook }>(Q.page, {
-        status: status ?? null,
-        skip: page.skip,
-        limit: page.limit,
-      });
-      return { total: count?.total ?? 0, items: rows.map((r) => view(r.webhook)), page };
+      const total = await repo.count(tx, status ?? null);
+      const webhooks = await repo.page(tx, status ?? null, page);
+      return { total, items: webhooks.map(view), page };
     });
   }
 
@@ -128,20 +97,20 @@ export class WebhookService {
     const url = patch.url === undefined ? undefined : this.checkUrl(patch.url);
     if (patch.events) checkPatterns(patch.events);
     return this.db.write('webhooks/update', async (tx) => {
-      const current = await tx.first<{ webhook: StoredWebhook }>(Q.lock, { id });
-      if (!current) throw notFound('webhook', id);
-      const before = current.webhook;
+      const before = await repo.lock(tx, id);
+      if (!before) throw notFound('webhook', id);
       const next = {
         url: url ?? before.url,
         events: patch.events ?? before.events,
         description: patch.description === undefined ? (before.description ?? null) : patch.description,
         status: patch.status ?? before.status,
       };
-      const row = await tx.first<{ webhook: StoredWebhook }>(Q.update, {
+      const updated = await repo.update(
+        tx,
         id,
-        ...next,
-        reason: next.status === 'disabled' ? `disabled by ${op.actor.id}` : null,
-      });
+        next,
+        next.status === 'disabled' ? `disabled by ${op.actor.id}` : null,
+      );
       const changes: Changes = {};
       for (const key of Object.keys(next) as (keyof typeof next)[]) {
         const from = key === 'description' ? (before.description ?? null) : before[key];
@@ -154,7 +123,7 @@ export class WebhookService {
       if (Object.keys(changes).length > 0) {
         this.events.record(tx, op, { type: 'webhook.updated', target: { type: 'webhook', id }, changes });
       }
-      return view(row!.webhook);
+      return view(updated);
     });
   }
 
@@ -164,15 +133,15 @@ export class WebhookService {
     op: OperationContext,
   ): Promise<{ id: string; status: 'deleted'; deleted_at: string; deleted_by: string }> {
     return this.db.write('webhooks/delete', async (tx) => {
-      const current = await tx.first<{ webhook: StoredWebhook }>(Q.lock, { id });
+      const current = await repo.lock(tx, id);
       if (!current) throw notFound('webhook', id);
-      await tx.run(Q.delete, { id });
+      await repo.delete(tx, id);
       this.events.record(tx, op, {
         type: 'webhook.deleted',
         target: { type: 'webhook', id },
         changes: {
-          url: { from: current.webhook.url },
-          status: { from: current.webhook.status, to: 'deleted' },
+          url: { from: current.url },
+          status: { from: current.status, to: 'deleted' },
         },
       });
       return { id, status: 'deleted' as const, deleted_at: nowIso(), deleted_by: op.actor.id };
@@ -187,13 +156,9 @@ export class WebhookService {
     const secret = newWebhookSecret();
     const overlapUntil = new Date(Date.now() + SECRET_OVERLAP_MS).toISOString();
     return this.db.write('webhooks/rotate_secret', async (tx) => {
-      const current = await tx.first<{ webhook: StoredWebhook }>(Q.lock, { id });
+      const current = await repo.lock(tx, id);
       if (!current) throw notFound('webhook', id);
-      await tx.run(Q.rotate_secret, {
-        id,
-        secretSealed: sealSecret(this.options.kek, id, secret),
-        overlapUntil,
-      });
+      await repo.rotateSecret(tx, id, sealSecret(this.options.kek, id, secret), overlapUntil);
       this.events.record(tx, op, { type: 'webhook.secret_rotated', target: { type: 'webhook', id } });
       return { secret, previous_secret_expires_at: overlapUntil };
     });
@@ -213,8 +178,8 @@ export class WebhookService {
     duration_ms: number;
     error: string | null;
   }> {
-    const row = await this.db.first<{ webhook: SealedSecrets & { url: string } }>(Q.secrets, { id });
-    if (!row) throw notFound('webhook', id);
+    const webhook = await repo.secrets(this.db, id);
+    if (!webhook) throw notFound('webhook', id);
     const event: AuditEvent = {
       id: newId('event'),
       type: 'webhook.test',
@@ -227,11 +192,11 @@ export class WebhookService {
       user_agent: op.meta.userAgent,
       changes: null,
     };
-    const message = signedMessage(event, signingSecrets(this.options.kek, row.webhook));
+    const message = signedMessage(event, signingSecrets(this.options.kek, webhook));
     const attemptedAt = nowIso();
-    const result = await this.transport.send({ url: row.webhook.url, ...message });
+    const result = await this.transport.send({ url: webhook.url, ...message });
     const delivery = attemptRecord({ webhookId: id, event, number: 1, attemptedAt }, result);
-    await this.db.write(Q.record_test, (tx) => tx.run(Q.record_test, { delivery }));
+    await this.db.write('webhooks/record_test', (tx) => repo.recordTest(tx, delivery));
     return {
       delivery_id: delivery.id,
       success: delivery.success,
@@ -247,16 +212,12 @@ export class WebhookService {
     page: Page,
   ): Promise<Paged<DeliveryView>> {
     return this.db.read('webhooks/deliveries', async (tx) => {
-      const exists = await tx.first(Q.get, { id });
+      const exists = await repo.get(tx, id);
       if (!exists) throw notFound('webhook', id);
-      const params = { id, eventId: filter.eventId ?? null, success: filter.success ?? null };
-      const [count] = await tx.run<{ total: number }>(Q.deliveries_count, params);
-      const rows = await tx.run<{ delivery: DeliveryView }>(Q.deliveries_page, {
-        ...params,
-        skip: page.skip,
-        limit: page.limit,
-      });
-      return { total: count?.total ?? 0, items: rows.map((r) => r.delivery), page };
+      const criteria = { eventId: filter.eventId ?? null, success: filter.success ?? null };
+      const total = await repo.countDeliveries(tx, id, criteria);
+      const items = await repo.deliveries(tx, id, criteria, page);
+      return { total, items, page };
     });
   }
 

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Signing as Standard Webhooks has it (API.md §8), so that receivers can verify deliveries with
+ * Signing as Standard Webhooks has it (docs/api.md §8), so that receivers can verify deliveries with
  * any of its libraries: HMAC-SHA256 over `<id>.<timestamp>.<body>`, keyed with the base64 part
  * of a `whsec_` secret.
  */

@@ -5,7 +5,7 @@ import { isIP, Socket, type LookupFunction } from 'node:net';
 import { addressAllowed, checkWebhookUrl, type AddressPolicy } from './address-guard.js';
 
 /**
- * One webhook POST (API.md §8): only 2xx counts, redirects are reported rather than followed,
+ * One webhook POST (docs/api.md §8): only 2xx counts, redirects are reported rather than followed,
  * one deadline covers the whole exchange, and at most a few kilobytes of the answer are kept.
  *
  * The address check runs on what is actually connected to, not on the URL: the agents resolve

@@ -1,7 +1,7 @@
 import type { TestApp } from './app.js';
 
 /**
- * A deliberately simple decision oracle: it answers ONE access request (API.md §5.2) straight from
+ * A deliberately simple decision oracle: it answers ONE access request (docs/api.md §5.2) straight from
  * the graph in Neo4j, with its own Cypher and its own plain evaluation of patterns, `match`
  * subjects and conditions. It shares no code with the engine (src/decisions, src/policies,
  * src/query): it reads the policy as it is stored — the body the API shows, one property per

@@ -46,7 +46,7 @@ const STATUS_CYCLE: PrincipalStatus[] = ['active', 'active', 'suspended', 'depro
 /**
  * What a form means, said plainly over the seeded records, independently of the query the
  * console builds from it: rows and fields not filled in say nothing; a later row with the same
- * key and test replaces an earlier one; the rest as API.md §2 has it.
+ * key and test replaces an earlier one; the rest as docs/api.md §2 has it.
  */
 function formHolds(p: Seeded, form: SearchForm): boolean {
   const name = form.name.trim();

@@ -13,7 +13,7 @@ import {
 import { insertPrincipal } from '../helpers/principals.js';
 
 /**
- * Four views of one authorization model must agree (API.md §2 "the access endpoint", §5.1-5.7):
+ * Four views of one authorization model must agree (docs/api.md §2 "the access endpoint", §5.1-5.7):
  *
  * - the index: `POST /v1/decisions/evaluate`, answered from memory and kept current by the
  *   change feed;

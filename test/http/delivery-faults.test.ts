@@ -27,7 +27,7 @@ import { eventually } from '../helpers/wait.js';
 
 /**
  * The outbox and the report jobs under the faults that at-least-once and "survives a restart"
- * (API.md §6.2, §8) are about: the service killed outright in the middle of its work, and its
+ * (docs/api.md §6.2, §8) are about: the service killed outright in the middle of its work, and its
  * database going away under a stream of changes.
  */
 

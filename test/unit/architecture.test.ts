@@ -96,7 +96,7 @@ describe('architecture', () => {
     expect(inward).to.deep.equal([]);
   });
 
-  it('lets only the database layer and repositories hold Cypher: routes reach it through services', () => {
+  it('keeps routes away from the database layer: they reach it through services', () => {
     const direct = [...graph.entries()].flatMap(([from, targets]) =>
       from.startsWith('http/')
         ? targets.filter((t) => t.startsWith('db/')).map((t) => `${from} -> ${t}`)
@@ -104,4 +104,73 @@ describe('architecture', () => {
     );
     expect(direct).to.deep.equal([]);
   });
+
+  it('runs every query in a repository or in a module that owns its storage', () => {
+    const found = [...graph.keys()].flatMap((file) =>
+      queryUses(file, readFileSync(path.join(projectRoot(), 'src', file), 'utf8')),
+    );
+    expect(found).to.deep.equal([]);
+  });
+
+  it('finds a query run or declared outside a repository', () => {
+    const source = [
+      "const Q = defineQueries('things', ['get']);",
+      'export async function get(db: Database) {',
+      '  await this.db.first(Q.get, {});',
+      '  await tx.run(Q.get);',
+      '  await this.run(job);',
+      '  await Promise.all([]);',
+      '}',
+    ].join('\n');
+    expect(queryUses('things/service.ts', source)).to.deep.equal([
+      'things/service.ts:1 declares queries',
+      'things/service.ts:3 runs a query',
+      'things/service.ts:4 runs a query',
+    ]);
+    expect(queryUses('things/repository.ts', source)).to.deep.equal([]);
+    expect(queryUses('things/order-repository.ts', source)).to.deep.equal([]);
+    expect(queryUses('jobs/runner.ts', source)).to.deep.equal([]);
+  });
 });
+
+/**
+ * Where queries may live: repositories (`repository.ts`, `*-repository.ts`), and the modules that
+ * own their storage themselves: the database layer (driver, catalogue, migrations), the change
+ * events (sink and feed), the job runner and the bulk loader of `seed/`.
+ */
+const STORAGE_OWNERS = ['db/', 'events/', 'jobs/', 'seed/'];
+/** The principal search compiler declares the statement templates it composes; a repository runs them. */
+const TEMPLATE_OWNERS = ['query/'];
+/** The names a database, a transaction or a session goes by wherever one is passed around. */
+const RUNNERS = /^(tx|db|reader|database|session)$/i;
+
+function queryUses(file: string, source: string): string[] {
+  const name = path.basename(file);
+  if (name === 'repository.ts' || name.endsWith('-repository.ts')) return [];
+  if (STORAGE_OWNERS.some((prefix) => file.startsWith(prefix))) return [];
+  if (!/defineQueries|\.(run|first)\b/.test(source)) return [];
+  const templates = TEMPLATE_OWNERS.some((prefix) => file.startsWith(prefix));
+  const tree = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const line = (node: ts.Node): number => tree.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      if (ts.isIdentifier(callee) && callee.text === 'defineQueries' && !templates) {
+        found.push(`${file}:${line(node)} declares queries`);
+      }
+      if (ts.isPropertyAccessExpression(callee) && ['run', 'first'].includes(callee.name.text)) {
+        const receiver = callee.expression;
+        const last = ts.isPropertyAccessExpression(receiver)
+          ? receiver.name.text
+          : ts.isIdentifier(receiver)
+            ? receiver.text
+            : '';
+        if (RUNNERS.test(last)) found.push(`${file}:${line(node)} runs a query`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(tree);
+  return found;
+}

@@ -66,7 +66,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   });
 
 /**
- * Runs the report behind a finding (API.md §6.2) and reads its rows: the same list an auditor
+ * Runs the report behind a finding (docs/api.md §6.2) and reads its rows: the same list an auditor
  * downloads, so the console and the report never disagree.
  */
 async function runReport(

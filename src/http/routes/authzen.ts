@@ -24,7 +24,7 @@ const MAPPING =
 const PAGING = `Paginated by opaque tokens: \`page.limit\` (default 50, at most ${MAX_SEARCH_LIMIT}) and \`page.token\` (the \`next_token\` of the previous page). A follow-up may send \`page.token\` alone: the token carries the page size. Only \`page.token\` may change between pages (a changed member, or another \`page.limit\`, is 400). \`page.next_token\` is empty on the last page; \`count\` and \`total\` count this page's and all results.`;
 
 /**
- * The OpenID AuthZEN Authorization API 1.0 (API.md §5.8) at the root of the service. Unknown
+ * The OpenID AuthZEN Authorization API 1.0 (docs/api.md §5.8) at the root of the service. Unknown
  * members are ignored as that standard requires, and errors are its plain error messages.
  */
 export function authzenRoutes(deps: { authzen: AuthZenService }): AnyRoute[] {

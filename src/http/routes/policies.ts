@@ -21,7 +21,7 @@ import { etagOf, ifMatchVersions } from '../views.js';
 
 const ETAG = { ETag: { description: 'The version, `"<version>"`, for If-Match', schema: Type.String() } };
 
-/** Policy entity tags are the bare version (API.md §1: `ETag` is `"<version>"`). */
+/** Policy entity tags are the bare version (docs/api.md §1: `ETag` is `"<version>"`). */
 const policyTag = (policy: { version: number }): string => etagOf(policy, '');
 const ifMatch = (ctx: Context): number[] | undefined => ifMatchVersions(ctx.get('If-Match') || undefined, '');
 
