@@ -1,41 +1,9 @@
-export const AUDIT_EVENT_TYPES = [
-  'principal.created',
-  'principal.updated',
-  'principal.deleted',
-  'principal.status_changed',
-  'group.created',
-  'group.updated',
-  'group.deleted',
-  'group.member_added',
-  'group.member_removed',
-  'policy.created',
-  'policy.updated',
-  'policy.deleted',
-  'resource.created',
-  'resource.updated',
-  'resource.deleted',
-  'client.created',
-  'client.deleted',
-  'token.revoked',
-  'auth.failed',
-  'connector.created',
-  'connector.deleted',
-  'connector.token_rotated',
-  'webhook.created',
-  'webhook.updated',
-  'webhook.deleted',
-  'webhook.secret_rotated',
-  'webhook.disabled',
-  'report.completed',
-  'report.failed',
-] as const;
+import type { Static } from '@sinclair/typebox';
+import type { AuditEventSchema } from '../schemas/audit.js';
+import type { AuditEventType } from './event-types.js';
 
-export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
-
-export interface Actor {
-  type: 'client' | 'connector' | 'system';
-  id: string;
-}
+/** Who acts: the `actor` of an audit event. */
+export type Actor = AuditEvent['actor'];
 
 export interface RequestMeta {
   requestId: string | null;
@@ -101,26 +69,14 @@ export function diffMaps(
 }
 
 /** An audit event as the API shows it. */
-export interface AuditEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
-  actor: { type: string; id: string };
-  target: { type: string; id: string };
-  outcome: 'success' | 'failure';
-  request_id: string | null;
-  source_ip: string | null;
-  user_agent: string | null;
-  reason?: string;
-  changes: Changes | null;
-}
+export type AuditEvent = Static<typeof AuditEventSchema>;
 
 /** An audit event as an `(:AuditEvent)` node holds it: flat properties, changes as JSON. */
 export interface StoredEvent {
   id: string;
   type: string;
   occurred_at: string;
-  actor_type: string;
+  actor_type: Actor['type'];
   actor_id: string;
   target_type: string;
   target_id: string;

@@ -152,7 +152,7 @@ export class OAuthServer {
   }
 
   /** RFC 8414 authorization server metadata. */
-  metadata(): Record<string, unknown> {
+  metadata(): { issuer: string; [member: string]: unknown } {
     const issuer = this.issuer;
     return {
       issuer,

@@ -3,6 +3,7 @@ import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
 import type { Static } from '@sinclair/typebox';
 import type { GroupSchema } from '../schemas/groups.js';
+import type { PrincipalType } from '../schemas/principals.js';
 
 const Q = defineQueries('groups', [
   'create',
@@ -42,7 +43,7 @@ export interface NewGroup {
 export interface MemberRow {
   id: string;
   name: string;
-  type: string;
+  type: PrincipalType | 'GROUP';
   email: string | null;
 }
 

@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import { type Changes, type OperationContext } from '../audit/audit.js';
 import type { Database, Tx } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
@@ -5,6 +6,11 @@ import { AppError, conflict, notFound } from '../errors/errors.js';
 import { isId, newId } from '../ids.js';
 import { groupSummary, summary } from '../principals/model.js';
 import type { Page, Paged } from '../pagination.js';
+import type {
+  DeletedGroup as DeletedGroupSchema,
+  GroupMember as GroupMemberSchema,
+  GroupMembership,
+} from '../schemas/groups.js';
 import { nowIso } from '../time.js';
 import {
   groupRepository as repo,
@@ -33,23 +39,12 @@ export interface PatchGroupInput {
   description?: string | null;
 }
 
-export type GroupMember = ReturnType<typeof summary> | ReturnType<typeof groupSummary>;
-
-export interface Membership {
-  group_id: string;
-  member: GroupMember;
-  added_at: string;
-}
-
-export interface DeletedGroup {
-  id: string;
-  status: 'deleted';
-  deleted_at: string;
-  deleted_by: string;
-}
+export type GroupMember = Static<typeof GroupMemberSchema>;
+export type Membership = Static<typeof GroupMembership>;
+export type DeletedGroup = Static<typeof DeletedGroupSchema>;
 
 function memberView(row: MemberRow): GroupMember {
-  return row.type === 'GROUP' ? groupSummary(row) : summary(row);
+  return row.type === 'GROUP' ? groupSummary(row) : summary({ ...row, type: row.type });
 }
 
 function managedByConnector(group: LockedGroup): AppError {

@@ -51,7 +51,11 @@ export interface App {
 }
 
 /** Every operation of the service; the OpenAPI document and the router are built from this list. */
-function allRoutes(runtime: Runtime, openapi: () => unknown, extra: AnyRoute[] = []): AnyRoute[] {
+function allRoutes(
+  runtime: Runtime,
+  openapi: () => Record<string, unknown>,
+  extra: AnyRoute[] = [],
+): AnyRoute[] {
   const { services } = runtime;
   return [
     ...operationRoutes({

@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import type { Scope } from '../auth/scopes.js';
+import type { Serialised } from '../json.js';
 import type { Bucket } from '../ratelimit/index.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -25,11 +26,39 @@ export interface RouteInput<P, Q, B> {
   ctx: Context;
 }
 
+/** The responses an operation declares, by status. */
+export type Responses = Record<number, ResponseSpec>;
+
+/**
+ * What a handler answers, erased: the router holds every operation this way. A handler may also
+ * answer `undefined` when it wrote the response on `ctx` itself (a stream, a text format).
+ */
 export interface RouteResult {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
 }
+
+/** The body of a response with a schema: its static type, or that type serialised already. */
+export type ResponseBody<S> = S extends { schema: infer T extends TSchema }
+  ? Static<T> | Serialised<Static<T>>
+  : undefined;
+
+/** The body a status takes: its schema's, or none for a status without one (204, redirects). */
+type BodyField<Spec> = Spec extends { schema: TSchema } ? { body: ResponseBody<Spec> } : { body?: undefined };
+
+/**
+ * The answers an operation's responses allow: one per status declared, its body typed by that
+ * status's schema; `status` may be left out for 200. (The status stays the mapped type's own
+ * parameter, so a literal status in a handler keeps its literal type.)
+ */
+export type TypedResult<R extends Responses> =
+  | {
+      [S in keyof R & number]: { status: S; headers?: Record<string, string> } & BodyField<R[S]>;
+    }[keyof R & number]
+  | (200 extends keyof R
+      ? { status?: undefined; headers?: Record<string, string> } & BodyField<R[200]>
+      : never);
 
 interface RouteCommon {
   method: HttpMethod;
@@ -62,7 +91,6 @@ interface RouteCommon {
    * whatever else the body holds (it throws to refuse).
    */
   bodyGuard?: (body: unknown) => void;
-  responses: Record<number, ResponseSpec>;
   /** Errors of this operation use the OAuth 2.0 format of RFC 6749 §5.2 instead of problem details. */
   oauthErrors?: boolean;
   /**
@@ -75,9 +103,9 @@ interface RouteCommon {
   scim?: boolean;
 }
 
-type Handler<P, Q, B> = (
+type Handler<P, Q, B, Result> = (
   input: RouteInput<P, Q, B>,
-) => Promise<RouteResult | undefined> | RouteResult | undefined;
+) => Promise<Result | undefined> | Result | undefined;
 
 /**
  * Everything the service knows about one operation. The router, the validators and the OpenAPI
@@ -87,11 +115,14 @@ export interface RouteSpec<
   P extends TSchema | undefined = undefined,
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
+  R extends Responses = Responses,
 > extends RouteCommon {
   params?: P;
   query?: Q;
   body?: B;
-  handler: Handler<In<P>, In<Q>, In<B>>;
+  responses: R;
+  /** Answers one of the declared statuses with a body of its schema's type. */
+  handler: Handler<In<P>, In<Q>, In<B>, TypedResult<NoInfer<R>>>;
 }
 
 /** An operation with its schema types erased, as the router and the OpenAPI builder hold it. */
@@ -99,7 +130,8 @@ export interface AnyRoute extends RouteCommon {
   params?: TSchema;
   query?: TSchema;
   body?: TSchema;
-  handler: Handler<unknown, unknown, unknown>;
+  responses: Responses;
+  handler: Handler<unknown, unknown, unknown, RouteResult>;
 }
 
 /** Checks a handler against its schemas; the router validates input before the handler runs. */
@@ -107,7 +139,8 @@ export function defineRoute<
   P extends TSchema | undefined = undefined,
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
->(spec: RouteSpec<P, Q, B>): AnyRoute {
+  R extends Responses = Responses,
+>(spec: RouteSpec<P, Q, B, R>): AnyRoute {
   return spec as unknown as AnyRoute;
 }
 

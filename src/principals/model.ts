@@ -66,7 +66,7 @@ export const CONNECTOR_METADATA = ['employee_number', 'cost_center'] as const;
 export type Card = [id: string, name: string, type: string, email: string];
 
 /** A principal as it appears among relationships and group members. */
-export function summary(p: { id: string; name: string; type: string; email?: string | null }) {
+export function summary(p: { id: string; name: string; type: PrincipalType; email?: string | null }) {
   return { id: p.id, name: p.name, type: p.type, email: p.email ?? null };
 }
 

@@ -1,3 +1,5 @@
+import type { Static } from '@sinclair/typebox';
+import type { DeletedPrincipal } from '../schemas/principals.js';
 import { diffMaps, type Changes, type OperationContext } from '../audit/audit.js';
 import type { Database, Tx } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
@@ -144,6 +146,9 @@ export function recordPrincipalUpdate(
 }
 
 /** The principals of the identity graph: lifecycle, attributes, manager edges, risk. */
+/** What deleting a principal answers. */
+export type DeletedPrincipalView = Static<typeof DeletedPrincipal>;
+
 export class PrincipalService {
   constructor(
     private readonly db: Database,
@@ -344,7 +349,7 @@ export class PrincipalService {
     id: string,
     expectedVersions: readonly number[] | undefined,
     op: OperationContext,
-  ): Promise<Principal> {
+  ): Promise<DeletedPrincipalView> {
     return this.db.write('principals/delete', async (tx) => {
       const current = await repo.lock(tx, id);
       if (!current) throw notFound('principal', id);
@@ -365,7 +370,10 @@ export class PrincipalService {
           ...(groups.length > 0 ? { groups: { from: groups.sort(), to: [] } } : {}),
         },
       });
-      return principal;
+      const { deleted_at, deleted_by } = principal;
+      if (deleted_at === null || deleted_by === null)
+        throw new Error(`principal ${id} was not marked deleted`);
+      return { id: principal.id, status: 'deleted', deleted_at, deleted_by };
     });
   }
 

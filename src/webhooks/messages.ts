@@ -1,4 +1,5 @@
-import { AUDIT_EVENT_TYPES, type AuditEvent } from '../audit/audit.js';
+import type { AuditEvent } from '../audit/audit.js';
+import { AUDIT_EVENT_TYPES } from '../audit/event-types.js';
 import { decrypt, encrypt } from '../auth/key-encryption.js';
 import type { FieldError } from '../errors/errors.js';
 import { newId } from '../ids.js';

@@ -1,25 +1,18 @@
 import { expect } from 'chai';
 import { loadMigrations, migrate } from '../../src/db/migrations.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer } from '../helpers/engine.js';
-import type { HttpClient } from '../helpers/http.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('who can reach what', () => {
-  let app: TestApp;
-  let api: HttpClient;
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
 
+  const fx = useApp();
+
   before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
-    world = engineApi(api, uniq);
-  });
-  after(async () => {
-    await app.close();
+    world = engineApi(fx.api, uniq);
   });
 
   const principal = (type = 'SERVICE_ACCOUNT', attributes: Record<string, unknown> = {}): Promise<any> =>
@@ -33,7 +26,7 @@ describe('who can reach what', () => {
     attributes: Record<string, unknown> = {},
   ): Promise<void> => world.register(rtype, identifier, attributes);
   const accessOf = async (id: string, query = ''): Promise<any> => {
-    const res = await api.get(`/v1/principals/${id}/access${query}`);
+    const res = await fx.api.get(`/v1/principals/${id}/access${query}`);
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
@@ -138,13 +131,13 @@ describe('who can reach what', () => {
       const page = await accessOf(p.id, `?resource_type=${t}&page=2&limit=2`);
       expect(page.access.map((e: any) => e.resource.identifier)).to.deep.equal(['c']);
       expect(page.pagination).to.deep.equal({ total: 3, page: 2, per_page: 2, pages: 2 });
-      expect((await api.patch(`/v1/principals/${p.id}`, { status: 'suspended' })).status).to.equal(200);
+      expect((await fx.api.patch(`/v1/principals/${p.id}`, { status: 'suspended' })).status).to.equal(200);
       const none = await accessOf(p.id);
       expect(none).to.deep.equal({ principal_id: p.id, access: [], total_resources: 0 });
     });
 
     it('answers 404 for an unknown principal', async () => {
-      expect((await api.get('/v1/principals/prn_01JD0000000000000000000000/access')).status).to.equal(404);
+      expect((await fx.api.get('/v1/principals/prn_01JD0000000000000000000000/access')).status).to.equal(404);
     });
 
     it('shows an agent limited to some tools the allowed tools a tool glob covers, not the glob', async () => {
@@ -193,7 +186,7 @@ describe('who can reach what', () => {
         resources: [{ type: t, identifier: 'x' }],
       });
       await new Promise((r) => setTimeout(r, 20));
-      const replaced = await api.put(`/v1/policies/${allow.id}`, {
+      const replaced = await fx.api.put(`/v1/policies/${allow.id}`, {
         name: allow.name,
         effect: 'allow',
         subjects: { principals: [a.id, b.id] },
@@ -245,7 +238,7 @@ describe('who can reach what', () => {
         ['a'.repeat(500), 'DENY'],
         [match, 'ALLOW'],
       ]) {
-        const decided = await api.post('/v1/decisions/evaluate', {
+        const decided = await fx.api.post('/v1/decisions/evaluate', {
           principal_id: p.id,
           action: 'read',
           resource: { type: t, identifier },
@@ -254,7 +247,7 @@ describe('who can reach what', () => {
         expect(decided.body.decision).to.equal(decision);
       }
       // Reading the access changed nothing: the policy is as written.
-      const stored = await api.get(`/v1/policies/${glob.id}`);
+      const stored = await fx.api.get(`/v1/policies/${glob.id}`);
       expect(stored.body.resources).to.deep.equal([{ type: t, identifier: hostile }]);
       expect(stored.body.version).to.equal(1);
     });
@@ -267,7 +260,7 @@ describe('who can reach what', () => {
         subjects: { principals: [p.id] },
         resources: [{ type: t, identifier: 'm-*' }],
       });
-      const { db } = app.runtime;
+      const { db } = fx.app.runtime;
       const keys = async (): Promise<string[]> =>
         (await db.first<{ keys: string[] }>(
           { name: 'test/policy_keys', text: 'MATCH (pol:Policy {id: $id}) RETURN keys(pol) AS keys' },
@@ -293,7 +286,7 @@ describe('who can reach what', () => {
       expect(
         (await accessOf(p.id, `?resource_type=${t}`)).access.map((e: any) => e.resource.identifier),
       ).to.deep.equal(['m-*', 'm-1']);
-      const stored = await api.get(`/v1/policies/${glob.id}`);
+      const stored = await fx.api.get(`/v1/policies/${glob.id}`);
       expect(stored.body.resources).to.deep.equal([{ type: t, identifier: 'm-*' }]);
     });
 
@@ -320,7 +313,7 @@ describe('who can reach what', () => {
   describe('explained access', () => {
     const namedGroup = async (): Promise<{ id: string; name: string }> => {
       const name = uniq('g');
-      const res = await api.post('/v1/groups', { name });
+      const res = await fx.api.post('/v1/groups', { name });
       expect(res.status, res.text).to.equal(201);
       return { id: res.body.id as string, name };
     };
@@ -368,7 +361,7 @@ describe('who can reach what', () => {
         );
       }
       // The same path as the decision trace names.
-      const res = await api.post('/v1/decisions/evaluate', {
+      const res = await fx.api.post('/v1/decisions/evaluate', {
         principal_id: p.id,
         action: 'read',
         resource: { type: t, identifier: 'y' },
@@ -383,16 +376,16 @@ describe('who can reach what', () => {
       const p = await principal();
       const t = type();
       await policy({ subjects: { principals: [p.id] }, resources: [{ type: t, identifier: 'x' }] });
-      const plain = await api.get(`/v1/principals/${p.id}/access?resource_type=${t}`);
+      const plain = await fx.api.get(`/v1/principals/${p.id}/access?resource_type=${t}`);
       expect(plain.status, plain.text).to.equal(200);
       expect(plain.body.access[0]).not.to.have.property('grants');
-      const no = await api.get(`/v1/principals/${p.id}/access?resource_type=${t}&explain=false`);
+      const no = await fx.api.get(`/v1/principals/${p.id}/access?resource_type=${t}&explain=false`);
       expect(no.text).to.equal(plain.text);
       const paged = await accessOf(p.id, `?resource_type=${t}&explain=true&limit=1`);
       expect(paged.access[0].grants.map((g: any) => g.via)).to.deep.equal(['principal']);
       expect(paged.pagination.total).to.equal(1);
       for (const bad of ['banana', 'TRUE', '1', '']) {
-        const res = await api.get(`/v1/principals/${p.id}/access?explain=${bad}`);
+        const res = await fx.api.get(`/v1/principals/${p.id}/access?explain=${bad}`);
         expect(res.status, bad).to.equal(400);
         expect(res.body.errors[0].pointer, bad).to.equal('/query/explain');
       }
@@ -412,7 +405,7 @@ describe('who can reach what', () => {
         resources: [{ type: t, identifier: 'x' }],
       });
       // As on an instance that has not yet heard of the principal.
-      const { index } = app.runtime.engine;
+      const { index } = fx.app.runtime.engine;
       const known = index.principals.get(p.id)!;
       index.principals.delete(p.id);
       try {
@@ -454,7 +447,7 @@ describe('who can reach what', () => {
         actions: ['*'],
         resources: [{ type: t, identifier: 'x' }],
       });
-      const res = await api.get(`/v1/resources/access?type=${t}&identifier=x`);
+      const res = await fx.api.get(`/v1/resources/access?type=${t}&identifier=x`);
       expect(res.status, res.text).to.equal(200);
       expect(res.body.resource).to.deep.equal({ type: t, identifier: 'x', registered: false });
       const rows = res.body.principals.map((r: any) => [r.principal.id, r.actions, r.granted_by]);
@@ -468,12 +461,12 @@ describe('who can reach what', () => {
       });
       expect(rows).to.deep.equal(expected);
       expect(res.body.pagination.total).to.equal(2);
-      const writers = await api.get(`/v1/resources/access?type=${t}&identifier=x&action=write`);
+      const writers = await fx.api.get(`/v1/resources/access?type=${t}&identifier=x&action=write`);
       expect(writers.body.principals.map((r: any) => r.principal.id)).to.deep.equal([a.id]);
     });
 
     it('refuses a request without type or identifier', async () => {
-      const res = await api.get('/v1/resources/access?type=db');
+      const res = await fx.api.get('/v1/resources/access?type=db');
       expect(res.status).to.equal(400);
       expect(res.body.errors.map((e: any) => e.pointer)).to.include('/query/identifier');
     });
@@ -496,7 +489,7 @@ describe('who can reach what', () => {
         actions: ['read', 'write'],
         resources: [{ type: t, identifier: 'x' }],
       };
-      const res = await api.post(`/v1/policies/${current.id}/simulate`, { policy: proposed });
+      const res = await fx.api.post(`/v1/policies/${current.id}/simulate`, { policy: proposed });
       expect(res.status, res.text).to.equal(200);
       const changes = res.body.access_changes.map((c: any) => [
         c.principal_id,
@@ -515,9 +508,9 @@ describe('who can reach what', () => {
         newly_denied: 1,
         principals_affected: 2,
       });
-      const after = await api.get(`/v1/policies/${current.id}`);
+      const after = await fx.api.get(`/v1/policies/${current.id}`);
       expect(after.body.version).to.equal(1);
-      const still = await api.post('/v1/decisions/evaluate', {
+      const still = await fx.api.post('/v1/decisions/evaluate', {
         principal_id: a.id,
         action: 'read',
         resource: { type: t, identifier: 'x' },
@@ -536,7 +529,7 @@ describe('who can reach what', () => {
         { principal_id: a.id, action: 'read', resource: { type: t, identifier: 'x' } },
         { principal_id: a.id, action: 'read', resource: { type: t, identifier: 'y' } },
       ];
-      const res = await api.post(`/v1/policies/${current.id}/simulate`, { delete: true, requests });
+      const res = await fx.api.post(`/v1/policies/${current.id}/simulate`, { delete: true, requests });
       expect(res.status, res.text).to.equal(200);
       expect(res.body.results.map((r: any) => [r.current, r.simulated, r.changed])).to.deep.equal([
         ['ALLOW', 'DENY', true],
@@ -559,7 +552,7 @@ describe('who can reach what', () => {
         subjects: { principals: [a.id] },
         resources: [{ type: t, identifier: 'x' }],
       });
-      const res = await api.post(`/v1/policies/${draft.id}/simulate`, {});
+      const res = await fx.api.post(`/v1/policies/${draft.id}/simulate`, {});
       expect(res.status, res.text).to.equal(200);
       expect(res.body.access_changes.map((c: any) => [c.principal_id, c.gained])).to.deep.equal([
         [a.id, ['read']],
@@ -572,7 +565,7 @@ describe('who can reach what', () => {
         subjects: { principals: [a.id] },
         resources: [{ type: type(), identifier: 'x' }],
       });
-      const res = await api.post(`/v1/policies/${current.id}/simulate`, {
+      const res = await fx.api.post(`/v1/policies/${current.id}/simulate`, {
         policy: {
           name: 'x',
           effect: 'allow',
@@ -584,7 +577,7 @@ describe('who can reach what', () => {
       });
       expect(res.status).to.equal(400);
       expect(res.body.errors.map((e: any) => e.pointer)).to.include('/policy/conditions/context.ip/$cidr');
-      const both = await api.post(`/v1/policies/${current.id}/simulate`, {
+      const both = await fx.api.post(`/v1/policies/${current.id}/simulate`, {
         delete: true,
         policy: {
           name: 'x',
@@ -603,7 +596,7 @@ describe('who can reach what', () => {
     it('registers, reads, lists, re-registers and deletes a resource, with audit events', async () => {
       const t = type();
       const owner = await principal();
-      const created = await api.put(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`, {
+      const created = await fx.api.put(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`, {
         attributes: { environment: 'prod' },
         owner_id: owner.id,
       });
@@ -615,16 +608,16 @@ describe('who can reach what', () => {
         registered: true,
       });
       expect(created.body.attributes).to.deep.equal({ environment: 'prod' });
-      const again = await api.put(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`, {
+      const again = await fx.api.put(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`, {
         attributes: { environment: 'dev' },
       });
       expect(again.status).to.equal(200);
       expect(again.body).to.include({ owner_id: null });
-      const got = await api.get(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`);
+      const got = await fx.api.get(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`);
       expect(got.body.attributes).to.deep.equal({ environment: 'dev' });
-      const listed = await api.get(`/v1/resources?type=${t}`);
+      const listed = await fx.api.get(`/v1/resources?type=${t}`);
       expect(listed.body.data.map((r: any) => r.identifier)).to.deep.equal(['org/repo one']);
-      const deleted = await api.delete(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`);
+      const deleted = await fx.api.delete(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`);
       expect(deleted.status).to.equal(200);
       expect(deleted.body).to.deep.equal({
         type: t,
@@ -632,10 +625,10 @@ describe('who can reach what', () => {
         deleted: true,
         named_by_policies: 0,
       });
-      expect((await api.get(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`)).status).to.equal(
+      expect((await fx.api.get(`/v1/resources/${t}/${encodeURIComponent('org/repo one')}`)).status).to.equal(
         404,
       );
-      const events = await api.get(
+      const events = await fx.api.get(
         `/v1/audit/events?target_id=${encodeURIComponent(`${t}:org/repo one`)}&limit=10`,
       );
       expect(events.body.data.map((e: any) => e.type).reverse()).to.deep.equal([
@@ -647,10 +640,10 @@ describe('who can reach what', () => {
 
     it('refuses an owner that does not exist with 422, and writes nothing', async () => {
       const t = type();
-      const res = await api.put(`/v1/resources/${t}/x`, { owner_id: 'prn_01JD0000000000000000000000' });
+      const res = await fx.api.put(`/v1/resources/${t}/x`, { owner_id: 'prn_01JD0000000000000000000000' });
       expect(res.status).to.equal(422);
       expect(res.body.code).to.equal('REFERENCE_NOT_FOUND');
-      expect((await api.get(`/v1/resources/${t}/x`)).status).to.equal(404);
+      expect((await fx.api.get(`/v1/resources/${t}/x`)).status).to.equal(404);
     });
 
     it('feeds resource.attributes conditions at once after registration', async () => {
@@ -663,7 +656,7 @@ describe('who can reach what', () => {
       });
       const ask = async () =>
         (
-          await api.post('/v1/decisions/evaluate', {
+          await fx.api.post('/v1/decisions/evaluate', {
             principal_id: p.id,
             action: 'read',
             resource: { type: t, identifier: 'vault' },
@@ -683,17 +676,17 @@ describe('who can reach what', () => {
         resources: [{ type: t, identifier: 'kept' }],
       });
       await register(t, 'kept', { a: 'b' });
-      const deleted = await api.delete(`/v1/resources/${t}/kept`);
+      const deleted = await fx.api.delete(`/v1/resources/${t}/kept`);
       expect(deleted.body.named_by_policies).to.equal(1);
-      const got = await api.get(`/v1/resources/${t}/kept`);
+      const got = await fx.api.get(`/v1/resources/${t}/kept`);
       expect(got.status).to.equal(200);
       expect(got.body).to.include({ registered: false });
       expect(got.body.attributes).to.deep.equal({});
     });
 
     it('treats a malformed type or an identifier with * as not found', async () => {
-      expect((await api.get('/v1/resources/Bad_Type/x')).status).to.equal(404);
-      expect((await api.put('/v1/resources/db/a*', {})).status).to.equal(404);
+      expect((await fx.api.get('/v1/resources/Bad_Type/x')).status).to.equal(404);
+      expect((await fx.api.put('/v1/resources/db/a*', {})).status).to.equal(404);
     });
   });
 });

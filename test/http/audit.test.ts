@@ -1,31 +1,26 @@
 import { expect } from 'chai';
 import { cypher } from '../helpers/db.js';
-import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
-import { authed, basic, tokenFor } from '../helpers/auth.js';
-import type { HttpClient } from '../helpers/http.js';
+import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET } from '../helpers/app.js';
+import { basic, tokenFor } from '../helpers/auth.js';
+import { useApp } from '../helpers/fixture.js';
 
 describe('audit trail', () => {
-  let app: TestApp;
-  let admin: HttpClient;
   let created: { id: string; client_secret: string };
 
+  const fx = useApp();
+
   before(async () => {
-    app = await startTestApp();
-    admin = await authed(app);
     created = (
-      await admin.post(
+      await fx.api.post(
         '/v1/clients',
         { name: 'audited', scopes: ['audit:read'] },
         { headers: { 'User-Agent': 'audit-test/1.0' } },
       )
     ).body;
   });
-  after(async () => {
-    await app.close();
-  });
 
   const events = async (query: string) => {
-    const res = await admin.get(`/v1/audit/events?${query}`);
+    const res = await fx.api.get(`/v1/audit/events?${query}`);
     expect(res.status, res.text).to.equal(200);
     return res.body.data as any[];
   };
@@ -43,7 +38,7 @@ describe('audit trail', () => {
     expect(event.id).to.match(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(event.request_id).to.be.a('string');
     expect(event.changes).to.deep.equal({ name: { to: 'audited' }, scopes: { to: ['audit:read'] } });
-    const single = await admin.get(`/v1/audit/events/${event.id}`);
+    const single = await fx.api.get(`/v1/audit/events/${event.id}`);
     expect(single.status).to.equal(200);
     expect(single.body).to.deep.equal(event);
   });
@@ -54,10 +49,10 @@ describe('audit trail', () => {
   });
 
   it('records client.deleted and token.revoked', async () => {
-    const victim = (await admin.post('/v1/clients', { name: 'short-lived', scopes: ['audit:read'] })).body;
-    const token = (await tokenFor(app.http, { id: victim.id, secret: victim.client_secret })).access_token;
-    await app.http.withToken(token).delete('/v1/auth/revoke');
-    await admin.delete(`/v1/clients/${victim.id}`);
+    const victim = (await fx.api.post('/v1/clients', { name: 'short-lived', scopes: ['audit:read'] })).body;
+    const token = (await tokenFor(fx.app.http, { id: victim.id, secret: victim.client_secret })).access_token;
+    await fx.app.http.withToken(token).delete('/v1/auth/revoke');
+    await fx.api.delete(`/v1/clients/${victim.id}`);
     const [deleted] = await events(`type=client.deleted&target_id=${victim.id}`);
     expect(deleted.changes).to.deep.equal({ status: { from: 'active', to: 'deleted' } });
     const revoked = await events(`type=token.revoked&actor_id=${victim.id}`);
@@ -66,7 +61,7 @@ describe('audit trail', () => {
   });
 
   it('records failed client authentication with a reason, never the secret tried', async () => {
-    await app.http.post('/v1/auth/token', undefined, {
+    await fx.app.http.post('/v1/auth/token', undefined, {
       raw: 'grant_type=client_credentials',
       headers: {
         'Content-Type': 'application/x-www-form-urlencoded',
@@ -83,9 +78,9 @@ describe('audit trail', () => {
 
   it('filters by type list and prefix, actor, target, outcome and time, newest first', async () => {
     // Its own events of every kind it filters on: a deleted client and a failed authentication.
-    const doomed = (await admin.post('/v1/clients', { name: 'filtered-away', scopes: ['audit:read'] })).body;
-    expect((await admin.delete(`/v1/clients/${doomed.id}`)).status).to.equal(200);
-    await app.http.post('/v1/auth/token', undefined, {
+    const doomed = (await fx.api.post('/v1/clients', { name: 'filtered-away', scopes: ['audit:read'] })).body;
+    expect((await fx.api.delete(`/v1/clients/${doomed.id}`)).status).to.equal(200);
+    await fx.app.http.post('/v1/auth/token', undefined, {
       raw: 'grant_type=client_credentials',
       headers: {
         'Content-Type': 'application/x-www-form-urlencoded',
@@ -120,8 +115,8 @@ describe('audit trail', () => {
   });
 
   it('paginates', async () => {
-    const page1 = await admin.get('/v1/audit/events?limit=2&page=1');
-    const page2 = await admin.get('/v1/audit/events?limit=2&page=2');
+    const page1 = await fx.api.get('/v1/audit/events?limit=2&page=1');
+    const page2 = await fx.api.get('/v1/audit/events?limit=2&page=2');
     expect(page1.body.pagination).to.include({ page: 1, per_page: 2 });
     expect(page1.body.pagination.pages).to.equal(Math.ceil(page1.body.pagination.total / 2));
     const ids1 = page1.body.data.map((e: any) => e.id);
@@ -138,41 +133,42 @@ describe('audit trail', () => {
       'outcome=maybe',
       'limit=500',
     ]) {
-      const res = await admin.get(`/v1/audit/events?${bad}`);
+      const res = await fx.api.get(`/v1/audit/events?${bad}`);
       expect(res.status, bad).to.equal(400);
       expect(res.body.errors[0].pointer).to.match(/^\/query\//);
     }
-    expect((await admin.get('/v1/audit/events/evt_01JD0000000000000000000000')).status).to.equal(404);
-    expect((await admin.get('/v1/audit/events/prn_01JD0000000000000000000000')).status).to.equal(404);
+    expect((await fx.api.get('/v1/audit/events/evt_01JD0000000000000000000000')).status).to.equal(404);
+    expect((await fx.api.get('/v1/audit/events/prn_01JD0000000000000000000000')).status).to.equal(404);
   });
 
   it('needs the audit:read scope', async () => {
-    const noAudit = (await admin.post('/v1/clients', { name: 'no-audit', scopes: ['principals:read'] })).body;
-    const api = app.http.withToken(
-      (await tokenFor(app.http, { id: noAudit.id, secret: noAudit.client_secret })).access_token,
+    const noAudit = (await fx.api.post('/v1/clients', { name: 'no-audit', scopes: ['principals:read'] }))
+      .body;
+    const api = fx.app.http.withToken(
+      (await tokenFor(fx.app.http, { id: noAudit.id, secret: noAudit.client_secret })).access_token,
     );
     expect((await api.get('/v1/audit/events')).status).to.equal(403);
   });
 
   it('writes no event when the change fails (same transaction)', async () => {
-    const before = (await admin.get('/v1/audit/events?type=client.created&limit=1')).body.pagination.total;
-    const dup = await admin.post('/v1/clients', { name: 'audited', scopes: ['audit:read'] });
+    const before = (await fx.api.get('/v1/audit/events?type=client.created&limit=1')).body.pagination.total;
+    const dup = await fx.api.post('/v1/clients', { name: 'audited', scopes: ['audit:read'] });
     expect(dup.status).to.equal(409);
-    const after = (await admin.get('/v1/audit/events?type=client.created&limit=1')).body.pagination.total;
+    const after = (await fx.api.get('/v1/audit/events?type=client.created&limit=1')).body.pagination.total;
     expect(after).to.equal(before);
   });
 
   it('never lets a secret or hash reach responses, logs or events', async () => {
-    const made = await admin.post('/v1/clients', { name: 'leak-check', scopes: ['audit:read'] });
+    const made = await fx.api.post('/v1/clients', { name: 'leak-check', scopes: ['audit:read'] });
     const secret = made.body.client_secret as string;
-    const token = await tokenFor(app.http, { id: made.body.id, secret });
-    const everything = JSON.stringify((await admin.get('/v1/audit/events?limit=100')).body);
-    const listing = JSON.stringify((await admin.get('/v1/clients?limit=100')).body);
-    const stored = await cypher(app.runtime.db, 'MATCH (c:Client {id: $id}) RETURN c.secret_hash AS h', {
+    const token = await tokenFor(fx.app.http, { id: made.body.id, secret });
+    const everything = JSON.stringify((await fx.api.get('/v1/audit/events?limit=100')).body);
+    const listing = JSON.stringify((await fx.api.get('/v1/clients?limit=100')).body);
+    const stored = await cypher(fx.app.runtime.db, 'MATCH (c:Client {id: $id}) RETURN c.secret_hash AS h', {
       id: made.body.id,
     });
     const hash = String(stored[0]!['h']);
-    for (const haystack of [everything, listing, app.logs.text]) {
+    for (const haystack of [everything, listing, fx.app.logs.text]) {
       expect(haystack).not.to.contain(secret);
       expect(haystack).not.to.contain(hash);
       expect(haystack).not.to.contain(token.refresh_token);

@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer } from '../helpers/engine.js';
-import type { HttpClient } from '../helpers/http.js';
 import { createConnector, type Connector } from '../helpers/identities.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -18,26 +16,21 @@ const SEARCH_ACTION = '/access/v1/search/action';
  * resolve to its own.
  */
 describe('AuthZEN subjects from identity connectors', () => {
-  let app: TestApp;
-  let api: HttpClient;
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
   let okta: Connector;
   let entra: Connector;
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '100000' } });
+
   before(async () => {
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '100000' } });
-    api = await authed(app);
-    world = engineApi(api, uniq);
-    okta = await createConnector(app, api, uniq('okta').replace(/[^a-z0-9-]/g, ''));
-    entra = await createConnector(app, api, uniq('entra').replace(/[^a-z0-9-]/g, ''));
-  });
-  after(async () => {
-    await app.close();
+    world = engineApi(fx.api, uniq);
+    okta = await createConnector(fx.app, fx.api, uniq('okta').replace(/[^a-z0-9-]/g, ''));
+    entra = await createConnector(fx.app, fx.api, uniq('entra').replace(/[^a-z0-9-]/g, ''));
   });
 
   const post = async (path: string, body: unknown): Promise<any> => {
-    const res = await api.post(path, body);
+    const res = await fx.api.post(path, body);
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
@@ -47,7 +40,7 @@ describe('AuthZEN subjects from identity connectors', () => {
   const recorded = async (id: string): Promise<any> =>
     (
       await eventually(
-        () => api.get(`/v1/decisions/${id}`),
+        () => fx.api.get(`/v1/decisions/${id}`),
         (res) => res.status === 200,
         3_000,
       )

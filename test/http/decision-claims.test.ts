@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer } from '../helpers/engine.js';
-import type { HttpClient } from '../helpers/http.js';
 import { eventually } from '../helpers/wait.js';
 
 /**
@@ -11,29 +9,24 @@ import { eventually } from '../helpers/wait.js';
  * read; and action names that MCP method names fit.
  */
 describe('decisions: request claims and action names', () => {
-  let app: TestApp;
-  let api: HttpClient;
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '100000' } });
+
   before(async () => {
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '100000' } });
-    api = await authed(app);
-    world = engineApi(api, uniq);
-  });
-  after(async () => {
-    await app.close();
+    world = engineApi(fx.api, uniq);
   });
 
   const evaluate = async (request: Record<string, unknown>): Promise<any> => {
-    const res = await api.post('/v1/decisions/evaluate', request);
+    const res = await fx.api.post('/v1/decisions/evaluate', request);
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
   const recorded = async (id: string): Promise<any> =>
     (
       await eventually(
-        () => api.get(`/v1/decisions/${id}`),
+        () => fx.api.get(`/v1/decisions/${id}`),
         (res) => res.status === 200,
         3_000,
       )
@@ -197,7 +190,7 @@ describe('decisions: request claims and action names', () => {
         resource: { type: t, identifier: 'x' },
         ...(mfa === undefined ? {} : { subject_properties: { mfa } }),
       });
-      const batch = await api.post('/v1/decisions/batch', {
+      const batch = await fx.api.post('/v1/decisions/batch', {
         requests: [request(true), request(false), request()],
       });
       expect(batch.status, batch.text).to.equal(200);
@@ -206,7 +199,7 @@ describe('decisions: request claims and action names', () => {
         ['DENY', 'read'],
         ['DENY', 'read'],
       ]);
-      const simulated = await api.post(`/v1/policies/${policy.id}/simulate`, {
+      const simulated = await fx.api.post(`/v1/policies/${policy.id}/simulate`, {
         policy: {
           name: policy.name,
           effect: 'allow',
@@ -259,7 +252,7 @@ describe('decisions: request claims and action names', () => {
         if (allowed) expect(answer.granted_by, action).to.deep.equal([mcp.id]);
       }
       expect((await ask('notifications/initialized', 'open')).granted_by).to.deep.equal([every.id]);
-      const access = await api.get(
+      const access = await fx.api.get(
         `/v1/principals/${p.id}/access?action=${encodeURIComponent('tools/call')}`,
       );
       expect(access.status, access.text).to.equal(200);
@@ -267,7 +260,7 @@ describe('decisions: request claims and action names', () => {
         'open',
         'server',
       ]);
-      const who = await api.get(
+      const who = await fx.api.get(
         `/v1/resources/access?type=${t}&identifier=server&action=${encodeURIComponent('tools/list')}`,
       );
       expect(who.body.principals.map((r: any) => r.principal.id)).to.deep.equal([p.id]);
@@ -277,7 +270,7 @@ describe('decisions: request claims and action names', () => {
       const p = await world.principal();
       const longest = `a${'/b'.repeat(63)}c`;
       expect(longest).to.have.length(128);
-      const ok = await api.post('/v1/decisions/evaluate', {
+      const ok = await fx.api.post('/v1/decisions/evaluate', {
         principal_id: p.id,
         action: longest,
         resource: { type: 'db', identifier: 'x' },
@@ -285,7 +278,7 @@ describe('decisions: request claims and action names', () => {
       expect(ok.status, ok.text).to.equal(200);
       for (const action of [`${longest}d`, 'Tools/call', '/tools', 'tools call', '*', 'tools/*']) {
         for (const shape of [action, { name: action }]) {
-          const res = await api.post('/v1/decisions/evaluate', {
+          const res = await fx.api.post('/v1/decisions/evaluate', {
             principal_id: p.id,
             action: shape,
             resource: { type: 'db', identifier: 'x' },
@@ -296,7 +289,7 @@ describe('decisions: request claims and action names', () => {
           );
         }
       }
-      const extra = await api.post('/v1/decisions/evaluate', {
+      const extra = await fx.api.post('/v1/decisions/evaluate', {
         principal_id: p.id,
         action: { name: 'read', verb: 'GET' },
         resource: { type: 'db', identifier: 'x' },
@@ -324,9 +317,9 @@ describe('decisions: request claims and action names', () => {
     ];
     for (const [what, fields] of accepted) {
       it(`accepts ${what}`, async () => {
-        const res = await api.post('/v1/policies', policyBody(fields));
+        const res = await fx.api.post('/v1/policies', policyBody(fields));
         expect(res.status, res.text).to.equal(201);
-        const got = await api.get(`/v1/policies/${res.body.id}`);
+        const got = await fx.api.get(`/v1/policies/${res.body.id}`);
         for (const [key, value] of Object.entries(fields)) expect(got.body[key]).to.deep.equal(value);
       });
     }
@@ -371,7 +364,7 @@ describe('decisions: request claims and action names', () => {
     ];
     for (const [what, fields, pointer] of refused) {
       it(`refuses ${what}`, async () => {
-        const res = await api.post('/v1/policies', policyBody(fields));
+        const res = await fx.api.post('/v1/policies', policyBody(fields));
         expect(res.status, res.text).to.equal(400);
         expect(res.body.code).to.equal('VALIDATION_FAILED');
         expect(res.body.errors.map((e: any) => e.pointer)).to.include(pointer);

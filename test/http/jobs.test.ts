@@ -1,30 +1,24 @@
 import { expect } from 'chai';
 import { JobRunner, type JobRunnerOptions } from '../../src/jobs/runner.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { cypher } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 
 describe('background jobs', () => {
-  let app: TestApp;
   const runners: JobRunner[] = [];
 
-  before(async () => {
-    app = await startTestApp();
-  });
+  const fx = useApp();
   afterEach(async () => {
     await Promise.all(runners.splice(0).map((r) => r.stop(200)));
   });
-  after(async () => {
-    await app.close();
-  });
 
   function runner(instanceId: string, options: Partial<JobRunnerOptions> = {}): JobRunner {
-    const r = new JobRunner(app.runtime.db, {
+    const r = new JobRunner(fx.app.runtime.db, {
       instanceId,
       pollMs: 50,
       leaseMs: 600,
       retryBaseMs: 50,
-      logger: app.logger,
+      logger: fx.app.logger,
       ...options,
     });
     runners.push(r);
@@ -37,7 +31,7 @@ describe('background jobs', () => {
     payload: unknown,
     maxAttempts?: number,
   ): Promise<string> {
-    return app.runtime.db.write('test/enqueue', (tx) =>
+    return fx.app.runtime.db.write('test/enqueue', (tx) =>
       r.enqueue(tx, kind, payload, maxAttempts === undefined ? {} : { maxAttempts }),
     );
   }
@@ -81,7 +75,7 @@ describe('background jobs', () => {
     // Claimed by an instance that then died: its lease runs out without being renewed.
     const leaseUntil = Date.now() + 800;
     await cypher(
-      app.runtime.db,
+      fx.app.runtime.db,
       `MATCH (j:Job {id: $id})
        SET j.status = 'running', j.lease_owner = 'crashed-instance', j.attempts = 1,
            j.lease_until = datetime({epochMillis: $until}), j.progress = '{"done":40}'`,

@@ -1,42 +1,33 @@
 import { expect } from 'chai';
 import { cypher } from '../helpers/db.js';
-import { ADMIN_CLIENT_ID, startTestApp, type TestApp } from '../helpers/app.js';
-import { authed, createClient, tokenFor } from '../helpers/auth.js';
-import type { HttpClient } from '../helpers/http.js';
+import { ADMIN_CLIENT_ID } from '../helpers/app.js';
+import { createClient, tokenFor } from '../helpers/auth.js';
 import { insertPrincipal } from '../helpers/principals.js';
+import { useApp } from '../helpers/fixture.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MISSING = 'prn_01JD0000000000000000000000';
 
 describe('principals', () => {
-  let app: TestApp;
-  let api: HttpClient;
-
-  before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
-  });
-  after(async () => {
-    await app.close();
-  });
+  const fx = useApp();
 
   const count = async (): Promise<number> =>
-    (await cypher(app.runtime.db, 'MATCH (p:Principal) RETURN count(p) AS n'))[0]!['n'] as number;
+    (await cypher(fx.app.runtime.db, 'MATCH (p:Principal) RETURN count(p) AS n'))[0]!['n'] as number;
 
   const snapshot = async (id: string): Promise<string> =>
     JSON.stringify(
-      (await cypher(app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN properties(p) AS p', { id }))[0],
+      (await cypher(fx.app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN properties(p) AS p', { id }))[0],
     );
 
   const create = async (body: Record<string, unknown>) => {
-    const res = await api.post('/v1/principals', body);
+    const res = await fx.api.post('/v1/principals', body);
     expect(res.status, res.text).to.equal(201);
     return res.body as Record<string, any>;
   };
 
   describe('POST /principals', () => {
     it('creates a service account with exactly the documented fields', async () => {
-      const res = await api.post('/v1/principals', {
+      const res = await fx.api.post('/v1/principals', {
         type: 'SERVICE_ACCOUNT',
         name: 'payments-batch',
         description: 'Nightly settlement job',
@@ -85,7 +76,7 @@ describe('principals', () => {
       const key = await create({ type: 'API_KEY', name: 'ci-deploy-key' });
       expect(key['type']).to.equal('API_KEY');
 
-      const bad = await api.post('/v1/principals', {
+      const bad = await fx.api.post('/v1/principals', {
         type: 'AI_AGENT',
         name: 'bad-agent',
         attributes: { capabilities: 'code_execution', allowed_tools: 'shell' },
@@ -106,7 +97,7 @@ describe('principals', () => {
         { type: 'USER', name: '', attributes: { 'bad key': 1 } },
         { type: 'USER' },
       ]) {
-        const res = await api.post('/v1/principals', body);
+        const res = await fx.api.post('/v1/principals', body);
         expect(res.status, JSON.stringify(body)).to.equal(403);
         expect(res.body.code).to.equal('PRINCIPAL_MANAGED_BY_CONNECTOR');
       }
@@ -127,7 +118,7 @@ describe('principals', () => {
         'deleted_at',
         'role',
       ]) {
-        const res = await api.post('/v1/principals', {
+        const res = await fx.api.post('/v1/principals', {
           type: 'SERVICE_ACCOUNT',
           name: 'x',
           [field]: 'prn_01JD0000000000000000000000',
@@ -181,7 +172,7 @@ describe('principals', () => {
         [{ type: 'SERVICE_ACCOUNT', name: 'x', attributes: ['team'] }, '/attributes'],
       ];
       for (const [body, pointer] of cases) {
-        const res = await api.post('/v1/principals', body);
+        const res = await fx.api.post('/v1/principals', body);
         expect(res.status, JSON.stringify(body).slice(0, 80)).to.equal(400);
         expect(res.body.code).to.equal('VALIDATION_FAILED');
         expect(
@@ -194,7 +185,7 @@ describe('principals', () => {
 
     it('checks manager_id: unknown or deleted managers are 422 REFERENCE_NOT_FOUND', async () => {
       const before = await count();
-      const res = await api.post('/v1/principals', {
+      const res = await fx.api.post('/v1/principals', {
         type: 'SERVICE_ACCOUNT',
         name: 'x',
         attributes: { manager_id: MISSING },
@@ -203,8 +194,8 @@ describe('principals', () => {
       expect(res.body.code).to.equal('REFERENCE_NOT_FOUND');
       expect(res.body.errors[0].pointer).to.equal('/attributes/manager_id');
       const gone = await create({ type: 'SERVICE_ACCOUNT', name: 'gone' });
-      await api.delete(`/v1/principals/${gone['id']}`);
-      const toDeleted = await api.post('/v1/principals', {
+      await fx.api.delete(`/v1/principals/${gone['id']}`);
+      const toDeleted = await fx.api.post('/v1/principals', {
         type: 'SERVICE_ACCOUNT',
         name: 'x',
         attributes: { manager_id: gone['id'] },
@@ -214,8 +205,8 @@ describe('principals', () => {
     });
 
     it('needs principals:write', async () => {
-      const reader = await createClient(app, ['principals:read']);
-      const readOnly = app.http.withToken((await tokenFor(app.http, reader)).access_token);
+      const reader = await createClient(fx.app, ['principals:read']);
+      const readOnly = fx.app.http.withToken((await tokenFor(fx.app.http, reader)).access_token);
       expect((await readOnly.post('/v1/principals', { type: 'API_KEY', name: 'k' })).status).to.equal(403);
       expect((await readOnly.get(`/v1/principals/${MISSING}`)).status).to.equal(404);
     });
@@ -228,7 +219,7 @@ describe('principals', () => {
         name: 'reporting-key',
         attributes: { environment: 'prod' },
       });
-      const res = await api.get(`/v1/principals/${created['id']}`);
+      const res = await fx.api.get(`/v1/principals/${created['id']}`);
       expect(res.status).to.equal(200);
       expect(res.headers.get('etag')).to.equal('"v1"');
       expect(res.body).to.deep.include({
@@ -248,12 +239,12 @@ describe('principals', () => {
     });
 
     it('returns USER principals with email, connector fields and last_login', async () => {
-      const user = await insertPrincipal(app, {
+      const user = await insertPrincipal(fx.app, {
         name: 'Ada Lovelace',
         email: 'ada@example.com',
         lastLogin: new Date().toISOString(),
       });
-      const res = await api.get(`/v1/principals/${user.id}`);
+      const res = await fx.api.get(`/v1/principals/${user.id}`);
       expect(res.body).to.include({ type: 'USER', email: 'ada@example.com', connector_source: 'okta' });
       expect(res.body.connector_id).to.be.a('string');
       expect(res.body.last_login).to.match(ISO_MS);
@@ -268,12 +259,12 @@ describe('principals', () => {
         "prn_'})%20RETURN%201%20//",
       ]) {
         for (const path of [`/v1/principals/${id}`, `/v1/principals/${id}/relationships`]) {
-          const res = await api.get(path);
+          const res = await fx.api.get(path);
           expect(res.status, path).to.equal(404);
           expect(res.body.code).to.equal('NOT_FOUND');
         }
-        expect((await api.patch(`/v1/principals/${id}`, { name: 'x' })).status).to.equal(404);
-        expect((await api.delete(`/v1/principals/${id}`)).status).to.equal(404);
+        expect((await fx.api.patch(`/v1/principals/${id}`, { name: 'x' })).status).to.equal(404);
+        expect((await fx.api.delete(`/v1/principals/${id}`)).status).to.equal(404);
       }
     });
   });
@@ -286,7 +277,7 @@ describe('principals', () => {
         attributes: { team: 'a', environment: 'prod', tags: ['x', 'y'] },
         metadata: { owner: 'o', cost_center: 'cc1' },
       });
-      const res = await api.patch(`/v1/principals/${p['id']}`, {
+      const res = await fx.api.patch(`/v1/principals/${p['id']}`, {
         attributes: { team: 'b', environment: null, location: 'eu-west' },
         metadata: { cost_center: null, repository: 'r' },
       });
@@ -297,12 +288,12 @@ describe('principals', () => {
       expect(res.body.attributes).to.deep.equal({ location: 'eu-west', tags: ['x', 'y'], team: 'b' });
       expect(res.body.metadata).to.deep.equal({ owner: 'o', repository: 'r' });
       expect(res.headers.get('etag')).to.equal('"v2"');
-      const fetched = (await api.get(`/v1/principals/${p['id']}`)).body;
+      const fetched = (await fx.api.get(`/v1/principals/${p['id']}`)).body;
       expect(fetched.attributes).to.deep.equal(res.body.attributes);
       expect(fetched.updated_at > p['created_at'] || fetched.updated_at === p['created_at']).to.equal(true);
       // The attribute vocabulary follows: the old value no longer selects the principal.
       const links = await cypher(
-        app.runtime.db,
+        fx.app.runtime.db,
         'MATCH (:Principal {id: $id})-[r:HAS_ATTRIBUTE]->(a:Attribute) RETURN a.key + "=" + a.value AS kv ORDER BY kv',
         { id: p['id'] },
       );
@@ -311,32 +302,35 @@ describe('principals', () => {
 
     it('changes name and description, and treats a no-op patch as a no-op', async () => {
       const p = await create({ type: 'SERVICE_ACCOUNT', name: 'old-name', description: 'd' });
-      const renamed = await api.patch(`/v1/principals/${p['id']}`, { name: 'new-name', description: null });
+      const renamed = await fx.api.patch(`/v1/principals/${p['id']}`, {
+        name: 'new-name',
+        description: null,
+      });
       expect(renamed.body.name).to.equal('new-name');
-      expect((await api.get(`/v1/principals/${p['id']}`)).body.description).to.equal(null);
-      const again = await api.patch(`/v1/principals/${p['id']}`, { name: 'new-name' });
+      expect((await fx.api.get(`/v1/principals/${p['id']}`)).body.description).to.equal(null);
+      const again = await fx.api.patch(`/v1/principals/${p['id']}`, { name: 'new-name' });
       expect(again.status).to.equal(200);
       expect(again.headers.get('etag')).to.equal(renamed.headers.get('etag'));
     });
 
     it('suspends and reactivates (the kill switch) and refuses other statuses', async () => {
       const p = await create({ type: 'AI_AGENT', name: 'rogue-bot', metadata: { owner: 'sec' } });
-      const suspended = await api.patch(`/v1/principals/${p['id']}`, { status: 'suspended' });
+      const suspended = await fx.api.patch(`/v1/principals/${p['id']}`, { status: 'suspended' });
       expect(suspended.body.status).to.equal('suspended');
-      const record = (await api.get(`/v1/principals/${p['id']}`)).body;
+      const record = (await fx.api.get(`/v1/principals/${p['id']}`)).body;
       expect(record.risk_factors).to.deep.include({ code: 'SUSPENDED', points: 10 });
-      expect((await api.patch(`/v1/principals/${p['id']}`, { status: 'active' })).body.status).to.equal(
+      expect((await fx.api.patch(`/v1/principals/${p['id']}`, { status: 'active' })).body.status).to.equal(
         'active',
       );
       for (const status of ['deleted', 'deprovisioned', 'disabled']) {
-        const res = await api.patch(`/v1/principals/${p['id']}`, { status });
+        const res = await fx.api.patch(`/v1/principals/${p['id']}`, { status });
         expect(res.status, status).to.equal(400);
         expect(res.body.errors[0].pointer).to.equal('/status');
       }
     });
 
     it('lets USER principals change only attributes and metadata', async () => {
-      const user = await insertPrincipal(app, { name: 'Grace Hopper', attributes: { department: 'eng' } });
+      const user = await insertPrincipal(fx.app, { name: 'Grace Hopper', attributes: { department: 'eng' } });
       const before = await snapshot(user.id);
       for (const body of [
         { name: 'G' },
@@ -345,12 +339,12 @@ describe('principals', () => {
         { email: 'g@example.com' },
         { name: 'G', attributes: { a: 'b' } },
       ]) {
-        const res = await api.patch(`/v1/principals/${user.id}`, body);
+        const res = await fx.api.patch(`/v1/principals/${user.id}`, body);
         expect(res.status, JSON.stringify(body)).to.equal(403);
         expect(res.body.code).to.equal('PRINCIPAL_MANAGED_BY_CONNECTOR');
       }
       expect(await snapshot(user.id)).to.equal(before);
-      const ok = await api.patch(`/v1/principals/${user.id}`, {
+      const ok = await fx.api.patch(`/v1/principals/${user.id}`, {
         attributes: { location: 'nyc' },
         metadata: { note: 'vip' },
       });
@@ -382,7 +376,7 @@ describe('principals', () => {
         ],
       ];
       for (const [body, status, pointer] of cases) {
-        const res = await api.patch(`/v1/principals/${p['id']}`, body);
+        const res = await fx.api.patch(`/v1/principals/${p['id']}`, body);
         expect(res.status, JSON.stringify(body).slice(0, 60)).to.equal(status);
         expect(
           res.body.errors.map((e: any) => e.pointer),
@@ -390,12 +384,12 @@ describe('principals', () => {
         ).to.include(pointer);
       }
       expect(await snapshot(p['id'])).to.equal(before);
-      const malformed = await api.patch(`/v1/principals/${p['id']}`, undefined, {
+      const malformed = await fx.api.patch(`/v1/principals/${p['id']}`, undefined, {
         raw: '{"name":',
         headers: { 'Content-Type': 'application/json' },
       });
       expect(malformed.body.code).to.equal('MALFORMED_JSON');
-      const wrongType = await api.patch(`/v1/principals/${p['id']}`, undefined, {
+      const wrongType = await fx.api.patch(`/v1/principals/${p['id']}`, undefined, {
         raw: 'name=x',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       });
@@ -405,14 +399,14 @@ describe('principals', () => {
 
     it('honours If-Match: 412 on a stale tag, success on the current one or *', async () => {
       const p = await create({ type: 'SERVICE_ACCOUNT', name: 'etagged' });
-      const stale = await api.patch(
+      const stale = await fx.api.patch(
         `/v1/principals/${p['id']}`,
         { name: 'a' },
         { headers: { 'If-Match': '"v9"' } },
       );
       expect(stale.status).to.equal(412);
       expect(stale.body.code).to.equal('PRECONDITION_FAILED');
-      const ok = await api.patch(
+      const ok = await fx.api.patch(
         `/v1/principals/${p['id']}`,
         { name: 'a' },
         { headers: { 'If-Match': '"v1"' } },
@@ -420,18 +414,18 @@ describe('principals', () => {
       expect(ok.status).to.equal(200);
       expect(ok.headers.get('etag')).to.equal('"v2"');
       expect(
-        (await api.patch(`/v1/principals/${p['id']}`, { name: 'b' }, { headers: { 'If-Match': '"v1"' } }))
+        (await fx.api.patch(`/v1/principals/${p['id']}`, { name: 'b' }, { headers: { 'If-Match': '"v1"' } }))
           .status,
       ).to.equal(412);
       expect(
-        (await api.patch(`/v1/principals/${p['id']}`, { name: 'b' }, { headers: { 'If-Match': '*' } }))
+        (await fx.api.patch(`/v1/principals/${p['id']}`, { name: 'b' }, { headers: { 'If-Match': '*' } }))
           .status,
       ).to.equal(200);
       expect(
-        (await api.delete(`/v1/principals/${p['id']}`, { headers: { 'If-Match': '"v2"' } })).status,
+        (await fx.api.delete(`/v1/principals/${p['id']}`, { headers: { 'If-Match': '"v2"' } })).status,
       ).to.equal(412);
       expect(
-        (await api.delete(`/v1/principals/${p['id']}`, { headers: { 'If-Match': '"v1", "v3"' } })).status,
+        (await fx.api.delete(`/v1/principals/${p['id']}`, { headers: { 'If-Match': '"v1", "v3"' } })).status,
       ).to.equal(200);
     });
   });
@@ -439,7 +433,7 @@ describe('principals', () => {
   describe('DELETE /principals/{id}', () => {
     it('soft-deletes: the record stays readable, a second delete is 409, updates are 409', async () => {
       const p = await create({ type: 'AI_AGENT', name: 'retired-agent' });
-      const res = await api.delete(`/v1/principals/${p['id']}`);
+      const res = await fx.api.delete(`/v1/principals/${p['id']}`);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({
         id: p['id'],
@@ -448,44 +442,48 @@ describe('principals', () => {
         deleted_by: ADMIN_CLIENT_ID,
       });
       expect(res.body.deleted_at).to.match(ISO_MS);
-      const fetched = (await api.get(`/v1/principals/${p['id']}`)).body;
+      const fetched = (await fx.api.get(`/v1/principals/${p['id']}`)).body;
       expect(fetched).to.include({
         status: 'deleted',
         deleted_at: res.body.deleted_at,
         deleted_by: ADMIN_CLIENT_ID,
       });
-      const again = await api.delete(`/v1/principals/${p['id']}`);
+      const again = await fx.api.delete(`/v1/principals/${p['id']}`);
       expect(again.status).to.equal(409);
       expect(again.body.code).to.equal('PRINCIPAL_DELETED');
-      const patch = await api.patch(`/v1/principals/${p['id']}`, { name: 'zombie' });
+      const patch = await fx.api.patch(`/v1/principals/${p['id']}`, { name: 'zombie' });
       expect(patch.status).to.equal(409);
       expect(patch.body.code).to.equal('PRINCIPAL_DELETED');
     });
 
     it('refuses to delete USER principals', async () => {
-      const user = await insertPrincipal(app, { name: 'Linus' });
-      const res = await api.delete(`/v1/principals/${user.id}`);
+      const user = await insertPrincipal(fx.app, { name: 'Linus' });
+      const res = await fx.api.delete(`/v1/principals/${user.id}`);
       expect(res.status).to.equal(403);
       expect(res.body.code).to.equal('PRINCIPAL_MANAGED_BY_CONNECTOR');
-      expect((await api.get(`/v1/principals/${user.id}`)).body.status).to.equal('active');
+      expect((await fx.api.get(`/v1/principals/${user.id}`)).body.status).to.equal('active');
     });
   });
 
   describe('manager graph', () => {
     it('keeps manager_id as a REPORTS_TO edge, moves it on change and drops it on removal', async () => {
-      const boss = await insertPrincipal(app, { name: 'Boss' });
-      const other = await insertPrincipal(app, { name: 'Other Boss' });
+      const boss = await insertPrincipal(fx.app, { name: 'Boss' });
+      const other = await insertPrincipal(fx.app, { name: 'Other Boss' });
       const svc = await create({ type: 'SERVICE_ACCOUNT', name: 'svc', attributes: { manager_id: boss.id } });
       const managerOf = async (id: string) =>
         (
-          await cypher(app.runtime.db, 'MATCH (:Principal {id: $id})-[:REPORTS_TO]->(m) RETURN m.id AS m', {
-            id,
-          })
+          await cypher(
+            fx.app.runtime.db,
+            'MATCH (:Principal {id: $id})-[:REPORTS_TO]->(m) RETURN m.id AS m',
+            {
+              id,
+            },
+          )
         ).map((r) => r['m']);
       expect(await managerOf(svc['id'])).to.deep.equal([boss.id]);
-      await api.patch(`/v1/principals/${svc['id']}`, { attributes: { manager_id: other.id } });
+      await fx.api.patch(`/v1/principals/${svc['id']}`, { attributes: { manager_id: other.id } });
       expect(await managerOf(svc['id'])).to.deep.equal([other.id]);
-      const removed = await api.patch(`/v1/principals/${svc['id']}`, { attributes: { manager_id: null } });
+      const removed = await fx.api.patch(`/v1/principals/${svc['id']}`, { attributes: { manager_id: null } });
       expect(removed.body.attributes).not.to.have.property('manager_id');
       expect(await managerOf(svc['id'])).to.deep.equal([]);
     });
@@ -501,7 +499,7 @@ describe('principals', () => {
         [a['id'], a['id']],
         [b['id'], c['id']],
       ]) {
-        const res = await api.patch(`/v1/principals/${who}`, { attributes: { manager_id: manager } });
+        const res = await fx.api.patch(`/v1/principals/${who}`, { attributes: { manager_id: manager } });
         expect(res.status, `${who} -> ${manager}`).to.equal(422);
         expect(res.body.code).to.equal('CYCLE_DETECTED');
         expect(res.body.errors[0].pointer).to.equal('/attributes/manager_id');
@@ -517,7 +515,7 @@ describe('principals', () => {
         name: 'wildcard-agent',
         attributes: { allowed_tools: ['*'], capabilities: ['code_execution'] },
       });
-      let record = (await api.get(`/v1/principals/${agent['id']}`)).body;
+      let record = (await fx.api.get(`/v1/principals/${agent['id']}`)).body;
       expect(record.risk_factors).to.deep.equal([
         { code: 'NO_OWNER', points: 30 },
         { code: 'BROAD_TOOL_ACCESS', points: 40 },
@@ -526,41 +524,43 @@ describe('principals', () => {
       expect(record.risk_score).to.equal(85);
       // An owner that exists: one that names no principal would orphan the agent (ORPHANED).
       const owner = await create({ type: 'SERVICE_ACCOUNT', name: 'team-ai' });
-      await api.patch(`/v1/principals/${agent['id']}`, {
+      await fx.api.patch(`/v1/principals/${agent['id']}`, {
         metadata: { owner: owner['id'] },
         attributes: { allowed_tools: Array.from({ length: 25 }, (_, i) => `tool${i}`) },
       });
-      record = (await api.get(`/v1/principals/${agent['id']}`)).body;
+      record = (await fx.api.get(`/v1/principals/${agent['id']}`)).body;
       expect(record.risk_factors).to.deep.equal([
         { code: 'BROAD_TOOL_ACCESS', points: 25 },
         { code: 'HIGH_RISK_CAPABILITY', points: 15 },
       ]);
       expect(record.risk_score).to.equal(40);
 
-      const dormant = await insertPrincipal(app, { name: 'Dormant', lastLogin: '2020-01-01T00:00:00Z' });
-      expect((await api.get(`/v1/principals/${dormant.id}`)).body.risk_factors).to.deep.equal([
+      const dormant = await insertPrincipal(fx.app, { name: 'Dormant', lastLogin: '2020-01-01T00:00:00Z' });
+      expect((await fx.api.get(`/v1/principals/${dormant.id}`)).body.risk_factors).to.deep.equal([
         { code: 'DORMANT', points: 25 },
       ]);
-      const never = await insertPrincipal(app, { name: 'Never' });
-      expect((await api.get(`/v1/principals/${never.id}`)).body.risk_score).to.equal(10);
+      const never = await insertPrincipal(fx.app, { name: 'Never' });
+      expect((await fx.api.get(`/v1/principals/${never.id}`)).body.risk_score).to.equal(10);
     });
 
     it('turns DORMANT when time passes the threshold, without any write to the principal', async () => {
-      const recent = await insertPrincipal(app, {
+      const recent = await insertPrincipal(fx.app, {
         name: 'Almost Dormant',
         lastLogin: new Date(Date.now() - 89 * 86_400_000).toISOString(),
       });
-      const before = await api.get(`/v1/principals/${recent.id}`);
+      const before = await fx.api.get(`/v1/principals/${recent.id}`);
       expect(before.body.risk_factors).to.deep.equal([]);
-      expect(await app.runtime.services.principals.refreshTimeBasedRisk(Date.now())).to.equal(0);
-      const updated = await app.runtime.services.principals.refreshTimeBasedRisk(Date.now() + 2 * 86_400_000);
+      expect(await fx.app.runtime.services.principals.refreshTimeBasedRisk(Date.now())).to.equal(0);
+      const updated = await fx.app.runtime.services.principals.refreshTimeBasedRisk(
+        Date.now() + 2 * 86_400_000,
+      );
       expect(updated).to.be.greaterThan(0);
-      const after = await api.get(`/v1/principals/${recent.id}`);
+      const after = await fx.api.get(`/v1/principals/${recent.id}`);
       expect(after.body.risk_factors).to.deep.equal([{ code: 'DORMANT', points: 25 }]);
       expect(after.headers.get('etag')).to.not.equal(before.headers.get('etag'));
       // Already marked: the next pass has nothing left to do for this principal.
       expect(
-        await app.runtime.services.principals.refreshTimeBasedRisk(Date.now() + 2 * 86_400_000),
+        await fx.app.runtime.services.principals.refreshTimeBasedRisk(Date.now() + 2 * 86_400_000),
       ).to.equal(0);
     });
   });
@@ -568,9 +568,9 @@ describe('principals', () => {
   describe('audit', () => {
     it('records created, updated, status_changed and deleted events with field changes', async () => {
       const p = await create({ type: 'SERVICE_ACCOUNT', name: 'audited-sa', attributes: { team: 'x' } });
-      await api.patch(`/v1/principals/${p['id']}`, { attributes: { team: 'y' }, status: 'suspended' });
-      await api.delete(`/v1/principals/${p['id']}`);
-      const events = (await api.get(`/v1/audit/events?target_id=${p['id']}&limit=10`)).body.data.reverse();
+      await fx.api.patch(`/v1/principals/${p['id']}`, { attributes: { team: 'y' }, status: 'suspended' });
+      await fx.api.delete(`/v1/principals/${p['id']}`);
+      const events = (await fx.api.get(`/v1/audit/events?target_id=${p['id']}&limit=10`)).body.data.reverse();
       expect(events.map((e: any) => e.type)).to.deep.equal([
         'principal.created',
         'principal.updated',

@@ -1,28 +1,21 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import { useApp } from '../helpers/fixture.js';
 import { namer } from '../helpers/engine.js';
-import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
 import { eventually } from '../helpers/wait.js';
 
 describe('risk from privileges', () => {
-  let app: TestApp;
-  let api: HttpClient;
   const { uniq } = namer();
 
+  const fx = useApp({ env: { PRIVILEGE_RISK_INTERVAL_S: '1' } });
+
   before(async () => {
-    app = await startTestApp({ env: { PRIVILEGE_RISK_INTERVAL_S: '1' } });
-    api = await authed(app);
     // The owner the test principals name, so that ownership adds nothing to their risk.
-    await insertPrincipal(app, { name: 'Someone', email: 'someone@example.com' });
-  });
-  after(async () => {
-    await app.close();
+    await insertPrincipal(fx.app, { name: 'Someone', email: 'someone@example.com' });
   });
 
   const principal = async (): Promise<any> => {
-    const res = await api.post('/v1/principals', {
+    const res = await fx.api.post('/v1/principals', {
       type: 'SERVICE_ACCOUNT',
       name: uniq('svc'),
       metadata: { owner: 'someone@example.com' },
@@ -31,17 +24,17 @@ describe('risk from privileges', () => {
     return res.body;
   };
   const factors = async (id: string): Promise<{ score: number; codes: string[] }> => {
-    const res = await api.get(`/v1/principals/${id}`);
+    const res = await fx.api.get(`/v1/principals/${id}`);
     expect(res.status, res.text).to.equal(200);
     return { score: res.body.risk_score, codes: res.body.risk_factors.map((f: any) => f.code) };
   };
 
   it('raises the score of a principal a wildcard allow reaches, through a group, and lowers it when the policy goes', async () => {
     const p = await principal();
-    const group = await api.post('/v1/groups', { name: uniq('admins') });
-    expect((await api.put(`/v1/groups/${group.body.id}/members/${p.id}`)).status).to.equal(200);
+    const group = await fx.api.post('/v1/groups', { name: uniq('admins') });
+    expect((await fx.api.put(`/v1/groups/${group.body.id}/members/${p.id}`)).status).to.equal(200);
     expect(await factors(p.id)).to.deep.equal({ score: 0, codes: [] });
-    const policy = await api.post('/v1/policies', {
+    const policy = await fx.api.post('/v1/policies', {
       name: uniq('everything'),
       effect: 'allow',
       subjects: { groups: [group.body.id] },
@@ -56,9 +49,11 @@ describe('risk from privileges', () => {
     );
     expect(raised.value).to.deep.equal({ score: 30, codes: ['PRIVILEGED_ACCESS'] });
     // Other writes keep the factor.
-    expect((await api.patch(`/v1/principals/${p.id}`, { attributes: { team: 'ops' } })).status).to.equal(200);
+    expect((await fx.api.patch(`/v1/principals/${p.id}`, { attributes: { team: 'ops' } })).status).to.equal(
+      200,
+    );
     expect((await factors(p.id)).codes).to.deep.equal(['PRIVILEGED_ACCESS']);
-    expect((await api.delete(`/v1/policies/${policy.body.id}`)).status).to.equal(200);
+    expect((await fx.api.delete(`/v1/policies/${policy.body.id}`)).status).to.equal(200);
     await eventually(
       () => factors(p.id),
       (f) => f.codes.length === 0 && f.score === 0,
@@ -73,7 +68,7 @@ describe('risk from privileges', () => {
       type: 'bucket',
       identifier: `${uniq('b')}-${i}`,
     }));
-    const broad = await api.post('/v1/policies', {
+    const broad = await fx.api.post('/v1/policies', {
       name: uniq('broad'),
       effect: 'allow',
       subjects: { principals: [p.id] },
@@ -81,7 +76,7 @@ describe('risk from privileges', () => {
       resources,
     });
     expect(broad.status, broad.text).to.equal(201);
-    const deny = await api.post('/v1/policies', {
+    const deny = await fx.api.post('/v1/policies', {
       name: uniq('deny-all'),
       effect: 'deny',
       subjects: { principals: [bystander.id] },

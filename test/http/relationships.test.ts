@@ -1,9 +1,7 @@
 import { expect } from 'chai';
 import { cypher } from '../helpers/db.js';
 import type { Principal } from '../../src/principals/model.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
-import type { HttpClient } from '../helpers/http.js';
+import { useApp } from '../helpers/fixture.js';
 import { insertPrincipal } from '../helpers/principals.js';
 import { loadMigrations } from '../../src/db/migrations.js';
 import { newId } from '../../src/ids.js';
@@ -27,43 +25,41 @@ const seedRow = (name: string): SeedPrincipal => ({
  *   mgr also manages svc (a service account)
  */
 describe('principal relationships', () => {
-  let app: TestApp;
-  let api: HttpClient;
   const p: Record<string, Principal> = {};
 
+  const fx = useApp();
+
   before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
-    p['ceo'] = await insertPrincipal(app, { name: 'Cora CEO' });
-    p['vp'] = await insertPrincipal(app, { name: 'Victor VP', attributes: { manager_id: p['ceo'].id } });
-    p['mgr'] = await insertPrincipal(app, { name: 'Mia Manager', attributes: { manager_id: p['vp'].id } });
+    p['ceo'] = await insertPrincipal(fx.app, { name: 'Cora CEO' });
+    p['vp'] = await insertPrincipal(fx.app, { name: 'Victor VP', attributes: { manager_id: p['ceo'].id } });
+    p['mgr'] = await insertPrincipal(fx.app, { name: 'Mia Manager', attributes: { manager_id: p['vp'].id } });
     for (const name of ['Zoe', 'Adam', 'Bob', 'Lead']) {
-      p[name.toLowerCase()] = await insertPrincipal(app, { name, attributes: { manager_id: p['mgr'].id } });
+      p[name.toLowerCase()] = await insertPrincipal(fx.app, {
+        name,
+        attributes: { manager_id: p['mgr'].id },
+      });
     }
-    p['intern'] = await insertPrincipal(app, {
+    p['intern'] = await insertPrincipal(fx.app, {
       name: 'Ivy Intern',
       attributes: { manager_id: p['lead']!.id },
     });
-    const svc = await api.post('/v1/principals', {
+    const svc = await fx.api.post('/v1/principals', {
       type: 'SERVICE_ACCOUNT',
       name: 'Mia-sync',
       attributes: { manager_id: p['mgr'].id },
     });
     p['svc'] = svc.body;
-    const bob = await api.post('/v1/principals', {
+    const bob = await fx.api.post('/v1/principals', {
       type: 'SERVICE_ACCOUNT',
       name: 'Bobby bot',
       attributes: { manager_id: p['mgr'].id },
     });
     p['bot'] = bob.body;
-    await api.delete(`/v1/principals/${bob.body.id}`);
-  });
-  after(async () => {
-    await app.close();
+    await fx.api.delete(`/v1/principals/${bob.body.id}`);
   });
 
   const rel = async (id: string, query = '') => {
-    const res = await api.get(`/v1/principals/${id}/relationships${query}`);
+    const res = await fx.api.get(`/v1/principals/${id}/relationships${query}`);
     expect(res.status, res.text).to.equal(200);
     return res.body as { principal_id: string; relationships: any[] };
   };
@@ -126,10 +122,10 @@ describe('principal relationships', () => {
   });
 
   it('breaks name ties on id', async () => {
-    const boss = await insertPrincipal(app, { name: 'Tie Boss' });
+    const boss = await insertPrincipal(fx.app, { name: 'Tie Boss' });
     const twins = [];
     for (let i = 0; i < 3; i += 1)
-      twins.push(await insertPrincipal(app, { name: 'Same Name', attributes: { manager_id: boss.id } }));
+      twins.push(await insertPrincipal(fx.app, { name: 'Same Name', attributes: { manager_id: boss.id } }));
     const body = await rel(boss.id, '?type=reports');
     expect(body.relationships[0].principals.map((x: any) => x.id)).to.deep.equal(
       twins.map((t) => t.id).sort(),
@@ -137,10 +133,10 @@ describe('principal relationships', () => {
   });
 
   it('caps each entry at 1000 principals, keeping the true count and marking truncation', async () => {
-    const boss = await insertPrincipal(app, { name: 'Big Boss' });
+    const boss = await insertPrincipal(fx.app, { name: 'Big Boss' });
     // Seeded in bulk: 1,001 direct reports.
     await cypher(
-      app.runtime.db,
+      fx.app.runtime.db,
       `MATCH (b:Principal {id: $boss})
        UNWIND range(1, 1001) AS i
        CREATE (r:Principal:User {id: 'prn_01JZ' + right('0000000000000000000000' + toString(i), 22),
@@ -159,9 +155,9 @@ describe('principal relationships', () => {
   });
 
   it('lists groups by nesting distance, each at its shortest distance, with type GROUP', async () => {
-    const group = async (name: string) => (await api.post('/v1/groups', { name })).body.id as string;
+    const group = async (name: string) => (await fx.api.post('/v1/groups', { name })).body.id as string;
     const add = async (groupId: string, memberId: string) => {
-      const res = await api.put(`/v1/groups/${groupId}/members/${memberId}`);
+      const res = await fx.api.put(`/v1/groups/${groupId}/members/${memberId}`);
       expect(res.status, res.text).to.equal(200);
     };
     const eng = await group('Engineering');
@@ -214,9 +210,9 @@ describe('principal relationships', () => {
   });
 
   it('gives every report its direct manager, at every depth', async () => {
-    const boss = await insertPrincipal(app, { name: 'Chart Boss' });
+    const boss = await insertPrincipal(fx.app, { name: 'Chart Boss' });
     const under = (name: string, manager: Principal) =>
-      insertPrincipal(app, { name, attributes: { manager_id: manager.id } });
+      insertPrincipal(fx.app, { name, attributes: { manager_id: manager.id } });
     const north = await under('Chart North', boss);
     const south = await under('Chart South', boss);
     const northLead = await under('Chart North Lead', north);
@@ -258,15 +254,15 @@ describe('principal relationships', () => {
   it('gives every group the members it is reached through at its shortest depth', async () => {
     const suffix = newId('group').slice(-8);
     const group = async (name: string) => {
-      const res = await api.post('/v1/groups', { name: `${name} ${suffix}` });
+      const res = await fx.api.post('/v1/groups', { name: `${name} ${suffix}` });
       expect(res.status, res.text).to.equal(201);
       return res.body.id as string;
     };
     const add = async (groupId: string, memberId: string) => {
-      const res = await api.put(`/v1/groups/${groupId}/members/${memberId}`);
+      const res = await fx.api.put(`/v1/groups/${groupId}/members/${memberId}`);
       expect(res.status, res.text).to.equal(200);
     };
-    const subject = await insertPrincipal(app, { name: 'Via Subject' });
+    const subject = await insertPrincipal(fx.app, { name: 'Via Subject' });
     const left = await group('A Left');
     const right = await group('B Right');
     const shortcut = await group('C Shortcut');
@@ -313,32 +309,32 @@ describe('principal relationships', () => {
 
   describe('cards', () => {
     const cardOf = async (id: string): Promise<unknown> =>
-      (await cypher(app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN p.card AS card', { id }))[0]![
+      (await cypher(fx.app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN p.card AS card', { id }))[0]![
         'card'
       ];
 
     it('stores [id, name, type, email] on every principal written, by the API or in bulk', async () => {
-      const boss = await insertPrincipal(app, { name: 'Card Boss', email: 'card.boss@example.com' });
+      const boss = await insertPrincipal(fx.app, { name: 'Card Boss', email: 'card.boss@example.com' });
       expect(await cardOf(boss.id)).to.deep.equal([boss.id, 'Card Boss', 'USER', 'card.boss@example.com']);
-      const svc = (await api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: 'card-svc' })).body;
+      const svc = (await fx.api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: 'card-svc' })).body;
       expect(await cardOf(svc.id)).to.deep.equal([svc.id, 'card-svc', 'SERVICE_ACCOUNT', '']);
       const bulk = { ...seedRow('Bulk Card'), attributes: { manager_id: boss.id } };
-      await new BulkLoader(app.runtime.db).principals([bulk]);
+      await new BulkLoader(fx.app.runtime.db).principals([bulk]);
       expect(await cardOf(bulk.id)).to.deep.equal([bulk.id, 'Bulk Card', 'USER', 'bulk.card@example.com']);
       expect(names((await rel(boss.id, '?type=reports')).relationships[0])).to.deep.equal(['Bulk Card']);
     });
 
     it('follows a rename, in the card and in the order of reports', async () => {
-      const boss = await insertPrincipal(app, { name: 'Rename Boss' });
+      const boss = await insertPrincipal(fx.app, { name: 'Rename Boss' });
       const a = (
-        await api.post('/v1/principals', {
+        await fx.api.post('/v1/principals', {
           type: 'AI_AGENT',
           name: 'agent-a',
           attributes: { manager_id: boss.id },
         })
       ).body;
       const b = (
-        await api.post('/v1/principals', {
+        await fx.api.post('/v1/principals', {
           type: 'AI_AGENT',
           name: 'agent-b',
           attributes: { manager_id: boss.id },
@@ -348,7 +344,7 @@ describe('principal relationships', () => {
         'agent-a',
         'agent-b',
       ]);
-      const res = await api.patch(`/v1/principals/${a.id}`, { name: 'zz-agent-a' });
+      const res = await fx.api.patch(`/v1/principals/${a.id}`, { name: 'zz-agent-a' });
       expect(res.status, res.text).to.equal(200);
       expect(await cardOf(a.id)).to.deep.equal([a.id, 'zz-agent-a', 'AI_AGENT', '']);
       const entry = (await rel(boss.id, '?type=reports')).relationships[0];
@@ -359,9 +355,9 @@ describe('principal relationships', () => {
     });
 
     it('follows an email change from the identity connector', async () => {
-      const boss = await insertPrincipal(app, { name: 'Mail Boss' });
-      const user = await insertPrincipal(app, { name: 'Mail User', attributes: { manager_id: boss.id } });
-      await app.runtime.db.write('test/email_change', async (tx) => {
+      const boss = await insertPrincipal(fx.app, { name: 'Mail Boss' });
+      const user = await insertPrincipal(fx.app, { name: 'Mail User', attributes: { manager_id: boss.id } });
+      await fx.app.runtime.db.write('test/email_change', async (tx) => {
         await principalRepository.update(
           tx,
           user,
@@ -381,16 +377,16 @@ describe('principal relationships', () => {
     });
 
     it('goes when the principal is deleted', async () => {
-      const boss = await insertPrincipal(app, { name: 'Delete Boss' });
+      const boss = await insertPrincipal(fx.app, { name: 'Delete Boss' });
       const svc = (
-        await api.post('/v1/principals', {
+        await fx.api.post('/v1/principals', {
           type: 'API_KEY',
           name: 'doomed-key',
           attributes: { manager_id: boss.id },
         })
       ).body;
       expect(await cardOf(svc.id)).to.be.an('array');
-      expect((await api.delete(`/v1/principals/${svc.id}`)).status).to.equal(200);
+      expect((await fx.api.delete(`/v1/principals/${svc.id}`)).status).to.equal(200);
       expect(await cardOf(svc.id)).to.equal(null);
       expect((await rel(boss.id, '?type=reports')).relationships).to.deep.equal([]);
     });
@@ -398,18 +394,22 @@ describe('principal relationships', () => {
     it('is backfilled by the migration for principals written without one, once', async () => {
       const [migration] = (await loadMigrations()).filter((m) => m.name === 'principal_cards');
       expect(migration).not.to.equal(undefined);
-      const boss = await insertPrincipal(app, { name: 'Old Boss' });
-      const old = await insertPrincipal(app, { name: 'Old Report', attributes: { manager_id: boss.id } });
-      const gone = await insertPrincipal(app, { name: 'Old Gone', status: 'deleted' });
-      await cypher(app.runtime.db, 'MATCH (p:Principal) WHERE p.id IN $ids REMOVE p.card', {
+      const boss = await insertPrincipal(fx.app, { name: 'Old Boss' });
+      const old = await insertPrincipal(fx.app, { name: 'Old Report', attributes: { manager_id: boss.id } });
+      const gone = await insertPrincipal(fx.app, { name: 'Old Gone', status: 'deleted' });
+      await cypher(fx.app.runtime.db, 'MATCH (p:Principal) WHERE p.id IN $ids REMOVE p.card', {
         ids: [old.id, gone.id],
       });
       // A card that is already there is left as it is.
-      await cypher(app.runtime.db, "MATCH (p:Principal {id: $id}) SET p.card = [p.id, 'Kept', p.type, '']", {
-        id: boss.id,
-      });
+      await cypher(
+        fx.app.runtime.db,
+        "MATCH (p:Principal {id: $id}) SET p.card = [p.id, 'Kept', p.type, '']",
+        {
+          id: boss.id,
+        },
+      );
       for (let run = 0; run < 2; run += 1) {
-        for (const statement of migration!.statements) await app.runtime.db.schema(statement);
+        for (const statement of migration!.statements) await fx.app.runtime.db.schema(statement);
         expect(await cardOf(old.id)).to.deep.equal([old.id, 'Old Report', 'USER', old.email]);
         expect(await cardOf(gone.id)).to.equal(null);
         expect(await cardOf(boss.id)).to.deep.equal([boss.id, 'Kept', 'USER', '']);
@@ -419,7 +419,7 @@ describe('principal relationships', () => {
 
   it('validates type and depth', async () => {
     for (const q of ['depth=0', 'depth=4', 'depth=two', 'depth=1.5', 'type=peers', 'type=MANAGER']) {
-      const res = await api.get(`/v1/principals/${p['mgr']!.id}/relationships?${q}`);
+      const res = await fx.api.get(`/v1/principals/${p['mgr']!.id}/relationships?${q}`);
       expect(res.status, q).to.equal(400);
       expect(res.body.errors[0].pointer).to.match(/^\/query\/(depth|type)$/);
     }

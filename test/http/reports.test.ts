@@ -3,38 +3,35 @@ import { parse } from 'csv-parse/sync';
 import type { Database } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
 import { ReportGenerator } from '../../src/reports/generator.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { authed, createClient } from '../helpers/auth.js';
 import { cypher } from '../helpers/db.js';
-import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
 import { eventually } from '../helpers/wait.js';
 
 describe('audit reports', () => {
-  let app: TestApp;
-  let api: HttpClient;
   const ids: Record<string, string> = {};
 
+  const fx = useApp({ env: { JOB_POLL_INTERVAL_MS: '50' } });
+
   before(async () => {
-    app = await startTestApp({ env: { JOB_POLL_INTERVAL_MS: '50' } });
-    api = await authed(app);
     const old = new Date(Date.now() - 200 * 86_400_000).toISOString();
     const recent = new Date(Date.now() - 2 * 86_400_000).toISOString();
-    const ada = await insertPrincipal(app, {
+    const ada = await insertPrincipal(fx.app, {
       name: 'Ada Owner',
       email: 'ada@example.com',
       lastLogin: recent,
     });
-    const gone = await insertPrincipal(app, {
+    const gone = await insertPrincipal(fx.app, {
       name: 'Gone Owner',
       email: 'gone@example.com',
       status: 'deprovisioned',
       lastLogin: old,
     });
-    const sleepy = await insertPrincipal(app, { name: 'Sleepy User', lastLogin: old });
+    const sleepy = await insertPrincipal(fx.app, { name: 'Sleepy User', lastLogin: old });
     Object.assign(ids, { ada: ada.id, gone: gone.id, sleepy: sleepy.id });
     const create = async (key: string, body: Record<string, unknown>) => {
-      const res = await api.post('/v1/principals', body);
+      const res = await fx.api.post('/v1/principals', body);
       expect(res.status, res.text).to.equal(201);
       ids[key] = res.body.id;
     };
@@ -66,8 +63,8 @@ describe('audit reports', () => {
       name: 'owner-deleted',
       metadata: { owner: ids['deletedOwner']! },
     });
-    expect((await api.delete(`/v1/principals/${ids['deletedOwner']}`)).status).to.equal(200);
-    const policy = await api.post('/v1/policies', {
+    expect((await fx.api.delete(`/v1/principals/${ids['deletedOwner']}`)).status).to.equal(200);
+    const policy = await fx.api.post('/v1/policies', {
       name: 'report-readers',
       effect: 'allow',
       subjects: { principals: [ids['byId'], ada.id] },
@@ -77,14 +74,11 @@ describe('audit reports', () => {
     expect(policy.status, policy.text).to.equal(201);
     ids['policy'] = policy.body.id;
   });
-  after(async () => {
-    await app.close();
-  });
 
   async function generate(
     body: Record<string, unknown>,
   ): Promise<{ report: Record<string, any>; content: string; type: string }> {
-    const res = await api.post('/v1/audit/reports', body);
+    const res = await fx.api.post('/v1/audit/reports', body);
     expect(res.status, res.text).to.equal(202);
     expect(res.headers.get('location')).to.equal(`/v1/audit/reports/${res.body.id}`);
     expect(res.body).to.include({
@@ -94,14 +88,16 @@ describe('audit reports', () => {
       download_url: null,
     });
     const { value } = await eventually(
-      async () => (await api.get(`/v1/audit/reports/${res.body.id}`)).body,
+      async () => (await fx.api.get(`/v1/audit/reports/${res.body.id}`)).body,
       (r) => r.status === 'completed' || r.status === 'failed',
       20_000,
     );
     expect(value.status, JSON.stringify(value)).to.equal('completed');
     expect(value.progress).to.equal(100);
-    expect(value.download_url).to.equal(`${app.config.publicBaseUrl}/v1/audit/reports/${value.id}/content`);
-    const content = await api.get(`/v1/audit/reports/${value.id}/content`);
+    expect(value.download_url).to.equal(
+      `${fx.app.config.publicBaseUrl}/v1/audit/reports/${value.id}/content`,
+    );
+    const content = await fx.api.get(`/v1/audit/reports/${value.id}/content`);
     expect(content.status).to.equal(200);
     return { report: value, content: content.text, type: content.headers.get('content-type') ?? '' };
   }
@@ -130,7 +126,7 @@ describe('audit reports', () => {
 
   it('counts an orphan in its risk, and follows its owner going and a new owner arriving', async () => {
     const factors = async (id: string): Promise<string[]> =>
-      ((await api.get(`/v1/principals/${id}`)).body.risk_factors as { code: string }[]).map((f) => f.code);
+      ((await fx.api.get(`/v1/principals/${id}`)).body.risk_factors as { code: string }[]).map((f) => f.code);
     for (const key of ['missing', 'deprovisionedOwner', 'ownedByDeleted']) {
       await eventually(
         () => factors(ids[key]!),
@@ -144,21 +140,36 @@ describe('audit reports', () => {
       .to.include('NO_OWNER')
       .and.not.include('ORPHANED');
 
-    const owner = (await api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: 'temporary-owner' }))
+    const owner = (await fx.api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: 'temporary-owner' }))
       .body.id as string;
-    const owned = (await api.post('/v1/principals', { type: 'AI_AGENT', name: 'ward', metadata: { owner } }))
-      .body.id as string;
-    await new Promise((r) => setTimeout(r, 1_500));
+    const owned = (
+      await fx.api.post('/v1/principals', { type: 'AI_AGENT', name: 'ward', metadata: { owner } })
+    ).body.id as string;
+    // A principal created after the ward, whose owner is missing: once the ownership check has
+    // orphaned it, it has also looked at the ward (it follows the change feed in order).
+    const sentinel = (
+      await fx.api.post('/v1/principals', {
+        type: 'AI_AGENT',
+        name: 'ownership-sentinel',
+        metadata: { owner: 'prn_01JAAAAAAAAAAAAAAAAAAAAAAA' },
+      })
+    ).body.id as string;
+    await eventually(
+      () => factors(sentinel),
+      (f) => f.includes('ORPHANED'),
+      10_000,
+    );
     expect(await factors(owned)).to.not.include('ORPHANED');
-    const before = (await api.get(`/v1/principals/${owned}`)).body.risk_score as number;
-    expect((await api.delete(`/v1/principals/${owner}`)).status).to.equal(200);
+    expect((await fx.api.delete(`/v1/principals/${sentinel}`)).status).to.equal(200);
+    const before = (await fx.api.get(`/v1/principals/${owned}`)).body.risk_score as number;
+    expect((await fx.api.delete(`/v1/principals/${owner}`)).status).to.equal(200);
     const { value } = await eventually(
-      () => api.get(`/v1/principals/${owned}`),
+      () => fx.api.get(`/v1/principals/${owned}`),
       (r) => r.body.risk_factors.some((f: { code: string }) => f.code === 'ORPHANED'),
       10_000,
     );
     expect(value.body.risk_score).to.equal(before + 30);
-    await api.patch(`/v1/principals/${owned}`, { metadata: { owner: 'ada@example.com' } });
+    await fx.api.patch(`/v1/principals/${owned}`, { metadata: { owner: 'ada@example.com' } });
     await eventually(
       () => factors(owned),
       (f) => !f.includes('ORPHANED'),
@@ -203,7 +214,7 @@ describe('audit reports', () => {
       expect(row['granted_by']).to.deep.equal([ids['policy']]);
     }
     // The review agrees with each principal's access endpoint.
-    const access = await api.get(`/v1/principals/${ids['byId']}/access`);
+    const access = await fx.api.get(`/v1/principals/${ids['byId']}/access`);
     expect(
       access.body.access.map((a: { resource: { identifier: string } }) => a.resource.identifier),
     ).to.deep.equal(
@@ -221,7 +232,7 @@ describe('audit reports', () => {
     );
     const times = rows.map((r) => r['occurred_at']!);
     expect(times).to.deep.equal([...times].sort());
-    const events = await api.get(`/v1/audit/events?type=report.completed&target_id=${report.id}`);
+    const events = await fx.api.get(`/v1/audit/events?type=report.completed&target_id=${report.id}`);
     expect(events.body.data).to.have.length(1);
   });
 
@@ -242,28 +253,32 @@ describe('audit reports', () => {
         '/parameters/until',
       ],
     ];
-    const before = (await api.get('/v1/audit/reports')).body.pagination.total;
+    const before = (await fx.api.get('/v1/audit/reports')).body.pagination.total;
     for (const [body, pointer] of bad) {
-      const res = await api.post('/v1/audit/reports', body);
+      const res = await fx.api.post('/v1/audit/reports', body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
       expect(
         res.body.errors.map((e: { pointer: string }) => e.pointer),
         JSON.stringify(body),
       ).to.include(pointer);
     }
-    expect((await api.get('/v1/audit/reports')).body.pagination.total).to.equal(before);
+    expect((await fx.api.get('/v1/audit/reports')).body.pagination.total).to.equal(before);
 
-    const res = await api.post('/v1/audit/reports', { type: 'principal_inventory', format: 'json' });
-    await cypher(app.runtime.db, "MATCH (r:Report {id: $id}) SET r.status = 'running'", { id: res.body.id });
-    const early = await api.get(`/v1/audit/reports/${res.body.id}/content`);
+    const res = await fx.api.post('/v1/audit/reports', { type: 'principal_inventory', format: 'json' });
+    await cypher(fx.app.runtime.db, "MATCH (r:Report {id: $id}) SET r.status = 'running'", {
+      id: res.body.id,
+    });
+    const early = await fx.api.get(`/v1/audit/reports/${res.body.id}/content`);
     expect(early.status).to.equal(409);
     expect(early.body.code).to.equal('CONFLICT');
-    expect((await api.get('/v1/audit/reports/rpt_01JAAAAAAAAAAAAAAAAAAAAAAA')).status).to.equal(404);
-    expect((await api.get('/v1/audit/reports/rpt_01JAAAAAAAAAAAAAAAAAAAAAAA/content')).status).to.equal(404);
+    expect((await fx.api.get('/v1/audit/reports/rpt_01JAAAAAAAAAAAAAAAAAAAAAAA')).status).to.equal(404);
+    expect((await fx.api.get('/v1/audit/reports/rpt_01JAAAAAAAAAAAAAAAAAAAAAAA/content')).status).to.equal(
+      404,
+    );
   });
 
   it('needs audit:reports', async () => {
-    const reader = await authed(app, await createClient(app, ['audit:read']));
+    const reader = await authed(fx.app, await createClient(fx.app, ['audit:read']));
     expect((await reader.post('/v1/audit/reports', { type: 'audit_log', format: 'csv' })).status).to.equal(
       403,
     );
@@ -271,19 +286,19 @@ describe('audit reports', () => {
   });
 
   it('lists reports newest first', async () => {
-    const list = await api.get('/v1/audit/reports?limit=100');
+    const list = await fx.api.get('/v1/audit/reports?limit=100');
     const times = (list.body.data as { requested_at: string }[]).map((r) => r.requested_at);
     expect(times).to.deep.equal([...times].sort().reverse());
-    const csv = await api.get('/v1/audit/reports?type=principal_inventory');
+    const csv = await fx.api.get('/v1/audit/reports?type=principal_inventory');
     for (const r of csv.body.data) expect(r.type).to.equal('principal_inventory');
   });
 
   it('resumes an interrupted report after the last page it stored, and writes the same file', async () => {
-    const db = app.runtime.db;
+    const db = fx.app.runtime.db;
     const generator = (database: Database) =>
-      new ReportGenerator(database, app.runtime.events, app.runtime.services.access, {
+      new ReportGenerator(database, fx.app.runtime.events, fx.app.runtime.services.access, {
         retentionDays: 7,
-        logger: app.logger,
+        logger: fx.app.logger,
         pageSize: { principals: 3, review: 2 },
         chunkBytes: 1,
       });
@@ -334,14 +349,14 @@ describe('audit reports', () => {
       .run({ ...job, attempt: 1, signal: controller.signal })
       .catch((err: unknown) => (stopped = err));
     expect(stopped, 'the run stopped').to.be.instanceOf(Error);
-    const midway = await api.get(`/v1/audit/reports/${interrupted}`);
+    const midway = await fx.api.get(`/v1/audit/reports/${interrupted}`);
     expect(midway.body.status).to.equal('running');
     expect(midway.body.row_count).to.equal(6);
     await generator(db).run({ ...job, attempt: 2, signal: new AbortController().signal });
-    const a = await api.get(`/v1/audit/reports/${whole}/content`);
-    const b = await api.get(`/v1/audit/reports/${interrupted}/content`);
+    const a = await fx.api.get(`/v1/audit/reports/${whole}/content`);
+    const b = await fx.api.get(`/v1/audit/reports/${interrupted}/content`);
     expect(b.status).to.equal(200);
     expect(b.text).to.equal(a.text);
-    expect(csvRows(b.text).length).to.equal((await api.get(`/v1/audit/reports/${whole}`)).body.row_count);
+    expect(csvRows(b.text).length).to.equal((await fx.api.get(`/v1/audit/reports/${whole}`)).body.row_count);
   });
 });

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -12,21 +11,12 @@ let sequence = 0;
 const uniq = (base: string): string => `${base}${Date.now().toString(36)}${(sequence += 1)}`;
 
 describe('connectors and SCIM users', () => {
-  let app: TestApp;
-  let api: HttpClient;
-
-  before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
-  });
-  after(async () => {
-    await app.close();
-  });
+  const fx = useApp();
 
   async function connector(): Promise<{ id: string; name: string; scim: HttpClient }> {
-    const res = await api.post('/v1/connectors', { name: uniq('okta-'), description: 'test' });
+    const res = await fx.api.post('/v1/connectors', { name: uniq('okta-'), description: 'test' });
     expect(res.status, res.text).to.equal(201);
-    return { id: res.body.id, name: res.body.name, scim: app.http.withToken(res.body.token) };
+    return { id: res.body.id, name: res.body.name, scim: fx.app.http.withToken(res.body.token) };
   }
 
   const user = (userName: string, extra: Record<string, unknown> = {}): Record<string, any> => ({
@@ -41,33 +31,33 @@ describe('connectors and SCIM users', () => {
   describe('connectors', () => {
     it('shows the token once, stores it hashed, rotates it and stops it on delete', async () => {
       const name = uniq('entra-');
-      const created = await api.post('/v1/connectors', { name });
+      const created = await fx.api.post('/v1/connectors', { name });
       expect(created.status, created.text).to.equal(201);
       expect(created.headers.get('location')).to.equal(`/v1/connectors/${created.body.id}`);
       expect(created.body).to.include({ name, status: 'active', description: null });
       expect(created.body.scim_base_url).to.match(/\/scim\/v2$/);
       expect(created.body.token).to.match(/^pas_scim_/);
-      const got = await api.get(`/v1/connectors/${created.body.id}`);
+      const got = await fx.api.get(`/v1/connectors/${created.body.id}`);
       expect(got.body).to.not.have.property('token');
-      const listed = await api.get('/v1/connectors?limit=100');
+      const listed = await fx.api.get('/v1/connectors?limit=100');
       expect(listed.body.data.map((c: { id: string }) => c.id)).to.include(created.body.id);
       expect(JSON.stringify(listed.body)).to.not.include(created.body.token);
 
-      const old = app.http.withToken(created.body.token);
+      const old = fx.app.http.withToken(created.body.token);
       expect((await old.get('/scim/v2/Users')).status).to.equal(200);
-      const rotated = await api.post(`/v1/connectors/${created.body.id}/token`);
+      const rotated = await fx.api.post(`/v1/connectors/${created.body.id}/token`);
       expect(rotated.status, rotated.text).to.equal(200);
       const denied = await old.get('/scim/v2/Users');
       expect(denied.status).to.equal(401);
       expect(denied.headers.get('content-type')).to.match(/application\/scim\+json/);
       expect(denied.body).to.deep.include({ status: '401' });
-      const fresh = app.http.withToken(rotated.body.token);
+      const fresh = fx.app.http.withToken(rotated.body.token);
       expect((await fresh.get('/scim/v2/Users')).status).to.equal(200);
 
-      const deleted = await api.delete(`/v1/connectors/${created.body.id}`);
+      const deleted = await fx.api.delete(`/v1/connectors/${created.body.id}`);
       expect(deleted.status, deleted.text).to.equal(200);
       expect((await fresh.get('/scim/v2/Users')).status).to.equal(401);
-      const events = await api.get(`/v1/audit/events?target_id=${created.body.id}&limit=10`);
+      const events = await fx.api.get(`/v1/audit/events?target_id=${created.body.id}&limit=10`);
       expect(events.body.data.map((e: { type: string }) => e.type).sort()).to.deep.equal([
         'connector.created',
         'connector.deleted',
@@ -77,11 +67,11 @@ describe('connectors and SCIM users', () => {
     });
 
     it('refuses bad names and duplicates', async () => {
-      expect((await api.post('/v1/connectors', { name: 'Okta' })).status).to.equal(400);
-      expect((await api.post('/v1/connectors', { name: 'ok', token: 'x' })).status).to.equal(400);
+      expect((await fx.api.post('/v1/connectors', { name: 'Okta' })).status).to.equal(400);
+      expect((await fx.api.post('/v1/connectors', { name: 'ok', token: 'x' })).status).to.equal(400);
       const name = uniq('dup-');
-      expect((await api.post('/v1/connectors', { name })).status).to.equal(201);
-      const again = await api.post('/v1/connectors', { name });
+      expect((await fx.api.post('/v1/connectors', { name })).status).to.equal(201);
+      const again = await fx.api.post('/v1/connectors', { name });
       expect(again.status).to.equal(409);
       expect(again.body.code).to.equal('CONFLICT');
     });
@@ -145,7 +135,7 @@ describe('connectors and SCIM users', () => {
         expect(got.body[key], key).to.deep.equal(body[key]);
       expect(got.body[ENTERPRISE]).to.deep.equal(body[ENTERPRISE]);
 
-      const principal = await api.get(`/v1/principals/${id}`);
+      const principal = await fx.api.get(`/v1/principals/${id}`);
       expect(principal.body).to.deep.include({
         type: 'USER',
         name: 'Ada L.',
@@ -157,7 +147,7 @@ describe('connectors and SCIM users', () => {
       });
       expect(principal.body.attributes).to.deep.include({ role: 'Engineer', department: 'R&D' });
       expect(principal.body.metadata).to.deep.include({ employee_number: '42', cost_center: 'CC-7' });
-      const events = await api.get(`/v1/audit/events?target_id=${id}`);
+      const events = await fx.api.get(`/v1/audit/events?target_id=${id}`);
       expect(events.body.data[0]).to.deep.include({
         type: 'principal.created',
         actor: { type: 'connector', id: connectorId },
@@ -271,8 +261,8 @@ describe('connectors and SCIM users', () => {
       });
       expect(patched.status, patched.text).to.equal(200);
       expect(patched.body.active).to.equal(false);
-      expect((await api.get(`/v1/principals/${id}`)).body.status).to.equal('suspended');
-      const decision = await api.post('/v1/decisions/evaluate', {
+      expect((await fx.api.get(`/v1/principals/${id}`)).body.status).to.equal('suspended');
+      const decision = await fx.api.post('/v1/decisions/evaluate', {
         principal_id: id,
         action: 'read',
         resource: { type: 'document', identifier: 'x' },
@@ -290,13 +280,13 @@ describe('connectors and SCIM users', () => {
       expect(replaced.status, replaced.text).to.equal(200);
       expect(replaced.body.active).to.equal(true);
       expect(replaced.body).to.not.have.property('externalId');
-      const principal = (await api.get(`/v1/principals/${id}`)).body;
+      const principal = (await fx.api.get(`/v1/principals/${id}`)).body;
       expect(principal).to.include({ name: 'Renamed', status: 'active', connector_id: null });
 
       const removed = await scim.delete(`/scim/v2/Users/${id}`);
       expect(removed.status).to.equal(204);
       expect((await scim.get(`/scim/v2/Users/${id}`)).status).to.equal(404);
-      expect((await api.get(`/v1/principals/${id}`)).body.status).to.equal('deprovisioned');
+      expect((await fx.api.get(`/v1/principals/${id}`)).body.status).to.equal('deprovisioned');
       // The userName is free again.
       expect((await scim.post('/scim/v2/Users', user(created.body.userName))).status).to.equal(201);
     });
@@ -309,7 +299,7 @@ describe('connectors and SCIM users', () => {
         user(`${uniq('r')}@example.com`, { [ENTERPRISE]: { manager: { value: bossExt } } }),
       );
       expect(report.status, report.text).to.equal(201);
-      expect((await api.get(`/v1/principals/${report.body.id}`)).body.attributes).to.not.have.property(
+      expect((await fx.api.get(`/v1/principals/${report.body.id}`)).body.attributes).to.not.have.property(
         'manager_id',
       );
       const boss = await scim.post(
@@ -317,16 +307,16 @@ describe('connectors and SCIM users', () => {
         user(`${uniq('b')}@example.com`, { externalId: bossExt }),
       );
       expect(boss.status).to.equal(201);
-      const linked = await api.get(`/v1/principals/${report.body.id}`);
+      const linked = await fx.api.get(`/v1/principals/${report.body.id}`);
       expect(linked.body.attributes.manager_id).to.equal(boss.body.id);
-      const rel = await api.get(`/v1/principals/${report.body.id}/relationships?type=manager`);
+      const rel = await fx.api.get(`/v1/principals/${report.body.id}/relationships?type=manager`);
       expect(rel.body.relationships[0].principal.id).to.equal(boss.body.id);
 
       const other = await scim.post(
         '/scim/v2/Users',
         user(`${uniq('o')}@example.com`, { [ENTERPRISE]: { manager: { value: boss.body.id } } }),
       );
-      expect((await api.get(`/v1/principals/${other.body.id}`)).body.attributes.manager_id).to.equal(
+      expect((await fx.api.get(`/v1/principals/${other.body.id}`)).body.attributes.manager_id).to.equal(
         boss.body.id,
       );
       const viaScim = await scim.get(`/scim/v2/Users/${other.body.id}`);
@@ -337,12 +327,12 @@ describe('connectors and SCIM users', () => {
       const { scim } = await connector();
       const created = await scim.post('/scim/v2/Users', user(`${uniq('own')}@example.com`, { title: 'Eng' }));
       const id = created.body.id as string;
-      const role = await api.patch(`/v1/principals/${id}`, { attributes: { role: 'admin' } });
+      const role = await fx.api.patch(`/v1/principals/${id}`, { attributes: { role: 'admin' } });
       expect(role.status).to.equal(403);
       expect(role.body.code).to.equal('PRINCIPAL_MANAGED_BY_CONNECTOR');
-      const ok = await api.patch(`/v1/principals/${id}`, { attributes: { team: 'core' } });
+      const ok = await fx.api.patch(`/v1/principals/${id}`, { attributes: { team: 'core' } });
       expect(ok.status, ok.text).to.equal(200);
-      expect((await api.delete(`/v1/principals/${id}`)).status).to.equal(403);
+      expect((await fx.api.delete(`/v1/principals/${id}`)).status).to.equal(403);
     });
 
     it('answers bad input with SCIM errors and changes nothing', async () => {
@@ -388,25 +378,25 @@ describe('connectors and SCIM users', () => {
       expect(created.body.members.map((m: { value: string }) => m.value)).to.deep.equal([ann]);
       expect(created.body.description).to.equal('kept as sent');
 
-      const v1 = await api.get(`/v1/groups/${id}`);
+      const v1 = await fx.api.get(`/v1/groups/${id}`);
       expect(v1.body).to.include({
         name: displayName,
         source: 'connector',
         connector_source: source,
         member_count: 1,
       });
-      expect((await api.patch(`/v1/groups/${id}`, { name: 'x' })).status).to.equal(403);
+      expect((await fx.api.patch(`/v1/groups/${id}`, { name: 'x' })).status).to.equal(403);
       const asUser = await scim.get(`/scim/v2/Users/${ann}`);
       expect(asUser.body.groups).to.deep.equal([
         {
           value: id,
-          $ref: `${app.config.publicBaseUrl}/scim/v2/Groups/${id}`,
+          $ref: `${fx.app.config.publicBaseUrl}/scim/v2/Groups/${id}`,
           display: displayName,
           type: 'direct',
         },
       ]);
 
-      const policy = await api.post('/v1/policies', {
+      const policy = await fx.api.post('/v1/policies', {
         name: uniq('scim-group-'),
         effect: 'allow',
         subjects: { groups: [id] },
@@ -416,7 +406,7 @@ describe('connectors and SCIM users', () => {
       expect(policy.status, policy.text).to.equal(201);
       const decide = async (principal: string): Promise<string> =>
         (
-          await api.post('/v1/decisions/evaluate', {
+          await fx.api.post('/v1/decisions/evaluate', {
             principal_id: principal,
             action: 'read',
             resource: { type: 'document', identifier: displayName },
@@ -445,7 +435,7 @@ describe('connectors and SCIM users', () => {
       expect(removed.body.members.map((m: { value: string }) => m.value)).to.deep.equal([bob]);
       expect(await decide(ann)).to.equal('DENY');
 
-      const events = await api.get(`/v1/audit/events?target_id=${id}&limit=20`);
+      const events = await fx.api.get(`/v1/audit/events?target_id=${id}&limit=20`);
       expect(events.body.data.map((e: { type: string }) => e.type).sort()).to.deep.equal([
         'group.created',
         'group.member_added',
@@ -466,7 +456,7 @@ describe('connectors and SCIM users', () => {
       const deleted = await scim.delete(`/scim/v2/Groups/${id}`);
       expect(deleted.status).to.equal(204);
       expect((await scim.get(`/scim/v2/Groups/${id}`)).status).to.equal(404);
-      expect((await api.get(`/v1/groups/${id}`)).status).to.equal(404);
+      expect((await fx.api.get(`/v1/groups/${id}`)).status).to.equal(404);
       expect(await decide(ann)).to.equal('DENY');
     });
 
@@ -525,14 +515,14 @@ describe('connectors and SCIM users', () => {
       items.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('\n');
 
     async function sync(connectorId: string, body: string): Promise<any> {
-      const res = await api.post(`/v1/connectors/${connectorId}/sync`, undefined, {
+      const res = await fx.api.post(`/v1/connectors/${connectorId}/sync`, undefined, {
         raw: body,
         headers: NDJSON,
       });
       expect(res.status, res.text).to.equal(202);
       expect(res.headers.get('location')).to.equal(`/v1/connectors/${connectorId}/sync/${res.body.id}`);
       const { value } = await eventually(
-        async () => (await api.get(res.headers.get('location')!)).body,
+        async () => (await fx.api.get(res.headers.get('location')!)).body,
         (s) => s.status === 'completed' || s.status === 'failed',
         30_000,
         100,
@@ -577,7 +567,7 @@ describe('connectors and SCIM users', () => {
         `/scim/v2/Users?filter=${encodeURIComponent(`externalId eq "${ann!.externalId}"`)}`,
       );
       const annId = found.body.Resources[0].id as string;
-      const annPrincipal = (await api.get(`/v1/principals/${annId}`)).body;
+      const annPrincipal = (await fx.api.get(`/v1/principals/${annId}`)).body;
       expect(annPrincipal).to.include({ connector_source: name, status: 'active' });
       expect(annPrincipal.attributes.role).to.equal('Engineer');
       const bossId = (
@@ -588,7 +578,7 @@ describe('connectors and SCIM users', () => {
         await scim.get(`/scim/v2/Groups?filter=${encodeURIComponent(`externalId eq "g-${name}"`)}`)
       ).body.Resources[0];
       expect(group.members).to.have.length(2);
-      const created = await api.get(`/v1/audit/events?target_id=${annId}`);
+      const created = await fx.api.get(`/v1/audit/events?target_id=${annId}`);
       expect(created.body.data.at(-1)).to.deep.include({
         type: 'principal.created',
         actor: { type: 'connector', id },
@@ -611,7 +601,7 @@ describe('connectors and SCIM users', () => {
         users_deprovisioned: 1,
         groups_unchanged: 1,
       });
-      expect((await api.get(`/v1/principals/${annId}`)).body.attributes.role).to.equal('Staff engineer');
+      expect((await fx.api.get(`/v1/principals/${annId}`)).body.attributes.role).to.equal('Staff engineer');
       const gone = await scim.get(
         `/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${bob!.userName}"`)}`,
       );
@@ -640,21 +630,21 @@ describe('connectors and SCIM users', () => {
 
     it('refuses other media types, unknown and deleted connectors', async () => {
       const { id } = await connector();
-      const json = await api.post(`/v1/connectors/${id}/sync`, { userName: 'x' });
+      const json = await fx.api.post(`/v1/connectors/${id}/sync`, { userName: 'x' });
       expect(json.status).to.equal(415);
       expect(
         (
-          await api.post('/v1/connectors/con_01JD0000000000000000000000/sync', undefined, {
+          await fx.api.post('/v1/connectors/con_01JD0000000000000000000000/sync', undefined, {
             raw: '{}',
             headers: NDJSON,
           })
         ).status,
       ).to.equal(404);
-      expect((await api.delete(`/v1/connectors/${id}`)).status).to.equal(200);
+      expect((await fx.api.delete(`/v1/connectors/${id}`)).status).to.equal(200);
       expect(
-        (await api.post(`/v1/connectors/${id}/sync`, undefined, { raw: '{}', headers: NDJSON })).status,
+        (await fx.api.post(`/v1/connectors/${id}/sync`, undefined, { raw: '{}', headers: NDJSON })).status,
       ).to.equal(409);
-      expect((await api.get(`/v1/connectors/${id}/sync/job_01JD0000000000000000000000`)).status).to.equal(
+      expect((await fx.api.get(`/v1/connectors/${id}/sync/job_01JD0000000000000000000000`)).status).to.equal(
         404,
       );
     });

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
-import type { HttpClient } from '../helpers/http.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { insertPrincipal } from '../helpers/principals.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -12,25 +11,23 @@ async function runs(app: TestApp, unit: string): Promise<number> {
 }
 
 describe('search shapes planned within a budget', () => {
-  let app: TestApp;
-  let api: HttpClient;
+  const fx = useApp({ env: { SEARCH_PLANS_PER_MINUTE: '2' } });
   before(async () => {
-    app = await startTestApp({ env: { SEARCH_PLANS_PER_MINUTE: '2' } });
-    api = await authed(app);
     for (const [name, team, env] of [
       ['ana', 'payments', 'prod'],
       ['ben', 'payments', 'staging'],
       ['cid', 'platform', 'prod'],
     ] as const) {
-      await insertPrincipal(app, { type: 'SERVICE_ACCOUNT', name, attributes: { team, environment: env } });
+      await insertPrincipal(fx.app, {
+        type: 'SERVICE_ACCOUNT',
+        name,
+        attributes: { team, environment: env },
+      });
     }
-  });
-  after(async () => {
-    await app.close();
   });
 
   const search = async (body: unknown): Promise<string[]> => {
-    const res = await api.post('/v1/principals/search', body);
+    const res = await fx.api.post('/v1/principals/search', body);
     expect(res.status, res.text).to.equal(200);
     return (res.body.data as { name: string }[]).map((p) => p.name);
   };
@@ -45,36 +42,37 @@ describe('search shapes planned within a budget', () => {
       },
     ];
     const expected = [['ana', 'ben'], ['ana', 'cid'], ['cid']];
-    const shapedBefore = await runs(app, 'principals/shaped_search');
-    const genericBefore = await runs(app, 'principals/search');
+    const shapedBefore = await runs(fx.app, 'principals/shaped_search');
+    const genericBefore = await runs(fx.app, 'principals/search');
     for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
     await new Promise((r) => setTimeout(r, 300));
-    expect((await runs(app, 'principals/search')) - genericBefore, 'every first sight is generic').to.equal(
-      3,
-    );
     expect(
-      (await runs(app, 'principals/shaped_search')) - shapedBefore,
+      (await runs(fx.app, 'principals/search')) - genericBefore,
+      'every first sight is generic',
+    ).to.equal(3);
+    expect(
+      (await runs(fx.app, 'principals/shaped_search')) - shapedBefore,
       'a first sight plans nothing',
     ).to.equal(0);
     for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
-    expect((await runs(app, 'principals/search')) - genericBefore, 'so is every second sight').to.equal(6);
+    expect((await runs(fx.app, 'principals/search')) - genericBefore, 'so is every second sight').to.equal(6);
     // Coming back, they ask for plans; the budget of two a minute plans two (one background run each).
     await eventually(
-      async () => (await runs(app, 'principals/shaped_search')) - shapedBefore,
+      async () => (await runs(fx.app, 'principals/shaped_search')) - shapedBefore,
       (n) => n === 2,
       10_000,
     );
     await new Promise((r) => setTimeout(r, 300));
-    expect((await runs(app, 'principals/shaped_search')) - shapedBefore, 'no third plan').to.equal(2);
+    expect((await runs(fx.app, 'principals/shaped_search')) - shapedBefore, 'no third plan').to.equal(2);
 
-    const shaped = await runs(app, 'principals/shaped_search');
-    const generic = await runs(app, 'principals/search');
+    const shaped = await runs(fx.app, 'principals/shaped_search');
+    const generic = await runs(fx.app, 'principals/search');
     for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
     expect(
-      (await runs(app, 'principals/shaped_search')) - shaped,
+      (await runs(fx.app, 'principals/shaped_search')) - shaped,
       'the planned shapes run their own',
     ).to.equal(2);
-    expect((await runs(app, 'principals/search')) - generic, 'the third stays generic').to.equal(1);
+    expect((await runs(fx.app, 'principals/search')) - generic, 'the third stays generic').to.equal(1);
   });
 
   it('answers every sighting of a shape with the generic statement once the budget is spent', async () => {
@@ -89,13 +87,13 @@ describe('search shapes planned within a budget', () => {
         sort: { field: 'created_at', order: 'asc' },
       });
     }
-    const generic = await runs(app, 'principals/search');
-    const shaped = await runs(app, 'principals/shaped_search');
+    const generic = await runs(fx.app, 'principals/search');
+    const shaped = await runs(fx.app, 'principals/shaped_search');
     const body = { query: { type: 'AI_AGENT', attributes: { environment: { $startsWith: 'pr' } } } };
     for (let i = 0; i < 3; i += 1) expect(await search(body)).to.deep.equal([]);
     await new Promise((r) => setTimeout(r, 300));
-    expect((await runs(app, 'principals/search')) - generic).to.equal(3);
+    expect((await runs(fx.app, 'principals/search')) - generic).to.equal(3);
     // At most the background runs of the two shapes above, never one of this shape.
-    expect((await runs(app, 'principals/shaped_search')) - shaped).to.be.at.most(2);
+    expect((await runs(fx.app, 'principals/shaped_search')) - shaped).to.be.at.most(2);
   });
 });

@@ -2,20 +2,10 @@ import { expect } from 'chai';
 import { cypher } from '../helpers/db.js';
 import { newId } from '../../src/ids.js';
 import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
-import type { HttpClient } from '../helpers/http.js';
+import { useApp } from '../helpers/fixture.js';
 
 describe('bulk loader (benchmarks and trusted imports)', () => {
-  let app: TestApp;
-  let api: HttpClient;
-  before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
-  });
-  after(async () => {
-    await app.close();
-  });
+  const fx = useApp();
 
   it('writes principals, manager edges, groups and memberships exactly as the API reads them', async () => {
     const boss: SeedPrincipal = {
@@ -38,7 +28,7 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
       metadata: {},
       createdAt: '2025-02-02T00:00:00.000Z',
     };
-    const loader = new BulkLoader(app.runtime.db);
+    const loader = new BulkLoader(fx.app.runtime.db);
     // The bot's manager is written in the same batch, so it is linked there and nothing is left over.
     expect(await loader.principals([boss, bot])).to.deep.equal([]);
     // Linking again is harmless: no second edge.
@@ -47,7 +37,7 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
     await loader.groups([group]);
     await loader.memberships([{ groupId: group.id, memberId: bot.id }], '2025-03-01T00:00:00.000Z');
 
-    const read = (await api.get(`/v1/principals/${boss.id}`)).body;
+    const read = (await fx.api.get(`/v1/principals/${boss.id}`)).body;
     expect(read).to.deep.include({
       type: 'USER',
       name: 'Seed Boss',
@@ -61,25 +51,25 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
       last_login: '2026-11-01T00:00:00.000Z',
       status: 'active',
     });
-    const agent = (await api.get(`/v1/principals/${bot.id}`)).body;
+    const agent = (await fx.api.get(`/v1/principals/${bot.id}`)).body;
     expect(agent.risk_factors).to.deep.equal([
       { code: 'NO_OWNER', points: 30 },
       { code: 'BROAD_TOOL_ACCESS', points: 40 },
     ]);
-    const rel = (await api.get(`/v1/principals/${bot.id}/relationships`)).body.relationships;
+    const rel = (await fx.api.get(`/v1/principals/${bot.id}/relationships`)).body.relationships;
     expect(rel.map((e: any) => e.type)).to.deep.equal(['manager', 'group_member']);
-    const found = await api.post('/v1/principals/search', {
+    const found = await fx.api.post('/v1/principals/search', {
       query: { attributes: { team: 'core', tags: 'b' } },
     });
     expect(found.body.data.map((p: any) => p.id)).to.deep.equal([boss.id]);
-    const labels = await cypher(app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN labels(p) AS l', {
+    const labels = await cypher(fx.app.runtime.db, 'MATCH (p:Principal {id: $id}) RETURN labels(p) AS l', {
       id: bot.id,
     });
     expect((labels[0]!['l'] as string[]).sort()).to.deep.equal(['Active', 'AiAgent', 'Principal']);
   });
 
   it('writes policies and registered resources exactly as the API does, for the index and the access walk', async () => {
-    const loader = new BulkLoader(app.runtime.db);
+    const loader = new BulkLoader(fx.app.runtime.db);
     const at = '2025-04-01T00:00:00.000Z';
     const owner: SeedPrincipal = {
       id: newId('principal'),
@@ -104,7 +94,7 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
 
     const attributes = { environment: 'prod', tags: ['pci', 'eu'] };
     expect(
-      (await api.put('/v1/resources/db/orders-prod-1', { attributes, owner_id: owner.id })).status,
+      (await fx.api.put('/v1/resources/db/orders-prod-1', { attributes, owner_id: owner.id })).status,
     ).to.equal(201);
     await loader.resources([
       { type: 'db', identifier: 'orders-prod-2', attributes, ownerId: owner.id, createdAt: at },
@@ -127,7 +117,7 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
       ],
       conditions: { 'context.ip': { $cidr: '10.0.0.0/8' } },
     });
-    const created = await api.post('/v1/policies', body('made by the API'));
+    const created = await fx.api.post('/v1/policies', body('made by the API'));
     expect(created.status, created.text).to.equal(201);
     const viaApi = created.body.id as string;
     const viaBulk = newId('policy');
@@ -136,7 +126,7 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
     // The same node, version and edges, but for the name, the actor and the times.
     const shape = async (id: string) => {
       const [row] = await cypher(
-        app.runtime.db,
+        fx.app.runtime.db,
         `MATCH (pol:Policy {id: $id})-[:HAS_VERSION]->(v:PolicyVersion)
          RETURN properties(pol) AS props, properties(v) AS version,
            [(pol)-[e]->(x) WHERE NOT x:PolicyVersion |
@@ -168,7 +158,7 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
     expect(await shape(viaBulk)).to.deep.equal(await shape(viaApi));
     const resource = async (identifier: string) => {
       const [row] = await cypher(
-        app.runtime.db,
+        fx.app.runtime.db,
         `MATCH (r:Resource {type: 'db', identifier: $identifier})
          RETURN properties(r) AS props, labels(r) AS labels, [(r)-[:OWNED_BY]->(o) | o.id] AS owners`,
         { identifier },
@@ -180,8 +170,11 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
     expect(await resource('orders-prod-2')).to.deep.equal(await resource('orders-prod-1'));
 
     // Read back through the API, the index and the graph walk, the two policies agree.
-    await app.runtime.engine.sync.load();
-    const [a, b] = await Promise.all([api.get(`/v1/policies/${viaApi}`), api.get(`/v1/policies/${viaBulk}`)]);
+    await fx.app.runtime.engine.sync.load();
+    const [a, b] = await Promise.all([
+      fx.api.get(`/v1/policies/${viaApi}`),
+      fx.api.get(`/v1/policies/${viaBulk}`),
+    ]);
     const comparable = (p: any) => ({
       ...p,
       id: null,
@@ -193,15 +186,15 @@ describe('bulk loader (benchmarks and trusted imports)', () => {
       updated_by: null,
     });
     expect(comparable(b.body)).to.deep.equal(comparable(a.body));
-    expect((await api.get(`/v1/policies/${viaBulk}/versions`)).body.data).to.have.length(1);
-    const decided = await api.post('/v1/decisions/evaluate', {
+    expect((await fx.api.get(`/v1/policies/${viaBulk}/versions`)).body.data).to.have.length(1);
+    const decided = await fx.api.post('/v1/decisions/evaluate', {
       principal_id: member.id,
       action: 'repo:read',
       resource: { type: 'db', identifier: 'orders-prod-2' },
       context: { ip: '10.1.2.3' },
     });
     expect(decided.body.granted_by).to.deep.equal([viaApi, viaBulk].sort());
-    const access = (await api.get(`/v1/principals/${member.id}/access`)).body.access;
+    const access = (await fx.api.get(`/v1/principals/${member.id}/access`)).body.access;
     const both = [viaApi, viaBulk].sort();
     expect(access.map((e: any) => [e.resource.identifier, e.pattern ?? false, e.granted_by])).to.deep.equal([
       ['named-only', false, both],

@@ -52,6 +52,26 @@ describe('webhooks', () => {
     return res.body;
   }
 
+  /**
+   * Waits until no delivery is queued (for one webhook, or any): every event queued so far has
+   * been sent and its attempt recorded, or given up, and nothing more goes out until a new event
+   * commits (events are queued in the transaction of their change).
+   */
+  async function outboxEmpty(webhookId?: string): Promise<void> {
+    await eventually(
+      async () =>
+        (
+          await cypher(
+            app.runtime.db,
+            'MATCH (m:WebhookMessage) WHERE $id IS NULL OR m.webhook_id = $id RETURN count(m) AS n',
+            { id: webhookId ?? null },
+          )
+        )[0]!['n'],
+      (n) => n === 0,
+      10_000,
+    );
+  }
+
   async function newAgent(name: string): Promise<string> {
     const res = await api.post('/v1/principals', { type: 'AI_AGENT', name });
     expect(res.status, res.text).to.equal(201);
@@ -200,7 +220,7 @@ describe('webhooks', () => {
         expect(value[i]!.headers['content-type']).to.equal('application/json');
       }
       // The policy's event is not subscribed: nothing more arrives.
-      await new Promise((r) => setTimeout(r, 300));
+      await outboxEmpty(hook.id);
       expect(receiver.received).to.have.length(2);
 
       const { value: log } = await eventually(
@@ -288,7 +308,8 @@ describe('webhooks', () => {
         (n) => n >= 4,
         15_000,
       );
-      await new Promise((r) => setTimeout(r, 1_500));
+      // Given up after the fourth: its entry leaves the outbox, and nothing more is sent.
+      await outboxEmpty(hook.id);
       expect(receiver.received).to.have.length(4);
       const log = (await api.get(`/v1/webhooks/${hook.id}/deliveries`)).body.data as Record<
         string,
@@ -322,7 +343,7 @@ describe('webhooks', () => {
       expect(events.body.data[0].actor.type).to.equal('system');
       // Nothing more is queued or delivered for it.
       await newAgent('after-gone');
-      await new Promise((r) => setTimeout(r, 300));
+      await outboxEmpty(hook.id);
       expect(receiver.received).to.have.length(1);
       // Enabled again, it is delivered to afresh.
       receiver.reply = () => ({ status: 204 });
@@ -412,7 +433,7 @@ describe('webhooks', () => {
         (n) => n >= 1,
         10_000,
       );
-      await new Promise((r) => setTimeout(r, 300));
+      await outboxEmpty();
       // The webhook's own creation is an event too; of principals, only the committed one.
       expect(receiver.events().map((e) => e.type)).to.deep.equal(['webhook.created', 'principal.created']);
       expect(receiver.events()[1]!.data.target.id).to.not.equal(undefined);
@@ -439,7 +460,7 @@ describe('webhooks', () => {
           (events) => events.length >= 30,
           20_000,
         );
-        await new Promise((r) => setTimeout(r, 500));
+        await outboxEmpty();
         expect(receiver.received).to.have.length(30);
         const ids = receiver.received.map((r) => r.headers['webhook-id']);
         expect(new Set(ids).size).to.equal(30);
@@ -453,9 +474,15 @@ describe('webhooks', () => {
       await subscribe(['principal.created']);
       receiver.reply = () => ({ status: 503 });
       const queued = [await newAgent('queued-1'), await newAgent('queued-2'), await newAgent('queued-3')];
-      await new Promise((r) => setTimeout(r, 2_500));
-      // One attempt per step of the schedule (1 s here), each for the oldest event.
-      expect(receiver.received.length).to.be.within(1, 4);
+      // Until the first retry (one step of the schedule, 1 s here) arrives, nothing else is sent:
+      // one attempt per step, each for the oldest event.
+      await eventually(
+        async () => receiver.received.length,
+        (n) => n >= 2,
+        10_000,
+      );
+      expect(receiver.received).to.have.length(2);
+      expect(receiver.received[1]!.at - receiver.received[0]!.at).to.be.at.least(900);
       expect(new Set(receiver.events().map((e) => e.data.target.id))).to.deep.equal(new Set([queued[0]]));
       receiver.reply = () => ({ status: 204 });
       const { value } = await eventually(

@@ -126,7 +126,8 @@ describe('webhook transport', () => {
       const secret = newWebhookSecret();
       const seen = await listen((req, res, body) => {
         new Webhook(secret).verify(body, req.headers as Record<string, string>);
-        res.writeHead(202).end('accepted');
+        // The receiver takes a while to answer, so that the duration has something to measure.
+        setTimeout(() => res.writeHead(202).end('accepted'), 40);
       });
       const body = JSON.stringify({ type: 'principal.created', data: { name: 'Zoë' } });
       const headers = webhookHeaders({
@@ -135,10 +136,15 @@ describe('webhook transport', () => {
         body,
         secrets: [secret],
       });
+      const started = performance.now();
       const result = await transport({ allowInsecure: true }).send({ url: seen.url(), headers, body });
+      const elapsedMs = performance.now() - started;
 
       expect(result).to.include({ statusCode: 202, success: true, error: null, responseBody: 'accepted' });
-      expect(result.durationMs).to.be.a('number').that.is.at.least(0);
+      // The send's own time: at least the receiver's delay, at most the time the call took.
+      expect(result.durationMs)
+        .to.be.a('number')
+        .within(35, Math.ceil(elapsedMs) + 1);
       expect(seen.requests).to.have.length(1);
       const received = seen.requests[0]!;
       expect(received.body).to.equal(body);

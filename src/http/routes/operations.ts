@@ -19,7 +19,7 @@ export function operationRoutes(deps: {
   metrics: Metrics;
   /** True once shutdown has begun. */
   draining: () => boolean;
-  openapi: () => unknown;
+  openapi: () => Record<string, unknown>;
 }): AnyRoute[] {
   return [
     defineRoute({
@@ -31,7 +31,7 @@ export function operationRoutes(deps: {
       auth: 'public',
       rateLimit: 'none',
       responses: { 200: { description: 'The process is alive', schema: Health } },
-      handler: () => ({ body: { status: 'ok' } }),
+      handler: () => ({ body: { status: 'ok' } as const }),
     }),
     defineRoute({
       method: 'GET',
@@ -48,7 +48,7 @@ export function operationRoutes(deps: {
       handler: async () => {
         if (deps.draining()) throw unavailable('the service is shutting down', 5);
         if (!(await deps.databaseUp())) throw unavailable('the database is unreachable', 5);
-        return { body: { status: 'ready', checks: { neo4j: 'up' } } };
+        return { body: { status: 'ready', checks: { neo4j: 'up' } } as const };
       },
     }),
     defineRoute({

@@ -164,8 +164,7 @@ export function principalRoutes(deps: { principals: PrincipalService }): AnyRout
         412: { description: '`PRECONDITION_FAILED`' },
       },
       handler: async ({ ctx, params }) => {
-        const p = await deps.principals.delete(params.id, ifMatch(ctx), operationContext(ctx));
-        return { body: { id: p.id, status: 'deleted', deleted_at: p.deleted_at, deleted_by: p.deleted_by } };
+        return { body: await deps.principals.delete(params.id, ifMatch(ctx), operationContext(ctx)) };
       },
     }),
     defineRoute({

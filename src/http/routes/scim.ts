@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import type { OperationContext } from '../../audit/audit.js';
 import { ScimError } from '../../scim/errors.js';
@@ -29,8 +29,31 @@ function operation(ctx: Context): OperationContext {
   return { actor: { type: 'connector', id: caller(ctx).id }, meta: requestMeta(ctx) };
 }
 
-function resource(body: ScimObject, status = 200, location?: string) {
-  const meta = body['meta'];
+type ScimResourceBody = Static<typeof ScimResource>;
+
+/**
+ * Whether a SCIM object is a resource as the OpenAPI document describes it. The SCIM services
+ * build their objects as free JSON; every one they answer carries `schemas` (RFC 7643 §3).
+ */
+function isScimResource(object: ScimObject): object is ScimObject & ScimResourceBody {
+  const { schemas, id, meta } = object;
+  return (
+    Array.isArray(schemas) &&
+    schemas.every((s) => typeof s === 'string') &&
+    (id === undefined || typeof id === 'string') &&
+    (meta === undefined || (isObject(meta) && typeof meta['resourceType'] === 'string'))
+  );
+}
+
+/** A SCIM object answered as a resource; one without `schemas` is a fault of the service. */
+function asResource(object: ScimObject): ScimResourceBody {
+  if (!isScimResource(object)) throw new Error('a SCIM object without the members of a resource');
+  return object;
+}
+
+function resource<S extends 200 | 201>(object: ScimObject, status: S, location?: string) {
+  const body = asResource(object);
+  const meta = object['meta'];
   const version = isObject(meta) && typeof meta['version'] === 'string' ? meta['version'] : undefined;
   return {
     status,
@@ -49,7 +72,7 @@ function listResponse(total: number, startIndex: number, items: ScimObject[]) {
       totalResults: total,
       startIndex,
       itemsPerPage: items.length,
-      Resources: items,
+      Resources: items.map(asResource),
     },
   };
 }
@@ -110,7 +133,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       operationId: 'scimServiceProviderConfig',
       summary: 'What this SCIM service provider supports',
       responses: ok('RFC 7643 §5'),
-      handler: () => ({ body: config }),
+      handler: () => ({ body: asResource(config) }),
     }),
     defineRoute({
       ...common,
@@ -138,7 +161,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       summary: 'One SCIM resource type',
       params: IdParams,
       responses: ok('The resource type'),
-      handler: ({ params }) => ({ body: found(types, params.id, 'resource type') }),
+      handler: ({ params }) => ({ body: asResource(found(types, params.id, 'resource type')) }),
     }),
     defineRoute({
       ...common,
@@ -148,7 +171,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       summary: 'One SCIM schema, by its URI',
       params: IdParams,
       responses: ok('The schema'),
-      handler: ({ params }) => ({ body: found(schemaDocs, params.id, 'schema') }),
+      handler: ({ params }) => ({ body: asResource(found(schemaDocs, params.id, 'schema')) }),
     }),
     ...resourceRoutes(common, {
       kind: 'User',
@@ -295,6 +318,7 @@ function resourceRoutes(
             query.attributes,
             query.excludedAttributes,
           ),
+          200,
         ),
     }),
     defineRoute({
@@ -307,7 +331,7 @@ function resourceRoutes(
       body: ScimBody,
       responses: { ...one, ...stale },
       handler: async ({ ctx, params, body }) =>
-        resource(await service.replace(caller(ctx), params.id, body, ifMatch(ctx), operation(ctx))),
+        resource(await service.replace(caller(ctx), params.id, body, ifMatch(ctx), operation(ctx)), 200),
     }),
     defineRoute({
       ...common,
@@ -321,6 +345,7 @@ function resourceRoutes(
       handler: async ({ ctx, params, body }) =>
         resource(
           await service.patch(caller(ctx), params.id, patchOperations(body), ifMatch(ctx), operation(ctx)),
+          200,
         ),
     }),
     defineRoute({
