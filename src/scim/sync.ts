@@ -12,10 +12,14 @@ import { nowIso } from '../time.js';
 import { ScimError } from './errors.js';
 import type { ScimGroupService } from './groups-service.js';
 import { groupFields, readGroup, storedGroup } from './groups.js';
-import { scimRepository } from './repository.js';
 import { isObject, type ScimObject } from './resource.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
-import { scimSyncRepository as repo, type ExistingUser, type ManagerLink } from './sync-repository.js';
+import {
+  scimRepository,
+  scimSyncRepository as repo,
+  type ExistingUser,
+  type ManagerLink,
+} from './repository.js';
 import {
   createdChanges,
   mappedAttributes,
