@@ -9,11 +9,6 @@ const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const PRINTABLE_REQUEST_ID = /^[\x20-\x7e]{1,256}$/;
 
 /**
- * Gives every request its id (the caller's when well formed), a child logger carrying it, and
- * one structured log line plus metrics when it ends. Paths are logged without query strings and
- * headers only by allow-list, so no secret reaches the log from a URL or header.
- */
-/**
  * A request's state, starting with its id and a logger carrying it, made the first time something
  * logs through it: most requests log only their completion line, which names the id itself.
  */
@@ -30,6 +25,11 @@ class State {
   }
 }
 
+/**
+ * Gives every request its id (the caller's when well formed), a child logger carrying it, and
+ * one structured log line plus metrics when it ends. Paths are logged without query strings and
+ * headers only by allow-list, so no secret reaches the log from a URL or header.
+ */
 export function requestContext(logger: Logger, metrics: Metrics): Middleware {
   const access = createAccessLog(logger);
   return async (ctx, next) => {
