@@ -47,7 +47,7 @@ import type { Runtime } from '../src/runtime.js';
 import { DecisionRequestSchema, type DecisionRequest } from '../src/schemas/decisions.js';
 import { compile, inputAjv } from '../src/schemas/validator.js';
 import { createLogger } from '../src/logging/logger.js';
-import { freePort } from '../src/db/local-neo4j.js';
+import { freePort } from '../src/dev/local-neo4j.js';
 import { BulkLoader } from '../src/seed/bulk.js';
 import {
   ADMIN_ID,

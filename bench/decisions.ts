@@ -34,7 +34,7 @@ import os from 'node:os';
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { decide } from '../src/decisions/engine.js';
-import { PolicyIndex } from '../src/decisions/index.js';
+import { PolicyIndex } from '../src/decisions/policy-index.js';
 import type { IxPolicy } from '../src/decisions/model.js';
 import { DecisionService } from '../src/decisions/service.js';
 import { createLogger } from '../src/logging/logger.js';

@@ -20,7 +20,7 @@
 // The Node.js build of cedar-wasm (CommonJS, loading its .wasm synchronously).
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { newEnforcer, newModelFromString, type Adapter, type Enforcer, type Model } from 'casbin';
-import type { PolicyIndex } from '../src/decisions/index.js';
+import type { PolicyIndex } from '../src/decisions/policy-index.js';
 import type { IxPolicy, IxPrincipal } from '../src/decisions/model.js';
 import type { BenchRequest } from './policy-set.js';
 

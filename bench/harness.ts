@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
-import { provideNeo4j, type Neo4jEndpoint } from '../src/db/local-neo4j.js';
+import { provideNeo4j, type Neo4jEndpoint } from '../src/dev/local-neo4j.js';
 import { startServer, type Server } from '../src/http/server.js';
 import type { Logger } from '../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';

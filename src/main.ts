@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config/config.js';
-import { provideNeo4j, type Neo4jEndpoint } from './db/local-neo4j.js';
+import { provideNeo4j, type Neo4jEndpoint } from './dev/local-neo4j.js';
 import { createLogger } from './logging/logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startServer, type Server } from './http/server.js';

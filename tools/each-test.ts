@@ -9,7 +9,7 @@
  * Prints one line per test and a summary; exits 1 if any test failed alone.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { provideNeo4j } from '../src/db/local-neo4j.js';
+import { provideNeo4j } from '../src/dev/local-neo4j.js';
 
 interface Listed {
   fullTitle: string;

@@ -1,5 +1,5 @@
 // Principal search: every search, listing and (later) SCIM or policy query runs this one text,
-// with the query as data in $q (built by src/query/cypher.ts), so a never-seen combination of
+// with the query as data in $q (built by src/principals/search/cypher.ts), so a never-seen combination of
 // conditions or sort finds its plan cached like any other. FILTER is filled with the filter of
 // principals/search_filter.cypher, the same text everywhere. Every choice a query makes (where
 // to start, how to read the page) is a guard on $q in front of a fixed branch; a branch whose

@@ -1,4 +1,4 @@
-// The filter of principal search (src/query/cypher.ts): whether principal `p` matches the query
+// The filter of principal search (src/principals/search/cypher.ts): whether principal `p` matches the query
 // in $q, given `clauses` (the query's normal form, instants already turned into datetimes, less
 // any clause the anchor that found `p` already enforced). The text between the BEGIN and END
 // markers is inserted wherever principals/search.cypher says FILTER; the rest only makes this

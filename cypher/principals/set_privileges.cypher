@@ -1,4 +1,4 @@
-// The privilege factors of principals' risk (src/decisions/privileges.ts), with the score and
+// The privilege factors of principals' risk (src/risk/privileges.ts), with the score and
 // factors they make; only rows whose stored privilege factors differ are written.
 UNWIND $rows AS row
 MATCH (p:Principal {id: row.id})

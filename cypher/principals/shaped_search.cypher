@@ -1,5 +1,5 @@
-// Principal search written for one shape of query (src/query/shaped.ts), for shapes that are
-// planned (src/principals/search-plans.ts); every other search runs principals/search. The
+// Principal search written for one shape of query (src/principals/search/shaped.ts), for shapes that are
+// planned (src/principals/search/plans.ts); every other search runs principals/search. The
 // compiler inserts generated text at the /*MARKERS*/: fixed predicates and whitelisted property
 // names only; every value it compares with is a parameter.
 // ANCHOR and PATTERN may start the match at an attribute value node (the Attribute index);

@@ -1,4 +1,4 @@
-import type { PolicyIndex } from '../decisions/index.js';
+import type { PolicyIndex } from '../decisions/policy-index.js';
 import type { IxPrincipal } from '../decisions/model.js';
 import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
 import type {

@@ -8,7 +8,7 @@ import {
 } from '../decisions/access.js';
 import { grantsOf, registeredMatching, type AccessService } from '../decisions/access-service.js';
 import { decide, type RequestAction } from '../decisions/engine.js';
-import type { PolicyIndex } from '../decisions/index.js';
+import type { PolicyIndex } from '../decisions/policy-index.js';
 import type { IxPrincipal } from '../decisions/model.js';
 import type { DecisionService } from '../decisions/service.js';
 import { validationFailed } from '../errors/errors.js';

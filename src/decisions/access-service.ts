@@ -5,7 +5,7 @@ import { evaluateConditions, readsOnlyPrincipal } from '../policies/conditions.j
 import { globMatches } from '../policies/patterns.js';
 import { accessEntries, entryFor, entryGrants, type AccessEntry, type Grant } from './access.js';
 import { coveringPolicies, groupPath, toolAllowed, type Overlay } from './engine.js';
-import type { PolicyIndex } from './index.js';
+import type { PolicyIndex } from './policy-index.js';
 import type { IxPolicy, IxPrincipal, SubjectVia } from './model.js';
 import { decisionRepository as repo, type PrincipalGrants } from './repository.js';
 

@@ -7,7 +7,7 @@ import {
 } from '../policies/conditions.js';
 import { actionMatches, globMatches } from '../policies/patterns.js';
 import type { Reason } from '../schemas/decisions.js';
-import type { PolicyIndex } from './index.js';
+import type { PolicyIndex } from './policy-index.js';
 import type { IxPolicy, IxPrincipal } from './model.js';
 
 /** An action as a request names it: its name, or its name with the properties the caller claims. */

@@ -1,13 +1,13 @@
 import { parseConditions, type CompiledCondition } from '../policies/conditions.js';
 import type { Policy } from '../policies/model.js';
 import { compileGlob, isGlob, type Glob } from '../policies/patterns.js';
-import { toQuery } from '../principals/search.js';
-import { compilePredicate, type Predicate, type Subject } from '../query/evaluate.js';
+import { toQuery } from '../principals/search/service.js';
+import { compilePredicate, type Predicate, type Subject } from '../principals/search/evaluate.js';
 import { instantKey } from '../time.js';
 
 /**
  * A principal as the decision index holds it: what conditions (`principal.*`) and `match`
- * subjects read, and its direct groups. Timestamps are instant keys (src/query/evaluate.ts).
+ * subjects read, and its direct groups. Timestamps are instant keys (src/principals/search/evaluate.ts).
  */
 export interface IxPrincipal extends Subject {
   readonly id: string;

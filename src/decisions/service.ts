@@ -4,7 +4,7 @@ import type { Decision, DecisionRequest, Reason } from '../schemas/decisions.js'
 import { Serialised } from '../json.js';
 import { nowIso, timeSlices } from '../time.js';
 import { actionNameOf, decide, type Verdict } from './engine.js';
-import type { PolicyIndex } from './index.js';
+import type { PolicyIndex } from './policy-index.js';
 import type { DecisionLog, DecisionRecord } from './records.js';
 
 export interface BatchResult {

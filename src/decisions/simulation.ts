@@ -8,7 +8,7 @@ import { timeSlices } from '../time.js';
 import { candidatesOf, entryFor, toolFilter, type Candidate } from './access.js';
 import { grantOf, registeredMatching, settleFor } from './access-service.js';
 import { coveringPolicies, decide } from './engine.js';
-import type { PolicyIndex } from './index.js';
+import type { PolicyIndex } from './policy-index.js';
 import { compilePolicy, type IxPolicy } from './model.js';
 
 /** Changes listed at most; the summary counts them all. */

@@ -3,7 +3,7 @@ import type { ChangeEvent } from '../events/feed.js';
 import { isId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { resourceOf } from '../policies/model.js';
-import type { PolicyIndex } from './index.js';
+import type { PolicyIndex } from './policy-index.js';
 import { compilePolicy, type IxPolicy } from './model.js';
 import { decisionRepository as repo } from './repository.js';
 

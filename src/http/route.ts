@@ -91,17 +91,16 @@ interface RouteCommon {
    * whatever else the body holds (it throws to refuse).
    */
   bodyGuard?: (body: unknown) => void;
-  /** Errors of this operation use the OAuth 2.0 format of RFC 6749 §5.2 instead of problem details. */
-  oauthErrors?: boolean;
   /**
-   * The operation follows the OpenID AuthZEN Authorization API: its errors are plain-text
-   * messages (a body that cannot be read is 400, whatever its media type), and it echoes any
-   * printable `X-Request-ID`.
+   * The dialect of this operation's errors: `problem` (RFC 9457 problem details, the default),
+   * `oauth` (RFC 6749 §5.2), `scim` (the SCIM error schema of RFC 7644 §3.12) or `authzen` (the
+   * OpenID AuthZEN Authorization API: plain-text messages, a body that cannot be read is 400
+   * whatever its media type, and any printable `X-Request-ID` is echoed).
    */
-  authzen?: boolean;
-  /** A SCIM 2.0 operation: its errors use the SCIM error schema (RFC 7644 §3.12). */
-  scim?: boolean;
+  errors?: ErrorDialect;
 }
+
+export type ErrorDialect = 'problem' | 'oauth' | 'scim' | 'authzen';
 
 type Handler<P, Q, B, Result> = (
   input: RouteInput<P, Q, B>,

@@ -183,7 +183,7 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
       // ajv reads no deeper than the schema does, so it is safe on any body; the walk after it
       // covers what an AuthZEN schema lets through unread.
       if (!check(body)) throw validationFailed('the request body is invalid', toFieldErrors(check.errors));
-      const tooDeep = route.authzen ? freeFormViolation(body, BODY_NESTING) : undefined;
+      const tooDeep = route.errors === 'authzen' ? freeFormViolation(body, BODY_NESTING) : undefined;
       if (tooDeep) throw validationFailed('the request body is nested too deeply', [tooDeep]);
     }
     state.input = { ...state.input, body };

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { PortInUseError } from '../errors/port-in-use.js';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logging/logger.js';
 import type { Runtime } from '../runtime.js';
@@ -16,13 +17,6 @@ export interface Server {
   shutdown(): Promise<void>;
 }
 
-export class PortInUseError extends Error {
-  constructor(readonly port: number) {
-    super(`port ${port} is already in use; set PORT to another port`);
-    this.name = 'PortInUseError';
-  }
-}
-
 export async function startServer(
   runtime: Runtime,
   options: { port: number; host: string; shutdownTimeoutMs: number; logger: Logger } & AppOptions,
@@ -37,7 +31,15 @@ export async function startServer(
   );
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE' ? new PortInUseError(options.port) : err);
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new PortInUseError(
+              options.port,
+              'service',
+              `port ${options.port} is already in use; set PORT to another port`,
+            )
+          : err,
+      );
     });
     server.listen(options.port, options.host, () => resolve(server.address() as AddressInfo));
   });

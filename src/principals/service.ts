@@ -20,9 +20,9 @@ import {
   type PrincipalType,
 } from './model.js';
 import { principalRepository as repo, type RelatedPrincipal } from './repository.js';
-import { assessRisk, DORMANT_AFTER_DAYS } from './risk.js';
-import { searchPrincipals, type SearchRequest } from './search.js';
-import type { SearchPlans } from './search-plans.js';
+import { assessRisk, DORMANT_AFTER_DAYS } from '../risk/score.js';
+import { searchPrincipals, type SearchRequest } from './search/service.js';
+import type { SearchPlans } from './search/plans.js';
 
 export const RELATIONSHIP_TYPES = ['manager', 'reports', 'group_member'] as const;
 export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];

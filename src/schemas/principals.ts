@@ -150,7 +150,7 @@ export const PrincipalRecord = Type.Object(
     privilege_factors: Type.Array(RiskFactorSchema),
     /**
      * Where the owner of a non-USER principal stands when it does not live: it names no
-     * principal, or it is deprovisioned or deleted (src/principals/ownership.ts).
+     * principal, or it is deprovisioned or deleted (src/risk/ownership.ts).
      */
     owner_state: Type.Union([
       Type.Literal('missing'),

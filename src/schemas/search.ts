@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { validationFailed, type FieldError } from '../errors/errors.js';
 import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../principals/model.js';
-import { SORT_FIELDS, type SortField } from '../query/model.js';
+import { SORT_FIELDS, type SortField } from '../principals/search/model.js';
 import { parseInstant } from '../time.js';
 import { KeyedMap, PageQuery } from './common.js';
 import { FreeForm } from './free-form.js';

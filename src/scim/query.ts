@@ -1,11 +1,11 @@
-import { and, attribute, condition, field, not, or, type Query, type Target } from '../query/model.js';
+import { and, attribute, condition, field, not, or, type Query, type Target } from '../principals/search/model.js';
 import { parseInstant } from '../time.js';
 import { ScimError } from './errors.js';
 import type { AttrPath, CompareOp, FilterValue, ScimFilter } from './filter.js';
 import { ENTERPRISE_SCHEMA, USER_SCHEMA } from './schema.js';
 
 /**
- * A SCIM filter on Users as the query representation (src/query/model.ts), so that it runs on the
+ * A SCIM filter on Users as the query representation (src/principals/search/model.ts), so that it runs on the
  * principal indexes like any `/v1` search. Attributes the service maps to principal fields
  * compile exactly: `id`, `externalId` (connector_id), `userName` (user_name, held lower-cased, so
  * case-insensitive comparisons are exact), `active` (status), `meta.created` and

@@ -6,7 +6,7 @@ import { AppError } from '../errors/errors.js';
 import { isId, newId } from '../ids.js';
 import { MANAGER_KEY } from '../principals/model.js';
 import { principalRepository as principals } from '../principals/repository.js';
-import { assessRisk } from '../principals/risk.js';
+import { assessRisk } from '../risk/score.js';
 import { recordPrincipalUpdate } from '../principals/service.js';
 import { nowIso } from '../time.js';
 import { ScimError } from './errors.js';

@@ -12,7 +12,7 @@ import {
   type Metadata,
   type PrincipalType,
 } from '../principals/model.js';
-import { assessRisk } from '../principals/risk.js';
+import { assessRisk } from '../risk/score.js';
 import { checkPolicyBody, type PolicyBody } from '../policies/model.js';
 import { nodeProperties } from '../policies/repository.js';
 

@@ -4,7 +4,7 @@ import type { AnyRoute } from '../../src/http/route.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { startServer, type Server } from '../../src/http/server.js';
-import { freePort } from '../../src/db/local-neo4j.js';
+import { freePort } from '../../src/dev/local-neo4j.js';
 import { resetDatabaseAt } from './db.js';
 import { HttpClient } from './http.js';
 

@@ -13,7 +13,7 @@ import type { TestApp } from './app.js';
  *   otherwise about the principal is reported (`edgeDisagreements`).
  * - `match` subjects are evaluated here, by a plain reading of §2 over the principal node's own
  *   properties. Neither alternative is independent: the service's principal search and
- *   test/helpers/query-reference.ts both go through `toQuery` (src/principals/search.ts), which
+ *   test/helpers/query-reference.ts both go through `toQuery` (src/principals/search/service.ts), which
  *   the index's compiled predicate uses as well, and the latter also through the engine's
  *   `fromProperties`; a mistake there would be shared by the index and the oracle and go unseen.
  * - Globs become regular expressions here, actions and conditions are matched and evaluated

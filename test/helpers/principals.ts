@@ -7,7 +7,7 @@ import type {
   PrincipalType,
 } from '../../src/principals/model.js';
 import { principalRepository } from '../../src/principals/repository.js';
-import { assessRisk } from '../../src/principals/risk.js';
+import { assessRisk } from '../../src/risk/score.js';
 import { nowIso } from '../../src/time.js';
 import type { TestApp } from './app.js';
 

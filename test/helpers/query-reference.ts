@@ -1,9 +1,9 @@
 import type { Principal } from '../../src/principals/model.js';
-import { isAttribute, type Condition, type Query } from '../../src/query/model.js';
+import { isAttribute, type Condition, type Query } from '../../src/principals/search/model.js';
 import { parseInstant } from '../../src/time.js';
 
 /**
- * The semantics of src/query/model.ts written out plainly over principal records, as the
+ * The semantics of src/principals/search/model.ts written out plainly over principal records, as the
  * reference the compiled Cypher is checked against. Instants compare by their normalised text
  * padded to nanoseconds; text as JavaScript compares strings (UTF-16 code units, as Cypher does).
  */

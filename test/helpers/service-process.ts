@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from '../../src/db/local-neo4j.js';
+import { freePort } from '../../src/dev/local-neo4j.js';
 import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET, TEST_KEY_ENCRYPTION_KEY } from './app.js';
 import { HttpClient } from './http.js';
 

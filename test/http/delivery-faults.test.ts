@@ -8,7 +8,7 @@ import neo4j, { type Driver } from 'neo4j-driver';
 import { Webhook } from 'standardwebhooks';
 import { stripComments } from '../../src/db/catalogue.js';
 import { fromNeo4j, toNeo4jParams } from '../../src/db/database.js';
-import { LocalNeo4j } from '../../src/db/local-neo4j.js';
+import { LocalNeo4j } from '../../src/dev/local-neo4j.js';
 import { newId } from '../../src/ids.js';
 import { projectRoot } from '../../src/paths.js';
 import { principalRows, type SeedPrincipal } from '../../src/seed/bulk.js';

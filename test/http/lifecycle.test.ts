@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { expect } from 'chai';
-import { freePort } from '../../src/db/local-neo4j.js';
+import { freePort } from '../../src/dev/local-neo4j.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
 import { startTestApp, TEST_KEY_ENCRYPTION_KEY } from '../helpers/app.js';
 

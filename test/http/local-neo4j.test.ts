@@ -5,7 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { freePort, LocalNeo4j, PortInUseError, provideNeo4j } from '../../src/db/local-neo4j.js';
+import { PortInUseError } from '../../src/errors/port-in-use.js';
+import { freePort, LocalNeo4j, provideNeo4j } from '../../src/dev/local-neo4j.js';
 
 /** Running, as opposed to gone or a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
@@ -64,7 +65,7 @@ describe('embedded Neo4j launcher', function () {
   it('reports an HTTP (Neo4j Browser) port already in use, naming the setting to change', async () => {
     const { error, port } = await startWithPortTaken('http');
     expect(error).to.be.instanceOf(PortInUseError);
-    expect(error).to.include({ port, connector: 'http' });
+    expect(error).to.include({ port, listener: 'http' });
     expect(String(error)).to.contain('NEO4J_LOCAL_HTTP_PORT');
   });
   it('takes any free ports when asked for port 0, and says which', async () => {
@@ -97,7 +98,7 @@ describe('embedded Neo4j launcher', function () {
 
   it('dies with its parent process: no orphan JVM', async () => {
     const script = `
-      import { LocalNeo4j } from './src/db/local-neo4j.ts';
+      import { LocalNeo4j } from './src/dev/local-neo4j.ts';
       const db = await LocalNeo4j.start({ home: ${JSON.stringify(path.join(home, 'orphan'))}, port: 0, httpPort: 0, heap: '256m', pageCache: '16m', progress: () => {} });
       console.log('PID ' + db.pid);
       setInterval(() => {}, 1000);

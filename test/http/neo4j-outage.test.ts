@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { LocalNeo4j } from '../../src/db/local-neo4j.js';
+import { LocalNeo4j } from '../../src/dev/local-neo4j.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/wait.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { cypher, profile } from '../helpers/db.js';
 import { newId } from '../../src/ids.js';
 import type { Principal } from '../../src/principals/model.js';
-import { compileSearch, type SearchRequest } from '../../src/principals/search.js';
+import { compileSearch, type SearchRequest } from '../../src/principals/search/service.js';
 import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed, createClient } from '../helpers/auth.js';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { fromProperties, type Principal } from '../../src/principals/model.js';
-import { compile, type Sort } from '../../src/query/cypher.js';
-import { compileShaped } from '../../src/query/shaped.js';
+import { compile, type Sort } from '../../src/principals/search/cypher.js';
+import { compileShaped } from '../../src/principals/search/shaped.js';
 import {
   and,
   attribute,
@@ -17,7 +17,7 @@ import {
   type Query,
   type Target,
   kindOf as kindOfTarget,
-} from '../../src/query/model.js';
+} from '../../src/principals/search/model.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { cypher } from '../helpers/db.js';
 import { insertPrincipal, type InsertPrincipal } from '../helpers/principals.js';

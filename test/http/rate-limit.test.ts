@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import Koa from 'koa';
-import { freePort } from '../../src/db/local-neo4j.js';
+import { freePort } from '../../src/dev/local-neo4j.js';
 import { errorHandler } from '../../src/http/middleware/errors.js';
 import { rateLimit } from '../../src/http/middleware/rate-limit.js';
 import { stateOf } from '../../src/http/state.js';

@@ -1,4 +1,4 @@
-import { provideNeo4j, type Neo4jEndpoint } from '../../src/db/local-neo4j.js';
+import { provideNeo4j, type Neo4jEndpoint } from '../../src/dev/local-neo4j.js';
 import { contractViolations, noteCurrentTest, startTestApp } from '../helpers/app.js';
 
 /**

@@ -140,7 +140,7 @@ describe('architecture', () => {
  */
 const STORAGE_OWNERS = ['db/', 'events/', 'jobs/', 'seed/'];
 /** The principal search compiler declares the statement templates it composes; a repository runs them. */
-const TEMPLATE_OWNERS = ['query/'];
+const TEMPLATE_OWNERS = ['principals/search/'];
 /** The names a database, a transaction or a session goes by wherever one is passed around. */
 const RUNNERS = /^(tx|db|reader|database|session)$/i;
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { decide, type AccessRequest, type RequestAction } from '../../src/decisions/engine.js';
-import { PolicyIndex } from '../../src/decisions/index.js';
+import { PolicyIndex } from '../../src/decisions/policy-index.js';
 import { compilePolicy, toIxPrincipal } from '../../src/decisions/model.js';
 import { checkPolicyBody, resourceOf, type Policy, type PolicyBody } from '../../src/policies/model.js';
 import type { Reason } from '../../src/schemas/decisions.js';

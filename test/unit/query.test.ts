@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Catalogue } from '../../src/db/catalogue.js';
 import { AppError } from '../../src/errors/errors.js';
-import { compile, type LiteralParam, type SearchParams } from '../../src/query/cypher.js';
+import { compile, type LiteralParam, type SearchParams } from '../../src/principals/search/cypher.js';
 import {
   and,
   assertWellFormed,
@@ -12,8 +12,8 @@ import {
   or,
   type Condition,
   type Query,
-} from '../../src/query/model.js';
-import { MAX_LITERALS, normalise, type Normal } from '../../src/query/normal.js';
+} from '../../src/principals/search/model.js';
+import { MAX_LITERALS, normalise, type Normal } from '../../src/principals/search/normal.js';
 
 const team = (v: string): Condition => condition(attribute('team'), '$eq', v);
 const env = (v: string): Condition => condition(attribute('environment'), '$eq', v);

@@ -44,7 +44,7 @@ export function errorHandler(logger: Logger): Middleware {
     } catch (raw) {
       if (
         raw instanceof ScimError ||
-        stateOf(ctx).route?.scim ||
+        stateOf(ctx).route?.errors === 'scim' ||
         (!stateOf(ctx).route && ctx.path.startsWith('/scim/'))
       ) {
         const { status, body } = scimError(ctx, raw);
@@ -76,7 +76,7 @@ export function errorHandler(logger: Logger): Middleware {
       // A body left unread (too large, wrong type) would be taken as the next request on a
       // kept-alive connection: close it instead.
       if (!ctx.req.complete) ctx.set('Connection', 'close');
-      if (stateOf(ctx).route?.authzen) {
+      if (stateOf(ctx).route?.errors === 'authzen') {
         const answer = authzenError(ctx, error);
         ctx.status = answer.status;
         ctx.type = 'text/plain; charset=utf-8';
@@ -84,7 +84,7 @@ export function errorHandler(logger: Logger): Middleware {
         return;
       }
       ctx.status = status;
-      const oauth = stateOf(ctx).route?.oauthErrors;
+      const oauth = stateOf(ctx).route?.errors === 'oauth';
       if (oauth && status < 500 && error.code !== 'RATE_LIMITED') {
         ctx.set(NO_STORE);
         ctx.body = {

@@ -83,9 +83,9 @@ const PLAIN_MESSAGE: Record<string, Json> = {
  * AuthZEN endpoints, whose errors are plain messages.
  */
 function errorContent(route: AnyRoute, status: number): Record<string, Json> {
-  if (route.authzen) return PLAIN_MESSAGE;
-  if (route.scim) return SCIM_ERROR;
-  if (!route.oauthErrors || status >= 500) return PROBLEM;
+  if (route.errors === 'authzen') return PLAIN_MESSAGE;
+  if (route.errors === 'scim') return SCIM_ERROR;
+  if (route.errors !== 'oauth' || status >= 500) return PROBLEM;
   if (status === 429) return { ...OAUTH_ERROR, ...PROBLEM };
   return OAUTH_ERROR;
 }
@@ -137,7 +137,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
       responses[status] = entry;
     }
     const errors: Record<string, string> = {};
-    if (route.authzen && route.body) {
+    if (route.errors === 'authzen' && route.body) {
       errors['400'] = 'The body is not JSON, or lacks a required member';
     } else if (route.params || route.query || route.body) {
       errors['400'] = 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`)';
@@ -153,7 +153,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
       errors['413'] = route.textBody
         ? `Body over ${route.textBody.limitBytes} bytes (\`PAYLOAD_TOO_LARGE\`)`
         : 'Body over 1 MiB (`PAYLOAD_TOO_LARGE`)';
-      if (!route.authzen)
+      if (route.errors !== 'authzen')
         errors['415'] = route.textBody
           ? `Body is not ${route.textBody.mediaTypes.join(' or ')} (\`UNSUPPORTED_MEDIA_TYPE\`)`
           : 'Body is not JSON (`UNSUPPORTED_MEDIA_TYPE`)';

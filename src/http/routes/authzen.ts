@@ -31,7 +31,7 @@ export function authzenRoutes(deps: { authzen: AuthZenService }): AnyRoute[] {
   const common = {
     tags: ['AuthZEN'],
     auth: { scope: 'decisions:evaluate' as const },
-    authzen: true,
+    errors: 'authzen' as const,
   };
   return [
     defineRoute({

@@ -116,7 +116,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
     tags: ['SCIM'],
     auth: 'connector' as const,
     rateLimit: 'scim' as const,
-    scim: true,
+    errors: 'scim' as const,
   };
   // The discovery documents depend on nothing but the base URL.
   const config = serviceProviderConfig(base);
@@ -245,7 +245,7 @@ interface ResourceService {
 
 /** List, create, get, replace, patch and delete of one SCIM resource type. */
 function resourceRoutes(
-  common: { tags: string[]; auth: 'connector'; rateLimit: 'scim'; scim: boolean },
+  common: { tags: string[]; auth: 'connector'; rateLimit: 'scim'; errors: 'scim' },
   spec: {
     kind: 'User' | 'Group';
     plural: 'Users' | 'Groups';

@@ -1,5 +1,5 @@
-import { defineQueries, type Catalogue } from '../db/catalogue.js';
-import { fillMarkers, fragmentOf } from '../db/compose.js';
+import { defineQueries, type Catalogue } from '../../db/catalogue.js';
+import { fillMarkers, fragmentOf } from '../../db/compose.js';
 import {
   ATTR_PREFIX,
   MANAGER_KEY,
@@ -7,8 +7,8 @@ import {
   PRINCIPAL_TYPES,
   STATUS_LABEL,
   TYPE_LABEL,
-} from '../principals/model.js';
-import { instantKey, parseInstant } from '../time.js';
+} from '../model.js';
+import { instantKey, parseInstant } from '../../time.js';
 import {
   assertWellFormed,
   isAttribute,
@@ -24,7 +24,7 @@ import { normalise, single, type Literal, type Normal } from './normal.js';
 const Q = defineQueries('principals', ['search', 'search_filter']);
 
 /**
- * Compiles a query (src/query/model.ts) to the one principal search statement: the text is the
+ * Compiles a query (src/principals/search/model.ts) to the one principal search statement: the text is the
  * same for every query, sort and page, and everything a query says travels in the parameters.
  * So no request can make Neo4j plan a new statement, and the plan cache holds one entry for all
  * searches (list parameters are passed inside the `q` map, whose contents do not enter the cache

@@ -1,7 +1,7 @@
 /**
  * The query representation: which principals a request selects, said once for every way of
  * asking — `/v1` principal search, SCIM filters (RFC 7644 §3.4.2.2) and the `match` subjects of
- * policies — and compiled to Cypher in one place (src/query/cypher.ts), so all of them run on the
+ * policies — and compiled to Cypher in one place (src/principals/search/cypher.ts), so all of them run on the
  * same indexes. Nothing here knows about HTTP or Cypher.
  *
  * Besides the fields `/v1` search offers, `id`, `connector_id` (the identity provider's id) and

@@ -1,5 +1,5 @@
-import { defineQueries, type Catalogue } from '../db/catalogue.js';
-import { fillMarkers } from '../db/compose.js';
+import { defineQueries, type Catalogue } from '../../db/catalogue.js';
+import { fillMarkers } from '../../db/compose.js';
 import {
   ATTR_PREFIX,
   MANAGER_KEY,
@@ -8,8 +8,8 @@ import {
   TYPE_LABEL,
   type PrincipalStatus,
   type PrincipalType,
-} from '../principals/model.js';
-import { parseInstant } from '../time.js';
+} from '../model.js';
+import { parseInstant } from '../../time.js';
 import type { Page, Sort } from './cypher.js';
 import { FIELD_KIND, isAttribute, type Operator, type Query } from './model.js';
 
@@ -19,8 +19,8 @@ const Q = defineQueries('principals', ['shaped_search']);
  * A query compiled for its shape: a statement whose text holds exactly the predicates of its
  * conditions (values always parameters, identifiers only from the tables below), as a planner
  * likes best. The text changes with the combination of conditions and sort, so each new shape
- * costs Neo4j a plan; src/principals/search-plans.ts decides when that is worth it, and every
- * other query runs the one generic statement of src/query/cypher.ts.
+ * costs Neo4j a plan; src/principals/search/plans.ts decides when that is worth it, and every
+ * other query runs the one generic statement of src/principals/search/cypher.ts.
  *
  * Only conjunctions of conditions take this path, with types and statuses as `$in` lists (what
  * `/v1` search produces), at most MAX_SHAPED_CONDITIONS of them besides type and status, and not

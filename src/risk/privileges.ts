@@ -1,11 +1,11 @@
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logging/logger.js';
 import { principalRepository } from '../principals/repository.js';
-import { assessRisk } from '../principals/risk.js';
+import { assessRisk } from './score.js';
 import type { RiskFactor } from '../schemas/principals.js';
-import type { PolicyIndex } from './index.js';
-import type { IxPrincipal } from './model.js';
-import type { Dirty, IndexSync } from './sync.js';
+import type { PolicyIndex } from '../decisions/policy-index.js';
+import type { IxPrincipal } from '../decisions/model.js';
+import type { Dirty, IndexSync } from '../decisions/sync.js';
 
 export const PRIVILEGED_ACCESS_POINTS = 30;
 export const BROAD_ACCESS_POINTS = 15;

@@ -1,5 +1,5 @@
 import { globMatches } from '../policies/patterns.js';
-import type { Predicate } from '../query/evaluate.js';
+import type { Predicate } from '../principals/search/evaluate.js';
 import type { IxGroup, IxPolicy, IxPrincipal, IxResource } from './model.js';
 
 /** Resources whose candidates are remembered at most; the memory is emptied beyond. */

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { projectRoot } from '../paths.js';
+import { PortInUseError } from '../errors/port-in-use.js';
 
 /**
  * A Neo4j the service can talk to: the configured one, a Docker container, or an embedded Neo4j
@@ -40,20 +41,18 @@ export class Neo4jUnavailableError extends Error {
   override name = 'Neo4jUnavailableError';
 }
 
-export class PortInUseError extends Neo4jUnavailableError {
-  constructor(
-    readonly port: number,
-    readonly connector: 'bolt' | 'http' = 'bolt',
-  ) {
-    super(
-      connector === 'bolt'
-        ? `port ${port} is already in use, so a local Neo4j cannot listen there. ` +
-            `If a Neo4j is already running on it, set NEO4J_URI=bolt://localhost:${port}; ` +
-            'otherwise choose another port with NEO4J_LOCAL_PORT.'
-        : `port ${port} is already in use, so a local Neo4j cannot serve HTTP (Neo4j Browser) there. ` +
-            'Stop what is listening on it, or choose another port with NEO4J_LOCAL_HTTP_PORT.',
-    );
-  }
+/** The message of a local Neo4j's taken port, naming the setting that moves it. */
+function portTaken(port: number, connector: 'bolt' | 'http'): PortInUseError {
+  return new PortInUseError(
+    port,
+    connector,
+    connector === 'bolt'
+      ? `port ${port} is already in use, so a local Neo4j cannot listen there. ` +
+          `If a Neo4j is already running on it, set NEO4J_URI=bolt://localhost:${port}; ` +
+          'otherwise choose another port with NEO4J_LOCAL_PORT.'
+      : `port ${port} is already in use, so a local Neo4j cannot serve HTTP (Neo4j Browser) there. ` +
+          'Stop what is listening on it, or choose another port with NEO4J_LOCAL_HTTP_PORT.',
+  );
 }
 
 const INSTALL_HINT =
@@ -327,7 +326,7 @@ export class LocalNeo4j {
         if (line.startsWith('NEO4J_READY ')) resolve();
         else if (line.startsWith('NEO4J_PORT_IN_USE')) {
           const taken = Number(line.split(' ')[1]);
-          reject(new PortInUseError(taken, taken === httpPort && taken !== port ? 'http' : 'bolt'));
+          reject(portTaken(taken, taken === httpPort && taken !== port ? 'http' : 'bolt'));
         } else if (line.startsWith('NEO4J_FAILED')) {
           reject(new Neo4jUnavailableError(`embedded Neo4j failed to start: ${line.slice(13)}`));
         }

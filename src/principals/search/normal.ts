@@ -1,11 +1,11 @@
-import { validationFailed } from '../errors/errors.js';
+import { validationFailed } from '../../errors/errors.js';
 import type { Operand, Operator, Query, Target } from './model.js';
 
 /**
  * A query in the one shape the Cypher filter evaluates: a conjunction of clauses, each a
  * disjunction of terms, each a conjunction of literals (AND-OR-AND). A literal is a condition
  * with a positive operator, possibly negated. Every query has this shape after two rewrites that
- * keep its meaning under the two-valued semantics of src/query/model.ts:
+ * keep its meaning under the two-valued semantics of src/principals/search/model.ts:
  * - negations move down to the conditions (De Morgan), where `$ne`, `$nin` and
  *   `$exists: false` become negated `$eq`, `$in` and `$exists: true`;
  * - an `or` nested below two levels is distributed over the `and` above it.

@@ -1,4 +1,4 @@
-import { instantKey } from '../time.js';
+import { instantKey } from '../../time.js';
 import { FIELD_KIND, isAttribute, type Condition, type Field, type Query } from './model.js';
 
 /**
@@ -25,7 +25,7 @@ export type Predicate = (subject: Subject) => boolean;
 
 /**
  * The query representation compiled to a function over principals held in memory, with exactly
- * the meaning the Cypher compiler gives it (src/query/model.ts): used where a query must be
+ * the meaning the Cypher compiler gives it (src/principals/search/model.ts): used where a query must be
  * answered without the database, as the decision engine does for the `match` subjects of
  * policies. The work that does not depend on the principal (operand normalisation, lower-casing,
  * number parsing) is done once here.

@@ -1,7 +1,7 @@
-import type { Reader } from '../db/database.js';
-import type { Logger } from '../logging/logger.js';
-import type { ShapedStatement } from '../query/shaped.js';
-import { principalRepository as repo } from './repository.js';
+import type { Reader } from '../../db/database.js';
+import type { Logger } from '../../logging/logger.js';
+import type { ShapedStatement } from './shaped.js';
+import { principalRepository as repo } from '../repository.js';
 
 export interface SearchPlanOptions {
   /** Shapes that may be planned per minute (the budget of planning work callers can cause). */

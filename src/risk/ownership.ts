@@ -1,8 +1,8 @@
 import type { Database } from '../db/database.js';
 import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
-import { principalRepository as repo } from './repository.js';
-import { assessRisk } from './risk.js';
+import { principalRepository as repo } from '../principals/repository.js';
+import { assessRisk } from './score.js';
 
 /** Principals checked per transaction. */
 const BATCH = 500;

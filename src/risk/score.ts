@@ -1,4 +1,4 @@
-import type { Principal, RiskFactor } from './model.js';
+import type { Principal, RiskFactor } from '../principals/model.js';
 
 export const DORMANT_AFTER_DAYS = 90;
 export const MANY_TOOLS = 20;
@@ -14,9 +14,9 @@ const HIGH_RISK_CAPABILITIES = new Set([
 ]);
 
 type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'> & {
-  /** Factors from what the principal can access (src/decisions/privileges.ts). */
+  /** Factors from what the principal can access (src/risk/privileges.ts). */
   privilege_factors?: readonly RiskFactor[];
-  /** Where its owner stands when it does not live (src/principals/ownership.ts). */
+  /** Where its owner stands when it does not live (src/risk/ownership.ts). */
   owner_state?: Principal['owner_state'] | undefined;
 };
 

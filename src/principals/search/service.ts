@@ -1,8 +1,8 @@
-import type { Catalogue } from '../db/catalogue.js';
-import type { Database } from '../db/database.js';
-import { pageOf } from '../pagination.js';
-import { compile, type CompiledQuery, type Page, type Sort } from '../query/cypher.js';
-import { and, attribute, condition, field, type Condition, type Field, type Query } from '../query/model.js';
+import type { Catalogue } from '../../db/catalogue.js';
+import type { Database } from '../../db/database.js';
+import { pageOf } from '../../pagination.js';
+import { compile, type CompiledQuery, type Page, type Sort } from './cypher.js';
+import { and, attribute, condition, field, type Condition, type Field, type Query } from './model.js';
 import {
   SCORE_FIELDS,
   TEXT_FIELDS,
@@ -10,11 +10,11 @@ import {
   validateSearchBody,
   type Operator,
   type SearchPrincipalsRequest,
-} from '../schemas/search.js';
-import { compileShaped } from '../query/shaped.js';
-import { PRINCIPAL_STATUSES, type Principal, type PrincipalStatus } from './model.js';
-import { principalRepository as repo } from './repository.js';
-import type { SearchPlans } from './search-plans.js';
+} from '../../schemas/search.js';
+import { compileShaped } from './shaped.js';
+import { PRINCIPAL_STATUSES, type Principal, type PrincipalStatus } from '../model.js';
+import { principalRepository as repo } from '../repository.js';
+import type { SearchPlans } from './plans.js';
 
 /** The body of POST /principals/search; GET /principals passes `type`, `status` and `connector_source`. */
 export type SearchRequest = SearchPrincipalsRequest;
