@@ -11,7 +11,7 @@ import { CLOCK_TOLERANCE_S, TokenVerifier } from './auth/verifier.js';
 import { AuthZenService } from './authzen/service.js';
 import type { Config } from './config/config.js';
 import { ConnectorService } from './connectors/service.js';
-import { ConnectorSyncService } from './connectors/sync.js';
+import { ConnectorSyncService } from './scim/sync-service.js';
 import { Catalogue } from './db/catalogue.js';
 import { Database, createDriver } from './db/database.js';
 import { loadMigrations, migrate } from './db/migrations.js';

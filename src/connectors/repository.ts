@@ -1,3 +1,4 @@
+import type { ScimCaller } from './model.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
@@ -24,13 +25,6 @@ export type StoredConnector = Omit<ConnectorView, 'scim_base_url' | 'deleted_at'
   deleted_at?: string | null;
   deleted_by?: string | null;
 };
-
-/** The connector a SCIM request comes from, as its bearer token decides. */
-export interface ScimCaller {
-  id: string;
-  /** The `connector_source` of everything the connector provisions. */
-  name: string;
-}
 
 export interface NewConnector {
   id: string;

@@ -7,9 +7,8 @@ import type { EventSink } from '../events/sink.js';
 import { newId } from '../ids.js';
 import type { Page, Paged } from '../pagination.js';
 import type { ConnectorView, DeletedConnectorView } from '../schemas/connectors.js';
-import { connectorRepository as repo, type ScimCaller, type StoredConnector } from './repository.js';
-
-export type { ScimCaller } from './repository.js';
+import { connectorRepository as repo, type StoredConnector } from './repository.js';
+import type { ScimCaller } from './model.js';
 
 const TOKEN_PREFIX = 'pas_scim_';
 

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { AuthContext } from '../auth/verifier.js';
-import type { ScimCaller } from '../connectors/service.js';
+import type { ScimCaller } from '../connectors/model.js';
 import type { Logger } from '../logging/logger.js';
 import type { AnyRoute } from './route.js';
 

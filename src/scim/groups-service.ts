@@ -1,6 +1,6 @@
 import type { OperationContext } from '../audit/audit.js';
 import { diffMaps } from '../audit/audit.js';
-import type { ScimCaller } from '../connectors/service.js';
+import type { ScimCaller } from '../connectors/model.js';
 import type { Database, Tx } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';

@@ -1,5 +1,5 @@
 import type { OperationContext } from '../audit/audit.js';
-import type { ScimCaller } from '../connectors/service.js';
+import type { ScimCaller } from '../connectors/model.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import { AppError } from '../errors/errors.js';

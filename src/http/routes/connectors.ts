@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ConnectorService } from '../../connectors/service.js';
-import type { ConnectorSyncService } from '../../connectors/sync.js';
+import type { ConnectorSyncService } from '../../scim/sync-service.js';
 import { pageOf } from '../../pagination.js';
 import { Id } from '../../schemas/common.js';
 import {

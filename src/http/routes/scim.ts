@@ -8,7 +8,7 @@ import { isObject, type ScimObject } from '../../scim/resource.js';
 import { LIST_SCHEMA, PATCH_SCHEMA } from '../../scim/schema.js';
 import type { ScimGroupService } from '../../scim/groups-service.js';
 import type { ListRequest, ListResult, ScimUserService } from '../../scim/users-service.js';
-import type { ScimCaller } from '../../connectors/service.js';
+import type { ScimCaller } from '../../connectors/model.js';
 import { ScimBody, ScimListQuery, ScimListResponse, ScimResource } from '../../schemas/scim.js';
 import { requestMeta } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';

@@ -3,8 +3,8 @@ import type { Database } from '../db/database.js';
 import { conflict, notFound } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type { JobContext, JobRunner } from '../jobs/runner.js';
-import type { ScimSync, SyncProgress } from '../scim/sync.js';
-import { connectorRepository as repo } from './repository.js';
+import type { ScimSync, SyncProgress } from './sync.js';
+import { connectorRepository as repo } from '../connectors/repository.js';
 
 export const SYNC_JOB = 'connectors.sync';
 /** Runs of a sync before it is given up (each resumes where the last got to). */
