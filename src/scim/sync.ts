@@ -1,9 +1,11 @@
+import type { Static } from '@sinclair/typebox';
+import type { SyncCountsSchema } from '../schemas/connectors.js';
 import type { OperationContext } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/model.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import { AppError } from '../errors/errors.js';
-import { isId, newId } from '../ids.js';
+import { newId } from '../ids.js';
 import { MANAGER_KEY } from '../principals/model.js';
 import { principalRepository as principals } from '../principals/repository.js';
 import { assessRisk } from '../risk/score.js';
@@ -11,9 +13,8 @@ import { recordPrincipalUpdate } from '../principals/service.js';
 import { nowIso } from '../time.js';
 import { ScimError } from './errors.js';
 import type { ScimGroupService } from './groups-service.js';
-import { groupFields, readGroup, storedGroup } from './groups.js';
-import { isObject, type ScimObject } from './resource.js';
-import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
+import { storedGroup } from './groups.js';
+import type { ScimObject } from './resource.js';
 import {
   scimRepository,
   scimSyncRepository as repo,
@@ -21,15 +22,25 @@ import {
   type ManagerLink,
 } from './repository.js';
 import {
+  planGroups,
+  planUsers,
+  readSnapshot,
+  resolveMembers,
+  type CurrentGroup,
+  type LineError,
+  type PlannedGroup,
+  type SnapshotGroup,
+  type UserCreate,
+  type UserMatch,
+  type UsersPlan,
+} from './sync-plan.js';
+import {
   createdChanges,
   mappedAttributes,
   mappedMetadata,
   mergePatch,
-  readUser,
   updatedChanges,
-  userFields,
   withMapped,
-  type UserFields,
 } from './users.js';
 
 /** Users written per transaction. */
@@ -38,39 +49,15 @@ const BATCH = 1_000;
 const GROUP_BATCH = 100;
 /** Line errors reported back (all are counted). */
 const MAX_ERRORS = 100;
-/** Manager chains are followed this far when looking for a cycle. */
-const MAX_CHAIN = 64;
 
-export interface SyncCounts {
-  lines: number;
-  invalid: number;
-  users_created: number;
-  users_updated: number;
-  users_unchanged: number;
-  users_deprovisioned: number;
-  groups_created: number;
-  groups_updated: number;
-  groups_unchanged: number;
-  groups_deleted: number;
-}
+export type SyncCounts = Static<typeof SyncCountsSchema>;
 
 export interface SyncProgress {
   phase: 'reading' | 'users' | 'deprovisioning' | 'managers' | 'groups' | 'done';
   processed: number;
   total: number;
   counts: SyncCounts;
-  errors: { line: number; detail: string }[];
-}
-
-interface SnapshotUser {
-  line: number;
-  scim: ScimObject;
-  fields: UserFields;
-}
-
-interface SnapshotGroup {
-  line: number;
-  scim: ScimObject;
+  errors: LineError[];
 }
 
 const emptyCounts = (): SyncCounts => ({
@@ -86,19 +73,23 @@ const emptyCounts = (): SyncCounts => ({
   groups_deleted: 0,
 });
 
-function schemasOf(value: ScimObject): string[] {
-  const schemas = value['schemas'];
-  return Array.isArray(schemas)
-    ? schemas.filter((s): s is string => typeof s === 'string').map((s) => s.toLowerCase())
-    : [];
+/** A reconciliation under way: for whom it writes, what it has counted, how it stops. */
+interface Run {
+  caller: ScimCaller;
+  op: OperationContext;
+  signal: AbortSignal;
+  counts: SyncCounts;
+  /** Counts a line that cannot be taken, and keeps its error while there is room. */
+  fail: (error: LineError) => void;
 }
 
 /**
  * Reconciles a connector with a snapshot of its identity provider (JSON lines, each a SCIM User
  * or Group): creates what is new, updates what changed, deprovisions the users and deletes the
- * groups the snapshot no longer has. Users are written in batches of a thousand per transaction,
- * new groups with their members in batches of a hundred (each change still an audit event in its
- * transaction); changed groups through the SCIM group service.
+ * groups the snapshot no longer has. What to do is planned without writing (src/scim/sync-plan.ts);
+ * this writes it. Users are written in batches of a thousand per transaction, new groups with
+ * their members in batches of a hundred (each change still an audit event in its transaction);
+ * changed groups through the SCIM group service.
  * It compares before it writes, so running it again, or resuming it after an interruption,
  * changes only what still differs. A line that cannot be read is reported and skipped; a
  * snapshot with unreadable lines deprovisions nobody, since a missing user might be one of them.
@@ -118,12 +109,21 @@ export class ScimSync {
     signal: AbortSignal,
   ): Promise<SyncProgress> {
     const counts = emptyCounts();
-    const errors: SyncProgress['errors'] = [];
-    const fail = (line: number, detail: string): void => {
-      counts.invalid += 1;
-      if (errors.length < MAX_ERRORS) errors.push({ line, detail });
+    const errors: LineError[] = [];
+    const run: Run = {
+      caller,
+      op,
+      signal,
+      counts,
+      fail: ({ line, detail }) => {
+        counts.invalid += 1;
+        if (errors.length < MAX_ERRORS) errors.push({ line, detail });
+      },
     };
-    const { users, groups } = this.read(text, counts, fail);
+    const snapshot = readSnapshot(text);
+    counts.lines = snapshot.lines;
+    snapshot.errors.forEach(run.fail);
+    const { users, groups } = snapshot;
     const progress = (phase: SyncProgress['phase'], processed: number, total: number): SyncProgress => ({
       phase,
       processed,
@@ -133,81 +133,33 @@ export class ScimSync {
     });
     await report(progress('users', 0, users.length));
 
-    const existing = new Map((await repo.users(this.db, caller.name)).map((e) => [e.principal.id, e]));
-    const byExternal = new Map<string, ExistingUser>();
-    const byUserName = new Map<string, ExistingUser>();
-    for (const e of existing.values()) {
-      if (e.principal.connector_id) byExternal.set(e.principal.connector_id, e);
-      if (e.userName !== undefined) byUserName.set(e.userName, e);
-    }
-    const seen = new Set<string>();
-    const creates: { id: string; user: SnapshotUser }[] = [];
-    const updates: { user: SnapshotUser; current: ExistingUser }[] = [];
-    for (const user of users) {
-      const { externalId, userName } = user.fields;
-      const current =
-        (externalId ? byExternal.get(externalId) : undefined) ?? byUserName.get(userName.toLowerCase());
-      if (current && seen.has(current.principal.id)) {
-        fail(
-          user.line,
-          `a user with userName "${userName}" or externalId "${externalId ?? ''}" appears twice`,
-        );
-        continue;
-      }
-      if (current) {
-        seen.add(current.principal.id);
-        updates.push({ user, current });
-      } else {
-        creates.push({ id: newId('principal'), user });
-      }
-    }
-    const createdKeys = new Set<string>();
-    const uniqueCreates = creates.filter(({ user }) => {
-      const key = `u:${user.fields.userName.toLowerCase()}`;
-      const ext = user.fields.externalId ? `e:${user.fields.externalId}` : undefined;
-      if (createdKeys.has(key) || (ext && createdKeys.has(ext))) {
-        fail(user.line, `a user with userName "${user.fields.userName}" appears twice`);
-        return false;
-      }
-      createdKeys.add(key);
-      if (ext) createdKeys.add(ext);
-      return true;
-    });
-
-    // Every manager link the snapshot asks for, decided before anything is written: new users
-    // are created with theirs (managers first), and only the links left over are made after.
-    const ids = new Map<string, string>();
-    for (const { id, user } of uniqueCreates) this.remember(ids, id, user.fields);
-    for (const { user, current } of updates) this.remember(ids, current.principal.id, user.fields);
-    const wanted = plannedManagers(
-      [
-        ...uniqueCreates.map(({ id, user }) => ({ id, ref: user.fields.managerRef })),
-        ...updates.map(({ user, current }) => ({ id: current.principal.id, ref: user.fields.managerRef })),
-      ],
-      ids,
-    );
-    const ordered = managersFirst(uniqueCreates, wanted);
+    const plan = planUsers(snapshot, await repo.users(this.db, caller.name), () => newId('principal'));
+    plan.errors.forEach(run.fail);
 
     let processed = 0;
     const unlinked: string[] = [];
-    for (let i = 0; i < ordered.length; i += BATCH) {
+    for (let i = 0; i < plan.creates.length; i += BATCH) {
       signal.throwIfAborted();
-      unlinked.push(...(await this.createBatch(caller, ordered.slice(i, i + BATCH), wanted, op)));
-      counts.users_created += Math.min(BATCH, ordered.length - i);
-      processed += Math.min(BATCH, ordered.length - i);
+      const batch = plan.creates.slice(i, i + BATCH);
+      unlinked.push(...(await this.createBatch(caller, batch, op)));
+      counts.users_created += batch.length;
+      processed += batch.length;
       await report(progress('users', processed, users.length));
     }
-    for (let i = 0; i < updates.length; i += BATCH) {
+    // Unchanged users share the batches of the changed ones, so that progress moves over both.
+    for (let i = 0; i < plan.matches.length; i += BATCH) {
       signal.throwIfAborted();
-      const changed = await this.updateBatch(caller, updates.slice(i, i + BATCH), op);
-      counts.users_updated += changed;
-      counts.users_unchanged += Math.min(BATCH, updates.length - i) - changed;
-      processed += Math.min(BATCH, updates.length - i);
+      const batch = plan.matches.slice(i, i + BATCH);
+      const changed = batch.filter((m) => m.differs);
+      if (changed.length > 0) await this.updateBatch(changed, op);
+      counts.users_updated += changed.length;
+      counts.users_unchanged += batch.length - changed.length;
+      processed += batch.length;
       await report(progress('users', processed, users.length));
     }
 
-    const missing = [...existing.values()].filter((e) => !seen.has(e.principal.id));
-    if (counts.invalid === 0) {
+    if (plan.removes) {
+      const missing = plan.deprovisions;
       await report(progress('deprovisioning', 0, missing.length));
       for (let i = 0; i < missing.length; i += BATCH) {
         signal.throwIfAborted();
@@ -219,88 +171,38 @@ export class ScimSync {
 
     signal.throwIfAborted();
     await report(progress('managers', 0, users.length));
+    const createdManager = new Map(plan.creates.map((c) => [c.id, c.managerId]));
     await this.linkManagers(
       [
         // New users whose manager was written after them: the link only (their event has it).
         ...unlinked.map((id) => ({
           id,
-          managerId: wanted.get(id) ?? null,
+          managerId: createdManager.get(id) ?? null,
           ref: null,
           from: null,
           recorded: true,
         })),
-        ...updates.flatMap(({ user, current }) => {
-          const managerId = wanted.get(current.principal.id) ?? null;
-          const ref = managerId === null ? user.fields.managerRef : null;
-          if (managerId === current.managerId && ref === current.managerRef) return [];
-          return [{ id: current.principal.id, managerId, ref, from: current.managerId, recorded: false }];
-        }),
+        ...plan.managers.map((change) => ({ ...change, recorded: false })),
       ],
       op,
     );
 
     await report(progress('groups', 0, groups.length));
-    await this.reconcileGroups(caller, groups, ids, counts, fail, op, signal, counts.invalid === 0);
+    await this.reconcileGroups(run, groups, plan);
     const done = progress('done', users.length + groups.length, users.length + groups.length);
     await report(done);
     return done;
   }
 
-  /** Splits the snapshot into users and groups, reading each as the SCIM endpoints do. */
-  private read(
-    text: string,
-    counts: SyncCounts,
-    fail: (line: number, detail: string) => void,
-  ): { users: SnapshotUser[]; groups: SnapshotGroup[] } {
-    const users: SnapshotUser[] = [];
-    const groups: SnapshotGroup[] = [];
-    const lines = text.split('\n');
-    lines.forEach((raw, index) => {
-      const line = index + 1;
-      if (raw.trim() === '') return;
-      counts.lines += 1;
-      let value: unknown;
-      try {
-        value = JSON.parse(raw);
-      } catch {
-        fail(line, 'not a JSON value');
-        return;
-      }
-      if (!isObject(value)) {
-        fail(line, 'not a JSON object');
-        return;
-      }
-      const schemas = schemasOf(value);
-      const isGroup =
-        schemas.includes(GROUP_SCHEMA.toLowerCase()) ||
-        (!schemas.includes(USER_SCHEMA.toLowerCase()) && value['userName'] === undefined);
-      try {
-        if (isGroup) {
-          const scim = readGroup(value);
-          groups.push({ line, scim });
-        } else {
-          const scim = readUser(value);
-          users.push({ line, scim, fields: userFields(scim) });
-        }
-      } catch (err) {
-        if (err instanceof ScimError) fail(line, err.message);
-        else throw err;
-      }
-    });
-    return { users, groups };
-  }
-
   /** Creates a batch of users; answers those whose manager was not written yet. */
   private async createBatch(
     caller: ScimCaller,
-    batch: { id: string; user: SnapshotUser }[],
-    wanted: Map<string, string | null>,
+    batch: UserCreate[],
     op: OperationContext,
   ): Promise<string[]> {
     const now = nowIso();
-    const rows = batch.map(({ id, user }) => {
+    const rows = batch.map(({ id, user, managerId, managerRef }) => {
       const f = user.fields;
-      const managerId = wanted.get(id) ?? null;
       return {
         id,
         type: 'USER' as const,
@@ -315,7 +217,7 @@ export class ScimSync {
         extra: {
           user_name: f.userName.toLowerCase(),
           scim: JSON.stringify(user.scim),
-          ...(managerId === null && f.managerRef ? { manager_ref: f.managerRef } : {}),
+          ...(managerRef ? { manager_ref: managerRef } : {}),
         },
       };
     });
@@ -334,21 +236,8 @@ export class ScimSync {
     });
   }
 
-  /** Writes the users whose snapshot differs from what is stored; says how many did. */
-  private async updateBatch(
-    caller: ScimCaller,
-    batch: { user: SnapshotUser; current: ExistingUser }[],
-    op: OperationContext,
-  ): Promise<number> {
-    const changed = batch.filter(({ user, current }) => {
-      const p = current.principal;
-      return (
-        JSON.stringify(user.scim) !== current.scim ||
-        (user.fields.active ? 'active' : 'suspended') !== p.status ||
-        p.name !== user.fields.name
-      );
-    });
-    if (changed.length === 0) return 0;
+  /** Writes users whose snapshot differs from what is stored. */
+  private async updateBatch(changed: UserMatch[], op: OperationContext): Promise<void> {
     await this.db.write('scim/sync/update', async (tx) => {
       const now = nowIso();
       for (const { user, current } of changed) {
@@ -358,7 +247,10 @@ export class ScimSync {
         const { attributes, metadata } = withMapped(p, f, undefined);
         const status = f.active ? 'active' : 'suspended';
         const changes = updatedChanges(
-          { principal: p, scim: current.scim ? (JSON.parse(current.scim) as ScimObject) : {} },
+          {
+            principal: p,
+            scim: current.scim ? (JSON.parse(current.scim) as ScimObject) : {},
+          },
           { fields: f, scim: user.scim, attributes, metadata },
         );
         await principals.update(
@@ -379,17 +271,23 @@ export class ScimSync {
           },
           now,
         );
-        recordPrincipalUpdate(this.events, tx, op, p.id, changes, { from: p.status, to: status });
+        recordPrincipalUpdate(this.events, tx, op, p.id, changes, {
+          from: p.status,
+          to: status,
+        });
       }
     });
-    return changed.length;
   }
 
   private async deprovisionBatch(batch: ExistingUser[], op: OperationContext): Promise<void> {
     await this.db.write('scim/sync/deprovision', async (tx) => {
       const rows = batch.map(({ principal: p }) => {
         const risk = assessRisk({ ...p, status: 'deprovisioned' });
-        return { id: p.id, score: risk.score, factors: JSON.stringify(risk.factors) };
+        return {
+          id: p.id,
+          score: risk.score,
+          factors: JSON.stringify(risk.factors),
+        };
       });
       await repo.deprovision(tx, rows, nowIso());
       for (const { principal: p } of batch) {
@@ -400,12 +298,6 @@ export class ScimSync {
         });
       }
     });
-  }
-
-  /** Every way a snapshot may name a user: its SCIM id, its externalId. */
-  private remember(ids: Map<string, string>, id: string, fields: UserFields): void {
-    ids.set(id, id);
-    if (fields.externalId) ids.set(fields.externalId, id);
   }
 
   /**
@@ -426,7 +318,12 @@ export class ScimSync {
           this.events.record(tx, op, {
             type: 'principal.updated',
             target: { type: 'principal', id: row.id },
-            changes: { [`attributes.${MANAGER_KEY}`]: { from: row.from, to: row.managerId } },
+            changes: {
+              [`attributes.${MANAGER_KEY}`]: {
+                from: row.from,
+                to: row.managerId,
+              },
+            },
           });
         }
       });
@@ -436,19 +333,16 @@ export class ScimSync {
   /** New groups and their memberships, a batch in one transaction, an audit event per group. */
   private async createGroups(
     caller: ScimCaller,
-    batch: { entry: { group: SnapshotGroup; id: string | undefined }; members: string[] }[],
+    batch: { id: string; group: SnapshotGroup; members: string[] }[],
     op: OperationContext,
   ): Promise<void> {
-    const rows = batch.map(({ entry, members }) => {
-      const f = groupFields(entry.group.scim);
-      return {
-        id: entry.id!,
-        name: f.displayName,
-        externalId: f.externalId,
-        scim: JSON.stringify(storedGroup(entry.group.scim)),
-        members: [...new Set(members)],
-      };
-    });
+    const rows = batch.map(({ id, group, members }) => ({
+      id,
+      name: group.fields.displayName,
+      externalId: group.fields.externalId,
+      scim: JSON.stringify(storedGroup(group.scim)),
+      members: [...new Set(members)],
+    }));
     await this.db.write('scim/sync/groups', async (tx) => {
       await repo.createGroups(tx, caller.name, caller.id, rows, nowIso());
       // A group created with its members is one event that names them all.
@@ -468,196 +362,98 @@ export class ScimSync {
   }
 
   /**
-   * Groups matched by externalId, else by name: created, replaced when they differ (members
-   * named by SCIM id, externalId or, for groups, name), and deleted when the snapshot lacks them.
+   * Writes the groups' plan: new groups in batches, those a batch could not take (the name
+   * constraint refused it) and the rest one by one, so that the line at fault is reported; then
+   * the stored groups and the new ones naming groups are given their members, once every new
+   * group has an id; last, the groups the snapshot lacks are deleted.
    */
-  private async reconcileGroups(
-    caller: ScimCaller,
-    snapshot: SnapshotGroup[],
-    userIds: Map<string, string>,
-    counts: SyncCounts,
-    fail: (line: number, detail: string) => void,
-    op: OperationContext,
-    signal: AbortSignal,
-    mayDelete: boolean,
-  ): Promise<void> {
+  private async reconcileGroups(run: Run, snapshot: SnapshotGroup[], users: UsersPlan): Promise<void> {
+    const { caller, op, signal, counts, fail } = run;
     const rows = await scimRepository.allGroups(this.db, caller.name, false);
-    const byExternal = new Map<string, (typeof rows)[number]>();
-    const byName = new Map<string, (typeof rows)[number]>();
-    const byId = new Map(rows.map((row) => [row.props['id'] as string, row]));
-    for (const row of rows) {
-      if (typeof row.props['connector_id'] === 'string') byExternal.set(row.props['connector_id'], row);
-      byName.set(String(row.props['name']).toLowerCase(), row);
-    }
-    const groupIds = new Map<string, string>();
-    const plan: { group: SnapshotGroup; id: string | undefined }[] = [];
-    const seen = new Set<string>();
-    for (const group of snapshot) {
-      const f = groupFields(group.scim);
-      const current =
-        (f.externalId ? byExternal.get(f.externalId) : undefined) ?? byName.get(f.displayName.toLowerCase());
-      const id = current?.props['id'] as string | undefined;
-      if (id && seen.has(id)) {
-        fail(group.line, `a group named "${f.displayName}" appears twice`);
-        continue;
-      }
-      if (id) seen.add(id);
-      plan.push({ group, id });
-    }
-    // Every way the snapshot may name a group: SCIM id, externalId, name.
-    const groupKeys = new Set<string>();
-    for (const entry of plan) {
-      const f = groupFields(entry.group.scim);
-      groupKeys.add(f.displayName.toLowerCase());
-      if (f.externalId) groupKeys.add(f.externalId);
-      if (entry.id) groupKeys.add(entry.id);
-    }
-    const namesGroup = (m: string): boolean =>
-      groupKeys.has(m) || groupKeys.has(m.toLowerCase()) || isId('group', m);
-    const translate = (members: string[]): string[] =>
-      members.map(
-        (m) =>
-          (isId('group', m) ? groupIds.get(m) : userIds.get(m)) ??
-          groupIds.get(m.toLowerCase()) ??
-          groupIds.get(m) ??
-          userIds.get(m) ??
-          m,
-      );
-    const withMembers = (scim: ScimObject, members: string[]): ScimObject => ({
+    const stored = rows.map((row): CurrentGroup => ({
+      id: row.props['id'] as string,
+      name: String(row.props['name']),
+      externalId: typeof row.props['connector_id'] === 'string' ? row.props['connector_id'] : null,
+    }));
+    const updatedAt = new Map(rows.map((row) => [row.props['id'] as string, row.props['updated_at']]));
+    const plan = planGroups(snapshot, stored, users);
+    plan.errors.forEach(fail);
+
+    // The id each planned group has so far: stored ones have theirs, new ones once written.
+    const ids: (string | undefined)[] = plan.groups.map((g) => g.current?.id);
+    const members = (planned: PlannedGroup): string[] => resolveMembers(planned.members, (i) => ids[i]);
+    const withMembers = (scim: ScimObject, list: string[]): ScimObject => ({
       ...scim,
-      members: members.map((value) => ({ value })),
+      members: list.map((value) => ({ value })),
     });
-    // New groups naming only users of the connector are written in batches with their members;
-    // groups that name groups (which may be new too) are created bare first and given their
-    // members below, as is any batch the name constraint refuses (group by group, so that the
-    // line at fault is reported).
-    const connectorUsers = new Set(userIds.values());
-    const later: typeof plan = [];
-    const simple: { entry: (typeof plan)[number]; members: string[] }[] = [];
-    for (const entry of plan) {
-      const f = groupFields(entry.group.scim);
-      if (entry.id) later.push(entry);
-      else if (f.members.some(namesGroup)) continue;
-      else {
-        const members = translate(f.members);
-        if (members.every((m) => connectorUsers.has(m))) simple.push({ entry, members });
-      }
-    }
-    for (let i = 0; i < simple.length; i += GROUP_BATCH) {
+    const later = plan.groups.flatMap((g, index) => (g.current ? [index] : []));
+
+    const batched = plan.groups.flatMap((g, index) => (g.create === 'batch' ? [index] : []));
+    for (let i = 0; i < batched.length; i += GROUP_BATCH) {
       signal.throwIfAborted();
-      const batch = simple.slice(i, i + GROUP_BATCH);
-      for (const item of batch) item.entry.id = newId('group');
+      const batch = batched.slice(i, i + GROUP_BATCH);
+      for (const index of batch) ids[index] = newId('group');
       try {
-        await this.createGroups(caller, batch, op);
+        await this.createGroups(
+          caller,
+          batch.map((index) => ({
+            id: ids[index]!,
+            group: plan.groups[index]!.group,
+            members: members(plan.groups[index]!),
+          })),
+          op,
+        );
         counts.groups_created += batch.length;
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
-        for (const item of batch) item.entry.id = undefined;
+        for (const index of batch) ids[index] = undefined;
       }
     }
-    for (const entry of plan) {
+    for (const [index, planned] of plan.groups.entries()) {
       signal.throwIfAborted();
-      if (entry.id) continue;
-      const f = groupFields(entry.group.scim);
-      const nested = f.members.some(namesGroup);
+      if (ids[index]) continue;
+      const bare = planned.create === 'bare';
       try {
         const created = await this.groups.create(
           caller,
-          nested ? withMembers(entry.group.scim, []) : withMembers(entry.group.scim, translate(f.members)),
+          withMembers(planned.group.scim, bare ? [] : members(planned)),
           op,
         );
-        entry.id = created['id'] as string;
+        ids[index] = created['id'] as string;
         counts.groups_created += 1;
-        if (nested) later.push(entry);
+        if (bare) later.push(index);
       } catch (err) {
-        if (err instanceof ScimError) fail(entry.group.line, err.message);
+        if (err instanceof ScimError) fail({ line: planned.group.line, detail: err.message });
         else throw err;
       }
     }
-    for (const entry of plan) {
-      const f = groupFields(entry.group.scim);
-      if (entry.id) {
-        groupIds.set(entry.id, entry.id);
-        groupIds.set(f.displayName.toLowerCase(), entry.id);
-        if (f.externalId) groupIds.set(f.externalId, entry.id);
-      }
-    }
-    for (const entry of later) {
+    for (const index of later) {
       signal.throwIfAborted();
-      if (!entry.id) continue;
-      const f = groupFields(entry.group.scim);
+      const id = ids[index];
+      if (!id) continue;
+      const planned = plan.groups[index]!;
       try {
         const after = await this.groups.replace(
           caller,
-          entry.id,
-          withMembers(entry.group.scim, translate(f.members)),
+          id,
+          withMembers(planned.group.scim, members(planned)),
           undefined,
           op,
         );
-        const existing = byId.get(entry.id);
-        if (existing) {
+        if (planned.current) {
           const meta = after['meta'] as { lastModified?: string } | undefined;
-          if (meta?.lastModified === existing.props['updated_at']) counts.groups_unchanged += 1;
+          if (meta?.lastModified === updatedAt.get(planned.current.id)) counts.groups_unchanged += 1;
           else counts.groups_updated += 1;
         }
       } catch (err) {
-        if (err instanceof ScimError) fail(entry.group.line, err.message);
+        if (err instanceof ScimError) fail({ line: planned.group.line, detail: err.message });
         else throw err;
       }
     }
-    if (!mayDelete) return;
-    for (const row of rows) {
-      const id = row.props['id'] as string;
-      if (seen.has(id)) continue;
+    for (const group of plan.deletes) {
       signal.throwIfAborted();
-      await this.groups.delete(caller, id, undefined, op);
+      await this.groups.delete(caller, group.id, undefined, op);
       counts.groups_deleted += 1;
     }
   }
-}
-
-/**
- * The manager each user ends up with: the one its reference names among the connector's users,
- * or none when the reference names nobody (it waits) or the link would close a cycle.
- */
-function plannedManagers(
-  users: { id: string; ref: string | null }[],
-  ids: Map<string, string>,
-): Map<string, string | null> {
-  const wanted = new Map<string, string | null>();
-  for (const u of users) {
-    const managerId = u.ref ? ids.get(u.ref) : undefined;
-    wanted.set(u.id, managerId && managerId !== u.id ? managerId : null);
-  }
-  for (const [id] of wanted) {
-    // A chain that comes back to its start is a cycle: the link closing it waits instead.
-    let at = wanted.get(id) ?? null;
-    for (let steps = 0; at !== null && steps < MAX_CHAIN; steps += 1) {
-      if (at === id) {
-        wanted.set(id, null);
-        break;
-      }
-      at = wanted.get(at) ?? null;
-    }
-  }
-  return wanted;
-}
-
-/** New users ordered so that a manager comes before its reports (cycles are already cut). */
-function managersFirst<T extends { id: string }>(creates: T[], wanted: Map<string, string | null>): T[] {
-  const byId = new Map(creates.map((c) => [c.id, c]));
-  const placed = new Set<string>();
-  const out: T[] = [];
-  for (const create of creates) {
-    const chain: T[] = [];
-    let at: T | undefined = create;
-    while (at && !placed.has(at.id)) {
-      placed.add(at.id);
-      chain.push(at);
-      const managerId = wanted.get(at.id);
-      at = managerId ? byId.get(managerId) : undefined;
-    }
-    out.push(...chain.reverse());
-  }
-  return out;
 }

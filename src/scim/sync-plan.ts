@@ -1,0 +1,426 @@
+import { isId } from '../ids.js';
+import { ScimError } from './errors.js';
+import { groupFields, readGroup, type GroupFields } from './groups.js';
+import type { ExistingUser, ManagerLink } from './repository.js';
+import { isObject, type ScimObject } from './resource.js';
+import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
+import { readUser, userFields, type UserFields } from './users.js';
+
+/**
+ * What reconciling a connector with a snapshot decides, apart from the writing (src/scim/sync.ts
+ * writes it): reading the snapshot, matching it with what the connector holds, and the creates,
+ * updates, deprovisions, manager links and group changes that follow. Nothing here reads the
+ * database or the clock; new principal ids come from the caller.
+ */
+
+/** Manager chains are followed this far when looking for a cycle. */
+const MAX_CHAIN = 64;
+
+/** A line of the snapshot that cannot be taken, and why. */
+export interface LineError {
+  line: number;
+  detail: string;
+}
+
+export interface SnapshotUser {
+  line: number;
+  scim: ScimObject;
+  fields: UserFields;
+}
+
+export interface SnapshotGroup {
+  line: number;
+  scim: ScimObject;
+  fields: GroupFields;
+}
+
+/** A snapshot read: its users and groups in the order of its lines, and the lines that were not. */
+export interface Snapshot {
+  /** Lines that are not blank. */
+  lines: number;
+  users: SnapshotUser[];
+  groups: SnapshotGroup[];
+  errors: LineError[];
+}
+
+function schemasOf(value: ScimObject): string[] {
+  const schemas = value['schemas'];
+  return Array.isArray(schemas)
+    ? schemas.filter((s): s is string => typeof s === 'string').map((s) => s.toLowerCase())
+    : [];
+}
+
+/**
+ * Splits a snapshot (JSON lines, each a SCIM User or Group) into users and groups, reading each as
+ * the SCIM endpoints do. A line without a schema is a user when it has a userName.
+ */
+export function readSnapshot(text: string): Snapshot {
+  const snapshot: Snapshot = { lines: 0, users: [], groups: [], errors: [] };
+  text.split('\n').forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === '') return;
+    snapshot.lines += 1;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      snapshot.errors.push({ line, detail: 'not a JSON value' });
+      return;
+    }
+    if (!isObject(value)) {
+      snapshot.errors.push({ line, detail: 'not a JSON object' });
+      return;
+    }
+    const schemas = schemasOf(value);
+    const isGroup =
+      schemas.includes(GROUP_SCHEMA.toLowerCase()) ||
+      (!schemas.includes(USER_SCHEMA.toLowerCase()) && value['userName'] === undefined);
+    try {
+      if (isGroup) {
+        const scim = readGroup(value);
+        snapshot.groups.push({ line, scim, fields: groupFields(scim) });
+      } else {
+        const scim = readUser(value);
+        snapshot.users.push({ line, scim, fields: userFields(scim) });
+      }
+    } catch (err) {
+      if (err instanceof ScimError) snapshot.errors.push({ line, detail: err.message });
+      else throw err;
+    }
+  });
+  return snapshot;
+}
+
+/** A user the snapshot provisions. */
+export interface UserCreate {
+  id: string;
+  user: SnapshotUser;
+  /** The manager it is created with, one of the snapshot's users; none when it names nobody. */
+  managerId: string | null;
+  /** The reference it waits on when its manager is none of the snapshot's users. */
+  managerRef: string | null;
+}
+
+/** A user of the snapshot the connector holds already. */
+export interface UserMatch {
+  user: SnapshotUser;
+  current: ExistingUser;
+  /** Whether the snapshot's user differs from the stored one: only then is it written. */
+  differs: boolean;
+}
+
+/** A manager link that changes, and the manager it had. */
+export interface ManagerChange extends ManagerLink {
+  from: string | null;
+}
+
+export interface UsersPlan {
+  /** New users in the order they are written: a manager before its reports. */
+  creates: UserCreate[];
+  /** Stored users the snapshot has, in its order (written when they differ). */
+  matches: UserMatch[];
+  /** Stored users the snapshot lacks; none when `removes` is false. */
+  deprovisions: ExistingUser[];
+  /**
+   * Manager links of stored users that change (their manager as the snapshot has it, or the
+   * reference they wait on). New users are created with theirs.
+   */
+  managers: ManagerChange[];
+  /** Every way the snapshot names a user (its SCIM id, its externalId), to its principal id. */
+  ids: Map<string, string>;
+  /**
+   * Whether what the snapshot lacks goes: only when every line was read and no user was
+   * ambiguous, since a missing user might be one of them.
+   */
+  removes: boolean;
+  /** Users that appear twice, in the order they are found. */
+  errors: LineError[];
+}
+
+/** Whether a stored user holds what its snapshot line says (the manager aside). */
+function differs(user: SnapshotUser, current: ExistingUser): boolean {
+  const p = current.principal;
+  return (
+    JSON.stringify(user.scim) !== current.scim ||
+    (user.fields.active ? 'active' : 'suspended') !== p.status ||
+    p.name !== user.fields.name
+  );
+}
+
+/**
+ * The users of a snapshot against the connector's stored users (those SCIM still sees): each
+ * matched by externalId, else by userName; the rest are new, and the stored ones it lacks are
+ * deprovisioned. A deprovisioned user is not among the stored ones, so one that comes back is new
+ * (the old principal keeps its history and gives its externalId up).
+ */
+export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () => string): UsersPlan {
+  const errors: LineError[] = [];
+  const existing = new Map(stored.map((e) => [e.principal.id, e]));
+  const byExternal = new Map<string, ExistingUser>();
+  const byUserName = new Map<string, ExistingUser>();
+  for (const e of existing.values()) {
+    if (e.principal.connector_id) byExternal.set(e.principal.connector_id, e);
+    if (e.userName !== undefined) byUserName.set(e.userName, e);
+  }
+  const seen = new Set<string>();
+  const matches: UserMatch[] = [];
+  const fresh: SnapshotUser[] = [];
+  for (const user of snapshot.users) {
+    const { externalId, userName } = user.fields;
+    const current =
+      (externalId ? byExternal.get(externalId) : undefined) ?? byUserName.get(userName.toLowerCase());
+    if (current && seen.has(current.principal.id)) {
+      errors.push({
+        line: user.line,
+        detail: `a user with userName "${userName}" or externalId "${externalId ?? ''}" appears twice`,
+      });
+      continue;
+    }
+    if (current) {
+      seen.add(current.principal.id);
+      matches.push({ user, current, differs: differs(user, current) });
+    } else {
+      fresh.push(user);
+    }
+  }
+  // New users repeating one another's userName or externalId: the first is taken.
+  const createdKeys = new Set<string>();
+  const created: { id: string; user: SnapshotUser }[] = [];
+  for (const user of fresh) {
+    const key = `u:${user.fields.userName.toLowerCase()}`;
+    const ext = user.fields.externalId ? `e:${user.fields.externalId}` : undefined;
+    if (createdKeys.has(key) || (ext && createdKeys.has(ext))) {
+      errors.push({
+        line: user.line,
+        detail: `a user with userName "${user.fields.userName}" appears twice`,
+      });
+      continue;
+    }
+    createdKeys.add(key);
+    if (ext) createdKeys.add(ext);
+    created.push({ id: newId(), user });
+  }
+
+  // Every manager link the snapshot asks for, decided before anything is written: new users are
+  // created with theirs (managers first), and only the links of stored users are made after.
+  const ids = new Map<string, string>();
+  for (const { id, user } of created) remember(ids, id, user.fields);
+  for (const { user, current } of matches) remember(ids, current.principal.id, user.fields);
+  const wanted = plannedManagers(
+    [
+      ...created.map(({ id, user }) => ({ id, ref: user.fields.managerRef })),
+      ...matches.map(({ user, current }) => ({ id: current.principal.id, ref: user.fields.managerRef })),
+    ],
+    ids,
+  );
+  const creates = managersFirst(created, wanted).map(({ id, user }): UserCreate => {
+    const managerId = wanted.get(id) ?? null;
+    return { id, user, managerId, managerRef: managerId === null ? user.fields.managerRef : null };
+  });
+  const managers = matches.flatMap(({ user, current }): ManagerChange[] => {
+    const managerId = wanted.get(current.principal.id) ?? null;
+    const ref = managerId === null ? user.fields.managerRef : null;
+    if (managerId === current.managerId && ref === current.managerRef) return [];
+    return [{ id: current.principal.id, managerId, ref, from: current.managerId }];
+  });
+
+  const removes = snapshot.errors.length === 0 && errors.length === 0;
+  return {
+    creates,
+    matches,
+    deprovisions: removes ? [...existing.values()].filter((e) => !seen.has(e.principal.id)) : [],
+    managers,
+    ids,
+    removes,
+    errors,
+  };
+}
+
+/** Every way a snapshot may name a user: its SCIM id, its externalId. */
+function remember(ids: Map<string, string>, id: string, fields: UserFields): void {
+  ids.set(id, id);
+  if (fields.externalId) ids.set(fields.externalId, id);
+}
+
+/**
+ * The manager each user ends up with: the one its reference names among the snapshot's users,
+ * or none when the reference names nobody (it waits) or the link would close a cycle.
+ */
+function plannedManagers(
+  users: { id: string; ref: string | null }[],
+  ids: Map<string, string>,
+): Map<string, string | null> {
+  const wanted = new Map<string, string | null>();
+  for (const u of users) {
+    const managerId = u.ref ? ids.get(u.ref) : undefined;
+    wanted.set(u.id, managerId && managerId !== u.id ? managerId : null);
+  }
+  for (const [id] of wanted) {
+    // A chain that comes back to its start is a cycle: the link closing it waits instead.
+    let at = wanted.get(id) ?? null;
+    for (let steps = 0; at !== null && steps < MAX_CHAIN; steps += 1) {
+      if (at === id) {
+        wanted.set(id, null);
+        break;
+      }
+      at = wanted.get(at) ?? null;
+    }
+  }
+  return wanted;
+}
+
+/** New users ordered so that a manager comes before its reports (cycles are already cut). */
+function managersFirst<T extends { id: string }>(creates: T[], wanted: Map<string, string | null>): T[] {
+  const byId = new Map(creates.map((c) => [c.id, c]));
+  const placed = new Set<string>();
+  const out: T[] = [];
+  for (const create of creates) {
+    const chain: T[] = [];
+    let at: T | undefined = create;
+    while (at && !placed.has(at.id)) {
+      placed.add(at.id);
+      chain.push(at);
+      const managerId = wanted.get(at.id);
+      at = managerId ? byId.get(managerId) : undefined;
+    }
+    out.push(...chain.reverse());
+  }
+  return out;
+}
+
+/** A group the connector holds, as the snapshot is matched with it. */
+export interface CurrentGroup {
+  id: string;
+  name: string;
+  externalId: string | null;
+}
+
+/**
+ * What a member the snapshot names may stand for, the first that is there winning: a principal,
+ * or a group of the plan (by its index), which stands for it once it has an id.
+ */
+export type MemberCandidate = { principal: string } | { group: number };
+
+/**
+ * A member as the snapshot names it. A group created in the same run has no id until it is
+ * written, so a member naming one is resolved then (`resolveMembers`); one that nothing stands
+ * for is passed on as named, for the group service to refuse.
+ */
+export interface MemberRef {
+  value: string;
+  candidates: MemberCandidate[];
+}
+
+/**
+ * How a new group is written. `batch`: with its members, all users of the snapshot, among a
+ * batch of new groups; `alone`: through the group service, with its members; `bare`: through the
+ * group service without members, which it is given once every new group has an id (it names
+ * groups, which may be new too).
+ */
+export type GroupCreate = 'batch' | 'alone' | 'bare';
+
+export interface PlannedGroup {
+  group: SnapshotGroup;
+  /** The stored group the snapshot's replaces; none for a new group. */
+  current: CurrentGroup | null;
+  /** How it is created; none for a stored group, which is replaced whole with its members. */
+  create: GroupCreate | null;
+  /** Its members, in the snapshot's order. */
+  members: MemberRef[];
+}
+
+export interface GroupsPlan {
+  /** The snapshot's groups in its order, each at most once. */
+  groups: PlannedGroup[];
+  /** Stored groups the snapshot lacks, oldest first; none when the users plan removes nothing. */
+  deletes: CurrentGroup[];
+  /** Groups that appear twice. */
+  errors: LineError[];
+}
+
+/**
+ * The groups of a snapshot against the connector's stored groups (oldest first): matched by
+ * externalId, else by name; created, replaced (members named by SCIM id, externalId or, for
+ * groups, name), and deleted when the snapshot lacks them and the users plan removes what it
+ * lacks.
+ */
+export function planGroups(
+  snapshot: SnapshotGroup[],
+  stored: CurrentGroup[],
+  users: Pick<UsersPlan, 'ids' | 'removes'>,
+): GroupsPlan {
+  const errors: LineError[] = [];
+  const byExternal = new Map<string, CurrentGroup>();
+  const byName = new Map<string, CurrentGroup>();
+  for (const g of stored) {
+    if (g.externalId !== null) byExternal.set(g.externalId, g);
+    byName.set(g.name.toLowerCase(), g);
+  }
+  const matched: { group: SnapshotGroup; current: CurrentGroup | null }[] = [];
+  const seen = new Set<string>();
+  for (const group of snapshot) {
+    const f = group.fields;
+    const current =
+      (f.externalId ? byExternal.get(f.externalId) : undefined) ?? byName.get(f.displayName.toLowerCase());
+    if (current && seen.has(current.id)) {
+      errors.push({ line: group.line, detail: `a group named "${f.displayName}" appears twice` });
+      continue;
+    }
+    if (current) seen.add(current.id);
+    matched.push({ group, current: current ?? null });
+  }
+
+  // Every way the snapshot may name a group (name, externalId, SCIM id of a stored one), and the
+  // groups it may mean, the later in the snapshot first.
+  const named = new Map<string, number[]>();
+  matched.forEach(({ group, current }, index) => {
+    const keys = new Set([group.fields.displayName.toLowerCase(), group.fields.externalId, current?.id]);
+    for (const key of keys) if (key) named.set(key, [index, ...(named.get(key) ?? [])]);
+  });
+  const namesGroup = (m: string): boolean => named.has(m) || named.has(m.toLowerCase()) || isId('group', m);
+  const candidates = (m: string): MemberCandidate[] => {
+    const user = users.ids.get(m);
+    const principal: MemberCandidate[] = user === undefined ? [] : [{ principal: user }];
+    const groups = (keys: string[]): MemberCandidate[] =>
+      [...new Set(keys.flatMap((k) => named.get(k) ?? []))].map((group) => ({ group }));
+    const lower = m.toLowerCase();
+    // A SCIM group id is looked up among the groups first; anything else among the users first.
+    if (isId('group', m)) return [...groups([m, lower]), ...principal];
+    return principal.length > 0 ? principal : groups([lower, m]);
+  };
+
+  // New groups naming only users of the snapshot are written in batches with their members;
+  // groups that name groups are created bare and given their members once every new group has
+  // an id.
+  const connectorUsers = new Set(users.ids.values());
+  const groups = matched.map(({ group, current }): PlannedGroup => {
+    const members = group.fields.members.map((value) => ({ value, candidates: candidates(value) }));
+    let create: GroupCreate | null = null;
+    if (!current) {
+      if (group.fields.members.some(namesGroup)) create = 'bare';
+      else if (resolveMembers(members, () => undefined).every((m) => connectorUsers.has(m))) create = 'batch';
+      else create = 'alone';
+    }
+    return { group, current, create, members };
+  });
+
+  return {
+    groups,
+    deletes: users.removes ? stored.filter((g) => !seen.has(g.id)) : [],
+    errors,
+  };
+}
+
+/** Members as ids, given the ids the plan's groups have so far (by their index in the plan). */
+export function resolveMembers(
+  members: MemberRef[],
+  groupId: (index: number) => string | undefined,
+): string[] {
+  return members.map(({ value, candidates }) => {
+    for (const c of candidates) {
+      const id = 'principal' in c ? c.principal : groupId(c.group);
+      if (id !== undefined) return id;
+    }
+    return value;
+  });
+}

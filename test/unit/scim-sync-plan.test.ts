@@ -1,0 +1,574 @@
+import { expect } from 'chai';
+import { fromProperties } from '../../src/principals/model.js';
+import type { ExistingUser } from '../../src/scim/repository.js';
+import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from '../../src/scim/schema.js';
+import {
+  planGroups,
+  planUsers,
+  readSnapshot,
+  resolveMembers,
+  type CurrentGroup,
+  type GroupsPlan,
+  type Snapshot,
+  type SnapshotUser,
+  type UsersPlan,
+} from '../../src/scim/sync-plan.js';
+
+type Json = Record<string, unknown>;
+
+const user = (userName: string, extra: Json = {}): Json => ({ schemas: [USER_SCHEMA], userName, ...extra });
+const group = (displayName: string, members: string[] = [], extra: Json = {}): Json => ({
+  schemas: [GROUP_SCHEMA],
+  displayName,
+  ...(members.length > 0 ? { members: members.map((value) => ({ value })) } : {}),
+  ...extra,
+});
+const managedBy = (ref: string): Json => ({ [ENTERPRISE_SCHEMA]: { manager: { value: ref } } });
+
+const snapshotOf = (...items: (Json | string)[]): Snapshot =>
+  readSnapshot(items.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('\n'));
+
+/** The snapshot's one user, read as the sync reads it. */
+function readOne(json: Json): SnapshotUser {
+  const { users, errors } = snapshotOf(json);
+  expect(errors).to.deep.equal([]);
+  return users[0]!;
+}
+
+/**
+ * A user of the connector as cypher/scim/sync_users reads it, stored from `json` as a previous
+ * sync would have written it.
+ */
+function stored(
+  id: string,
+  json: Json,
+  options: { status?: 'active' | 'suspended'; name?: string; managerId?: string; managerRef?: string } = {},
+): ExistingUser {
+  const { scim, fields } = readOne(json);
+  return {
+    principal: fromProperties({
+      id,
+      type: 'USER',
+      name: options.name ?? fields.name,
+      status: options.status ?? (fields.active ? 'active' : 'suspended'),
+      connector_source: 'okta',
+      ...(fields.externalId ? { connector_id: fields.externalId } : {}),
+    }),
+    scim: JSON.stringify(scim),
+    userName: fields.userName.toLowerCase(),
+    managerId: options.managerId ?? null,
+    managerRef: options.managerRef ?? null,
+  };
+}
+
+/** New principal ids in the order they are asked for. */
+function ids(): () => string {
+  let n = 0;
+  return () => `prn_new${++n}`;
+}
+
+const plan = (snapshot: Snapshot, current: ExistingUser[] = []): UsersPlan =>
+  planUsers(snapshot, current, ids());
+const userNames = (list: { user: SnapshotUser }[]): string[] => list.map((c) => c.user.fields.userName);
+
+describe('SCIM sync plan', () => {
+  describe('reading a snapshot', () => {
+    const cases: { name: string; line: string; detail: string }[] = [
+      { name: 'a line that is not JSON', line: '{"userName":', detail: 'not a JSON value' },
+      { name: 'a JSON value that is not an object', line: '["ann"]', detail: 'not a JSON object' },
+      {
+        name: 'a User without userName',
+        line: JSON.stringify({ schemas: [USER_SCHEMA], displayName: 'Ann' }),
+        detail: 'userName is required and must be a non-empty string',
+      },
+      {
+        name: 'a User whose externalId is not a string',
+        line: JSON.stringify(user('ann', { externalId: 7 })),
+        detail: 'externalId must be a string',
+      },
+      {
+        name: 'a Group without displayName',
+        line: JSON.stringify({ schemas: [GROUP_SCHEMA] }),
+        detail: 'displayName is required and must be a non-empty string',
+      },
+      {
+        name: 'a Group member without a value',
+        line: JSON.stringify({ displayName: 'Ops', members: [{ value: '' }] }),
+        detail: 'members[0].value must be a member id',
+      },
+    ];
+    for (const c of cases) {
+      it(`reports ${c.name} with its line and takes nothing from it`, () => {
+        const read = readSnapshot(['', JSON.stringify(user('ann')), c.line].join('\n'));
+        expect(read.errors).to.deep.equal([{ line: 3, detail: c.detail }]);
+        expect(read.lines).to.equal(2);
+        expect(read.users.map((u) => u.fields.userName)).to.deep.equal(['ann']);
+        expect(read.groups).to.deep.equal([]);
+      });
+    }
+
+    it('tells users from groups by their schemas, else by a userName, and numbers lines from one', () => {
+      const read = readSnapshot(
+        [
+          JSON.stringify({ userName: 'bare-user' }),
+          '   ',
+          JSON.stringify({ displayName: 'Bare group' }),
+          JSON.stringify(group('Typed group', [], { userName: 'not a user' })),
+          JSON.stringify(user('typed-user')),
+        ].join('\n'),
+      );
+      expect(read.lines).to.equal(4);
+      expect(read.users.map((u) => [u.line, u.fields.userName])).to.deep.equal([
+        [1, 'bare-user'],
+        [5, 'typed-user'],
+      ]);
+      expect(read.groups.map((g) => [g.line, g.fields.displayName])).to.deep.equal([
+        [3, 'Bare group'],
+        [4, 'Typed group'],
+      ]);
+    });
+  });
+
+  describe('users', () => {
+    it('creates the users the connector does not hold, with new ids, and removes nothing it has', () => {
+      const p = plan(snapshotOf(user('ann', { externalId: 'e-ann' }), user('bob')));
+      expect(p.creates.map((c) => [c.id, c.user.fields.userName])).to.deep.equal([
+        ['prn_new1', 'ann'],
+        ['prn_new2', 'bob'],
+      ]);
+      expect(p.matches).to.deep.equal([]);
+      expect(p.deprovisions).to.deep.equal([]);
+      expect(p.removes).to.equal(true);
+      expect(p.errors).to.deep.equal([]);
+      expect(Object.fromEntries(p.ids)).to.deep.equal({
+        prn_new1: 'prn_new1',
+        'e-ann': 'prn_new1',
+        prn_new2: 'prn_new2',
+      });
+    });
+
+    const ann = user('ann@example.com', { externalId: 'e-ann', title: 'Engineer', displayName: 'Ann' });
+    const changes: {
+      name: string;
+      snapshot: Json;
+      stored?: { status?: 'active' | 'suspended'; name?: string };
+      differs: boolean;
+    }[] = [
+      { name: 'the same user', snapshot: ann, differs: false },
+      {
+        name: 'a user whose stored name is not the one it maps to',
+        snapshot: ann,
+        stored: { name: 'Ann (old)' },
+        differs: true,
+      },
+      { name: 'a changed title', snapshot: { ...ann, title: 'Staff engineer' }, differs: true },
+      { name: 'a changed display name', snapshot: { ...ann, displayName: 'Ann B.' }, differs: true },
+      { name: 'a user made inactive', snapshot: { ...ann, active: false }, differs: true },
+      {
+        name: 'a suspended user active again',
+        snapshot: ann,
+        stored: { status: 'suspended' },
+        differs: true,
+      },
+      {
+        name: 'a userName in another case',
+        snapshot: { ...ann, userName: 'ANN@example.com' },
+        differs: true,
+      },
+    ];
+    for (const c of changes) {
+      it(`matches ${c.name} with the stored user and writes it ${c.differs ? 'again' : 'not at all'}`, () => {
+        const current = stored('prn_ann', ann, c.stored);
+        const p = plan(snapshotOf(c.snapshot), [current]);
+        expect(p.creates).to.deep.equal([]);
+        expect(p.matches).to.have.length(1);
+        expect(p.matches[0]!.current).to.equal(current);
+        expect(p.matches[0]!.differs).to.equal(c.differs);
+        expect(p.deprovisions).to.deep.equal([]);
+      });
+    }
+
+    it('matches by externalId before userName, and by userName in any case', () => {
+      const byExternal = stored('prn_ext', user('old-name', { externalId: 'e-1' }));
+      const byName = stored('prn_name', user('Carol'));
+      const p = plan(
+        snapshotOf(user('new-name', { externalId: 'e-1' }), user('CAROL', { externalId: 'e-2' })),
+        [byExternal, byName],
+      );
+      expect(p.matches.map((m) => [m.user.fields.userName, m.current.principal.id])).to.deep.equal([
+        ['new-name', 'prn_ext'],
+        ['CAROL', 'prn_name'],
+      ]);
+      expect(p.creates).to.deep.equal([]);
+    });
+
+    it('deprovisions the stored users the snapshot lacks, and keeps those it has', () => {
+      const [ann, bob, carol] = ['ann', 'bob', 'carol'].map((n) => stored(`prn_${n}`, user(n)));
+      const p = plan(snapshotOf(user('bob')), [ann!, bob!, carol!]);
+      expect(p.deprovisions.map((u) => u.principal.id)).to.deep.equal(['prn_ann', 'prn_carol']);
+      expect(p.matches.map((m) => m.current.principal.id)).to.deep.equal(['prn_bob']);
+      expect(p.removes).to.equal(true);
+    });
+
+    const partial: { name: string; snapshot: Snapshot; errors: number }[] = [
+      { name: 'a line could not be read', snapshot: snapshotOf(user('bob'), 'not json'), errors: 0 },
+      {
+        name: 'a user appears twice',
+        snapshot: snapshotOf(user('bob'), user('new'), user('NEW')),
+        errors: 1,
+      },
+    ];
+    for (const c of partial) {
+      it(`deprovisions nobody when ${c.name}`, () => {
+        const p = plan(c.snapshot, [stored('prn_ann', user('ann')), stored('prn_bob', user('bob'))]);
+        expect(p.removes).to.equal(false);
+        expect(p.deprovisions).to.deep.equal([]);
+        expect(p.errors).to.have.length(c.errors);
+        expect(p.matches.map((m) => m.current.principal.id)).to.deep.equal(['prn_bob']);
+      });
+    }
+
+    it('creates a deprovisioned user that comes back anew, under the externalId it had', () => {
+      // The sync reads only the users SCIM still sees: a deprovisioned one is not among them, so
+      // the snapshot that names it again provisions a new principal (the old one gives up its
+      // externalId as the batch is written).
+      const first = plan(snapshotOf(user('bob')), [stored('prn_ann', user('ann', { externalId: 'e-ann' }))]);
+      expect(first.deprovisions.map((u) => u.principal.id)).to.deep.equal(['prn_ann']);
+      const back = plan(snapshotOf(user('ann', { externalId: 'e-ann' }), user('bob')), [
+        stored('prn_bob', user('bob')),
+      ]);
+      expect(back.creates.map((c) => [c.id, c.user.fields.externalId])).to.deep.equal([
+        ['prn_new1', 'e-ann'],
+      ]);
+      expect(back.ids.get('e-ann')).to.equal('prn_new1');
+      expect(back.matches.map((m) => m.current.principal.id)).to.deep.equal(['prn_bob']);
+      expect(back.deprovisions).to.deep.equal([]);
+    });
+
+    const duplicates: { name: string; snapshot: Snapshot; current: ExistingUser[]; detail: string }[] = [
+      {
+        name: 'two new users with one userName in different cases',
+        snapshot: snapshotOf(user('dan'), user('DAN')),
+        current: [],
+        detail: 'a user with userName "DAN" appears twice',
+      },
+      {
+        name: 'two new users with one externalId',
+        snapshot: snapshotOf(user('dan', { externalId: 'e-dan' }), user('daniel', { externalId: 'e-dan' })),
+        current: [],
+        detail: 'a user with userName "daniel" appears twice',
+      },
+      {
+        name: 'two lines naming one stored user',
+        snapshot: snapshotOf(user('dan', { externalId: 'e-dan' }), user('Dan')),
+        current: [stored('prn_dan', user('dan', { externalId: 'e-dan' }))],
+        detail: 'a user with userName "Dan" or externalId "" appears twice',
+      },
+      {
+        name: 'two lines naming one stored user by its externalId',
+        snapshot: snapshotOf(user('dan', { externalId: 'e-dan' }), user('other', { externalId: 'e-dan' })),
+        current: [stored('prn_dan', user('dan', { externalId: 'e-dan' }))],
+        detail: 'a user with userName "other" or externalId "e-dan" appears twice',
+      },
+    ];
+    for (const c of duplicates) {
+      it(`takes the first of ${c.name} and reports the second`, () => {
+        const p = plan(c.snapshot, c.current);
+        expect(p.errors).to.deep.equal([{ line: 2, detail: c.detail }]);
+        expect(p.creates.length + p.matches.length).to.equal(1);
+        expect([...userNames(p.creates), ...userNames(p.matches)][0]).to.equal(
+          c.snapshot.users[0]!.fields.userName,
+        );
+      });
+    }
+
+    it('reports stored users named twice before new users named twice', () => {
+      const p = plan(snapshotOf(user('new'), user('NEW'), user('kept'), user('Kept')), [
+        stored('prn_kept', user('kept')),
+      ]);
+      expect(p.errors.map((e) => e.line)).to.deep.equal([4, 2]);
+    });
+  });
+
+  describe('managers', () => {
+    const managerOf = (p: UsersPlan, userName: string): [string | null, string | null] => {
+      const c = p.creates.find((x) => x.user.fields.userName === userName)!;
+      return [c.managerId, c.managerRef];
+    };
+
+    const cases: { name: string; ref: string; managerId: string | null; managerRef: string | null }[] = [
+      { name: 'a new user by its externalId', ref: 'e-boss', managerId: 'prn_new2', managerRef: null },
+      {
+        name: 'a stored user of the snapshot by its SCIM id',
+        ref: 'prn_lead',
+        managerId: 'prn_lead',
+        managerRef: null,
+      },
+      {
+        name: 'a stored user of the snapshot by its externalId',
+        ref: 'e-lead',
+        managerId: 'prn_lead',
+        managerRef: null,
+      },
+      { name: 'a stored user the snapshot lacks', ref: 'prn_gone', managerId: null, managerRef: 'prn_gone' },
+      { name: 'nobody the connector knows', ref: 'e-unknown', managerId: null, managerRef: 'e-unknown' },
+      { name: 'the user itself', ref: 'e-ann', managerId: null, managerRef: 'e-ann' },
+    ];
+    for (const c of cases) {
+      it(`links a new user to ${c.name} (${c.managerId ? 'at once' : 'waiting on the reference'})`, () => {
+        const p = plan(
+          snapshotOf(
+            user('ann', { externalId: 'e-ann', ...managedBy(c.ref) }),
+            user('boss', { externalId: 'e-boss' }),
+            user('lead', { externalId: 'e-lead' }),
+          ),
+          [stored('prn_lead', user('lead', { externalId: 'e-lead' })), stored('prn_gone', user('gone'))],
+        );
+        expect(managerOf(p, 'ann')).to.deep.equal([c.managerId, c.managerRef]);
+        expect(managerOf(p, 'boss')).to.deep.equal([null, null]);
+      });
+    }
+
+    it('creates managers before their reports, whatever the order of the snapshot', () => {
+      const p = plan(
+        snapshotOf(
+          user('ann', { externalId: 'e-ann', ...managedBy('e-lead') }),
+          user('zoe'),
+          user('lead', { externalId: 'e-lead', ...managedBy('e-boss') }),
+          user('boss', { externalId: 'e-boss' }),
+        ),
+      );
+      expect(userNames(p.creates)).to.deep.equal(['boss', 'lead', 'ann', 'zoe']);
+      expect(managerOf(p, 'ann')[0]).to.equal(p.ids.get('e-lead'));
+      expect(managerOf(p, 'lead')[0]).to.equal(p.ids.get('e-boss'));
+    });
+
+    it('cuts a cycle at the first link that closes it: that user waits on its reference', () => {
+      const p = plan(
+        snapshotOf(
+          user('a', { externalId: 'e-a', ...managedBy('e-b') }),
+          user('b', { externalId: 'e-b', ...managedBy('e-a') }),
+        ),
+      );
+      expect(managerOf(p, 'a')).to.deep.equal([null, 'e-b']);
+      expect(managerOf(p, 'b')).to.deep.equal([p.ids.get('e-a'), null]);
+      expect(userNames(p.creates)).to.deep.equal(['a', 'b']);
+    });
+
+    const links: {
+      name: string;
+      stored: { managerId?: string; managerRef?: string };
+      ref: string | null;
+      change: { managerId: string | null; ref: string | null; from: string | null } | null;
+    }[] = [
+      {
+        name: 'a manager named for the first time',
+        stored: {},
+        ref: 'e-boss',
+        change: { managerId: 'prn_boss', ref: null, from: null },
+      },
+      { name: 'the same manager', stored: { managerId: 'prn_boss' }, ref: 'e-boss', change: null },
+      {
+        name: 'a manager dropped',
+        stored: { managerId: 'prn_boss' },
+        ref: null,
+        change: { managerId: null, ref: null, from: 'prn_boss' },
+      },
+      {
+        name: 'a manager that is new in the snapshot',
+        stored: { managerId: 'prn_boss' },
+        ref: 'e-new',
+        change: { managerId: 'prn_new1', ref: null, from: 'prn_boss' },
+      },
+      {
+        name: 'an unknown manager',
+        stored: { managerId: 'prn_boss' },
+        ref: 'e-ghost',
+        change: { managerId: null, ref: 'e-ghost', from: 'prn_boss' },
+      },
+      {
+        name: 'the unknown manager it already waits on',
+        stored: { managerRef: 'e-ghost' },
+        ref: 'e-ghost',
+        change: null,
+      },
+      {
+        name: 'another unknown manager than the one it waits on',
+        stored: { managerRef: 'e-ghost' },
+        ref: 'e-other',
+        change: { managerId: null, ref: 'e-other', from: null },
+      },
+      {
+        name: 'no manager, where it waited on one',
+        stored: { managerRef: 'e-ghost' },
+        ref: null,
+        change: { managerId: null, ref: null, from: null },
+      },
+      {
+        name: 'a manager arrived that it waited on',
+        stored: { managerRef: 'e-new' },
+        ref: 'e-new',
+        change: { managerId: 'prn_new1', ref: null, from: null },
+      },
+    ];
+    for (const c of links) {
+      it(`changes the link of a stored user for ${c.name}${c.change ? '' : ': not at all'}`, () => {
+        const annLine = user('ann', { externalId: 'e-ann', ...(c.ref ? managedBy(c.ref) : {}) });
+        const p = plan(
+          snapshotOf(annLine, user('boss', { externalId: 'e-boss' }), user('new', { externalId: 'e-new' })),
+          [stored('prn_ann', annLine, c.stored), stored('prn_boss', user('boss', { externalId: 'e-boss' }))],
+        );
+        expect(p.managers).to.deep.equal(c.change ? [{ id: 'prn_ann', ...c.change }] : []);
+      });
+    }
+  });
+
+  describe('groups', () => {
+    const users = (...snapshot: Json[]): UsersPlan =>
+      plan(snapshotOf(...snapshot), [stored('prn_ann', user('ann', { externalId: 'e-ann' }))]);
+    const groupsOf = (items: Json[], current: CurrentGroup[], u: UsersPlan): GroupsPlan =>
+      planGroups(snapshotOf(...items).groups, current, u);
+    const everyGroupHasAnId = (p: GroupsPlan) => (i: number) => p.groups[i]!.current?.id ?? `grp_created${i}`;
+    const GRP_OPS = 'grp_01JD0000000000000000000001';
+    const GRP_OLD = 'grp_01JD0000000000000000000002';
+    const GRP_DEV = 'grp_01JD0000000000000000000003';
+
+    it('creates a group naming only users of the snapshot with them, in a batch', () => {
+      const u = users(user('ann', { externalId: 'e-ann' }), user('bob', { externalId: 'e-bob' }));
+      const p = groupsOf([group('Team', ['e-ann', 'prn_new1', 'e-bob'])], [], u);
+      expect(p.groups.map((g) => [g.group.fields.displayName, g.current, g.create])).to.deep.equal([
+        ['Team', null, 'batch'],
+      ]);
+      expect(resolveMembers(p.groups[0]!.members, () => undefined)).to.deep.equal([
+        'prn_ann',
+        'prn_new1',
+        'prn_new1',
+      ]);
+    });
+
+    it('creates a group alone when it names someone who is not a user of the snapshot, passing that on as named', () => {
+      const u = users(user('ann', { externalId: 'e-ann' }));
+      const p = groupsOf([group('Team', ['e-ann', 'prn_someone'])], [], u);
+      expect(p.groups[0]!.create).to.equal('alone');
+      expect(resolveMembers(p.groups[0]!.members, () => undefined)).to.deep.equal(['prn_ann', 'prn_someone']);
+    });
+
+    const nested: { name: string; member: string; current: CurrentGroup[]; index: number }[] = [
+      { name: 'its name, in any case', member: 'DEVELOPERS', current: [], index: 1 },
+      { name: 'its externalId', member: 'g-dev', current: [], index: 1 },
+      {
+        name: 'the SCIM id of a stored group',
+        member: GRP_DEV,
+        current: [{ id: GRP_DEV, name: 'Developers', externalId: null }],
+        index: 1,
+      },
+    ];
+    for (const c of nested) {
+      it(`creates a group naming a group of the snapshot by ${c.name} bare, for its members to follow`, () => {
+        const u = users(user('ann', { externalId: 'e-ann' }));
+        const p = groupsOf(
+          [
+            group('Engineering', ['e-ann', c.member]),
+            group('Developers', ['e-ann'], { externalId: 'g-dev' }),
+          ],
+          c.current,
+          u,
+        );
+        expect(p.groups.map((g) => g.create)).to.deep.equal(['bare', c.current.length > 0 ? null : 'batch']);
+        expect(p.groups[0]!.members[1]!.candidates).to.deep.equal([{ group: c.index }]);
+        const ids = everyGroupHasAnId(p);
+        expect(resolveMembers(p.groups[0]!.members, ids)).to.deep.equal(['prn_ann', ids(c.index)]);
+        // A group that could not be created stands for nothing: its member is passed on as named.
+        expect(resolveMembers(p.groups[0]!.members, () => undefined)).to.deep.equal(['prn_ann', c.member]);
+      });
+    }
+
+    it('creates bare a group naming an unknown SCIM group id', () => {
+      const p = groupsOf(
+        [group('Team', ['e-ann', GRP_OLD])],
+        [],
+        users(user('ann', { externalId: 'e-ann' })),
+      );
+      expect(p.groups[0]!.create).to.equal('bare');
+      expect(resolveMembers(p.groups[0]!.members, everyGroupHasAnId(p))).to.deep.equal(['prn_ann', GRP_OLD]);
+    });
+
+    it('prefers the later of two groups of the snapshot a member may name, while it has an id', () => {
+      const p = groupsOf(
+        [group('Parent', ['twin']), group('Twin'), group('Other', [], { externalId: 'twin' })],
+        [],
+        users(),
+      );
+      expect(p.groups[0]!.members[0]!.candidates).to.deep.equal([{ group: 2 }, { group: 1 }]);
+      expect(resolveMembers(p.groups[0]!.members, (i) => (i === 2 ? 'grp_other' : 'grp_twin'))).to.deep.equal(
+        ['grp_other'],
+      );
+      expect(resolveMembers(p.groups[0]!.members, (i) => (i === 1 ? 'grp_twin' : undefined))).to.deep.equal([
+        'grp_twin',
+      ]);
+    });
+
+    it('matches stored groups by externalId, else by name in any case, and gives them the members the snapshot lists', () => {
+      const u = users(user('ann', { externalId: 'e-ann' }), user('carol', { externalId: 'e-carol' }));
+      // The stored groups had ann and bob; the snapshot keeps ann, drops bob and adds carol.
+      const current = [
+        { id: GRP_OPS, name: 'Operations', externalId: 'g-ops' },
+        { id: GRP_DEV, name: 'Developers', externalId: null },
+      ];
+      const p = groupsOf(
+        [
+          group('Ops (renamed)', ['e-ann', 'e-carol'], { externalId: 'g-ops' }),
+          group('developers', ['prn_ann', 'e-carol']),
+        ],
+        current,
+        u,
+      );
+      expect(p.groups.map((g) => [g.current?.id, g.create])).to.deep.equal([
+        [GRP_OPS, null],
+        [GRP_DEV, null],
+      ]);
+      const ids = everyGroupHasAnId(p);
+      for (const g of p.groups) expect(resolveMembers(g.members, ids)).to.deep.equal(['prn_ann', 'prn_new1']);
+      expect(p.deletes).to.deep.equal([]);
+    });
+
+    it('gives a stored group no members when the snapshot lists none', () => {
+      const p = groupsOf(
+        [group('Operations')],
+        [{ id: GRP_OPS, name: 'Operations', externalId: null }],
+        users(),
+      );
+      expect(p.groups[0]!.members).to.deep.equal([]);
+      expect(p.groups[0]!.current?.id).to.equal(GRP_OPS);
+    });
+
+    it('deletes the stored groups the snapshot lacks, oldest first, and only when the users plan removes', () => {
+      const current = [
+        { id: GRP_OLD, name: 'Old', externalId: null },
+        { id: GRP_OPS, name: 'Operations', externalId: null },
+        { id: GRP_DEV, name: 'Developers', externalId: 'g-dev' },
+      ];
+      const items = [group('Operations')];
+      expect(groupsOf(items, current, users()).deletes.map((g) => g.id)).to.deep.equal([GRP_OLD, GRP_DEV]);
+      const partial = plan(snapshotOf(user('ann'), 'not json'));
+      expect(partial.removes).to.equal(false);
+      expect(groupsOf(items, current, partial).deletes).to.deep.equal([]);
+    });
+
+    it('reports a second line naming one stored group, and plans two new groups of one name both', () => {
+      const current = [{ id: GRP_OPS, name: 'Operations', externalId: 'g-ops' }];
+      const p = groupsOf(
+        [group('Operations'), group('Ops', [], { externalId: 'g-ops' }), group('New'), group('new')],
+        current,
+        users(),
+      );
+      expect(p.errors).to.deep.equal([{ line: 2, detail: 'a group named "Ops" appears twice' }]);
+      // The store keeps names unique: the second new one is refused as it is written.
+      expect(p.groups.map((g) => [g.group.line, g.current?.id ?? null])).to.deep.equal([
+        [1, GRP_OPS],
+        [3, null],
+        [4, null],
+      ]);
+    });
+  });
+});
