@@ -1,14 +1,14 @@
 import { SYSTEM_CONTEXT, type OperationContext, type RequestMeta } from '../audit/audit.js';
-import type { Database } from '../db/database.js';
+import type { Transactions } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import type { Page, Paged } from '../pagination.js';
-import { SCOPES, type Scope } from './scopes.js';
+import { SCOPES, type Scope } from '../vocabulary/scopes.js';
 import { newId } from '../ids.js';
-import type { EventSink } from '../events/sink.js';
+import type { EventRecorder } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
 import type { AuthFailureGuard } from '../ratelimit/index.js';
 import { OAuthError } from './oauth-error.js';
-import { clientRepository as repo, type ClientView, type DeletedClientView } from './repository.js';
+import { clientRepository, type ClientView, type DeletedClientView } from './repository.js';
 import { generateSecret, hashSecret, verifyNothing, verifySecret } from './secrets.js';
 
 export type { ClientView, DeletedClientView } from './repository.js';
@@ -19,14 +19,21 @@ export interface ClientSettings {
   bootstrapSecret: string | undefined;
 }
 
+/** The client queries the service runs: unit tests give it an in-memory stand-in. */
+export type ClientRepository = Pick<
+  typeof clientRepository,
+  'create' | 'get' | 'count' | 'page' | 'lock' | 'countOtherAdmins' | 'delete' | 'credentials' | 'bootstrap'
+>;
+
 /** API clients: the callers of the service, each with a secret (kept only as a slow hash) and scopes. */
 export class ClientService {
   constructor(
-    private readonly db: Database,
-    private readonly events: EventSink,
+    private readonly db: Transactions,
+    private readonly events: EventRecorder,
     private readonly settings: ClientSettings,
     private readonly authFailures: AuthFailureGuard,
-    private readonly logger: Logger,
+    private readonly logger: Pick<Logger, 'info' | 'warn'>,
+    private readonly repo: ClientRepository = clientRepository,
   ) {}
 
   async create(
@@ -40,7 +47,7 @@ export class ClientService {
     const id = newId('client');
     try {
       const client = await this.db.write('clients/create', async (tx) => {
-        const created = await repo.create(tx, { id, name, scopes, secretHash, createdBy: op.actor.id });
+        const created = await this.repo.create(tx, { id, name, scopes, secretHash, createdBy: op.actor.id });
         this.events.record(tx, op, {
           type: 'client.created',
           target: { type: 'client', id },
@@ -57,15 +64,15 @@ export class ClientService {
   }
 
   async get(id: string): Promise<ClientView> {
-    const client = await repo.get(this.db, id);
+    const client = await this.repo.get(this.db, id);
     if (!client) throw notFound('client', id);
     return client;
   }
 
   async list(statuses: ClientView['status'][], page: Page): Promise<Paged<ClientView>> {
     return this.db.read('clients/list', async (tx) => {
-      const total = await repo.count(tx, statuses);
-      const items = await repo.page(tx, statuses, page);
+      const total = await this.repo.count(tx, statuses);
+      const items = await this.repo.page(tx, statuses, page);
       return { total, items, page };
     });
   }
@@ -76,17 +83,17 @@ export class ClientService {
    */
   async delete(id: string, op: OperationContext): Promise<DeletedClientView> {
     return this.db.write('clients/delete', async (tx) => {
-      const current = await repo.lock(tx, id);
+      const current = await this.repo.lock(tx, id);
       if (!current) throw notFound('client', id);
       if (current.status === 'deleted') throw conflict(`client ${id} is already deleted`);
       if (current.scopes.includes('clients:admin')) {
-        if ((await repo.countOtherAdmins(tx, id)) === 0) {
+        if ((await this.repo.countOtherAdmins(tx, id)) === 0) {
           throw conflict(
             'this is the last active client with clients:admin; create another admin client first',
           );
         }
       }
-      const deleted = await repo.delete(tx, id, op.actor.id);
+      const deleted = await this.repo.delete(tx, id, op.actor.id);
       this.events.record(tx, op, {
         type: 'client.deleted',
         target: { type: 'client', id },
@@ -116,7 +123,7 @@ export class ClientService {
         { retryAfterS: waitS },
       );
     }
-    const row = await repo.credentials(this.db, clientId);
+    const row = await this.repo.credentials(this.db, clientId);
     const ok = row
       ? await verifySecret(secret, row.secretHash)
       : await verifyNothing(this.settings.secretHashCost);
@@ -137,7 +144,7 @@ export class ClientService {
     const secretHash = await hashSecret(secret, this.settings.secretHashCost);
     const name = 'bootstrap-admin';
     const created = await this.db.write('clients/bootstrap', async (tx) => {
-      if (!(await repo.bootstrap(tx, { id, name, scopes: [...SCOPES], secretHash }))) return false;
+      if (!(await this.repo.bootstrap(tx, { id, name, scopes: [...SCOPES], secretHash }))) return false;
       this.events.record(tx, SYSTEM_CONTEXT, {
         type: 'client.created',
         target: { type: 'client', id },

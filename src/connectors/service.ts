@@ -1,19 +1,28 @@
 import type { OperationContext } from '../audit/audit.js';
 import { generateSecret, sha256 } from '../auth/secrets.js';
-import type { Database } from '../db/database.js';
+import type { Transactions } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import type { ChangeEvent } from '../events/feed.js';
-import type { EventSink } from '../events/sink.js';
+import type { EventRecorder } from '../events/sink.js';
 import { newId } from '../ids.js';
 import type { Page, Paged } from '../pagination.js';
 import type { ConnectorView, DeletedConnectorView } from '../schemas/connectors.js';
-import { connectorRepository as repo, type StoredConnector } from './repository.js';
+import { connectorRepository, type StoredConnector } from './repository.js';
 import type { ScimCaller } from './model.js';
 
 const TOKEN_PREFIX = 'pas_scim_';
 
 /** Tokens remembered at most (the memory is emptied beyond). */
 const REMEMBERED_TOKENS = 10_000;
+
+/**
+ * The connector queries the service runs (the snapshot sync's are its own): unit tests give it
+ * an in-memory stand-in.
+ */
+export type ConnectorRepository = Pick<
+  typeof connectorRepository,
+  'create' | 'get' | 'count' | 'page' | 'lock' | 'delete' | 'rotateToken' | 'byToken'
+>;
 
 /**
  * Identity connectors: each provisions USER principals and groups through SCIM with its own
@@ -28,9 +37,10 @@ export class ConnectorService {
   private generation = 0;
 
   constructor(
-    private readonly db: Database,
-    private readonly events: EventSink,
+    private readonly db: Transactions,
+    private readonly events: EventRecorder,
     private readonly scimBaseUrl: string,
+    private readonly repo: ConnectorRepository = connectorRepository,
   ) {}
 
   async create(
@@ -41,7 +51,7 @@ export class ConnectorService {
     const id = newId('connector');
     try {
       const connector = await this.db.write('connectors/create', async (tx) => {
-        const created = await repo.create(tx, {
+        const created = await this.repo.create(tx, {
           id,
           name: input.name,
           description: input.description ?? null,
@@ -67,15 +77,15 @@ export class ConnectorService {
   }
 
   async get(id: string): Promise<ConnectorView> {
-    const connector = await repo.get(this.db, id);
+    const connector = await this.repo.get(this.db, id);
     if (!connector) throw notFound('connector', id);
     return this.view(connector);
   }
 
   async list(statuses: ConnectorView['status'][], page: Page): Promise<Paged<ConnectorView>> {
     return this.db.read('connectors/list', async (tx) => {
-      const total = await repo.count(tx, statuses);
-      const connectors = await repo.page(tx, statuses, page);
+      const total = await this.repo.count(tx, statuses);
+      const connectors = await this.repo.page(tx, statuses, page);
       return { total, items: connectors.map((c) => this.view(c)), page };
     });
   }
@@ -83,10 +93,10 @@ export class ConnectorService {
   /** Stops the connector's SCIM access at once; what it provisioned stays. */
   async delete(id: string, op: OperationContext): Promise<DeletedConnectorView> {
     return this.db.write('connectors/delete', async (tx) => {
-      const current = await repo.lock(tx, id);
+      const current = await this.repo.lock(tx, id);
       if (!current) throw notFound('connector', id);
       if (current.status === 'deleted') throw conflict(`connector ${id} is already deleted`);
-      const deleted = await repo.delete(tx, id, op.actor.id);
+      const deleted = await this.repo.delete(tx, id, op.actor.id);
       this.events.record(tx, op, {
         type: 'connector.deleted',
         target: { type: 'connector', id },
@@ -100,10 +110,10 @@ export class ConnectorService {
   async rotateToken(id: string, op: OperationContext): Promise<{ token: string }> {
     const token = generateSecret(TOKEN_PREFIX);
     return this.db.write('connectors/rotate_token', async (tx) => {
-      const current = await repo.lock(tx, id);
+      const current = await this.repo.lock(tx, id);
       if (!current) throw notFound('connector', id);
       if (current.status === 'deleted') throw conflict(`connector ${id} is deleted`);
-      await repo.rotateToken(tx, id, sha256(token));
+      await this.repo.rotateToken(tx, id, sha256(token));
       this.events.record(tx, op, { type: 'connector.token_rotated', target: { type: 'connector', id } });
       return { token };
     });
@@ -116,7 +126,7 @@ export class ConnectorService {
     const known = this.known.get(hash);
     if (known) return known;
     const generation = this.generation;
-    const caller = await repo.byToken(this.db, hash);
+    const caller = await this.repo.byToken(this.db, hash);
     if (caller && generation === this.generation) {
       if (this.known.size >= REMEMBERED_TOKENS) this.known.clear();
       this.known.set(hash, caller);

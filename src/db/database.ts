@@ -111,6 +111,9 @@ export function createDriver(
  * - `schema(statement)`: a schema statement in a transaction of its own (migrations).
  * - `ping()`: a cheap round trip for the readiness check and the recovery probe.
  */
+/** What a service needs of the database: transactions and single statements, nothing else. */
+export type Transactions = Pick<Database, 'read' | 'write' | 'run' | 'first'>;
+
 export class Database implements Reader {
   readonly health: DbHealth;
   private txTimeoutMs: number;

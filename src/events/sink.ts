@@ -30,6 +30,9 @@ export const sequenceName = (shard: number): string => (shard === 0 ? 'events' :
  * commit together or not at all; once committed they go to the change feed, which tells this
  * instance's listeners before the write returns and the other instances right after.
  */
+/** What a service needs of the sink: recording its changes in their transaction. */
+export type EventRecorder = Pick<EventSink, 'record'>;
+
 export class EventSink {
   private readonly pending = new WeakMap<Tx, StoredEvent[]>();
 

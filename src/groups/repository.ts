@@ -3,7 +3,7 @@ import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
 import type { Static } from '@sinclair/typebox';
 import type { GroupSchema } from '../schemas/groups.js';
-import type { PrincipalType } from '../schemas/principals.js';
+import { type PrincipalType } from '../vocabulary/principals.js';
 
 const Q = defineQueries('groups', [
   'create',

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { type Changes, type OperationContext } from '../audit/audit.js';
-import type { Database, Tx } from '../db/database.js';
-import type { EventSink } from '../events/sink.js';
+import type { Transactions, Tx } from '../db/database.js';
+import type { EventRecorder } from '../events/sink.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import { isId, newId } from '../ids.js';
 import { groupSummary, summary } from '../principals/model.js';
@@ -13,7 +13,7 @@ import type {
 } from '../schemas/groups.js';
 import { nowIso } from '../time.js';
 import {
-  groupRepository as repo,
+  groupRepository,
   type Group,
   type GroupChanges,
   type LockedGroup,
@@ -66,11 +66,29 @@ async function uniqueName<T>(name: string | undefined, work: () => Promise<T>): 
   }
 }
 
+/** The group queries the service runs: unit tests give it an in-memory stand-in. */
+export type GroupRepository = Pick<
+  typeof groupRepository,
+  | 'create'
+  | 'get'
+  | 'lock'
+  | 'list'
+  | 'update'
+  | 'delete'
+  | 'lockNesting'
+  | 'lockMember'
+  | 'nestingCheck'
+  | 'addMember'
+  | 'removeMember'
+  | 'members'
+>;
+
 /** Groups of principals and of other groups; connector groups are read-only here. */
 export class GroupService {
   constructor(
-    private readonly db: Database,
-    private readonly events: EventSink,
+    private readonly db: Transactions,
+    private readonly events: EventRecorder,
+    private readonly repo: GroupRepository = groupRepository,
   ) {}
 
   async create(input: CreateGroupInput, op: OperationContext): Promise<Group> {
@@ -79,9 +97,9 @@ export class GroupService {
     return uniqueName(name, () =>
       this.db.write('groups/create', async (tx) => {
         // A retry after a lost commit answer returns what the first run committed.
-        const committed = tx.attempt > 1 ? await repo.get(tx, id) : undefined;
+        const committed = tx.attempt > 1 ? await this.repo.get(tx, id) : undefined;
         if (committed) return committed;
-        const group = await repo.create(
+        const group = await this.repo.create(
           tx,
           {
             id,
@@ -108,13 +126,13 @@ export class GroupService {
   }
 
   async get(id: string): Promise<Group> {
-    const group = await repo.get(this.db, id);
+    const group = await this.repo.get(this.db, id);
     if (!group) throw notFound('group', id);
     return group;
   }
 
   async list(filter: { connectorSource?: string | undefined }, page: Page): Promise<Paged<Group>> {
-    const { total, groups } = await repo.list(
+    const { total, groups } = await this.repo.list(
       this.db,
       { connectorSource: filter.connectorSource ?? null },
       page,
@@ -138,8 +156,8 @@ export class GroupService {
           changes['description'] = { from: current.description, to: patch.description };
         }
         // A patch that changes nothing writes nothing, so it leaves no event either.
-        if (Object.keys(changes).length === 0) return (await repo.get(tx, id))!;
-        const updated = await repo.update(tx, current, set, nowIso());
+        if (Object.keys(changes).length === 0) return (await this.repo.get(tx, id))!;
+        const updated = await this.repo.update(tx, current, set, nowIso());
         this.events.record(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
         return updated;
       }),
@@ -150,7 +168,7 @@ export class GroupService {
     return this.db.write('groups/delete', async (tx) => {
       const current = await this.lockWritable(tx, id);
       const deletedAt = nowIso();
-      const { members, groups } = await repo.delete(tx, id);
+      const { members, groups } = await this.repo.delete(tx, id);
       this.events.record(tx, op, {
         type: 'group.deleted',
         target: { type: 'group', id },
@@ -167,7 +185,7 @@ export class GroupService {
 
   /** Direct members, or with `transitive` every principal and group reachable through nesting. */
   async members(id: string, transitive: boolean, page: Page): Promise<Paged<GroupMember>> {
-    const rows = await repo.members(this.db, id, transitive, page);
+    const rows = await this.repo.members(this.db, id, transitive, page);
     if (!rows) throw notFound('group', id);
     return { total: rows.total, items: rows.members.map(memberView), page };
   }
@@ -180,9 +198,9 @@ export class GroupService {
     const nesting = isId('group', memberId);
     return this.db.write('groups/add_member', async (tx) => {
       // Taken before the group lock, so that nestings queue on one lock in one order.
-      if (nesting) await repo.lockNesting(tx);
+      if (nesting) await this.repo.lockNesting(tx);
       await this.lockWritable(tx, groupId);
-      const found = await repo.lockMember(tx, groupId, memberId);
+      const found = await this.repo.lockMember(tx, groupId, memberId);
       if (!found) throw notFound(nesting ? 'group' : 'principal', memberId);
       const member = memberView(found.member);
       if (found.addedAt !== null) return { group_id: groupId, member, added_at: found.addedAt };
@@ -190,7 +208,7 @@ export class GroupService {
         throw new AppError('PRINCIPAL_DELETED', `principal ${memberId} is deleted`);
       }
       if (nesting) {
-        const check = await repo.nestingCheck(tx, groupId, memberId);
+        const check = await this.repo.nestingCheck(tx, groupId, memberId);
         if (check.cycle) {
           throw new AppError(
             'CYCLE_DETECTED',
@@ -205,7 +223,7 @@ export class GroupService {
           );
         }
       }
-      const addedAt = await repo.addMember(tx, groupId, memberId, op.actor.id, nowIso());
+      const addedAt = await this.repo.addMember(tx, groupId, memberId, op.actor.id, nowIso());
       this.events.record(tx, op, {
         type: 'group.member_added',
         target: { type: 'group', id: groupId },
@@ -223,7 +241,7 @@ export class GroupService {
   ): Promise<{ group_id: string; member_id: string; removed: boolean }> {
     return this.db.write('groups/remove_member', async (tx) => {
       await this.lockWritable(tx, groupId);
-      const removed = await repo.removeMember(tx, groupId, memberId);
+      const removed = await this.repo.removeMember(tx, groupId, memberId);
       if (removed) {
         this.events.record(tx, op, {
           type: 'group.member_removed',
@@ -237,7 +255,7 @@ export class GroupService {
 
   /** The group under its write lock, if the API may change it. */
   private async lockWritable(tx: Tx, id: string): Promise<LockedGroup> {
-    const group = await repo.lock(tx, id);
+    const group = await this.repo.lock(tx, id);
     if (!group) throw notFound('group', id);
     if (group.source === 'connector') throw managedByConnector(group);
     return group;

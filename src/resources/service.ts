@@ -1,18 +1,29 @@
 import { diffMaps, type Changes, type OperationContext } from '../audit/audit.js';
-import type { Database } from '../db/database.js';
+import type { Reader, Transactions } from '../db/database.js';
 import { AppError, notFound } from '../errors/errors.js';
-import type { EventSink } from '../events/sink.js';
+import type { EventRecorder } from '../events/sink.js';
 import type { Page, Paged } from '../pagination.js';
 import { principalRepository } from '../principals/repository.js';
 import type { PutResource } from '../schemas/resources.js';
 import { nowIso } from '../time.js';
-import { resourceRepository as repo, type Resource } from './repository.js';
+import { resourceRepository, type Resource } from './repository.js';
 
 export interface DeletedResource {
   type: string;
   identifier: string;
   deleted: true;
   named_by_policies: number;
+}
+
+/** The resource queries the service runs: unit tests give it an in-memory stand-in. */
+export type ResourceRepository = Pick<
+  typeof resourceRepository,
+  'lock' | 'register' | 'unregister' | 'get' | 'list'
+>;
+
+/** What registering a resource reads of its owner: whether the principal exists and is not deleted. */
+export interface OwnerLookup {
+  get(tx: Reader, id: string): Promise<{ status: string } | undefined>;
 }
 
 const targetOf = (type: string, identifier: string) => ({ type: 'resource', id: `${type}:${identifier}` });
@@ -24,8 +35,10 @@ const targetOf = (type: string, identifier: string) => ({ type: 'resource', id: 
  */
 export class ResourceService {
   constructor(
-    private readonly db: Database,
-    private readonly events: EventSink,
+    private readonly db: Transactions,
+    private readonly events: EventRecorder,
+    private readonly repo: ResourceRepository = resourceRepository,
+    private readonly principals: OwnerLookup = principalRepository,
   ) {}
 
   /** Registers or re-registers: attributes and owner are replaced. `created` when it is new. */
@@ -39,7 +52,7 @@ export class ResourceService {
     const ownerId = input.owner_id ?? null;
     return this.db.write('resources/put', async (tx) => {
       if (ownerId !== null) {
-        const owner = await principalRepository.get(tx, ownerId);
+        const owner = await this.principals.get(tx, ownerId);
         if (!owner || owner.status === 'deleted') {
           throw new AppError('REFERENCE_NOT_FOUND', `principal ${ownerId} does not exist`, {
             errors: [{ pointer: '/owner_id', message: 'names no existing principal' }],
@@ -47,7 +60,7 @@ export class ResourceService {
         }
       }
       const now = nowIso();
-      const { resource: before, created } = await repo.lock(tx, type, identifier, now);
+      const { resource: before, created } = await this.repo.lock(tx, type, identifier, now);
       const changes: Changes = {
         ...diffMaps(before.registered ? before.attributes : {}, attributes, 'attributes'),
       };
@@ -60,7 +73,7 @@ export class ResourceService {
       }
       const newlyRegistered = !before.registered;
       if (!newlyRegistered && Object.keys(changes).length === 0) return { resource: before, created: false };
-      const resource = await repo.register(tx, { type, identifier }, attributes, ownerId, now);
+      const resource = await this.repo.register(tx, { type, identifier }, attributes, ownerId, now);
       this.events.record(tx, op, {
         type: newlyRegistered ? 'resource.created' : 'resource.updated',
         target: targetOf(type, identifier),
@@ -71,7 +84,7 @@ export class ResourceService {
   }
 
   async get(type: string, identifier: string): Promise<Resource> {
-    const resource = await repo.get(this.db, type, identifier);
+    const resource = await this.repo.get(this.db, type, identifier);
     if (!resource) throw notFound('resource', `${type}:${identifier}`);
     return resource;
   }
@@ -80,7 +93,7 @@ export class ResourceService {
     filter: { type?: string | undefined; registered?: boolean | undefined },
     page: Page,
   ): Promise<Paged<Resource>> {
-    const { total, resources } = await repo.list(
+    const { total, resources } = await this.repo.list(
       this.db,
       { type: filter.type ?? null, registered: filter.registered ?? null },
       page,
@@ -94,9 +107,9 @@ export class ResourceService {
    */
   async delete(type: string, identifier: string, op: OperationContext): Promise<DeletedResource> {
     return this.db.write('resources/delete', async (tx) => {
-      const current = await repo.get(tx, type, identifier);
+      const current = await this.repo.get(tx, type, identifier);
       if (!current || !current.registered) throw notFound('registered resource', `${type}:${identifier}`);
-      const result = await repo.unregister(tx, type, identifier, nowIso());
+      const result = await this.repo.unregister(tx, type, identifier, nowIso());
       this.events.record(tx, op, {
         type: 'resource.deleted',
         target: targetOf(type, identifier),

@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../audit/audit.js';
-import { AUDIT_EVENT_TYPES } from '../audit/event-types.js';
+import { AUDIT_EVENT_TYPES } from '../vocabulary/audit-events.js';
 import { decrypt, encrypt } from '../auth/key-encryption.js';
 import type { FieldError } from '../errors/errors.js';
 import { newId } from '../ids.js';

@@ -1,8 +1,8 @@
 import type { AuditEvent, Changes, OperationContext } from '../audit/audit.js';
 import { sha256 } from '../auth/secrets.js';
-import type { Database } from '../db/database.js';
+import type { Transactions } from '../db/database.js';
 import { notFound, validationFailed, type FieldError } from '../errors/errors.js';
-import type { EventSink } from '../events/sink.js';
+import type { EventRecorder } from '../events/sink.js';
 import { newId } from '../ids.js';
 import type { Page, Paged } from '../pagination.js';
 import type {
@@ -21,7 +21,7 @@ import {
   signedMessage,
   signingSecrets,
 } from './messages.js';
-import { webhookRepository as repo, type StoredWebhook } from './repository.js';
+import { webhookRepository, type StoredWebhook } from './repository.js';
 import { newWebhookSecret } from './signature.js';
 import type { WebhookTransport } from './transport.js';
 
@@ -32,16 +32,37 @@ export interface WebhookServiceOptions {
 }
 
 /**
+ * The webhook queries the service runs (the dispatcher's are its own): unit tests give it an
+ * in-memory stand-in.
+ */
+export type WebhookRepository = Pick<
+  typeof webhookRepository,
+  | 'create'
+  | 'get'
+  | 'count'
+  | 'page'
+  | 'lock'
+  | 'update'
+  | 'delete'
+  | 'rotateSecret'
+  | 'secrets'
+  | 'recordTest'
+  | 'countDeliveries'
+  | 'deliveries'
+>;
+
+/**
  * Webhook subscriptions: who receives which audit events, and with which signing secret. The
  * secret is shown once, kept encrypted (it must be recovered to sign), and rotatable with a day
  * of overlap. Every change is an audit event of its own.
  */
 export class WebhookService {
   constructor(
-    private readonly db: Database,
-    private readonly events: EventSink,
-    private readonly transport: WebhookTransport,
+    private readonly db: Transactions,
+    private readonly events: EventRecorder,
+    private readonly transport: Pick<WebhookTransport, 'send'>,
     private readonly options: WebhookServiceOptions,
+    private readonly repo: WebhookRepository = webhookRepository,
   ) {}
 
   async create(input: CreateWebhookInput, op: OperationContext): Promise<WebhookView & { secret: string }> {
@@ -51,9 +72,9 @@ export class WebhookService {
     const secret = newWebhookSecret();
     const webhook = await this.db.write('webhooks/create', async (tx) => {
       // A retry after a lost commit answer returns what the first run committed.
-      const committed = tx.attempt > 1 ? await repo.get(tx, id) : undefined;
+      const committed = tx.attempt > 1 ? await this.repo.get(tx, id) : undefined;
       if (committed) return view(committed);
-      const created = await repo.create(tx, {
+      const created = await this.repo.create(tx, {
         id,
         url,
         events: input.events,
@@ -76,15 +97,15 @@ export class WebhookService {
   }
 
   async get(id: string): Promise<WebhookView> {
-    const webhook = await repo.get(this.db, id);
+    const webhook = await this.repo.get(this.db, id);
     if (!webhook) throw notFound('webhook', id);
     return view(webhook);
   }
 
   async list(status: WebhookView['status'] | undefined, page: Page): Promise<Paged<WebhookView>> {
     return this.db.read('webhooks/list', async (tx) => {
-      const total = await repo.count(tx, status ?? null);
-      const webhooks = await repo.page(tx, status ?? null, page);
+      const total = await this.repo.count(tx, status ?? null);
+      const webhooks = await this.repo.page(tx, status ?? null, page);
       return { total, items: webhooks.map(view), page };
     });
   }
@@ -97,7 +118,7 @@ export class WebhookService {
     const url = patch.url === undefined ? undefined : this.checkUrl(patch.url);
     if (patch.events) checkPatterns(patch.events);
     return this.db.write('webhooks/update', async (tx) => {
-      const before = await repo.lock(tx, id);
+      const before = await this.repo.lock(tx, id);
       if (!before) throw notFound('webhook', id);
       const next = {
         url: url ?? before.url,
@@ -105,7 +126,7 @@ export class WebhookService {
         description: patch.description === undefined ? (before.description ?? null) : patch.description,
         status: patch.status ?? before.status,
       };
-      const updated = await repo.update(
+      const updated = await this.repo.update(
         tx,
         id,
         next,
@@ -133,14 +154,14 @@ export class WebhookService {
     op: OperationContext,
   ): Promise<{ id: string; status: 'deleted'; deleted_at: string; deleted_by: string }> {
     return this.db.write('webhooks/delete', async (tx) => {
-      const current = await repo.lock(tx, id);
+      const current = await this.repo.lock(tx, id);
       if (!current) throw notFound('webhook', id);
-      await repo.delete(tx, id);
+      await this.repo.delete(tx, id);
       this.events.record(tx, op, {
         type: 'webhook.deleted',
         target: { type: 'webhook', id },
         changes: {
-          url: { from: current.url },
+          url: { from: urlForAudit(current.url) },
           status: { from: current.status, to: 'deleted' },
         },
       });
@@ -156,9 +177,9 @@ export class WebhookService {
     const secret = newWebhookSecret();
     const overlapUntil = new Date(Date.now() + SECRET_OVERLAP_MS).toISOString();
     return this.db.write('webhooks/rotate_secret', async (tx) => {
-      const current = await repo.lock(tx, id);
+      const current = await this.repo.lock(tx, id);
       if (!current) throw notFound('webhook', id);
-      await repo.rotateSecret(tx, id, sealSecret(this.options.kek, id, secret), overlapUntil);
+      await this.repo.rotateSecret(tx, id, sealSecret(this.options.kek, id, secret), overlapUntil);
       this.events.record(tx, op, { type: 'webhook.secret_rotated', target: { type: 'webhook', id } });
       return { secret, previous_secret_expires_at: overlapUntil };
     });
@@ -178,7 +199,7 @@ export class WebhookService {
     duration_ms: number;
     error: string | null;
   }> {
-    const webhook = await repo.secrets(this.db, id);
+    const webhook = await this.repo.secrets(this.db, id);
     if (!webhook) throw notFound('webhook', id);
     const event: AuditEvent = {
       id: newId('event'),
@@ -196,7 +217,7 @@ export class WebhookService {
     const attemptedAt = nowIso();
     const result = await this.transport.send({ url: webhook.url, ...message });
     const delivery = attemptRecord({ webhookId: id, event, number: 1, attemptedAt }, result);
-    await this.db.write('webhooks/record_test', (tx) => repo.recordTest(tx, delivery));
+    await this.db.write('webhooks/record_test', (tx) => this.repo.recordTest(tx, delivery));
     return {
       delivery_id: delivery.id,
       success: delivery.success,
@@ -212,11 +233,11 @@ export class WebhookService {
     page: Page,
   ): Promise<Paged<DeliveryView>> {
     return this.db.read('webhooks/deliveries', async (tx) => {
-      const exists = await repo.get(tx, id);
+      const exists = await this.repo.get(tx, id);
       if (!exists) throw notFound('webhook', id);
       const criteria = { eventId: filter.eventId ?? null, success: filter.success ?? null };
-      const total = await repo.countDeliveries(tx, id, criteria);
-      const items = await repo.deliveries(tx, id, criteria, page);
+      const total = await this.repo.countDeliveries(tx, id, criteria);
+      const items = await this.repo.deliveries(tx, id, criteria, page);
       return { total, items, page };
     });
   }
