@@ -5,14 +5,14 @@
  * once more when a request meets a 401; signing out revokes the refresh token's whole family.
  */
 
-export interface Problem {
-  status: number;
-  title: string;
-  detail: string;
-  code?: string;
-  errors?: { pointer: string; message: string }[];
-  request_id?: string;
-}
+import type { ProblemDocument, TokenResponse } from './types';
+
+/**
+ * What the console knows of a failed call: the fields of the service's problem document, of which
+ * an OAuth error, a body that is not JSON or a call never sent give only the first three.
+ */
+export type Problem = Pick<ProblemDocument, 'status' | 'title' | 'detail'> &
+  Partial<Pick<ProblemDocument, 'code' | 'errors' | 'request_id'>>;
 
 export class ApiError extends Error {
   constructor(readonly problem: Problem) {
@@ -21,14 +21,6 @@ export class ApiError extends Error {
   get status(): number {
     return this.problem.status;
   }
-}
-
-interface TokenResponse {
-  access_token: string;
-  token_type: string;
-  expires_in: number;
-  scope: string;
-  refresh_token: string;
 }
 
 export interface Session {

@@ -1,177 +1,56 @@
-/** The API's shapes as the console reads them (docs/api.md); only the fields it uses. */
+/**
+ * The API's shapes under the names the console reads them by. Each is the service's own schema,
+ * generated into ./api-types from its OpenAPI document (`npm run console:types`); nothing here is
+ * written by hand but the names and the generic page of a list.
+ */
+import type * as Api from './api-types';
 
-export interface Pagination {
-  total: number;
-  page: number;
-  per_page: number;
-  pages: number;
-}
+export type Pagination = Api.Pagination;
 
+/** A page of any list operation: its items and where the page sits. */
 export interface List<T> {
   data: T[];
   pagination: Pagination;
 }
 
-export type PrincipalType = 'USER' | 'SERVICE_ACCOUNT' | 'AI_AGENT' | 'API_KEY';
+export type PrincipalType = Api.PrincipalType;
+export type PrincipalStatus = Api.PrincipalStatus;
 
-export interface PrincipalSummary {
-  id: string;
-  type: PrincipalType;
-  name: string;
-  email?: string | null;
-  status: string;
-  attributes: Record<string, string | string[]>;
-  connector_source?: string | null;
-  created_at: string;
-  last_login?: string | null;
-  risk_score?: number;
-}
+/** A principal as lists and searches give it. */
+export type PrincipalSummary = Api.PrincipalListItem;
 
-export interface Principal extends PrincipalSummary {
-  description?: string | null;
-  metadata: Record<string, string>;
-  risk_score: number;
-  risk_factors: { code: string; points: number }[];
-  created_by?: string;
-  updated_at?: string;
-  deleted_at?: string;
-}
+export type Principal = Api.Principal;
 
-export interface Card {
-  id: string;
-  name: string;
-  type: string;
-  email?: string | null;
-  /** Reports: the direct manager. */
-  manager_id?: string;
-  /** Groups: the members one level nearer through which the group is reached. */
-  via?: string[];
-}
+/** A principal met in its relationships: a manager, a report or a group reached. */
+export type Card = Api.PrincipalSummary | Api.ReportSummary | Api.ReachedGroup;
 
-export type Relationship =
-  | { type: 'manager'; principal: Card; depth: number }
-  | { type: 'reports'; principals: Card[]; depth: number; count: number; truncated?: boolean }
-  | { type: 'group_member'; principals: Card[]; depth: number; count: number; truncated?: boolean };
+export type Relationship = Api.RelationshipEntry;
+export type RelationshipRecord = Api.RelationshipRecord;
 
-export interface PathStep {
-  id: string;
-  name: string;
-  type: string;
-}
+/** One step of a membership path, principal → group → … → group. */
+export type PathStep = NonNullable<Api.AccessGrant['path']>[number];
 
-export interface AccessEntry {
-  resource: { type: string; identifier: string };
-  actions: string[];
-  denied_actions?: string[];
-  granted_by: string[];
-  granted_at: string;
-  conditional: boolean;
-  pattern?: boolean;
-  grants?: {
-    policy_id: string;
-    policy_name?: string;
-    via: 'principal' | 'group' | 'match';
-    path?: PathStep[];
-  }[];
-}
+export type AccessEntry = Api.AccessEntry;
+export type AccessRecord = Api.AccessRecord;
 
-export interface AccessRecord {
-  principal_id: string;
-  access: AccessEntry[];
-  total_resources: number;
-  pagination?: Pagination;
-}
+export type AuditEvent = Api.AuditEvent;
 
-export interface AuditEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
-  actor: { type: string; id: string };
-  target: { type: string; id: string };
-  outcome: string;
-  changes?: Record<string, { from?: unknown; to?: unknown }>;
-}
+/** A registered resource. */
+export type Resource = Api.Resource;
+export type ResourceAccess = Api.ResourceAccess;
 
-export interface ResourceAccess {
-  resource: { type: string; identifier: string; registered?: boolean };
-  principals: {
-    principal: { id: string; name: string; type: string; email: string | null };
-    actions: string[];
-    denied_actions?: string[];
-    granted_by: string[];
-    conditional: boolean;
-  }[];
-  pagination: Pagination;
-}
+export type Policy = Api.Policy;
 
-export interface Policy {
-  id: string;
-  name: string;
-  description?: string;
-  effect: 'allow' | 'deny';
-  subjects: Record<string, unknown>;
-  actions: string[];
-  resources: { type: string; identifier: string }[];
-  conditions?: Record<string, unknown>;
-  status: string;
-  version: number;
-  updated_at?: string;
-}
+/** What a simulated policy change does to one principal's access to one resource. */
+export type AccessChange = NonNullable<Api.SimulationResult['access_changes']>[number];
 
-export interface AccessChange {
-  principal_id: string;
-  resource: { type: string; identifier: string };
-  gained: string[];
-  lost: string[];
-}
+/** The answer of a policy simulation (`Api.Simulation` is its request). */
+export type Simulation = Api.SimulationResult;
 
-export interface Simulation {
-  access_changes?: AccessChange[];
-  results?: { request: unknown; current: string; simulated: string; changed: boolean }[];
-  summary: {
-    evaluated: number;
-    changed: number;
-    newly_allowed: number;
-    newly_denied: number;
-    principals_affected: number;
-  };
-}
+export type TraceCandidate = Api.TraceCandidate;
+export type Decision = Api.Decision;
 
-export interface TraceCandidate {
-  policy_id: string;
-  policy_version: number;
-  name: string;
-  effect: 'allow' | 'deny';
-  principal_id: string;
-  subject: { matched: boolean; via?: 'principal' | 'group' | 'match'; path?: PathStep[] };
-  conditions: { path: string; result: string; missing?: string[] }[];
-  applied: boolean;
-  why: string;
-}
+export type Report = Api.Report;
 
-export interface Decision {
-  id: string;
-  decision: 'ALLOW' | 'DENY';
-  allowed: boolean;
-  principal_id: string;
-  action: string;
-  resource: { type: string; identifier: string };
-  reasons: { code: string; policy_id?: string; policy_version?: number; message?: string }[];
-  granted_by: string[];
-  evaluated_at: string;
-  trace?: {
-    principals: { id: string; found: boolean; type?: string; status?: string; groups?: string[] }[];
-    candidates: TraceCandidate[];
-  };
-}
-
-export interface Report {
-  id: string;
-  type: string;
-  format: string;
-  status: 'pending' | 'running' | 'completed' | 'failed';
-  requested_at: string;
-  completed_at?: string;
-  row_count?: number;
-  error?: string;
-}
+export type TokenResponse = Api.TokenResponse;
+export type ProblemDocument = Api.Problem;

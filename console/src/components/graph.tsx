@@ -36,7 +36,10 @@ export function buildElements(subject: Principal, relationships: Relationship[])
     edges.push({ group: 'edges', data: { id: `${kind}:${from}->${to}`, source: from, target: to, kind } });
   };
   /** The first PER_LEVEL of a level; the rest become one "+ n more" node at that level. */
-  const fold = (r: Extract<Relationship, { principals: Card[] }>, kind: 'report' | 'group'): Card[] => {
+  const fold = <C extends Card>(
+    r: { principals: C[]; count: number; depth: number },
+    kind: 'report' | 'group',
+  ): C[] => {
     const shown = r.principals.slice(0, PER_LEVEL);
     const hidden = r.count - shown.length;
     if (hidden > 0) {
@@ -70,7 +73,7 @@ export function buildElements(subject: Principal, relationships: Relationship[])
       case 'group_member':
         for (const card of fold(r, 'group')) {
           add(card, 'group', r.depth);
-          for (const member of card.via ?? []) edge(member, card.id, 'member_of');
+          for (const member of card.via) edge(member, card.id, 'member_of');
         }
         break;
     }

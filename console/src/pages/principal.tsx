@@ -24,6 +24,7 @@ import type {
   PathStep,
   Principal,
   Relationship,
+  RelationshipRecord,
 } from '../types';
 
 /** What each risk factor means, for the analyst reading the score. */
@@ -191,11 +192,9 @@ function Graph(props: { p: Principal }) {
   const [depth, setDepth] = useState(3);
   const rel = useLoad(
     (signal) =>
-      get<{ relationships: Relationship[] }>(
-        `/v1/principals/${seg(props.p.id)}/relationships`,
-        { depth },
-        signal,
-      ).then((r) => r.relationships),
+      get<RelationshipRecord>(`/v1/principals/${seg(props.p.id)}/relationships`, { depth }, signal).then(
+        (r) => r.relationships,
+      ),
     [props.p.id, depth],
   );
   return (

@@ -15,22 +15,12 @@ import {
   useLoad,
 } from '../components/ui';
 import { navigate, resourcePath } from '../router';
-import type { List, ResourceAccess } from '../types';
-
-interface RegisteredResource {
-  type: string;
-  identifier: string;
-  attributes: Record<string, unknown>;
-  owner_id?: string | null;
-}
+import type { List, Resource, ResourceAccess } from '../types';
 
 /** Registered resources, to pick one from. */
 function Registered() {
   const [page, setPage] = useState(1);
-  const list = useLoad(
-    (signal) => get<List<RegisteredResource>>('/v1/resources', { page, limit: 20 }, signal),
-    [page],
-  );
+  const list = useLoad((signal) => get<List<Resource>>('/v1/resources', { page, limit: 20 }, signal), [page]);
   return (
     <Panel id="registered" title="Registered resources">
       <Shown loaded={list} what="resources" context="Resources">
@@ -62,8 +52,7 @@ function Registered() {
 /** A registered resource's attributes and owner. */
 function Attributes(props: { type: string; identifier: string }) {
   const registered = useLoad(
-    (signal) =>
-      get<RegisteredResource>(`/v1/resources/${seg(props.type)}/${seg(props.identifier)}`, undefined, signal),
+    (signal) => get<Resource>(`/v1/resources/${seg(props.type)}/${seg(props.identifier)}`, undefined, signal),
     [props.type, props.identifier],
   );
   if (registered.error !== undefined) return <ProblemBox error={registered.error} context="Resource" />;

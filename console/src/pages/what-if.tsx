@@ -16,7 +16,7 @@ import {
 } from '../components/ui';
 import { navigate } from '../router';
 import { checkPolicyText, WRITABLE } from '../policy-check';
-import type { AccessChange, List, Policy, Principal, Simulation } from '../types';
+import type { AccessChange, List, Policy, Simulation } from '../types';
 
 function editable(policy: Policy): string {
   const body: Record<string, unknown> = {};
@@ -77,29 +77,16 @@ function BlastRadius(props: { changes: AccessChange[] }) {
   const [page, setPage] = useState(1);
   const pages = Math.ceil(byPrincipal.length / PRINCIPALS_PER_PAGE);
   const visible = byPrincipal.slice((page - 1) * PRINCIPALS_PER_PAGE, page * PRINCIPALS_PER_PAGE);
-  const names = useLoad(
-    () =>
-      Promise.all(
-        visible.map(([id]) =>
-          get<Principal>(`/v1/principals/${seg(id)}`).then(
-            (p) => [id, p] as const,
-            () => [id, undefined] as const,
-          ),
-        ),
-      ).then((pairs) => new Map(pairs)),
-    [visible.map(([id]) => id).join(',')],
-  );
   if (byPrincipal.length === 0) return <p class="muted">Nobody's access would change.</p>;
   return (
     <>
       <ul class="blast" aria-label="Access changes per principal">
         {visible.map(([id, changes]) => {
-          const p = names.data?.get(id);
+          const p = changes[0]!.principal;
           return (
             <li key={id} class="blast-principal">
               <h3>
-                <Link to={`/principals/${id}`}>{p?.name ?? id}</Link>{' '}
-                {p && <Badge kind={p.type}>{p.type}</Badge>}
+                <Link to={`/principals/${id}`}>{p.name || id}</Link> <Badge kind={p.type}>{p.type}</Badge>
               </h3>
               <table class="grid compact diff">
                 <tbody>
