@@ -49,17 +49,19 @@ import { compile, inputAjv } from '../src/schemas/validator.js';
 import { createLogger } from '../src/logging/logger.js';
 import { freePort } from '../src/dev/local-neo4j.js';
 import { BulkLoader } from '../src/seed/bulk.js';
+import type { BenchClient } from './client.js';
 import {
   ADMIN_ID,
   ADMIN_SECRET,
-  adminToken,
+  adminClient,
   ask,
   benchConfig,
+  benchMain,
   benchNeo4j,
-  cypher,
   env,
   fmt,
   forkBench,
+  latencySummary,
   loadPrincipals,
   log,
   median,
@@ -67,7 +69,7 @@ import {
   profiled,
   ResultTable,
   type Row,
-  startBenchService,
+  withBenchService,
   writeResults,
   BENCH_KEY_ENCRYPTION_KEY,
 } from './harness.js';
@@ -343,11 +345,11 @@ async function fixedRun(
  */
 async function components(
   runtime: Runtime,
-  base: string,
+  client: BenchClient,
   bodies: Requests,
   batchBodies: string[],
 ): Promise<Record<string, number[]>> {
-  const token = await adminToken(base);
+  const token = await client.token();
   const requests = bodies.map((b) => JSON.parse(b.body) as DecisionRequest);
   const validate = compile(inputAjv, DecisionRequestSchema);
   const sink = new Writable({ write: (_chunk, _enc, done) => done() });
@@ -477,18 +479,15 @@ async function main(): Promise<void> {
     tsc.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited with ${code}`))));
   });
 
-  let pieceTimes: Record<string, number[]>;
   const neo4j = await benchNeo4j();
   const generatorProcess = forkBench('load-generator.ts');
   const hello = await startHello();
   try {
     // The graph is loaded in bulk through the service's own loader, then served by a fresh process.
-    {
-      const { runtime, server, base } = await startBenchService(benchConfig(), neo4j, createLogger('warn'));
-      try {
+    const pieceTimes = await withBenchService(
+      { neo4j, empty: 'MATCH (n:Principal) RETURN count(n) AS n' },
+      async ({ runtime, client }) => {
         const loader = new BulkLoader(runtime.db);
-        const existing = await cypher(runtime.db, 'MATCH (n:Principal) RETURN count(n) AS n');
-        if ((existing[0]?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
         await loadPrincipals(loader, org.principals, { batch: 1_000, loaders: 2 });
         const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
         await loader.groups(org.groups);
@@ -498,13 +497,11 @@ async function main(): Promise<void> {
         await loader.policies(set.policies);
         await runtime.engine.sync.load();
         log('measuring the pieces of the decision path in-process');
-        pieceTimes = await profiled(PROFILE_DIR ? 'pieces' : undefined, () =>
-          components(runtime, base, bodies, batchBodies),
+        return profiled(PROFILE_DIR ? 'pieces' : undefined, () =>
+          components(runtime, client, bodies, batchBodies),
         );
-      } finally {
-        await server.shutdown();
-      }
-    }
+      },
+    );
     if (PIECES_ONLY) {
       table.rows.length = 0;
       for (const [name, values] of Object.entries(pieceTimes)) table.add(pieceRow(name, values));
@@ -576,7 +573,7 @@ async function run(
   let headers: Record<string, string>;
   {
     const service = await startService(neo4j, {});
-    headers = { authorization: `Bearer ${await adminToken(service.base)}` };
+    headers = await adminClient(service.base).headers();
     // Neo4j's JIT takes a minute or two to settle on a small machine (the CPU of one write falls
     // tenfold meanwhile), and the service's own JIT a few seconds: both warm up before anything
     // is measured.
@@ -605,7 +602,8 @@ async function run(
         variant === 'recorded' ? {} : { DECISION_RECORDING: 'off-for-benchmark' },
         r === 0 ? `service-${variant}` : undefined,
       );
-      headers = { authorization: `Bearer ${await adminToken(service.base)}` };
+      const client = adminClient(service.base);
+      headers = await client.headers();
       let answered = 0;
       await generator
         .saturate(service.base, bodies, headers, { seconds: 3 })
@@ -623,24 +621,15 @@ async function run(
       {
         const samples: number[] = [];
         for (let i = 0; i < BATCHES + 5; i += 1) {
-          const t0 = performance.now();
-          const res = await fetch(`${service.base}/v1/decisions/batch`, {
-            method: 'POST',
-            headers: { ...headers, 'content-type': 'application/json' },
-            body: batchBodies[i % batchBodies.length]!,
-          });
-          await res.arrayBuffer();
-          if (res.status !== 200) throw new Error(`batch answered ${res.status}`);
-          if (i >= 5) samples.push(performance.now() - t0);
+          const { ms } = await client.timed(
+            'POST',
+            '/v1/decisions/batch',
+            batchBodies[i % batchBodies.length]!,
+          );
+          if (i >= 5) samples.push(ms);
           answered += 1_000;
         }
-        samples.sort((a, b) => a - b);
-        const reading = {
-          p50: percentile(samples, 50),
-          p90: percentile(samples, 90),
-          p99: percentile(samples, 99),
-          max: samples.at(-1)!,
-        };
+        const reading = latencySummary(samples);
         if (variant === 'recorded') round.batch_ms = reading;
         else round.unrecorded_batch_ms = reading;
       }
@@ -879,9 +868,4 @@ function report(
   );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(
-    `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.exit(1);
-});
+benchMain(main);

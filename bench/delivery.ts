@@ -48,16 +48,17 @@ import os from 'node:os';
 import { constants, performance, PerformanceObserver } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
 import { diffMaps, type OperationContext } from '../src/audit/audit.js';
-import { createLogger } from '../src/logging/logger.js';
+import type { Config } from '../src/config/config.js';
 import type { Runtime } from '../src/runtime.js';
-import { REPORT_TYPES, type ReportType } from '../src/reports/types.js';
+import { REPORT_TYPES, type ReportType } from '../src/vocabulary/report-types.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
+import type { BenchClient } from './client.js';
 import {
   ADMIN_ID,
-  adminToken,
   ask,
   benchConfig,
-  benchNeo4j,
+  benchMain,
+  type BenchService,
   cypher,
   fmt,
   gc,
@@ -67,7 +68,7 @@ import {
   env,
   ResultTable,
   profiled,
-  startBenchService,
+  withBenchService,
   writeResults,
 } from './harness.js';
 import { DEPARTMENTS, generateOrg, rng, seededId, TEAMS } from './org.js';
@@ -292,52 +293,24 @@ function startReceiverProcess(): ChildProcess {
   });
 }
 
-// ---- the API ------------------------------------------------------------------------------------
+// ---- downloads ----------------------------------------------------------------------------------
 
-/** The administrator's calls, with a token taken again before the last one runs out. */
-class Api {
-  private token = '';
-  private tokenAt = 0;
-
-  constructor(private readonly base: string) {}
-
-  private async auth(): Promise<string> {
-    if (Date.now() - this.tokenAt > 5 * 60_000) {
-      this.token = await adminToken(this.base);
-      this.tokenAt = Date.now();
-    }
-    return `Bearer ${this.token}`;
+/** Streams a file, counting its bytes and line ends, and answers how long that took. */
+async function download(
+  client: BenchClient,
+  path: string,
+): Promise<{ bytes: number; lines: number; seconds: number }> {
+  const headers = await client.headers();
+  const t0 = performance.now();
+  const res = await fetch(`${client.base}${path}`, { headers });
+  if (res.status !== 200 || !res.body) throw new Error(`GET ${path} answered ${res.status}`);
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (let i = 0; i < chunk.length; i += 1) if (chunk[i] === 10) lines += 1;
   }
-
-  async send<T>(method: string, path: string, body?: unknown, expect = [200]): Promise<T> {
-    const res = await fetch(`${this.base}${path}`, {
-      method,
-      headers: {
-        authorization: await this.auth(),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    if (!expect.includes(res.status)) {
-      throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-    }
-    return (text ? JSON.parse(text) : undefined) as T;
-  }
-
-  /** Streams a file, counting its bytes and line ends, and answers how long that took. */
-  async download(path: string): Promise<{ bytes: number; lines: number; seconds: number }> {
-    const t0 = performance.now();
-    const res = await fetch(`${this.base}${path}`, { headers: { authorization: await this.auth() } });
-    if (res.status !== 200 || !res.body) throw new Error(`GET ${path} answered ${res.status}`);
-    let bytes = 0;
-    let lines = 0;
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      bytes += chunk.length;
-      for (let i = 0; i < chunk.length; i += 1) if (chunk[i] === 10) lines += 1;
-    }
-    return { bytes, lines, seconds: (performance.now() - t0) / 1000 };
-  }
+  return { bytes, lines, seconds: (performance.now() - t0) / 1000 };
 }
 
 /**
@@ -396,7 +369,7 @@ function creationEvent(p: SeedPrincipal) {
 
 async function drainRound(
   runtime: Runtime,
-  api: Api,
+  client: BenchClient,
   receiver: ChildProcess,
   receiverPort: number,
   webhookCount: number,
@@ -406,11 +379,11 @@ async function drainRound(
   const hooks: { id: string; route: string; secret: string }[] = [];
   for (let i = 0; i < webhookCount; i += 1) {
     const route = `/hooks/${i}`;
-    const created = await api.send<{ id: string; secret: string }>(
+    const created = await client.json<{ id: string; secret: string }>(
       'POST',
       '/v1/webhooks',
       { url: `http://127.0.0.1:${receiverPort}${route}`, events: ['principal.*'], description: 'bench' },
-      [201],
+      { expect: [201] },
     );
     hooks.push({ id: created.id, route, secret: created.secret });
   }
@@ -446,7 +419,7 @@ async function drainRound(
     throw new Error(`the outbox holds ${String(queued?.['n'])} entries, not ${total}`);
   // The index follows the new principals and their privileges are brought up to date before the
   // drain, not during it.
-  await runtime.engine.privileges.refresh();
+  await runtime.risk.privileges.refresh();
   const busy = await settle();
 
   await ask(receiver, { op: 'expect', hooks: hooks.map(({ route, secret }) => ({ route, secret })), total });
@@ -479,7 +452,7 @@ async function drainRound(
     'MATCH (d:WebhookDelivery) WHERE d.webhook_id IN $ids AND d.success RETURN count(d) AS n',
     { ids },
   );
-  for (const id of ids) await api.send('DELETE', `/v1/webhooks/${id}`);
+  for (const id of ids) await client.json('DELETE', `/v1/webhooks/${id}`, undefined, { expect: [200] });
 
   const problems = [
     stats.distinct < total ? `${total - stats.distinct} of ${total} deliveries never arrived` : '',
@@ -504,7 +477,11 @@ async function drainRound(
   };
 }
 
-async function delivery(runtime: Runtime, api: Api, now: number): Promise<Record<string, DrainRound[]>> {
+async function delivery(
+  runtime: Runtime,
+  client: BenchClient,
+  now: number,
+): Promise<Record<string, DrainRound[]>> {
   const receiver = startReceiverProcess();
   try {
     const { port } = await ask<{ port: number }>(receiver, { op: 'start' });
@@ -518,7 +495,7 @@ async function delivery(runtime: Runtime, api: Api, now: number): Promise<Record
     let used = 0;
     const take = (n: number): SeedPrincipal[] => population.slice(used, (used += n));
     // A short drain first, so that the measured ones start warm (JIT, plans, pooled connections).
-    const warm = await drainRound(runtime, api, receiver, port, 2, take(Math.min(EVENTS, 1_000)));
+    const warm = await drainRound(runtime, client, receiver, port, 2, take(Math.min(EVENTS, 1_000)));
     log(`warm-up drain: ${warm.receiver.distinct} deliveries in ${warm.drain_s.toFixed(2)} s`);
     const out: Record<string, DrainRound[]> = {};
     for (const webhooks of shapes) {
@@ -527,7 +504,7 @@ async function delivery(runtime: Runtime, api: Api, now: number): Promise<Record
       for (let round = 1; round <= ROUNDS; round += 1) {
         const r = await drainRound(
           runtime,
-          api,
+          client,
           receiver,
           port,
           webhooks,
@@ -746,7 +723,7 @@ interface ReportView {
 
 async function report(
   runtime: Runtime,
-  api: Api,
+  client: BenchClient,
   type: ReportType,
   format: 'csv' | 'json',
   profileAs?: string,
@@ -773,12 +750,19 @@ async function report(
   let view: ReportView;
   try {
     view = await profiled(profileAs, async () => {
-      let current = await api.send<ReportView>('POST', '/v1/audit/reports', { type, format }, [202]);
+      let current = await client.json<ReportView>(
+        'POST',
+        '/v1/audit/reports',
+        { type, format },
+        { expect: [202] },
+      );
       const deadline = Date.now() + REPORT_TIMEOUT_S * 1000;
       while (current.status === 'pending' || current.status === 'running') {
         if (Date.now() > deadline) throw new Error(`${type} (${format}) is still ${current.status}`);
         await sleep(100);
-        current = await api.send<ReportView>('GET', `/v1/audit/reports/${current.id}`);
+        current = await client.json<ReportView>('GET', `/v1/audit/reports/${current.id}`, undefined, {
+          expect: [200],
+        });
       }
       return current;
     });
@@ -792,7 +776,7 @@ async function report(
   const db = dbSpent(dbBefore, await dbTime(runtime), 'reports/');
   delete db['reports/get'];
   delete db['reports/chunks'];
-  const file = await api.download(`/v1/audit/reports/${view.id}/content`);
+  const file = await download(client, `/v1/audit/reports/${view.id}/content`);
   gc();
   const requested = Date.parse(view.requested_at);
   return {
@@ -815,7 +799,7 @@ async function report(
 
 async function reports(
   runtime: Runtime,
-  api: Api,
+  client: BenchClient,
   now: number,
 ): Promise<{
   organisation: Record<string, number>;
@@ -828,7 +812,7 @@ async function reports(
   // reports, as a running service would have them.
   const t0 = Date.now();
   await runtime.engine.sync.load();
-  await runtime.engine.privileges.refresh();
+  await runtime.risk.privileges.refresh();
   const indexS = (Date.now() - t0) / 1000;
   const busy = await settle();
   log(
@@ -843,7 +827,7 @@ async function reports(
       for (let round = 1; round <= REPORT_ROUNDS; round += 1) {
         const r = await report(
           runtime,
-          api,
+          client,
           type,
           format,
           round === 1 ? `report-${type}-${format}` : undefined,
@@ -907,76 +891,60 @@ async function reports(
 async function main(): Promise<void> {
   if (!(globalThis as { gc?: unknown }).gc) log('note: run node with --expose-gc for the heap figures');
   const now = Date.now();
-  const neo4j = await benchNeo4j();
-  const logger = createLogger('warn');
-  try {
-    const config = benchConfig({
-      WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
-      WEBHOOK_POLL_INTERVAL_MS: String(POLL_MS),
-    });
-    const { runtime, server, base } = await startBenchService(config, neo4j, logger);
-    try {
-      const [existing] = await cypher(
-        runtime.db,
-        'MATCH (n) WHERE n:Principal OR n:Webhook RETURN count(n) AS n',
-      );
-      if ((existing?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
-      const api = new Api(base);
+  const config = benchConfig({
+    WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: String(POLL_MS),
+  });
+  await withBenchService(
+    { config, empty: 'MATCH (n) WHERE n:Principal OR n:Webhook RETURN count(n) AS n' },
+    (service) => run(service, config, now),
+  );
+}
 
-      let drains: Record<string, DrainRound[]> | undefined;
-      if (PARTS.has('delivery')) {
-        log(
-          `delivery: backlogs of ${EVENTS} events to 1 and to ${WEBHOOKS} webhooks, ${ROUNDS} rounds each ` +
-            `(WEBHOOK_POLL_INTERVAL_MS=${POLL_MS}, WEBHOOK_CONCURRENCY=${config.webhooks.concurrency})`,
-        );
-        drains = await delivery(runtime, api, now);
-        await clearDeliveryData(runtime);
-      }
-      let reported: Awaited<ReturnType<typeof reports>> | undefined;
-      if (PARTS.has('reports')) reported = await reports(runtime, api, now);
-
-      table.print(46);
-      log('');
-      log(
-        `machine: ${os.cpus().length} cores, node ${process.version}; reports in ${FORMATS.join(' and ')}, ` +
-          `${REPORT_ROUNDS} round(s) each`,
-      );
-      const file = await writeResults('delivery', {
-        shape: {
-          EVENTS,
-          WEBHOOKS,
-          ROUNDS,
-          EVENT_BATCH,
-          POLL_MS,
-          PRINCIPALS,
-          GROUPS,
-          RESOURCES,
-          POLICIES,
-          AUDIT_EVENTS,
-          FORMATS,
-          REPORT_ROUNDS,
-        },
-        machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg() },
-        delivery: drains,
-        reports: reported,
-        table: table.rows,
-      });
-      log(`results written to ${file}`);
-    } finally {
-      await server.shutdown();
-    }
-  } finally {
-    await neo4j.stop();
+async function run({ runtime, client }: BenchService, config: Config, now: number): Promise<void> {
+  let drains: Record<string, DrainRound[]> | undefined;
+  if (PARTS.has('delivery')) {
+    log(
+      `delivery: backlogs of ${EVENTS} events to 1 and to ${WEBHOOKS} webhooks, ${ROUNDS} rounds each ` +
+        `(WEBHOOK_POLL_INTERVAL_MS=${POLL_MS}, WEBHOOK_CONCURRENCY=${config.webhooks.concurrency})`,
+    );
+    drains = await delivery(runtime, client, now);
+    await clearDeliveryData(runtime);
   }
+  let reported: Awaited<ReturnType<typeof reports>> | undefined;
+  if (PARTS.has('reports')) reported = await reports(runtime, client, now);
+
+  table.print(46);
+  log('');
+  log(
+    `machine: ${os.cpus().length} cores, node ${process.version}; reports in ${FORMATS.join(' and ')}, ` +
+      `${REPORT_ROUNDS} round(s) each`,
+  );
+  const file = await writeResults('delivery', {
+    shape: {
+      EVENTS,
+      WEBHOOKS,
+      ROUNDS,
+      EVENT_BATCH,
+      POLL_MS,
+      PRINCIPALS,
+      GROUPS,
+      RESOURCES,
+      POLICIES,
+      AUDIT_EVENTS,
+      FORMATS,
+      REPORT_ROUNDS,
+    },
+    machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg() },
+    delivery: drains,
+    reports: reported,
+    table: table.rows,
+  });
+  log(`results written to ${file}`);
 }
 
 if (process.argv[2] === 'receiver') {
   runReceiver();
 } else {
-  main().catch((err: unknown) => {
-    process.stderr.write(
-      `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-    process.exit(1);
-  });
+  benchMain(main);
 }

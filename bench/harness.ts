@@ -1,7 +1,8 @@
 /**
- * What the benchmarks share: knobs from the environment, percentiles, the table of results with
- * each figure's ratio to its target, the embedded Neo4j and the service's configuration they run
- * on, the administrator's token, child processes spoken to over IPC, and the results files.
+ * What the benchmarks share: knobs from the environment, percentiles and latency series measured
+ * in rounds, the table of results with each figure's ratio to its target, the embedded Neo4j and
+ * the service they run on with its configuration, the administrator's client, child processes
+ * spoken to over IPC, the results files, and the entry point's error report.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -12,9 +13,10 @@ import { loadConfig, type Config } from '../src/config/config.js';
 import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
 import { provideNeo4j, type Neo4jEndpoint } from '../src/dev/local-neo4j.js';
 import { startServer, type Server } from '../src/http/server.js';
-import type { Logger } from '../src/logging/logger.js';
+import { createLogger } from '../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import type { BulkLoader, SeedPrincipal } from '../src/seed/bulk.js';
+import { BenchClient } from './client.js';
 
 /** A numeric knob; unset or empty: the fallback. */
 export const env = (name: string, fallback: number): number => Number(process.env[name] || fallback);
@@ -64,6 +66,82 @@ export const median = (values: readonly number[]): number =>
     [...values].sort((a, b) => a - b),
     50,
   );
+
+/** One run of calls: its latencies' p50, p90, p99 and the longest (the samples are sorted in place). */
+export function latencySummary(samples: number[]): { p50: number; p90: number; p99: number; max: number } {
+  samples.sort((a, b) => a - b);
+  return {
+    p50: percentile(samples, 50),
+    p90: percentile(samples, 90),
+    p99: percentile(samples, 99),
+    max: samples.at(-1) ?? NaN,
+  };
+}
+
+/**
+ * A latency series measured in rounds: each round's p50 and p99 (the spread the tables show) and
+ * their medians over the rounds (the figures reported).
+ */
+export class LatencyRounds {
+  readonly medians: number[] = [];
+  readonly p99s: number[] = [];
+
+  /** One round's samples, sorted in place. */
+  add(samples: number[]): void {
+    samples.sort((a, b) => a - b);
+    this.medians.push(percentile(samples, 50));
+    this.p99s.push(percentile(samples, 99));
+  }
+
+  /** The median over the rounds of each round's median. */
+  get median(): number {
+    return median(this.medians);
+  }
+
+  /** The median over the rounds of each round's p99. */
+  get p99(): number {
+    return median(this.p99s);
+  }
+}
+
+export interface LatencySeries {
+  name: string;
+  /** Calls per round. */
+  count: number;
+  /** Calls before the rounds, answered but not counted. */
+  warmup: number;
+  /** The `i`-th call of a round (or of the warm-up): answers its latency in ms. */
+  next: (i: number) => Promise<number>;
+  /** Profiles the first round under this name (see `profiled`). */
+  profileAs?: string;
+}
+
+/**
+ * Latency series measured in rounds, calls one at a time: every series warmed up first, then in
+ * each round every series in turn, so that whatever drifts during the run falls on all of them
+ * alike. `afterRound` runs between rounds (writing what the calls queued, reporting progress).
+ */
+export async function measureRounds(
+  series: readonly LatencySeries[],
+  options: { rounds: number; afterRound?: (round: number) => Promise<void> | void },
+): Promise<Record<string, LatencyRounds>> {
+  const out: Record<string, LatencyRounds> = {};
+  for (const s of series) {
+    for (let i = 0; i < s.warmup; i += 1) await s.next(i);
+    out[s.name] = new LatencyRounds();
+  }
+  for (let round = 0; round < options.rounds; round += 1) {
+    for (const s of series) {
+      const samples: number[] = [];
+      await profiled(round === 0 ? s.profileAs : undefined, async () => {
+        for (let i = 0; i < s.count; i += 1) samples.push(await s.next(i));
+      });
+      out[s.name]!.add(samples);
+    }
+    await options.afterRound?.(round);
+  }
+  return out;
+}
 
 /** A statement of the benchmark's own (setting up, inspecting or emptying the graph), in a transaction of its own. */
 export async function cypher(
@@ -139,20 +217,6 @@ export function benchNeo4j(progress: (m: string) => void = log): Promise<Neo4jEn
  * The service's configuration for a benchmark: the bootstrap administrator above, and every rate
  * limit raised so that the benchmark measures the service, not its quota (the limiter still runs).
  */
-/**
- * The service with its HTTP server on 127.0.0.1 (a free port), as every benchmark measures it;
- * `base` is where to send requests.
- */
-export async function startBenchService(
-  config: Config,
-  neo4j: { uri: string; user: string; password: string },
-  logger: Logger,
-): Promise<{ runtime: Runtime; server: Server; base: string }> {
-  const runtime = await createRuntime({ config, logger, neo4j });
-  const server = await startServer(runtime, { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000, logger });
-  return { runtime, server, base: `http://127.0.0.1:${server.address.port}` };
-}
-
 export function benchConfig(extra: Record<string, string> = {}): Config {
   return loadConfig({
     LOG_LEVEL: 'warn',
@@ -181,6 +245,75 @@ export async function adminToken(base: string): Promise<string> {
   });
   if (res.status !== 200) throw new Error(`the token endpoint answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** A token lives 15 minutes: one older than this is taken again before the next request. */
+const TOKEN_RENEWAL_MS = 5 * 60_000;
+
+/**
+ * The bootstrap administrator's client: its token taken when the first request needs it (so
+ * that creating the client costs nothing), then again once it is five minutes old, always before
+ * a timed call starts its clock.
+ */
+export function adminClient(base: string): BenchClient {
+  let token: Promise<string> | undefined;
+  let takenAt = 0;
+  return new BenchClient(base, () => {
+    if (!token || Date.now() - takenAt > TOKEN_RENEWAL_MS) {
+      takenAt = Date.now();
+      token = adminToken(base);
+      // A failed attempt is not remembered: the next request tries again.
+      token.catch(() => (token = undefined));
+    }
+    return token;
+  });
+}
+
+/** The service a benchmark measures, started by `withBenchService`. */
+export interface BenchService {
+  runtime: Runtime;
+  server: Server;
+  /** Where to send requests: the HTTP server on 127.0.0.1, on a free port. */
+  base: string;
+  /** The bootstrap administrator's client. */
+  client: BenchClient;
+  neo4j: Neo4jEndpoint;
+}
+
+/**
+ * Runs `work` against the service in this process, as every benchmark measures it, on `neo4j`
+ * (which stays up afterwards) or else on the one `benchNeo4j` provides for the length of the run.
+ * `empty` counts, as `n`, what the database must not hold yet: a benchmark loads its own data and
+ * measures against exactly that. The server is shut down and the Neo4j it started stopped when
+ * `work` settles.
+ */
+export async function withBenchService<T>(
+  setup: { config?: Config; neo4j?: Neo4jEndpoint; empty?: string },
+  work: (service: BenchService) => Promise<T>,
+): Promise<T> {
+  const neo4j = setup.neo4j ?? (await benchNeo4j());
+  try {
+    const logger = createLogger('warn');
+    const runtime = await createRuntime({ config: setup.config ?? benchConfig(), logger, neo4j });
+    const server = await startServer(runtime, {
+      port: 0,
+      host: '127.0.0.1',
+      shutdownTimeoutMs: 5_000,
+      logger,
+    });
+    try {
+      if (setup.empty) {
+        const [existing] = await cypher(runtime.db, setup.empty);
+        if ((existing?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
+      }
+      const base = `http://127.0.0.1:${server.address.port}`;
+      return await work({ runtime, server, base, client: adminClient(base), neo4j });
+    } finally {
+      await server.shutdown();
+    }
+  } finally {
+    if (!setup.neo4j) await neo4j.stop();
+  }
 }
 
 // ---- child processes -----------------------------------------------------------------------------
@@ -277,4 +410,16 @@ export async function writeResults(name: string, data: unknown): Promise<string>
   const file = path.join(dir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   await writeFile(file, JSON.stringify(data, null, 2));
   return path.relative(process.cwd(), file);
+}
+
+// ---- the entry point ---------------------------------------------------------------------------
+
+/** Runs a benchmark's `main`, and on failure reports the error and exits with 1. */
+export function benchMain(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(
+      `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  });
 }

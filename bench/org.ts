@@ -1,5 +1,6 @@
 import type { SeedGroup, SeedMembership, SeedPrincipal } from '../src/seed/bulk.js';
-import type { Attributes, PrincipalType } from '../src/principals/model.js';
+import type { Attributes } from '../src/principals/model.js';
+import { type PrincipalType } from '../src/vocabulary/principals.js';
 
 /** Small deterministic PRNG (mulberry32), so every run generates the same organisation. */
 export function rng(seed: number): () => number {

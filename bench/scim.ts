@@ -31,25 +31,25 @@
  */
 import os from 'node:os';
 import type { Runtime } from '../src/runtime.js';
-import { createLogger } from '../src/logging/logger.js';
 import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, PATCH_SCHEMA, USER_SCHEMA } from '../src/scim/schema.js';
 import { mappedAttributes, mappedMetadata, readUser, userFields } from '../src/scim/users.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
+import type { BenchClient } from './client.js';
 import {
-  adminToken,
   ask,
-  benchConfig,
-  benchNeo4j,
+  benchMain,
+  type BenchService,
   cypher,
   fmt,
   forkBench,
   loadPrincipals,
   log,
+  measureRounds,
   median,
   env,
   percentile,
   ResultTable,
-  startBenchService,
+  withBenchService,
   writeResults,
 } from './harness.js';
 import { DEPARTMENTS, FIRST, LAST, LOCATIONS, ROLES, rng, seededId } from './org.js';
@@ -222,59 +222,32 @@ interface Connector {
   id: string;
   name: string;
   token: string;
+  /** The service as the connector calls it: with the connector's token. */
+  client: BenchClient;
 }
 
-class Api {
-  constructor(
-    readonly base: string,
-    private readonly admin: string,
-  ) {}
+/** A connector of its own for one round, created by the administrator. */
+async function createConnector(admin: BenchClient, label: string): Promise<Connector> {
+  const name = `bench-${label}-${Date.now().toString(36)}`;
+  const body = await admin.json<{ id: string; name: string; token: string }>(
+    'POST',
+    '/v1/connectors',
+    { name, description: 'benchmark' },
+    { expect: [201] },
+  );
+  return { id: body.id, name: body.name, token: body.token, client: admin.withToken(body.token) };
+}
 
-  async connector(label: string): Promise<Connector> {
-    const name = `bench-${label}-${Date.now().toString(36)}`;
-    const res = await this.send('POST', '/v1/connectors', this.admin, { name, description: 'benchmark' });
-    if (res.status !== 201) throw new Error(`POST /v1/connectors answered ${res.status}: ${res.text}`);
-    const body = res.json as Connector;
-    return { id: body.id, name: body.name, token: body.token };
-  }
-
-  /** A request of the benchmark's own: not timed. */
-  async send(
-    method: string,
-    path: string,
-    token: string,
-    body?: unknown,
-    contentType = 'application/json',
-  ): Promise<{ status: number; text: string; json: unknown; headers: Headers }> {
-    const res = await fetch(`${this.base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': contentType }),
-      },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, text, json, headers: res.headers };
-  }
-
-  /** A SCIM read, timed from sending until the last byte of the answer; parsed after. */
-  async scimGet(token: string, path: string): Promise<{ ms: number; body: ScimList }> {
-    const t0 = process.hrtime.bigint();
-    const res = await fetch(`${this.base}${path}`, {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/scim+json' },
-    });
-    const text = await res.text();
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-    return { ms, body: JSON.parse(text) as ScimList };
-  }
+/**
+ * A SCIM read with the connector's token, timed from sending until the answer's text has been
+ * read; parsed after.
+ */
+async function scimGet(connector: Connector, path: string): Promise<{ ms: number; body: ScimList }> {
+  const answer = await connector.client.timed('GET', path, undefined, {
+    accept: 'application/scim+json',
+    read: 'text',
+  });
+  return { ms: answer.ms, body: answer.json<ScimList>() };
 }
 
 interface ScimList {
@@ -298,7 +271,9 @@ interface ProvisionRound {
   managers: ProvisionResult['managers'];
 }
 
-async function provisioning(api: Api): Promise<{ warmup: ProvisionRound | null; rounds: ProvisionRound[] }> {
+async function provisioning(
+  admin: BenchClient,
+): Promise<{ warmup: ProvisionRound | null; rounds: ProvisionRound[] }> {
   const dir = generateDirectory(USERS, 0, 101);
   const users = dir.users.map((u) => ({
     body: userResource(u),
@@ -308,9 +283,9 @@ async function provisioning(api: Api): Promise<{ warmup: ProvisionRound | null; 
   const client = forkBench('scim-client.ts');
   try {
     const once = async (label: string, count: number): Promise<ProvisionRound> => {
-      const connector = await api.connector(label);
+      const connector = await createConnector(admin, label);
       const spec: ProvisionRun = {
-        scimBase: `${api.base}/scim/v2`,
+        scimBase: `${admin.base}/scim/v2`,
         token: connector.token,
         clients: CLIENTS,
         users: users.slice(0, count),
@@ -372,17 +347,13 @@ interface SyncRound {
 
 type SyncAttempt = { available: true; round: SyncRound } | { available: false; status: number; text: string };
 
-async function sync(api: Api, admin: string, body: string, label: string): Promise<SyncAttempt> {
-  const connector = await api.connector(label);
+async function sync(admin: BenchClient, body: string, label: string): Promise<SyncAttempt> {
+  const connector = await createConnector(admin, label);
   const t0 = process.hrtime.bigint();
   const elapsed = (): number => Number(process.hrtime.bigint() - t0) / 1e9;
-  const posted = await api.send(
-    'POST',
-    `/v1/connectors/${connector.id}/sync`,
-    admin,
-    body,
-    'application/x-ndjson',
-  );
+  const posted = await admin.send('POST', `/v1/connectors/${connector.id}/sync`, body, {
+    contentType: 'application/x-ndjson',
+  });
   const accepted = elapsed();
   if (posted.status === 404 || posted.status === 405) {
     return { available: false, status: posted.status, text: posted.text.slice(0, 300) };
@@ -392,13 +363,13 @@ async function sync(api: Api, admin: string, body: string, label: string): Promi
   }
   const started = posted.json as { id: string };
   const location = posted.headers.get('location') ?? `/v1/connectors/${connector.id}/sync/${started.id}`;
-  const path = new URL(location, api.base).pathname;
+  const path = new URL(location, admin.base).pathname;
   let lastReport = 0;
   const seen: { phase: string; at: number }[] = [];
   const phases = (end: number): Record<string, number> =>
     Object.fromEntries(seen.map((p, i) => [p.phase, Number(((seen[i + 1]?.at ?? end) - p.at).toFixed(2))]));
   for (;;) {
-    const res = await api.send('GET', path, admin);
+    const res = await admin.send('GET', path);
     if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${res.text.slice(0, 300)}`);
     const state = res.json as {
       status: string;
@@ -444,8 +415,13 @@ async function sync(api: Api, admin: string, body: string, label: string): Promi
  * (the same SCIM reading and mapping), in creation order over the last three years, then its
  * groups created through SCIM with their members.
  */
-async function bulkConnector(runtime: Runtime, api: Api, dir: Directory, now: number): Promise<Connector> {
-  const connector = await api.connector('bulk');
+async function bulkConnector(
+  runtime: Runtime,
+  admin: BenchClient,
+  dir: Directory,
+  now: number,
+): Promise<Connector> {
+  const connector = await createConnector(admin, 'bulk');
   const start = now - 3 * 365 * 86_400_000;
   const span = now - start - 86_400_000;
   const created = dir.users.map((_, i) => start + Math.floor((i * span) / dir.users.length));
@@ -474,29 +450,22 @@ async function bulkConnector(runtime: Runtime, api: Api, dir: Directory, now: nu
   const chunk = 5_000;
   for (const g of dir.groups) {
     const members = g.members.map((m) => ({ value: ids[m]! }));
-    const res = await api.send(
+    const { id } = await connector.client.json<{ id: string }>(
       'POST',
       '/scim/v2/Groups',
-      connector.token,
       { ...groupResource({ ...g, members: [] }, () => ''), members: members.slice(0, chunk) },
-      'application/scim+json',
+      { contentType: 'application/scim+json', expect: [201] },
     );
-    if (res.status !== 201) throw new Error(`POST /scim/v2/Groups answered ${res.status}: ${res.text}`);
-    const id = (res.json as { id: string }).id;
     for (let from = chunk; from < members.length; from += chunk) {
-      const patched = await api.send(
+      await connector.client.json(
         'PATCH',
         `/scim/v2/Groups/${id}`,
-        connector.token,
         {
           schemas: [PATCH_SCHEMA],
           Operations: [{ op: 'add', path: 'members', value: members.slice(from, from + chunk) }],
         },
-        'application/scim+json',
+        { contentType: 'application/scim+json', expect: [200, 204] },
       );
-      if (patched.status !== 200 && patched.status !== 204) {
-        throw new Error(`PATCH /scim/v2/Groups/${id} answered ${patched.status}: ${patched.text}`);
-      }
     }
   }
   log(
@@ -514,7 +483,6 @@ interface FilterScenario {
 }
 
 async function filters(
-  api: Api,
   runtime: Runtime,
   connector: Connector,
   dir: Directory,
@@ -603,45 +571,37 @@ async function filters(
       },
     );
   }
-  const results: Record<string, { medians: number[]; p99s: number[]; unexpected: number }> = {};
+  /** Answers that were not what the filter should have found, by scenario. */
+  const unexpected: Record<string, number> = Object.fromEntries(scenarios.map((s) => [s.name, 0]));
   const call = async (s: FilterScenario): Promise<number> => {
     const request = s.path();
-    const { ms, body } = await api.scimGet(connector.token, request.path);
+    const { ms, body } = await scimGet(connector, request.path);
     if (request.expect && !request.expect(body)) {
-      const r = results[s.name]!;
-      if (r.unexpected === 0) {
+      if (unexpected[s.name] === 0) {
         log(`  ${s.name}: ${request.path} answered totalResults ${body.totalResults}`);
       }
-      r.unexpected += 1;
+      unexpected[s.name]! += 1;
     }
     return ms;
   };
-  for (const s of scenarios) {
-    results[s.name] = { medians: [], p99s: [], unexpected: 0 };
-    for (let i = 0; i < WARMUP_REQUESTS; i += 1) await call(s);
-  }
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    for (const s of scenarios) {
-      const samples: number[] = [];
-      for (let i = 0; i < REQUESTS; i += 1) samples.push(await call(s));
-      samples.sort((a, b) => a - b);
-      results[s.name]!.medians.push(percentile(samples, 50));
-      results[s.name]!.p99s.push(percentile(samples, 99));
-    }
-    log(`filter round ${round}/${ROUNDS} done`);
-  }
-  return results;
+  const measured = await measureRounds(
+    scenarios.map((s) => ({ name: s.name, count: REQUESTS, warmup: WARMUP_REQUESTS, next: () => call(s) })),
+    { rounds: ROUNDS, afterRound: (round) => log(`filter round ${round + 1}/${ROUNDS} done`) },
+  );
+  return Object.fromEntries(
+    scenarios.map(({ name }) => [
+      name,
+      { medians: measured[name]!.medians, p99s: measured[name]!.p99s, unexpected: unexpected[name]! },
+    ]),
+  );
 }
 
 // ---- main ---------------------------------------------------------------------------------------------
 
-async function run(runtime: Runtime, base: string, now: number): Promise<void> {
-  const admin = await adminToken(base);
-  const api = new Api(base, admin);
-
+async function run({ runtime, client: admin }: BenchService, now: number): Promise<void> {
   // --- 1 ---
   log(`provisioning: ${USERS} users per round through POST /scim/v2/Users, ${CLIENTS} clients`);
-  const provisioned = await provisioning(api);
+  const provisioned = await provisioning(admin);
   const rates = provisioned.rounds.map((r) => r.users_per_s);
   const failures = provisioned.rounds.reduce((n, r) => n + (r.users - r.created), 0);
   table.add({
@@ -677,7 +637,7 @@ async function run(runtime: Runtime, base: string, now: number): Promise<void> {
   let unavailable: { status: number; text: string } | undefined;
   for (let round = 1; round <= SYNC_ROUNDS; round += 1) {
     log(`sync round ${round}/${SYNC_ROUNDS}: POST /v1/connectors/{id}/sync`);
-    const attempt = await sync(api, admin, body, `sync${round}`);
+    const attempt = await sync(admin, body, `sync${round}`);
     if (!attempt.available) {
       unavailable = attempt;
       log(`  not available: the endpoint answered ${attempt.status} ${attempt.text}`);
@@ -747,15 +707,15 @@ async function run(runtime: Runtime, base: string, now: number): Promise<void> {
   } else {
     source = 'bulk';
     log(`no completed sync: loading the ${SYNC_USERS} users with the bulk loader instead`);
-    connector = await bulkConnector(runtime, api, dir, now);
+    connector = await bulkConnector(runtime, admin, dir, now);
   }
-  const check = await api.scimGet(connector.token, '/scim/v2/Users?count=0');
-  const groupCheck = await api.scimGet(connector.token, '/scim/v2/Groups?count=0&excludedAttributes=members');
+  const check = await scimGet(connector, '/scim/v2/Users?count=0');
+  const groupCheck = await scimGet(connector, '/scim/v2/Groups?count=0&excludedAttributes=members');
   log(
     `the connector's SCIM endpoint lists ${check.body.totalResults} users (of ${SYNC_USERS}) and ` +
       `${groupCheck.body.totalResults} groups (of ${SYNC_GROUPS})`,
   );
-  const filtered = await filters(api, runtime, connector, dir);
+  const filtered = await filters(runtime, connector, dir);
   for (const [name, r] of Object.entries(filtered)) {
     table.add({
       scenario: `GET ${name}`,
@@ -812,28 +772,10 @@ async function run(runtime: Runtime, base: string, now: number): Promise<void> {
 
 async function main(): Promise<void> {
   const now = Date.now();
-  const neo4j = await benchNeo4j();
-  const logger = createLogger('warn');
-  try {
-    const { runtime, server, base } = await startBenchService(benchConfig(), neo4j, logger);
-    try {
-      const [existing] = await cypher(
-        runtime.db,
-        "MATCH (p:Principal) WHERE p.type = 'USER' RETURN count(p) AS n",
-      );
-      if ((existing?.['n'] as number) > 0) throw new Error('the benchmark needs an empty database');
-      await run(runtime, base, now);
-    } finally {
-      await server.shutdown();
-    }
-  } finally {
-    await neo4j.stop();
-  }
+  await withBenchService(
+    { empty: "MATCH (p:Principal) WHERE p.type = 'USER' RETURN count(p) AS n" },
+    (service) => run(service, now),
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(
-    `benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.exit(1);
-});
+benchMain(main);

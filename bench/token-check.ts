@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import jwt from 'jsonwebtoken';
 import type { Runtime } from '../src/runtime.js';
+import { median } from './harness.js';
 
 export interface TokenCheckResult {
   /** Requests per second of each round, the token check as it is. */
@@ -9,11 +10,6 @@ export interface TokenCheckResult {
   before: number[];
   ratio: number;
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
-};
 
 async function throughput(base: string, token: string, paths: string[], seconds: number): Promise<number> {
   const result = await autocannon({
