@@ -1,4 +1,4 @@
-import type { Scope } from '../../src/auth/scopes.js';
+import type { Scope } from '../../src/vocabulary/scopes.js';
 import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET, type TestApp } from './app.js';
 import type { HttpClient } from './http.js';
 

@@ -3,11 +3,16 @@ import type { Database } from '../../src/db/database.js';
 import { defineRoute, type AnyRoute } from '../../src/http/route.js';
 import { Id } from '../../src/schemas/common.js';
 
+export interface EdgeHooks {
+  /** Runs when a request to `/v1/_edge/slow` arrives; the request goes on once it settles. */
+  onSlow?: () => Promise<void>;
+}
+
 /**
  * Operations that exist only in the test suite's app, to drive the HTTP edge (parsing,
  * validation, errors, shutdown) independently of any resource.
  */
-export function edgeRoutes(db: () => Database): AnyRoute[] {
+export function edgeRoutes(db: () => Database, hooks: EdgeHooks = {}): AnyRoute[] {
   const Echo = Type.Object(
     {
       name: Type.String({ minLength: 1, maxLength: 256 }),
@@ -97,6 +102,8 @@ export function edgeRoutes(db: () => Database): AnyRoute[] {
       query: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 10_000 }) }),
       responses: { 200: { description: 'ok', schema: Type.Object({ waited: Type.Integer() }) } },
       handler: async ({ query }) => {
+        await hooks.onSlow?.();
+        // A request that takes `ms` to answer: the slowness is what the caller asked for.
         await new Promise((r) => setTimeout(r, query.ms));
         return { body: { waited: query.ms } };
       },

@@ -1,15 +1,10 @@
 import { newId } from '../../src/ids.js';
-import type {
-  Attributes,
-  Metadata,
-  Principal,
-  PrincipalStatus,
-  PrincipalType,
-} from '../../src/principals/model.js';
+import type { Attributes, Metadata, Principal } from '../../src/principals/model.js';
 import { principalRepository } from '../../src/principals/repository.js';
 import { assessRisk } from '../../src/risk/score.js';
 import { nowIso } from '../../src/time.js';
 import type { TestApp } from './app.js';
+import { type PrincipalStatus, type PrincipalType } from '../../src/vocabulary/principals.js';
 
 export interface InsertPrincipal {
   type?: PrincipalType;

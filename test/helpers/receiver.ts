@@ -21,6 +21,8 @@ export interface Reply {
  */
 export class Receiver {
   readonly received: Received[] = [];
+  /** What has been received and not answered yet (while a reply's `delayMs` runs). */
+  readonly unanswered = new Set<Received>();
   /** Decides each answer; 204 by default. */
   reply: (req: Received) => Reply = () => ({ status: 204 });
   private server: http.Server | undefined;
@@ -41,8 +43,10 @@ export class Receiver {
           at: Date.now(),
         };
         this.received.push(received);
+        this.unanswered.add(received);
         const reply = this.reply(received);
         const send = () => {
+          this.unanswered.delete(received);
           res.writeHead(reply.status, reply.headers ?? {});
           res.end(reply.body ?? '');
         };

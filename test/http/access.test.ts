@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { loadMigrations, migrate } from '../../src/db/migrations.js';
 import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer } from '../helpers/engine.js';
+import { clockPast } from '../helpers/wait.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -114,7 +115,8 @@ describe('who can reach what', () => {
       const g = await group();
       const t = type();
       const allow = await policy({ subjects: { groups: [g] }, resources: [{ type: t, identifier: 'x' }] });
-      await new Promise((r) => setTimeout(r, 20));
+      // The membership comes later than the activation, by its timestamp too.
+      await clockPast(allow.activated_at);
       await addMember(g, p.id);
       const [entry] = (await accessOf(p.id, `?resource_type=${t}`)).access;
       expect(entry.granted_by).to.deep.equal([allow.id]);
@@ -185,7 +187,8 @@ describe('who can reach what', () => {
         subjects: { principals: [a.id] },
         resources: [{ type: t, identifier: 'x' }],
       });
-      await new Promise((r) => setTimeout(r, 20));
+      // The replacement comes later than the activation, by its timestamp too.
+      await clockPast(allow.activated_at);
       const replaced = await fx.api.put(`/v1/policies/${allow.id}`, {
         name: allow.name,
         effect: 'allow',
@@ -194,6 +197,7 @@ describe('who can reach what', () => {
         resources: [{ type: t, identifier: 'x' }],
       });
       expect(replaced.status, replaced.text).to.equal(200);
+      expect(Date.parse(replaced.body.updated_at)).to.be.greaterThan(Date.parse(allow.activated_at));
       const [forA] = (await accessOf(a.id, `?resource_type=${t}`)).access;
       const [forB] = (await accessOf(b.id, `?resource_type=${t}`)).access;
       expect(forA.granted_at).to.equal(allow.activated_at);

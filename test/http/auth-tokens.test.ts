@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { SCOPES } from '../../src/vocabulary/scopes.js';
 import { eventually } from '../helpers/wait.js';
 import { cypher } from '../helpers/db.js';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -446,6 +446,7 @@ describe('OAuth 2.0 tokens', () => {
 
     it('stores private keys encrypted, never in the clear', async () => {
       const rows = await cypher(app.runtime.db, 'MATCH (k:SigningKey) RETURN k.private_key AS sealed');
+      expect(rows, 'signing keys in the store').to.not.be.empty;
       for (const row of rows) {
         expect(String(row['sealed'])).to.match(/^v1\./);
         expect(String(row['sealed'])).not.to.contain('PRIVATE KEY');

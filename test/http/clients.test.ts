@@ -1,23 +1,15 @@
 import { expect } from 'chai';
-import { SCOPES } from '../../src/auth/scopes.js';
-import { ADMIN_CLIENT_ID, startTestApp, type TestApp } from '../helpers/app.js';
+import { SCOPES } from '../../src/vocabulary/scopes.js';
+import { ADMIN_CLIENT_ID, startTestApp } from '../helpers/app.js';
 import { cypher, resetDatabaseAt } from '../helpers/db.js';
 import { authed, basic, tokenFor } from '../helpers/auth.js';
-import type { HttpClient } from '../helpers/http.js';
+import { useApp } from '../helpers/fixture.js';
 
 describe('API clients', () => {
-  let app: TestApp;
-  let admin: HttpClient;
-  before(async () => {
-    app = await startTestApp();
-    admin = await authed(app);
-  });
-  after(async () => {
-    await app.close();
-  });
+  const fx = useApp();
 
   it('creates a client, returns its secret once, and the secret works', async () => {
-    const res = await admin.post('/v1/clients', {
+    const res = await fx.api.post('/v1/clients', {
       name: 'billing-sync',
       scopes: ['principals:read', 'audit:read'],
     });
@@ -29,18 +21,18 @@ describe('API clients', () => {
     expect(res.body.client_secret).to.match(/^pas_cs_[A-Za-z0-9_-]{43}$/);
     expect(res.body.created_at).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 
-    const fetched = await admin.get(`/v1/clients/${res.body.id}`);
+    const fetched = await fx.api.get(`/v1/clients/${res.body.id}`);
     expect(fetched.status).to.equal(200);
     expect(fetched.body).not.to.have.property('client_secret');
     expect(JSON.stringify(fetched.body)).not.to.match(/scrypt|secret_hash/);
 
-    const token = await tokenFor(app.http, { id: res.body.id, secret: res.body.client_secret });
+    const token = await tokenFor(fx.app.http, { id: res.body.id, secret: res.body.client_secret });
     expect(token.scope.split(' ').sort()).to.deep.equal(['audit:read', 'principals:read']);
   });
 
   it('keeps only a slow salted hash of the secret', async () => {
-    const res = await admin.post('/v1/clients', { name: 'hash-check', scopes: ['audit:read'] });
-    const rows = await cypher(app.runtime.db, 'MATCH (c:Client {id: $id}) RETURN properties(c) AS p', {
+    const res = await fx.api.post('/v1/clients', { name: 'hash-check', scopes: ['audit:read'] });
+    const rows = await cypher(fx.app.runtime.db, 'MATCH (c:Client {id: $id}) RETURN properties(c) AS p', {
       id: res.body.id,
     });
     const stored = JSON.stringify(rows[0]!['p']);
@@ -49,7 +41,7 @@ describe('API clients', () => {
   });
 
   it('refuses bad bodies with pointers and creates nothing', async () => {
-    const before = (await admin.get('/v1/clients?limit=100')).body.pagination.total;
+    const before = (await fx.api.get('/v1/clients?limit=100')).body.pagination.total;
     const cases: [unknown, string][] = [
       [{ name: 'x' }, '/scopes'],
       [{ name: 'x', scopes: [] }, '/scopes'],
@@ -63,7 +55,7 @@ describe('API clients', () => {
       [{ name: 42, scopes: ['audit:read'] }, '/name'],
     ];
     for (const [body, pointer] of cases) {
-      const res = await admin.post('/v1/clients', body);
+      const res = await fx.api.post('/v1/clients', body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
       expect(res.body.code).to.equal('VALIDATION_FAILED');
       expect(
@@ -71,49 +63,50 @@ describe('API clients', () => {
         JSON.stringify(body),
       ).to.include(pointer);
     }
-    expect((await admin.get('/v1/clients?limit=100')).body.pagination.total).to.equal(before);
+    expect((await fx.api.get('/v1/clients?limit=100')).body.pagination.total).to.equal(before);
   });
 
   it('refuses a second active client with the same name (any case) with 409', async () => {
     expect(
-      (await admin.post('/v1/clients', { name: 'unique-name', scopes: ['audit:read'] })).status,
+      (await fx.api.post('/v1/clients', { name: 'unique-name', scopes: ['audit:read'] })).status,
     ).to.equal(201);
-    const dup = await admin.post('/v1/clients', { name: 'Unique-Name', scopes: ['audit:read'] });
+    const dup = await fx.api.post('/v1/clients', { name: 'Unique-Name', scopes: ['audit:read'] });
     expect(dup.status).to.equal(409);
     expect(dup.body.code).to.equal('CONFLICT');
   });
 
   it('lists clients newest first with pagination', async () => {
     for (let i = 0; i < 3; i += 1)
-      await admin.post('/v1/clients', { name: `page-${i}`, scopes: ['audit:read'] });
-    const page1 = await admin.get('/v1/clients?limit=2&page=1');
+      await fx.api.post('/v1/clients', { name: `page-${i}`, scopes: ['audit:read'] });
+    const page1 = await fx.api.get('/v1/clients?limit=2&page=1');
     expect(page1.status).to.equal(200);
     expect(page1.body.data).to.have.length(2);
     expect(page1.body.pagination.per_page).to.equal(2);
     expect(page1.body.pagination.pages).to.equal(Math.ceil(page1.body.pagination.total / 2));
-    const all = (await admin.get('/v1/clients?limit=100')).body.data as { created_at: string; id: string }[];
+    const all = (await fx.api.get('/v1/clients?limit=100')).body.data as { created_at: string; id: string }[];
     const sorted = [...all].sort((a, b) =>
       b.created_at === a.created_at ? (b.id > a.id ? 1 : -1) : b.created_at > a.created_at ? 1 : -1,
     );
     expect(all.map((c) => c.id)).to.deep.equal(sorted.map((c) => c.id));
-    const past = await admin.get('/v1/clients?page=999');
+    const past = await fx.api.get('/v1/clients?page=999');
     expect(past.body.data).to.deep.equal([]);
     expect(past.body.pagination.total).to.equal(page1.body.pagination.total);
     for (const bad of ['limit=0', 'limit=101', 'page=0', 'limit=abc', 'status=gone']) {
-      const res = await admin.get(`/v1/clients?${bad}`);
+      const res = await fx.api.get(`/v1/clients?${bad}`);
       expect(res.status, bad).to.equal(400);
       expect(res.body.errors[0].pointer).to.match(/^\/query\//);
     }
   });
 
   it('deletes a client: tokens revoked, secret refused, shown as deleted, second delete 409', async () => {
-    const created = (await admin.post('/v1/clients', { name: 'to-delete', scopes: ['audit:read'] })).body;
-    const token = (await tokenFor(app.http, { id: created.id, secret: created.client_secret })).access_token;
-    const res = await admin.delete(`/v1/clients/${created.id}`);
+    const created = (await fx.api.post('/v1/clients', { name: 'to-delete', scopes: ['audit:read'] })).body;
+    const token = (await tokenFor(fx.app.http, { id: created.id, secret: created.client_secret }))
+      .access_token;
+    const res = await fx.api.delete(`/v1/clients/${created.id}`);
     expect(res.status).to.equal(200);
     expect(res.body).to.include({ id: created.id, status: 'deleted', deleted_by: ADMIN_CLIENT_ID });
-    expect((await app.http.withToken(token).get('/v1/audit/events')).status).to.equal(401);
-    const login = await app.http.post('/v1/auth/token', undefined, {
+    expect((await fx.app.http.withToken(token).get('/v1/audit/events')).status).to.equal(401);
+    const login = await fx.app.http.post('/v1/auth/token', undefined, {
       raw: 'grant_type=client_credentials',
       headers: {
         'Content-Type': 'application/x-www-form-urlencoded',
@@ -121,50 +114,45 @@ describe('API clients', () => {
       },
     });
     expect(login.status).to.equal(401);
-    expect((await admin.get(`/v1/clients/${created.id}`)).body.status).to.equal('deleted');
-    const active = (await admin.get('/v1/clients?limit=100')).body.data.map((c: { id: string }) => c.id);
+    expect((await fx.api.get(`/v1/clients/${created.id}`)).body.status).to.equal('deleted');
+    const active = (await fx.api.get('/v1/clients?limit=100')).body.data.map((c: { id: string }) => c.id);
     expect(active).not.to.include(created.id);
-    const deleted = (await admin.get('/v1/clients?status=deleted&limit=100')).body.data.map(
+    const deleted = (await fx.api.get('/v1/clients?status=deleted&limit=100')).body.data.map(
       (c: { id: string }) => c.id,
     );
     expect(deleted).to.include(created.id);
-    const again = await admin.delete(`/v1/clients/${created.id}`);
+    const again = await fx.api.delete(`/v1/clients/${created.id}`);
     expect(again.status).to.equal(409);
     // The name is free again.
-    expect((await admin.post('/v1/clients', { name: 'to-delete', scopes: ['audit:read'] })).status).to.equal(
+    expect((await fx.api.post('/v1/clients', { name: 'to-delete', scopes: ['audit:read'] })).status).to.equal(
       201,
     );
   });
 
+  it('answers unknown and malformed ids with 404', async () => {
+    for (const id of [
+      'cli_01JD0000000000000000000000',
+      'prn_01JD0000000000000000000000',
+      'nope',
+      'cli_%27%20OR%201%3D1',
+    ]) {
+      expect((await fx.api.get(`/v1/clients/${id}`)).status, id).to.equal(404);
+      expect((await fx.api.delete(`/v1/clients/${id}`)).status, id).to.equal(404);
+    }
+  });
+
+  // Last of the block: it deletes the bootstrap admin client whose token the others use.
   it('refuses to delete the last client that can administer clients', async () => {
-    const res = await admin.delete(`/v1/clients/${ADMIN_CLIENT_ID}`);
+    const res = await fx.api.delete(`/v1/clients/${ADMIN_CLIENT_ID}`);
     expect(res.status).to.equal(409);
     expect(res.body.detail).to.contain('last active client with clients:admin');
-    const second = (await admin.post('/v1/clients', { name: 'second-admin', scopes: ['clients:admin'] }))
+    const second = (await fx.api.post('/v1/clients', { name: 'second-admin', scopes: ['clients:admin'] }))
       .body;
-    const other = app.http.withToken(
-      (await tokenFor(app.http, { id: second.id, secret: second.client_secret })).access_token,
+    const other = fx.app.http.withToken(
+      (await tokenFor(fx.app.http, { id: second.id, secret: second.client_secret })).access_token,
     );
     expect((await other.delete(`/v1/clients/${ADMIN_CLIENT_ID}`)).status).to.equal(200);
     expect((await other.delete(`/v1/clients/${second.id}`)).status).to.equal(409);
-  });
-
-  it('answers unknown and malformed ids with 404', async () => {
-    const fresh = await startTestApp();
-    try {
-      const api = await authed(fresh);
-      for (const id of [
-        'cli_01JD0000000000000000000000',
-        'prn_01JD0000000000000000000000',
-        'nope',
-        'cli_%27%20OR%201%3D1',
-      ]) {
-        expect((await api.get(`/v1/clients/${id}`)).status, id).to.equal(404);
-        expect((await api.delete(`/v1/clients/${id}`)).status, id).to.equal(404);
-      }
-    } finally {
-      await fresh.close();
-    }
   });
 });
 

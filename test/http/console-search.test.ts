@@ -11,11 +11,11 @@ import {
   type AttributeRow,
   type SearchForm,
 } from '../../console/src/search-form.js';
-import type { PrincipalStatus, PrincipalType } from '../../src/principals/model.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
+import { type PrincipalStatus, type PrincipalType } from '../../src/vocabulary/principals.js';
 
 interface Seeded {
   id: string;

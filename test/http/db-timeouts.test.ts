@@ -4,6 +4,7 @@ import type { Database, Reader } from '../../src/db/database.js';
 import { defineRoute, type AnyRoute } from '../../src/http/route.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { HttpResponse } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
 
 /** Runs until the database stops it: counts to ten billion. */
 const ENDLESS = {
@@ -13,12 +14,39 @@ const ENDLESS = {
 const MARK = { name: 'test/mark', text: 'CREATE (:TimeoutMarker {id: $id})' };
 const MARKED = { name: 'test/marked', text: 'MATCH (m:TimeoutMarker {id: $id}) RETURN count(m) AS n' };
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** The unit of work of a request transaction left idle: Neo4j lists it under this name. */
+const IDLE = 'test/timeout_idle';
+/** How Neo4j sees the open transactions of a unit of work (`Terminated ...` once it ended one). */
+const STATUS = {
+  name: 'test/transaction_status',
+  text: 'SHOW TRANSACTIONS YIELD metaData, status WHERE metaData.unit = $unit RETURN status',
+};
+
+/** A promise per key that the routes of this test and the test itself settle and wait for. */
+function signals(): { fire(key: string): void; fired(key: string): Promise<void> } {
+  const all = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  const get = (key: string) => {
+    let entry = all.get(key);
+    if (!entry) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      entry = { promise, resolve };
+      all.set(key, entry);
+    }
+    return entry;
+  };
+  return { fire: (key) => get(key).resolve(), fired: (key) => get(key).promise };
+}
+/** The background transaction of the idle operation is open (its first write made). */
+const opened = signals();
+/** Neo4j has ended the request transaction of the idle operation. */
+const ended = signals();
 
 /**
  * Operations of this test alone that keep a transaction open for too long: one endless statement
  * (alone, or after a write in the same transaction), or a transaction left idle between two
- * statements, for request work or for background work.
+ * statements, for request work (until Neo4j ends it) or for background work (until Neo4j has
+ * ended the request transaction `beside` it, opened after it).
  */
 function timeoutRoutes(db: () => Database): AnyRoute[] {
   const Done = Type.Object({ n: Type.Integer() }, { additionalProperties: false });
@@ -62,17 +90,39 @@ function timeoutRoutes(db: () => Database): AnyRoute[] {
       rateLimit: 'standard',
       query: Type.Object({
         id: Type.String({ pattern: '^[a-z0-9-]{1,40}$' }),
-        ms: Type.Integer({ minimum: 0, maximum: 20_000 }),
         background: Type.Optional(Type.Boolean()),
+        beside: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,40}$' })),
       }),
       responses: { 200: { description: 'ok', schema: Done } },
       handler: async ({ query }) => {
-        const target = query.background ? db().background() : db();
+        const { id, beside } = query;
+        if (query.background) {
+          return {
+            body: await db()
+              .background()
+              .write(`${IDLE}_background`, async (tx) => {
+                await tx.run(MARK, { id });
+                opened.fire(id);
+                await ended.fired(beside!);
+                return (await tx.first<{ n: number }>(MARKED, { id }))!;
+              }),
+          };
+        }
         return {
-          body: await target.write('test/timeout_idle', async (tx) => {
-            await tx.run(MARK, { id: query.id });
-            await sleep(query.ms);
-            return (await tx.first<{ n: number }>(MARKED, { id: query.id }))!;
+          body: await db().write(IDLE, async (tx) => {
+            await tx.run(MARK, { id });
+            await until(
+              'Neo4j to end the idle transaction',
+              async () => {
+                // Listed as terminated, or no longer listed at all.
+                const rows = await db().run<{ status: string }>(STATUS, { unit: IDLE });
+                return rows.length === 0 || rows.every((r) => r.status.startsWith('Terminated'));
+              },
+              30_000,
+              50,
+            );
+            ended.fire(id);
+            return (await tx.first<{ n: number }>(MARKED, { id }))!;
           }),
         };
       },
@@ -124,15 +174,21 @@ describe('transaction timeouts', function () {
 
   it('ends a transaction left open past the timeout, committing nothing', async () => {
     const id = markId();
-    expectBusy(await app.http.post(`/v1/_timeout/idle?id=${id}&ms=${TIMEOUT_MS * 3}`));
+    expectBusy(await app.http.post(`/v1/_timeout/idle?id=${id}`));
     expect(await marked(app.runtime.db, id)).to.equal(0);
   });
 
   it('gives background work its own, longer timeout', async () => {
-    const id = markId();
-    const res = await app.http.post(`/v1/_timeout/idle?id=${id}&ms=${TIMEOUT_MS * 3}&background=true`);
+    const [id, beside] = [markId(), markId()];
+    const background = app.http.post(`/v1/_timeout/idle?id=${id}&background=true&beside=${beside}`);
+    // Beside it, and opened after it, a request transaction left idle: once Neo4j has ended that
+    // one, it has let the older background one outlive the request timeout.
+    await opened.fired(id);
+    expectBusy(await app.http.post(`/v1/_timeout/idle?id=${beside}`));
+    const res = await background;
     expect(res.status, res.text).to.equal(200);
     expect(res.body).to.deep.equal({ n: 1 });
     expect(await marked(app.runtime.db, id)).to.equal(1);
+    expect(await marked(app.runtime.db, beside)).to.equal(0);
   });
 });

@@ -174,13 +174,10 @@ describe('delivery under faults', function () {
     it('SIGKILL mid-delivery: every committed event still arrives, signed, and nothing else', async () => {
       const first = await startServiceProcess(neo4jUri(), FAULT_ENV);
       let api = await serviceToken(first);
-      // Slow answers keep deliveries in flight; `inFlight` holds those not answered yet.
-      const inFlight = new Set<Received>();
-      receiver.reply = (req) => {
-        inFlight.add(req);
-        setTimeout(() => inFlight.delete(req), 400);
-        return { status: 204, delayMs: 400 };
-      };
+      // Slow answers keep deliveries in flight (the slowness is the scenario: the kill must catch
+      // one), and the receiver says which are.
+      receiver.reply = () => ({ status: 204, delayMs: 400 });
+      const inFlight = receiver.unanswered;
       const created = await api.post('/v1/webhooks', { url: receiver.url, events: ['principal.created'] });
       expect(created.status, created.text).to.equal(201);
       const hook = created.body as { id: string; secret: string };

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { JobRunner, type JobRunnerOptions } from '../../src/jobs/runner.js';
 import { useApp } from '../helpers/fixture.js';
 import { cypher } from '../helpers/db.js';
-import { eventually } from '../helpers/wait.js';
+import { eventually, until } from '../helpers/wait.js';
 
 describe('background jobs', () => {
   const runners: JobRunner[] = [];
@@ -36,25 +36,33 @@ describe('background jobs', () => {
     );
   }
 
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Settles when `signal` aborts (the runner stops), so that no handler outlives its test. */
+  const aborted = (signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
   it('runs each job exactly once while two instances compete for it', async () => {
     const kind = `count-${Date.now()}`;
     const runs: { job: string; instance: string }[] = [];
     const a = runner('instance-a');
     const b = runner('instance-b');
+    // Jobs hold until both instances have taken one: neither can run them all alone.
+    let bothTook!: () => void;
+    const bothTaking = new Promise<void>((resolve) => (bothTook = resolve));
     for (const [r, name] of [
       [a, 'instance-a'],
       [b, 'instance-b'],
     ] as const) {
       r.handle<{ n: number }>(kind, async (job) => {
         runs.push({ job: job.id, instance: name });
-        await sleep(20);
+        if (new Set(runs.map((run) => run.instance)).size === 2) bothTook();
+        await Promise.race([bothTaking, aborted(job.signal)]);
+        job.signal.throwIfAborted();
       });
     }
     const ids = await Promise.all(Array.from({ length: 12 }, (_, n) => enqueue(a, kind, { n })));
     a.start();
     b.start();
+    await until('both instances to take a job', () => new Set(runs.map((r) => r.instance)).size === 2, 5_000);
     await eventually(
       () => Promise.all(ids.map((id) => a.get(id))),
       (jobs) => jobs.every((j) => j?.status === 'completed'),
@@ -157,7 +165,9 @@ describe('background jobs', () => {
         everyMs: periodMs,
         run: async () => {
           const start = Date.now();
-          await sleep(30);
+          // A run that lasts, so that another starting meanwhile would overlap it: the length of
+          // the run is the behaviour here, nothing is waited for.
+          await new Promise((r) => setTimeout(r, 30));
           runs.push({ instance, start, end: Date.now() });
         },
       });

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { freePort } from '../../src/dev/local-neo4j.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
 import { startTestApp, TEST_KEY_ENCRYPTION_KEY } from '../helpers/app.js';
+import { until } from '../helpers/wait.js';
 
 function runMain(env: Record<string, string>): {
   exited: Promise<number | null>;
@@ -34,35 +35,48 @@ describe('process lifecycle', function () {
   this.timeout(60_000);
 
   it('lets in-flight requests finish on shutdown and refuses new connections after', async () => {
-    const app = await startTestApp({ extraRoutes: edgeRoutes(() => app.runtime.db) });
-    const inFlight = app.http.get('/v1/_edge/slow?ms=700');
-    await new Promise((r) => setTimeout(r, 100));
+    // The request is held inside its handler until shutdown has begun.
+    let arrived!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const onSlow = async (): Promise<void> => {
+      arrived();
+      await released;
+    };
+    const app = await startTestApp({ extraRoutes: edgeRoutes(() => app.runtime.db, { onSlow }) });
+    const refuses = async (): Promise<boolean> =>
+      fetch(`${app.http.baseUrl}/healthz`).then(
+        () => false,
+        () => true,
+      );
+    const inFlight = app.http.get('/v1/_edge/slow?ms=0');
+    await arrival;
     const stopping = app.close();
+    try {
+      expect(app.runtime.draining, 'shutdown has begun').to.equal(true);
+      expect(await refuses(), 'a new connection while the request is in flight').to.equal(true);
+    } finally {
+      release();
+    }
     const res = await inFlight;
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ waited: 700 });
+    expect(res.body).to.deep.equal({ waited: 0 });
     await stopping;
-    let refused = false;
-    try {
-      await fetch(`${app.http.baseUrl}/healthz`);
-    } catch {
-      refused = true;
-    }
-    expect(refused).to.equal(true);
+    expect(await refuses(), 'a new connection once stopped').to.equal(true);
   });
 
   it('npm start path: boots on the configured Neo4j, serves, and exits 0 on SIGTERM', async () => {
     const port = await freePort();
     const proc = runMain({ PORT: String(port), NEO4J_URI: process.env['NEO4J_URI']! });
-    let ready = 0;
-    for (let i = 0; i < 100 && ready !== 200; i += 1) {
-      await new Promise((r) => setTimeout(r, 200));
-      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+    const ready = async (): Promise<boolean> =>
+      (await fetch(`http://127.0.0.1:${port}/readyz`).then(
         (r) => r.status,
         () => 0,
-      );
-    }
-    expect(ready, proc.output()).to.equal(200);
+      )) === 200;
+    await until('/readyz to answer 200', ready, 30_000, 100).catch((err: Error) => {
+      throw new Error(`${err.message}\n${proc.output()}`);
+    });
     const doc = (await (await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)).json()) as {
       openapi: string;
     };

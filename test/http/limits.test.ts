@@ -641,9 +641,11 @@ describe('bounds on free-form input', () => {
 
     it('bounds every string a request body may carry to 4,096 characters at most', () => {
       const unbounded: string[] = [];
+      let strings = 0;
       for (const { operation, schema } of bodies()) {
         walk(schema, '', (s, at) => {
           if (s['type'] !== 'string' || s['enum'] !== undefined || s['const'] !== undefined) return;
+          strings += 1;
           const max = s['maxLength'];
           const ok =
             typeof max === 'number'
@@ -652,13 +654,16 @@ describe('bounds on free-form input', () => {
           if (!ok) unbounded.push(`${operation} ${at}`);
         });
       }
+      expect(strings, 'free strings looked at').to.be.greaterThan(0);
       expect(unbounded).to.deep.equal([]);
     });
 
     it('puts every value of open shape under the free-form bounds', () => {
       const open: string[] = [];
+      let looked = 0;
       for (const { operation, schema, authzen } of bodies()) {
         walk(schema, '', (s, at, bounded) => {
+          looked += 1;
           if (bounded) return;
           const shapeless = ['type', '$ref', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', 'not'].every(
             (k) => s[k] === undefined,
@@ -674,19 +679,23 @@ describe('bounds on free-form input', () => {
           if (shapeless || openObject) open.push(`${operation} ${at}`);
         });
       }
+      expect(looked, 'schemas looked at').to.be.greaterThan(0);
       expect(open).to.deep.equal([]);
     });
 
     it('asks uniqueness only of items of a scalar type (compared in linear time, never deeply)', () => {
       const deep: string[] = [];
+      let unique = 0;
       for (const { operation, schema } of bodies()) {
         walk(schema, '', (s, at) => {
           if (s['uniqueItems'] !== true) return;
+          unique += 1;
           const items = resolve((s['items'] as Schema | undefined) ?? {});
           if (!['string', 'number', 'integer', 'boolean'].includes(items['type'] as string))
             deep.push(`${operation} ${at}`);
         });
       }
+      expect(unique, 'arrays asking uniqueness').to.be.greaterThan(0);
       expect(deep).to.deep.equal([]);
     });
   });

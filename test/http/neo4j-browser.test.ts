@@ -3,11 +3,11 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { newId } from '../../src/ids.js';
-import type { PrincipalType } from '../../src/principals/model.js';
 import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ARTIFACTS, isLocal, launchLocalChromium, type LocalBrowser } from '../helpers/browser.js';
 import { cypher } from '../helpers/db.js';
+import { type PrincipalType } from '../../src/vocabulary/principals.js';
 
 const QUERY = 'MATCH (p:Principal) RETURN count(p)';
 

@@ -550,18 +550,14 @@ describe('principals', () => {
       });
       const before = await fx.api.get(`/v1/principals/${recent.id}`);
       expect(before.body.risk_factors).to.deep.equal([]);
-      expect(await fx.app.runtime.services.principals.refreshTimeBasedRisk(Date.now())).to.equal(0);
-      const updated = await fx.app.runtime.services.principals.refreshTimeBasedRisk(
-        Date.now() + 2 * 86_400_000,
-      );
+      expect(await fx.app.runtime.risk.dormancy.refresh(Date.now())).to.equal(0);
+      const updated = await fx.app.runtime.risk.dormancy.refresh(Date.now() + 2 * 86_400_000);
       expect(updated).to.be.greaterThan(0);
       const after = await fx.api.get(`/v1/principals/${recent.id}`);
       expect(after.body.risk_factors).to.deep.equal([{ code: 'DORMANT', points: 25 }]);
       expect(after.headers.get('etag')).to.not.equal(before.headers.get('etag'));
       // Already marked: the next pass has nothing left to do for this principal.
-      expect(
-        await fx.app.runtime.services.principals.refreshTimeBasedRisk(Date.now() + 2 * 86_400_000),
-      ).to.equal(0);
+      expect(await fx.app.runtime.risk.dormancy.refresh(Date.now() + 2 * 86_400_000)).to.equal(0);
     });
   });
 

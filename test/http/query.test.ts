@@ -10,7 +10,6 @@ import {
   field,
   not,
   or,
-  SORT_FIELDS,
   type Condition,
   type Operand,
   type Operator,
@@ -22,6 +21,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { cypher } from '../helpers/db.js';
 import { insertPrincipal, type InsertPrincipal } from '../helpers/principals.js';
 import { matches } from '../helpers/query-reference.js';
+import { SORT_FIELDS } from '../../src/vocabulary/search.js';
 
 interface Seed extends InsertPrincipal {
   created: string;

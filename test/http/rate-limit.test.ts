@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import Koa from 'koa';
@@ -15,6 +15,7 @@ import { LogCapture, startTestApp, testConfig, type TestApp } from '../helpers/a
 import { ADMIN, authed } from '../helpers/auth.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
 import type { HttpResponse } from '../helpers/http.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const ID = 'prn_01JD0000000000000000000000';
@@ -52,18 +53,26 @@ async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
   if (keys.length > 0) await redis.del(...keys);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Checks every 100 ms (each check may send a request) until `check` holds. */
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> =>
+  waitUntil(what, check, timeoutMs, 100);
 
-async function until(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
+/**
+ * A port where no Redis answers: it takes every connection and cuts it at once, counting them,
+ * so that a test can tell how many times a client has tried (and failed) to reconnect.
+ */
+async function refusingRedis(port: number): Promise<{ attempts(): number; close(): Promise<void> }> {
+  let attempts = 0;
+  const server = net.createServer((socket) => {
+    attempts += 1;
+    socket.destroy();
+  });
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    attempts: () => attempts,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 function expectRateHeaders(res: HttpResponse, bucket: string, limit: number, remaining: number): void {
@@ -479,22 +488,28 @@ describe('rate limits', function () {
       expect(count, 'the count is in the test Redis').to.equal('1');
 
       await stopRedis();
-
-      for (let i = 1; i <= 5; i += 1) {
-        const started = Date.now();
-        const res = await one.http.get('/v1/_edge/db', from(ip));
-        expect(res.status).to.equal(200);
-        expect(Date.now() - started, 'no waiting on the dead Redis').to.be.below(1_500);
-        // Memory counting starts afresh: the requests seen during the outage.
-        expectRateHeaders(res, 'standard', 100, 100 - i);
+      // Where Redis was, connections are now cut at once, and counted.
+      const gone = await refusingRedis(port);
+      try {
+        for (let i = 1; i <= 5; i += 1) {
+          const started = Date.now();
+          const res = await one.http.get('/v1/_edge/db', from(ip));
+          expect(res.status).to.equal(200);
+          expect(Date.now() - started, 'no waiting on the dead Redis').to.be.below(1_500);
+          // Memory counting starts afresh: the requests seen during the outage.
+          expectRateHeaders(res, 'standard', 100, 100 - i);
+        }
+        // Reconnection attempts keep failing meanwhile (four of them, from the two instances);
+        // each instance reports the outage once.
+        await until('failed reconnection attempts', () => gone.attempts() >= 4);
+        expect(warnings(one)).to.equal(1);
+        expect(warnings(two)).to.equal(1);
+        const notFound = await one.http.get('/v1/nowhere', from(ip));
+        expect(notFound.status).to.equal(404);
+        expect(notFound.headers.get('x-ratelimit-remaining')).to.equal('94');
+      } finally {
+        await gone.close();
       }
-      // Reconnection attempts keep failing meanwhile; the outage is reported once.
-      await sleep(1_000);
-      expect(warnings(one)).to.equal(1);
-      const notFound = await one.http.get('/v1/nowhere', from(ip));
-      expect(notFound.status).to.equal(404);
-      expect(notFound.headers.get('x-ratelimit-remaining')).to.equal('94');
-
       await startRedis();
       await until('both instances to reconnect', () => recoveries(one) === 1 && recoveries(two) === 1);
 
@@ -512,8 +527,10 @@ describe('rate limits', function () {
   describe('when Redis is unreachable from the start', () => {
     it('counts in memory, warns once and still closes promptly', async () => {
       const logs = new LogCapture();
+      const port = await freePort();
+      const unreachable = await refusingRedis(port);
       const config = testConfig({
-        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+        REDIS_URL: `redis://127.0.0.1:${port}`,
         RATE_LIMIT_KEY_PREFIX: uniquePrefix(),
         RATE_LIMIT_STANDARD: '10',
       });
@@ -533,14 +550,17 @@ describe('rate limits', function () {
         }
         await rl.authFailures.recordFailure('cli_x', '10.7.0.1');
         expect(await rl.authFailures.blockedForS('cli_x', '10.7.0.1')).to.equal(0);
-        await sleep(1_000);
+        // The first attempt to connect and two reconnections have failed.
+        await until('failed reconnection attempts', () => unreachable.attempts() >= 3);
         const warned = logs.entries().filter((e) => /Redis is unreachable/.test(String(e['msg'])));
         expect(warned).to.have.length(1);
         expect(warned[0]!['level']).to.equal('warn');
       } finally {
         const started = Date.now();
         await rl.close();
-        expect(Date.now() - started).to.be.below(1_000);
+        const closingMs = Date.now() - started;
+        await unreachable.close();
+        expect(closingMs).to.be.below(1_000);
       }
     });
   });

@@ -9,28 +9,30 @@ import { cypher } from '../helpers/db.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
 
+/** The page that holds the queries to paste into Neo4j Browser, and their section. */
+const PAGE = 'docs/graph-model.md';
 const SECTION = 'Explore the graph';
 
-/** The Cypher blocks of one README section, in the order they appear. */
-function readmeQueries(heading: string): string[] {
-  const readme = readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n## ${heading}\n`);
-  if (start === -1) throw new Error(`README.md has no "## ${heading}" section`);
-  const rest = readme.slice(start + 1);
-  const end = rest.indexOf('\n## ');
+/** The Cypher blocks of one section of the page, in the order they appear. */
+function pageQueries(heading: string): string[] {
+  const page = readFileSync(path.join(projectRoot(), PAGE), 'utf8');
+  const start = page.indexOf(`\n## ${heading}\n`);
+  if (start === -1) throw new Error(`${PAGE} has no "## ${heading}" section`);
+  const rest = page.slice(start + 1);
+  const end = rest.search(/\n##? /);
   const section = end === -1 ? rest : rest.slice(0, end);
   return [...section.matchAll(/```cypher\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
 }
 
 /**
- * The README's example graph:
+ * The example graph the queries are written for:
  *   Alan Turing ← Grace Hopper ← {Ada Lovelace, Edsger Dijkstra}   (REPORTS_TO)
  *   Engineering ← {Platform ← SRE, Data}; Finance apart             (groups nested by MEMBER_OF)
  *   Ada in SRE, Edsger in Data, Grace in Engineering, invoice-triage in Platform, Alan in Finance
  *   AI agents: invoice-triage (owner: Ada's id), release-notes (owner: Grace's email),
  *   stray-bot (no owner); the service account ci-deploy has an owner but is no agent.
  */
-describe('README: Explore the graph', function () {
+describe('docs/graph-model.md: Explore the graph', function () {
   // A dozen writes through the service before the first query; a busy machine needs a while.
   this.timeout(60_000);
   let app: TestApp;
@@ -114,7 +116,7 @@ describe('README: Explore the graph', function () {
     await app.close();
   });
 
-  /** In README order; `about` names what the query is for, so a reordered README fails clearly. */
+  /** In page order; `about` names what the query is for, so a reordered page fails clearly. */
   const expected: { about: string; rows: () => Record<string, unknown>[] }[] = [
     {
       about: 'REPORTS_TO',
@@ -184,15 +186,15 @@ describe('README: Explore the graph', function () {
   ];
 
   it('has the queries this test knows the answers to', () => {
-    const queries = readmeQueries(SECTION);
+    const queries = pageQueries(SECTION);
     expect(queries).to.have.length(expected.length);
     queries.forEach((query, i) => expect(query, `query ${i + 1}`).to.contain(expected[i]!.about));
   });
 
   expected.forEach(({ about }, i) => {
     it(`query ${i + 1} (${about}) returns the expected rows`, async () => {
-      const query = readmeQueries(SECTION)[i];
-      expect(query, `README query ${i + 1}`).to.be.a('string');
+      const query = pageQueries(SECTION)[i];
+      expect(query, `${PAGE} query ${i + 1}`).to.be.a('string');
       expect(await cypher(app.runtime.db, query!)).to.deep.equal(expected[i]!.rows());
     });
   });

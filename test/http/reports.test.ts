@@ -286,11 +286,20 @@ describe('audit reports', () => {
   });
 
   it('lists reports newest first', async () => {
+    // Two of its own, one after the other, whatever the tests before it made.
+    const { report: older } = await generate({ type: 'principal_inventory', format: 'json' });
+    const { report: newer } = await generate({ type: 'orphaned_principals', format: 'json' });
     const list = await fx.api.get('/v1/audit/reports?limit=100');
-    const times = (list.body.data as { requested_at: string }[]).map((r) => r.requested_at);
+    const listed = list.body.data as { id: string; requested_at: string }[];
+    const times = listed.map((r) => r.requested_at);
     expect(times).to.deep.equal([...times].sort().reverse());
-    const csv = await fx.api.get('/v1/audit/reports?type=principal_inventory');
-    for (const r of csv.body.data) expect(r.type).to.equal('principal_inventory');
+    const order = listed.map((r) => r.id);
+    expect(order).to.include.members([older.id, newer.id]);
+    expect(order.indexOf(older.id), 'the older after the newer').to.be.greaterThan(order.indexOf(newer.id));
+    const inventories = await fx.api.get('/v1/audit/reports?type=principal_inventory&limit=100');
+    const kept = (inventories.body.data as { id: string; type: string }[]).map((r) => r.id);
+    expect(kept).to.include(older.id).and.not.include(newer.id);
+    for (const r of inventories.body.data) expect(r.type).to.equal('principal_inventory');
   });
 
   it('resumes an interrupted report after the last page it stored, and writes the same file', async () => {

@@ -1,13 +1,18 @@
 import { expect } from 'chai';
+import type { SearchPlans } from '../../src/principals/search/plans.js';
 import type { TestApp } from '../helpers/app.js';
 import { useApp } from '../helpers/fixture.js';
 import { insertPrincipal } from '../helpers/principals.js';
-import { eventually } from '../helpers/wait.js';
 
 /** How often each search statement ran, from the database metrics. */
 async function runs(app: TestApp, unit: string): Promise<number> {
   const metric = await app.runtime.metrics.dbTransactions.get();
   return metric.values.filter((v) => v.labels.unit === unit).reduce((sum, v) => sum + v.value, 0);
+}
+
+/** The app's search plans, whose `settled()` says when background planning has had its chance. */
+function plansOf(app: TestApp): SearchPlans {
+  return app.runtime.searchPlans;
 }
 
 describe('search shapes planned within a budget', () => {
@@ -45,7 +50,7 @@ describe('search shapes planned within a budget', () => {
     const shapedBefore = await runs(fx.app, 'principals/shaped_search');
     const genericBefore = await runs(fx.app, 'principals/search');
     for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
-    await new Promise((r) => setTimeout(r, 300));
+    await plansOf(fx.app).settled();
     expect(
       (await runs(fx.app, 'principals/search')) - genericBefore,
       'every first sight is generic',
@@ -56,14 +61,12 @@ describe('search shapes planned within a budget', () => {
     ).to.equal(0);
     for (const [i, body] of shapes.entries()) expect(await search(body)).to.deep.equal(expected[i]);
     expect((await runs(fx.app, 'principals/search')) - genericBefore, 'so is every second sight').to.equal(6);
-    // Coming back, they ask for plans; the budget of two a minute plans two (one background run each).
-    await eventually(
-      async () => (await runs(fx.app, 'principals/shaped_search')) - shapedBefore,
-      (n) => n === 2,
-      10_000,
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await runs(fx.app, 'principals/shaped_search')) - shapedBefore, 'no third plan').to.equal(2);
+    // Coming back, they ask for plans; the budget of two a minute plans two (one background run
+    // each), and no third.
+    await plansOf(fx.app).settled();
+    const planning = (await runs(fx.app, 'principals/shaped_search')) - shapedBefore;
+    expect(planning, 'two plans, no third').to.equal(2);
+    expect(plansOf(fx.app).size).to.equal(2);
 
     const shaped = await runs(fx.app, 'principals/shaped_search');
     const generic = await runs(fx.app, 'principals/search');
@@ -87,13 +90,16 @@ describe('search shapes planned within a budget', () => {
         sort: { field: 'created_at', order: 'asc' },
       });
     }
+    // Whatever of them was planned, is.
+    await plansOf(fx.app).settled();
     const generic = await runs(fx.app, 'principals/search');
     const shaped = await runs(fx.app, 'principals/shaped_search');
+    const planned = plansOf(fx.app).size;
     const body = { query: { type: 'AI_AGENT', attributes: { environment: { $startsWith: 'pr' } } } };
     for (let i = 0; i < 3; i += 1) expect(await search(body)).to.deep.equal([]);
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await runs(fx.app, 'principals/search')) - generic).to.equal(3);
-    // At most the background runs of the two shapes above, never one of this shape.
-    expect((await runs(fx.app, 'principals/shaped_search')) - shaped).to.be.at.most(2);
+    await plansOf(fx.app).settled();
+    expect((await runs(fx.app, 'principals/search')) - generic, 'every sighting is generic').to.equal(3);
+    expect((await runs(fx.app, 'principals/shaped_search')) - shaped, 'nothing planned').to.equal(0);
+    expect(plansOf(fx.app).size).to.equal(planned);
   });
 });

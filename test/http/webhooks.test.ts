@@ -427,7 +427,7 @@ describe('webhooks', () => {
         attributes: { manager_id: 'prn_01JAAAAAAAAAAAAAAAAAAAAAAA' },
       });
       expect(refused.status).to.equal(422);
-      await newAgent('committed');
+      const committed = await newAgent('committed');
       await eventually(
         async () => receiver.received.length,
         (n) => n >= 1,
@@ -436,7 +436,7 @@ describe('webhooks', () => {
       await outboxEmpty();
       // The webhook's own creation is an event too; of principals, only the committed one.
       expect(receiver.events().map((e) => e.type)).to.deep.equal(['webhook.created', 'principal.created']);
-      expect(receiver.events()[1]!.data.target.id).to.not.equal(undefined);
+      expect(receiver.events()[1]!.data.target.id).to.equal(committed);
       const queued = await cypher(app.runtime.db, 'MATCH (m:WebhookMessage) RETURN count(m) AS n');
       expect(queued[0]!['n']).to.equal(0);
     });

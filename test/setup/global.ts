@@ -38,8 +38,15 @@ export async function mochaGlobalSetup(): Promise<void> {
   // One start of the service before any test: it applies the schema migrations and warms the
   // database up, so that no test's own start-up pays for a cold store.
   const warm = Date.now();
-  const app = await startTestApp();
-  await app.close();
+  try {
+    const app = await startTestApp();
+    await app.close();
+  } catch (err) {
+    // Mocha runs no teardown after a failed setup: a Neo4j left running would keep it from exiting.
+    await endpoint.stop();
+    endpoint = undefined;
+    throw err;
+  }
   process.stderr.write(`[neo4j] schema applied and warmed up (${Date.now() - warm} ms)\n`);
 }
 

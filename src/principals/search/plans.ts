@@ -29,7 +29,8 @@ export class SearchPlans {
   private readonly queue: { statement: ShapedStatement }[] = [];
   private tokens: number;
   private refilledAt = Date.now();
-  private working = false;
+  /** While shapes are being planned: settles once the queue is drained. */
+  private planning: Promise<void> | undefined;
 
   constructor(
     private readonly db: Reader,
@@ -69,6 +70,14 @@ export class SearchPlans {
     return this.planned.size;
   }
 
+  /**
+   * Resolves once nothing is queued or being planned: every plan asked for so far has been made
+   * (or has failed). For tests, which need to know the background work has had its chance.
+   */
+  async settled(): Promise<void> {
+    while (this.planning) await this.planning;
+  }
+
   private take(): boolean {
     const now = Date.now();
     const perMinute = this.options.perMinute;
@@ -81,8 +90,9 @@ export class SearchPlans {
 
   /** Plans queued shapes one at a time, by running each once (a read, off the request path). */
   private async work(): Promise<void> {
-    if (this.working) return;
-    this.working = true;
+    if (this.planning) return;
+    let drained!: () => void;
+    this.planning = new Promise((resolve) => (drained = resolve));
     try {
       for (let next = this.queue.shift(); next; next = this.queue.shift()) {
         const { statement } = next;
@@ -99,7 +109,8 @@ export class SearchPlans {
         }
       }
     } finally {
-      this.working = false;
+      this.planning = undefined;
+      drained();
     }
   }
 }

@@ -1,0 +1,202 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { projectRoot } from '../../src/paths.js';
+import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
+import { authed } from '../helpers/auth.js';
+import { cypher } from '../helpers/db.js';
+
+const SECTION = 'Five-minute tour';
+/** Where the tour's commands find the service: `npm start` on the default port. */
+const TOUR_BASE_URL = 'http://localhost:8080';
+const ID = '[0-7][0-9A-HJKMNP-TV-Z]{25}';
+
+/** The fenced blocks of one language in the README's tour, in the order they appear. */
+function tourBlocks(language: 'sh' | 'cypher'): string[] {
+  const readme = readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
+  const start = readme.indexOf(`\n## ${SECTION}\n`);
+  if (start === -1) throw new Error(`README.md has no "## ${SECTION}" section`);
+  const rest = readme.slice(start + 1);
+  const end = rest.indexOf('\n## ');
+  const section = end === -1 ? rest : rest.slice(0, end);
+  return [...section.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+}
+
+/** The shell blocks in tour order; `about` names what each is for, so a reordered tour fails clearly. */
+const STEPS = [
+  { about: '/v1/auth/token' },
+  { about: '/v1/principals' },
+  { about: '/v1/policies' },
+  { about: '/v1/decisions/evaluate' },
+  { about: '/access?explain=true' },
+] as const;
+
+interface TourRun {
+  code: number | null;
+  stderr: string;
+  /** What each shell block printed, in order. */
+  printed: string[];
+}
+
+/**
+ * Runs the tour's shell blocks as one bash script, as a newcomer pastes them into one shell:
+ * `CLIENT_ID` and `CLIENT_SECRET` come from the environment, as the tour says, and the service's
+ * address replaces the tour's `http://localhost:8080`; nothing else of the commands changes. The
+ * script stops at the first command that fails, and a line of its own before each block tells
+ * which block printed what.
+ */
+async function runTour(baseUrl: string): Promise<TourRun> {
+  const blocks = tourBlocks('sh');
+  const marker = (i: number): string => `@@tour block ${i}@@`;
+  const script = [
+    'set -euo pipefail',
+    ...blocks.flatMap((block, i) => [`echo '${marker(i)}'`, block.replaceAll(TOUR_BASE_URL, baseUrl)]),
+  ].join('\n');
+  const child = spawn('bash', ['-c', script], {
+    // The shell the tour assumes: node and curl on the PATH, the credentials, and no proxy.
+    env: {
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`,
+      LANG: 'C.UTF-8',
+      NO_PROXY: '127.0.0.1',
+      CLIENT_ID: ADMIN_CLIENT_ID,
+      CLIENT_SECRET: ADMIN_CLIENT_SECRET,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  const printed = blocks.map((_, i) => {
+    const from = stdout.indexOf(`${marker(i)}\n`);
+    if (from === -1) return '';
+    const next = stdout.indexOf(`${marker(i + 1)}\n`);
+    return stdout.slice(from + marker(i).length + 1, next === -1 ? undefined : next);
+  });
+  return { code, stderr, printed };
+}
+
+describe('README: Five-minute tour', function () {
+  // A service start and a dozen short node and curl processes.
+  this.timeout(60_000);
+  let app: TestApp;
+  let run: TourRun;
+
+  before(async () => {
+    app = await startTestApp();
+    run = await runTour(app.http.baseUrl);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  /** What the tour's shell block `i` printed, once the whole tour has run without a failure. */
+  function printed(i: number): string {
+    expect(
+      run.code,
+      `the tour failed (exit ${run.code}):\n${run.stderr}\n${run.printed.join('\n')}`,
+    ).to.equal(0);
+    return run.printed[i]!;
+  }
+  function printedJson(i: number): any {
+    const text = printed(i);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(`tour step ${i + 1} printed no JSON document:\n${text}`);
+    }
+  }
+
+  it('has the steps this test knows, with the service address in one place', () => {
+    const blocks = tourBlocks('sh');
+    expect(blocks).to.have.length(STEPS.length);
+    blocks.forEach((block, i) => expect(block, `step ${i + 1}`).to.contain(STEPS[i]!.about));
+    expect(blocks.join('\n').split(TOUR_BASE_URL)).to.have.length(2);
+    expect(tourBlocks('cypher')).to.have.length(1);
+  });
+
+  it('runs every step without a failure', () => {
+    printed(STEPS.length - 1);
+    expect(run.stderr).to.equal('');
+  });
+
+  it('creates a service account and a policy', async () => {
+    const sa = printed(1).trim();
+    const policy = printed(2).trim();
+    expect(sa).to.match(new RegExp(`^prn_${ID}$`));
+    expect(policy).to.match(new RegExp(`^pol_${ID}$`));
+    const api = await authed(app);
+    const principal = await api.get(`/v1/principals/${sa}`);
+    expect(principal.status, principal.text).to.equal(200);
+    expect(principal.body).to.include({ type: 'SERVICE_ACCOUNT', status: 'active' });
+    const stored = await api.get(`/v1/policies/${policy}`);
+    expect(stored.status, stored.text).to.equal(200);
+    expect(stored.body).to.include({
+      name: 'invoice-exporter-reads-invoices',
+      effect: 'allow',
+      status: 'active',
+    });
+    expect(stored.body.subjects.principals).to.deep.equal([sa]);
+  });
+
+  it('answers the decision ALLOW, with the policy as its reason and a trace', () => {
+    const sa = printed(1).trim();
+    const policy = printed(2).trim();
+    const decision = printedJson(3);
+    expect(decision).to.include({ decision: 'ALLOW', allowed: true, principal_id: sa, action: 'read' });
+    expect(decision.resource).to.deep.equal({ type: 'database', identifier: 'invoices' });
+    expect(
+      decision.reasons.map((r: { code: string; policy_id?: string }) => [r.code, r.policy_id]),
+    ).to.deep.equal([['POLICY_ALLOW', policy]]);
+    expect(decision.granted_by).to.deep.equal([policy]);
+    expect(decision.trace, 'explain: true adds the trace').to.be.an('object');
+    expect(JSON.stringify(decision.trace)).to.contain(policy).and.to.contain(sa);
+  });
+
+  it('is right that another action is denied for want of a policy', async () => {
+    const sa = printed(1).trim();
+    const api = await authed(app);
+    const res = await api.post('/v1/decisions/evaluate', {
+      principal_id: sa,
+      action: 'delete',
+      resource: { type: 'database', identifier: 'invoices' },
+    });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.decision).to.equal('DENY');
+    expect(res.body.reasons.map((r: { code: string }) => r.code)).to.deep.equal(['NO_MATCHING_POLICY']);
+  });
+
+  it("lists the policy's grant in the service account's access", () => {
+    const sa = printed(1).trim();
+    const policy = printed(2).trim();
+    const access = printedJson(4);
+    expect(access.principal_id).to.equal(sa);
+    expect(access.access).to.have.length(1);
+    const [entry] = access.access;
+    expect(entry.resource).to.deep.equal({ type: 'database', identifier: 'invoices' });
+    expect(entry.actions).to.deep.equal(['read']);
+    expect(entry.granted_by).to.deep.equal([policy]);
+    expect(entry.grants).to.have.length(1);
+    expect(entry.grants[0]).to.include({
+      policy_id: policy,
+      policy_name: 'invoice-exporter-reads-invoices',
+      via: 'principal',
+    });
+  });
+
+  it('has a Cypher query that finds the service account, its policy and the resource', async () => {
+    const sa = printed(1).trim();
+    const policy = printed(2).trim();
+    const rows = await cypher(app.runtime.db, tourBlocks('cypher')[0]!);
+    expect(rows).to.have.length(1);
+    const [row] = rows as Record<string, Record<string, unknown>>[];
+    expect(row!['sa']).to.include({ id: sa, type: 'SERVICE_ACCOUNT', name: 'invoice-exporter' });
+    expect(row!['policy']).to.include({ id: policy, name: 'invoice-exporter-reads-invoices' });
+    expect(row!['db']).to.include({ type: 'database', identifier: 'invoices' });
+  });
+});
