@@ -42,6 +42,43 @@ export default tseslint.config(
     },
   },
   {
+    // A vocabulary (src/vocabulary) is a leaf: the schemas and the domain both import it, so it
+    // imports nothing else.
+    files: ['src/vocabulary/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./',
+              message: 'a vocabulary is a leaf: keep what it needs in src/vocabulary.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The schemas stand on the vocabularies and a few leaf modules, never on a feature folder:
+    // the features import the schemas' types, so the other way round would make a cycle.
+    files: ['src/schemas/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!vocabulary/|errors/errors\\.js$|ids\\.js$|pagination\\.js$|time\\.js$)',
+              message:
+                'schemas import only src/vocabulary and leaf modules: move the word to src/vocabulary.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Cypher is run through the database layer only.
     files: ['src/http/**/*.ts'],
     rules: {

@@ -28,7 +28,9 @@ import { GroupService } from './groups/service.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, observeEngine, type Metrics } from './metrics.js';
+import { DormancyRisk } from './risk/dormancy.js';
 import { OwnershipRisk } from './risk/ownership.js';
+import { assessRisk } from './risk/score.js';
 import { SearchPlans } from './principals/search/plans.js';
 import { PolicyService } from './policies/service.js';
 import { PrincipalService } from './principals/service.js';
@@ -72,6 +74,12 @@ export interface Engine {
   index: PolicyIndex;
   sync: IndexSync;
   log: DecisionLog;
+}
+
+/** What keeps the stored risk scores current, each part run by the job runner. */
+export interface RiskUpkeep {
+  dormancy: DormancyRisk;
+  ownership: OwnershipRisk;
   privileges: PrivilegeRisk;
 }
 
@@ -91,6 +99,9 @@ export interface Runtime {
   jobs: JobRunner;
   services: Services;
   engine: Engine;
+  risk: RiskUpkeep;
+  /** Which principal-search shapes run a statement of their own. */
+  searchPlans: SearchPlans;
   /** Names this instance in job leases and change messages. */
   instanceId: string;
   /** Set once shutdown begins: readiness fails so load balancers stop sending traffic. */
@@ -151,6 +162,255 @@ async function openDatabase(options: RuntimeOptions, metrics: Metrics): Promise<
   return db;
 }
 
+/** What every wiring step builds on: the storage, the change feed and the job runner. */
+interface Base {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  feed: ChangeFeed;
+  events: EventSink;
+  jobs: JobRunner;
+  instanceId: string;
+  /** The key that encrypts signing keys and webhook secrets at rest. */
+  kek: Buffer;
+}
+
+/** Signing keys, the revocation view, tokens, clients and the OAuth server. */
+async function wireAuth(base: Base, rateLimiting: RateLimiting) {
+  const { config, logger, db, events, feed, kek } = base;
+  const settings = config.tokens;
+  const keys = new SigningKeys(db, {
+    alg: settings.signingAlg,
+    rotationDays: settings.keyRotationDays,
+    retainRetiredS: settings.accessTtlS + 300,
+    kek,
+    logger,
+  });
+  await keys.refresh();
+  const revocations = new Revocations(db, settings.accessTtlS * 1000, CLOCK_TOLERANCE_S * 1000);
+  await revocations.load();
+  feed.subscribe(revocations.onChange);
+  const verifier = new TokenVerifier(keys, revocations, {
+    issuer: settings.issuer,
+    audience: settings.audience,
+    cacheSize: settings.cacheSize,
+  });
+  const tokens = new TokenService(db, events, keys, settings, logger);
+  const clients = new ClientService(db, events, config.clients, rateLimiting.authFailures, logger);
+  await clients.bootstrap();
+  const oauth = new OAuthServer(clients, tokens, settings.issuer);
+  return { keys, revocations, verifier, tokens, clients, oauth };
+}
+
+/** The principals service with its search statement prepared. */
+async function wirePrincipals(base: Base) {
+  const { config, logger, db, events } = base;
+  const searchPlans = new SearchPlans(db, {
+    perMinute: config.search.plansPerMinute,
+    capacity: config.search.plannedShapes,
+    logger,
+  });
+  const principals = new PrincipalService(db, events, searchPlans, assessRisk);
+  const planning = Date.now();
+  await principals.prepareSearch();
+  logger.info({ ms: Date.now() - planning }, 'search statement ready');
+  return { searchPlans, principals };
+}
+
+/** The decision index, loaded and following the change feed, and what answers from it. */
+async function wireEngine(base: Base) {
+  const { config, logger, db, feed } = base;
+  const index = new PolicyIndex();
+  // Loading the index reads whole labels at once, which may outlast a request's timeout.
+  const sync = new IndexSync(db.background(), index, logger);
+  feed.subscribe(sync.onChange);
+  const building = Date.now();
+  const built = await sync.load();
+  logger.info({ ms: Date.now() - building, ...built }, 'decision index built');
+  const log = new DecisionLog(db, {
+    logger,
+    retentionDays: config.decisions.retentionDays,
+    maxPending: config.decisions.maxPending,
+    enabled: config.decisions.recording,
+  });
+  if (!config.decisions.recording) {
+    logger.warn('DECISION_RECORDING=off-for-benchmark: decisions are not recorded (benchmarks only)');
+  }
+  const decisions = new DecisionService(index, log);
+  const access = new AccessService(db, index);
+  const simulations = new SimulationService(db, index);
+  return { index, sync, log, decisions, access, simulations };
+}
+
+/** Identity connectors and the SCIM service provider they call, snapshot syncs included. */
+function wireConnectors(base: Base, searchPlans: SearchPlans) {
+  const { config, db, events, feed, jobs } = base;
+  const { scimBaseUrl } = config.connectors;
+  const connectors = new ConnectorService(db, events, scimBaseUrl);
+  feed.subscribe(connectors.onChange);
+  const scimGroups = new ScimGroupService(db, events, scimBaseUrl);
+  const scimUsers = new ScimUserService(db, events, searchPlans, scimBaseUrl);
+  const connectorSync = new ConnectorSyncService(db, jobs, new ScimSync(db.background(), events, scimGroups));
+  connectorSync.register();
+  return { connectors, scimGroups, scimUsers, connectorSync };
+}
+
+/** The webhook registry, its delivery transport and the outbox dispatcher. */
+function wireWebhooks(base: Base) {
+  const { config, logger, db, events, instanceId, kek } = base;
+  const settings = config.webhooks;
+  const transport = new WebhookTransport({
+    allowInsecure: settings.allowInsecureUrls,
+    timeoutMs: settings.timeoutMs,
+  });
+  const dispatcher = new WebhookDispatcher(db, events, transport, {
+    instanceId,
+    kek,
+    retryScheduleS: settings.retryScheduleS,
+    disableAfterMs: settings.disableAfterMs,
+    concurrency: settings.concurrency,
+    leaseMs: config.jobs.leaseMs,
+    sendTimeoutMs: settings.timeoutMs,
+    pollMs: settings.pollIntervalMs,
+    logRetentionDays: settings.logRetentionDays,
+    logger,
+  });
+  const webhooks = new WebhookService(db, events, transport, {
+    kek,
+    addresses: { allowInsecure: settings.allowInsecureUrls },
+  });
+  return { transport, dispatcher, webhooks };
+}
+
+/** Report jobs and the service that queues and serves them. */
+function wireReports(base: Base, access: AccessService) {
+  const { config, logger, db, events, jobs } = base;
+  const generator = new ReportGenerator(db.background(), events, access, {
+    retentionDays: config.reports.retentionDays,
+    logger,
+  });
+  jobs.handle(REPORT_JOB, generator.run);
+  const reports = new ReportService(db, jobs, {
+    retentionDays: config.reports.retentionDays,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  return { reports };
+}
+
+/** What keeps stored risk current: dormancy with time, ownership and privileges with changes. */
+function wireRisk(base: Base, engine: { index: PolicyIndex; sync: IndexSync }): RiskUpkeep {
+  const { logger, db, feed } = base;
+  const ownership = new OwnershipRisk(db, logger);
+  feed.subscribe(ownership.onChange);
+  return {
+    dormancy: new DormancyRisk(db),
+    ownership,
+    privileges: new PrivilegeRisk(db, engine.index, engine.sync, logger),
+  };
+}
+
+/** Every periodic task, with where it runs: on each instance, or on one at a time. */
+function schedule(
+  base: Base,
+  parts: {
+    auth: Awaited<ReturnType<typeof wireAuth>>;
+    engine: Awaited<ReturnType<typeof wireEngine>>;
+    webhooks: ReturnType<typeof wireWebhooks>;
+    reports: ReportService;
+    risk: RiskUpkeep;
+  },
+): void {
+  const { config, feed, jobs } = base;
+  const { auth, engine, webhooks, reports, risk } = parts;
+  const { intervals } = config.jobs;
+  jobs.every({
+    name: 'events.poll',
+    scope: 'instance',
+    everyMs: config.events.pollIntervalMs,
+    run: () => feed.poll(),
+  });
+  jobs.every({
+    name: 'tokens.keys',
+    scope: 'instance',
+    everyMs: config.tokens.keyCheckIntervalMs,
+    run: async () => {
+      await auth.keys.refresh();
+      auth.revocations.prune();
+      auth.verifier.prune();
+    },
+  });
+  jobs.every({
+    name: 'tokens.purge',
+    scope: 'cluster',
+    everyMs: config.tokens.purgeIntervalMs,
+    run: async () => {
+      await auth.tokens.purge();
+    },
+  });
+  jobs.every({
+    name: 'principals.risk',
+    scope: 'cluster',
+    everyMs: config.risk.refreshIntervalMs,
+    run: async () => {
+      await risk.dormancy.refresh();
+    },
+  });
+  jobs.every({
+    name: 'decisions.flush',
+    scope: 'instance',
+    everyMs: config.decisions.flushIntervalMs,
+    run: () => engine.log.flush(),
+  });
+  jobs.every({
+    name: 'decisions.index_retry',
+    scope: 'instance',
+    everyMs: intervals.indexRetryMs,
+    run: () => engine.sync.retry(),
+  });
+  jobs.every({
+    name: 'decisions.purge',
+    scope: 'cluster',
+    everyMs: intervals.purgeMs,
+    run: async () => {
+      await engine.log.purge();
+    },
+  });
+  jobs.every({
+    name: 'webhooks.dispatch',
+    scope: 'instance',
+    everyMs: config.webhooks.pollIntervalMs,
+    run: (signal) => webhooks.dispatcher.run(signal),
+  });
+  jobs.every({
+    name: 'reports.purge',
+    scope: 'cluster',
+    everyMs: intervals.purgeMs,
+    run: () => reports.purge(),
+  });
+  jobs.every({
+    name: 'webhooks.purge',
+    scope: 'cluster',
+    everyMs: intervals.purgeMs,
+    run: () => webhooks.dispatcher.purge(),
+  });
+  jobs.every({
+    name: 'risk.ownership',
+    scope: 'instance',
+    everyMs: intervals.ownershipMs,
+    run: async () => {
+      await risk.ownership.refresh();
+    },
+  });
+  jobs.every({
+    name: 'risk.privileges',
+    scope: 'instance',
+    everyMs: config.risk.privilegeIntervalMs,
+    run: async () => {
+      await risk.privileges.refresh();
+    },
+  });
+}
+
 /**
  * Wires the service together on a database and starts its background work. `main.ts` adds the
  * HTTP server and signals; tests and the benchmark use this directly.
@@ -178,219 +438,63 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await feed.open();
     const events = new EventSink(feed);
     await events.prepare(db);
-    const { tokens: tokenSettings } = config;
     const kek = await resolveKeyEncryptionKey(
-      tokenSettings.keyEncryptionKey,
+      config.tokens.keyEncryptionKey,
       config.localNeo4j.dataDir,
       logger,
     );
-    const keys = new SigningKeys(db, {
-      alg: tokenSettings.signingAlg,
-      rotationDays: tokenSettings.keyRotationDays,
-      retainRetiredS: tokenSettings.accessTtlS + 300,
-      kek,
-      logger,
-    });
-    await keys.refresh();
-    const revocations = new Revocations(db, tokenSettings.accessTtlS * 1000, CLOCK_TOLERANCE_S * 1000);
-    await revocations.load();
-    feed.subscribe(revocations.onChange);
-    const verifier = new TokenVerifier(keys, revocations, {
-      issuer: tokenSettings.issuer,
-      audience: tokenSettings.audience,
-      cacheSize: tokenSettings.cacheSize,
-    });
-    const tokens = new TokenService(db, events, keys, tokenSettings, logger);
-    const clients = new ClientService(db, events, config.clients, rateLimiting.authFailures, logger);
-    await clients.bootstrap();
-    const searchPlans = new SearchPlans(db, {
-      perMinute: config.search.plansPerMinute,
-      capacity: 500,
-      logger,
-    });
-    const principals = new PrincipalService(db, events, searchPlans);
-    const planning = Date.now();
-    await principals.prepareSearch();
-    logger.info({ ms: Date.now() - planning }, 'search statement ready');
-    const index = new PolicyIndex();
-    // Loading the index reads whole labels at once, which may outlast a request's timeout.
-    const sync = new IndexSync(db.background(), index, logger);
-    feed.subscribe(sync.onChange);
-    const building = Date.now();
-    const built = await sync.load();
-    logger.info({ ms: Date.now() - building, ...built }, 'decision index built');
-    const decisionLog = new DecisionLog(db, {
-      logger,
-      retentionDays: config.decisions.retentionDays,
-      maxPending: config.decisions.maxPending,
-      enabled: config.decisions.recording,
-    });
-    if (!config.decisions.recording) {
-      logger.warn('DECISION_RECORDING=off-for-benchmark: decisions are not recorded (benchmarks only)');
-    }
-    const decisions = new DecisionService(index, decisionLog);
-    const access = new AccessService(db, index);
-    const connectors = new ConnectorService(db, events, `${config.publicBaseUrl}/scim/v2`);
-    feed.subscribe(connectors.onChange);
-    const scimGroups = new ScimGroupService(db, events, `${config.publicBaseUrl}/scim/v2`);
     const jobs = new JobRunner(db, {
       instanceId,
       pollMs: config.jobs.pollIntervalMs,
       leaseMs: config.jobs.leaseMs,
       logger,
     });
-    const connectorSync = new ConnectorSyncService(
-      db,
-      jobs,
-      new ScimSync(db.background(), events, scimGroups),
-    );
-    connectorSync.register();
-    const reportGenerator = new ReportGenerator(db.background(), events, access, {
-      retentionDays: config.reports.retentionDays,
-      logger,
-    });
-    jobs.handle(REPORT_JOB, reportGenerator.run);
-    const webhookSettings = config.webhooks;
-    const transport = new WebhookTransport({
-      allowInsecure: webhookSettings.allowInsecureUrls,
-      timeoutMs: webhookSettings.timeoutMs,
-    });
-    const dispatcher = new WebhookDispatcher(db, events, transport, {
-      instanceId,
-      kek,
-      retryScheduleS: webhookSettings.retryScheduleS,
-      disableAfterMs: webhookSettings.disableAfterMs,
-      concurrency: webhookSettings.concurrency,
-      leaseMs: config.jobs.leaseMs,
-      sendTimeoutMs: webhookSettings.timeoutMs,
-      pollMs: webhookSettings.pollIntervalMs,
-      logRetentionDays: webhookSettings.logRetentionDays,
-      logger,
-    });
+    const base: Base = { config, logger, db, feed, events, jobs, instanceId, kek };
+
+    const auth = await wireAuth(base, rateLimiting);
+    const { searchPlans, principals } = await wirePrincipals(base);
+    const engine = await wireEngine(base);
+    const scim = wireConnectors(base, searchPlans);
+    const webhooks = wireWebhooks(base);
+    const { reports } = wireReports(base, engine.access);
+    const risk = wireRisk(base, engine);
     const services: Services = {
       audit: new AuditRepository(db),
-      clients,
-      connectors,
-      scimUsers: new ScimUserService(db, events, searchPlans, `${config.publicBaseUrl}/scim/v2`),
-      scimGroups,
-      keys,
-      tokens,
-      verifier,
-      oauth: new OAuthServer(clients, tokens, tokenSettings.issuer),
+      clients: auth.clients,
+      connectors: scim.connectors,
+      scimUsers: scim.scimUsers,
+      scimGroups: scim.scimGroups,
+      connectorSync: scim.connectorSync,
+      keys: auth.keys,
+      tokens: auth.tokens,
+      verifier: auth.verifier,
+      oauth: auth.oauth,
       principals,
       groups: new GroupService(db, events),
       policies: new PolicyService(db, events),
       resources: new ResourceService(db, events),
-      decisions,
-      access,
-      simulations: new SimulationService(db, index),
-      authzen: new AuthZenService({ index, decisions, access, connectors }, config.publicBaseUrl),
-      connectorSync,
-      webhooks: new WebhookService(db, events, transport, {
-        kek,
-        addresses: { allowInsecure: webhookSettings.allowInsecureUrls },
-      }),
-      reports: new ReportService(db, jobs, {
-        retentionDays: config.reports.retentionDays,
-        publicBaseUrl: config.publicBaseUrl,
-      }),
+      decisions: engine.decisions,
+      access: engine.access,
+      simulations: engine.simulations,
+      authzen: new AuthZenService(
+        {
+          index: engine.index,
+          decisions: engine.decisions,
+          access: engine.access,
+          connectors: scim.connectors,
+        },
+        config.publicBaseUrl,
+      ),
+      webhooks: webhooks.webhooks,
+      reports,
     };
-
-    jobs.every({
-      name: 'events.poll',
-      scope: 'instance',
-      everyMs: config.events.pollIntervalMs,
-      run: () => feed.poll(),
-    });
-    jobs.every({
-      name: 'tokens.keys',
-      scope: 'instance',
-      everyMs: tokenSettings.keyCheckIntervalMs,
-      run: async () => {
-        await keys.refresh();
-        revocations.prune();
-        verifier.prune();
-      },
-    });
-    jobs.every({
-      name: 'tokens.purge',
-      scope: 'cluster',
-      everyMs: tokenSettings.purgeIntervalMs,
-      run: async () => {
-        await tokens.purge();
-      },
-    });
-    jobs.every({
-      name: 'principals.risk',
-      scope: 'cluster',
-      everyMs: config.risk.refreshIntervalMs,
-      run: async () => {
-        await principals.refreshTimeBasedRisk();
-      },
-    });
-    jobs.every({
-      name: 'decisions.flush',
-      scope: 'instance',
-      everyMs: config.decisions.flushIntervalMs,
-      run: () => decisionLog.flush(),
-    });
-    jobs.every({
-      name: 'decisions.index_retry',
-      scope: 'instance',
-      everyMs: 1_000,
-      run: () => sync.retry(),
-    });
-    jobs.every({
-      name: 'decisions.purge',
-      scope: 'cluster',
-      everyMs: 3_600_000,
-      run: async () => {
-        await decisionLog.purge();
-      },
-    });
-    jobs.every({
-      name: 'webhooks.dispatch',
-      scope: 'instance',
-      everyMs: webhookSettings.pollIntervalMs,
-      run: (signal) => dispatcher.run(signal),
-    });
-    jobs.every({
-      name: 'reports.purge',
-      scope: 'cluster',
-      everyMs: 3_600_000,
-      run: () => services.reports.purge(),
-    });
-    jobs.every({
-      name: 'webhooks.purge',
-      scope: 'cluster',
-      everyMs: 3_600_000,
-      run: () => dispatcher.purge(),
-    });
-    const ownership = new OwnershipRisk(db, logger);
-    feed.subscribe(ownership.onChange);
-    jobs.every({
-      name: 'risk.ownership',
-      scope: 'instance',
-      everyMs: 1_000,
-      run: async () => {
-        await ownership.refresh();
-      },
-    });
-    const privileges = new PrivilegeRisk(db, index, sync, logger);
     observeEngine(metrics, {
-      indexVersion: () => index.version,
-      principals: () => index.principals.size,
-      activePolicies: () => index.activePolicyCount,
-      pendingRecords: () => decisionLog.pending,
+      indexVersion: () => engine.index.version,
+      principals: () => engine.index.principals.size,
+      activePolicies: () => engine.index.activePolicyCount,
+      pendingRecords: () => engine.log.pending,
     });
-    jobs.every({
-      name: 'risk.privileges',
-      scope: 'instance',
-      everyMs: config.risk.privilegeIntervalMs,
-      run: async () => {
-        await privileges.refresh();
-      },
-    });
+    schedule(base, { auth, engine, webhooks, reports, risk });
     jobs.start();
 
     let closing: Promise<void> | undefined;
@@ -404,7 +508,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       events,
       jobs,
       services,
-      engine: { index, sync, log: decisionLog, privileges },
+      engine: { index: engine.index, sync: engine.sync, log: engine.log },
+      risk,
+      searchPlans,
       instanceId,
       draining: false,
       close: (drainMs = config.shutdownTimeoutMs) => {
@@ -412,8 +518,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         // Decisions answered before the stop are recorded before the database goes.
         closing ??= jobs
           .stop(drainMs)
-          .then(() => decisionLog.flush())
-          .then(() => transport.close())
+          .then(() => engine.log.flush())
+          .then(() => webhooks.transport.close())
           .then(closeAll);
         return closing;
       },

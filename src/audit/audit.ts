@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { AuditEventSchema } from '../schemas/audit.js';
-import type { AuditEventType } from './event-types.js';
+import type { AuditEventType } from '../vocabulary/audit-events.js';
 
 /** Who acts: the `actor` of an audit event. */
 export type Actor = AuditEvent['actor'];

@@ -1,7 +1,7 @@
 import type { OperationContext, RequestMeta } from '../audit/audit.js';
 import type { ClientService } from './clients.js';
 import { OAuthError } from './oauth-error.js';
-import { SCOPES } from './scopes.js';
+import { SCOPES } from '../vocabulary/scopes.js';
 import type { TokenResponse, TokenService } from './tokens.js';
 import type { AuthContext } from './verifier.js';
 

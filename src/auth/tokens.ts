@@ -9,6 +9,8 @@ import { tokenRepository as repo } from './repository.js';
 import { generateSecret, sha256 } from './secrets.js';
 import type { SigningKeys } from './signing-keys.js';
 import { looksLikeJwt } from './verifier.js';
+import type { Static } from '@sinclair/typebox';
+import type { TokenResponseSchema } from '../schemas/clients.js';
 
 export interface TokenSettings {
   issuer: string;
@@ -17,13 +19,8 @@ export interface TokenSettings {
   refreshTtlDays: number;
 }
 
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  scope: string;
-  refresh_token: string;
-}
+/** What the token endpoint answers. */
+export type TokenResponse = Static<typeof TokenResponseSchema>;
 
 /** Scopes asked for (space-separated) within those allowed; nothing asked means all of them. */
 export function narrowScope(requested: string | undefined, allowed: readonly string[]): string[] {

@@ -1,6 +1,5 @@
 import type { PolicyIndex } from '../decisions/policy-index.js';
 import type { IxPrincipal } from '../decisions/model.js';
-import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
 import type {
   AuthZenAction,
   AuthZenContext,
@@ -9,7 +8,8 @@ import type {
   PartialEntities,
 } from '../schemas/authzen.js';
 import type { Reason } from '../schemas/decisions.js';
-import { PRINCIPAL_TYPES, type PrincipalType } from '../schemas/principals.js';
+import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../vocabulary/policies.js';
+import { PRINCIPAL_TYPES, type PrincipalType } from '../vocabulary/principals.js';
 
 /**
  * How AuthZEN entities name what the engine knows (docs/api.md §5.8): a subject is a principal, named

@@ -238,6 +238,15 @@ function settings(c: RawConfig) {
     jobs: {
       pollIntervalMs: c.JOB_POLL_INTERVAL_MS ?? 1_000,
       leaseMs: (c.JOB_LEASE_S ?? 30) * 1000,
+      /** The paces of periodic tasks that have no setting of their own. */
+      intervals: {
+        /** Removing what is past its retention: decision records, reports, delivery logs. */
+        purgeMs: 3_600_000,
+        /** Retrying a change the decision index could not read from the database. */
+        indexRetryMs: 1_000,
+        /** Bringing the ownership factor of the risk score up to date with owners' changes. */
+        ownershipMs: 1_000,
+      },
     },
     risk: {
       refreshIntervalMs: (c.RISK_REFRESH_INTERVAL_S ?? 3_600) * 1000,
@@ -254,6 +263,8 @@ function settings(c: RawConfig) {
       recording: (c.DECISION_RECORDING ?? 'on') === 'on',
     },
     connectors: {
+      /** Where the SCIM service provider answers: resource locations and discovery name it. */
+      scimBaseUrl: `${publicBaseUrl}/scim/v2`,
       /** The largest snapshot POST /v1/connectors/{id}/sync takes. */
       syncMaxBytes: c.SYNC_MAX_BYTES ?? 256 * 1024 * 1024,
     },
@@ -279,6 +290,8 @@ function settings(c: RawConfig) {
     search: {
       /** New search shapes given a statement of their own per minute (0: the generic one only). */
       plansPerMinute: c.SEARCH_PLANS_PER_MINUTE ?? 12,
+      /** Shapes remembered as planned; kept below Neo4j's own plan cache (1,000 by default). */
+      plannedShapes: 500,
     },
   };
 }

@@ -6,7 +6,7 @@ import {
   type ConditionOutcome,
 } from '../policies/conditions.js';
 import { actionMatches, globMatches } from '../policies/patterns.js';
-import type { Reason } from '../schemas/decisions.js';
+import type { Reason, TraceCandidate, TracePrincipal } from '../schemas/decisions.js';
 import type { PolicyIndex } from './policy-index.js';
 import type { IxPolicy, IxPrincipal } from './model.js';
 
@@ -32,30 +32,6 @@ export const actionNameOf = (action: RequestAction): string =>
  * replaces it (null: it is gone). A replacement may be a policy the index does not hold.
  */
 export type Overlay = ReadonlyMap<string, IxPolicy | null>;
-
-export interface TraceCandidate {
-  policy_id: string;
-  policy_version: number;
-  name: string;
-  effect: 'allow' | 'deny';
-  principal_id: string;
-  subject: {
-    matched: boolean;
-    via?: 'principal' | 'group' | 'match';
-    path?: { id: string; name: string; type: string }[];
-  };
-  conditions: ConditionOutcome[];
-  applied: boolean;
-  why: string;
-}
-
-export interface TracePrincipal {
-  id: string;
-  found: boolean;
-  type?: string;
-  status?: string;
-  groups?: string[];
-}
 
 export interface Verdict {
   allowed: boolean;

@@ -1,3 +1,5 @@
+import type { Static } from '@sinclair/typebox';
+import type { SimulationResultSchema } from '../schemas/policies.js';
 import type { Reader } from '../db/database.js';
 import { conflict, notFound, validationFailed } from '../errors/errors.js';
 import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model.js';
@@ -22,32 +24,9 @@ export interface SimulationInput {
   requests?: readonly DecisionRequest[] | undefined;
 }
 
-export interface AccessChange {
-  principal_id: string;
-  principal: { id: string; name: string; type: string; email: string | null };
-  resource: { type: string; identifier: string; pattern?: true };
-  gained: string[];
-  lost: string[];
-}
-
-export interface SimulationResult {
-  policy_id: string;
-  results?: {
-    request: DecisionRequest;
-    current: 'ALLOW' | 'DENY';
-    simulated: 'ALLOW' | 'DENY';
-    changed: boolean;
-  }[];
-  access_changes?: AccessChange[];
-  truncated?: true;
-  summary: {
-    evaluated: number;
-    changed: number;
-    newly_allowed: number;
-    newly_denied: number;
-    principals_affected: number;
-  };
-}
+export type SimulationResult = Static<typeof SimulationResultSchema>;
+/** How one principal's access to one resource changes. */
+export type AccessChange = NonNullable<SimulationResult['access_changes']>[number];
 
 /** The proposed policy compiled as it would be stored (id and bookkeeping kept). */
 function proposedPolicy(current: Policy, proposed: PolicyBody | null | undefined): IxPolicy | null {

@@ -1,6 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import type { Scope } from '../auth/scopes.js';
+import type { Scope } from '../vocabulary/scopes.js';
 import type { Serialised } from '../json.js';
 import type { Bucket } from '../ratelimit/index.js';
 

@@ -1,8 +1,12 @@
 import { BlockList, isIP } from 'node:net';
 import type { FieldError } from '../errors/errors.js';
-import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../schemas/principals.js';
-import { ACTION_NAME_PATTERN } from './patterns.js';
-import { OPERATORS as SEARCH_OPERATORS } from '../schemas/search.js';
+import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../vocabulary/principals.js';
+import {
+  ACTION_NAME_PATTERN,
+  CONDITION_OPERATORS,
+  MAX_CONDITIONS,
+  type ConditionOperator,
+} from '../vocabulary/policies.js';
 import { instantKey } from '../time.js';
 
 /**
@@ -17,11 +21,6 @@ import { instantKey } from '../time.js';
  * conditions are true; a deny applies unless they are false (it fails closed).
  */
 
-/** The operators of principal search (docs/api.md §2), and `$cidr`. */
-export const CONDITION_OPERATORS = [...SEARCH_OPERATORS, '$cidr'] as const;
-export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
-
-export const MAX_CONDITIONS = 32;
 const MAX_LIST = 100;
 const MAX_TEXT = 1024;
 

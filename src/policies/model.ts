@@ -1,7 +1,8 @@
 import { validationFailed, type FieldError } from '../errors/errors.js';
 import type { SearchQueryInput } from '../schemas/search.js';
 import { searchBodyErrors } from '../schemas/search.js';
-import type { Policy, PolicyBody, PolicyEffect, ResourceRef } from '../schemas/policies.js';
+import type { Policy, PolicyBody, ResourceRef } from '../schemas/policies.js';
+import type { PolicyEffect } from '../vocabulary/policies.js';
 import { toQuery } from '../principals/search/service.js';
 import { normalise } from '../principals/search/normal.js';
 import { AppError } from '../errors/errors.js';

@@ -4,17 +4,6 @@
  * wildcard, matching any run of characters (the empty one included).
  */
 
-/** Slashes let MCP method names such as `tools/call` be actions. */
-export const ACTION_NAME_PATTERN = '^[a-z][a-z0-9_.:/-]{0,127}$';
-/**
- * An action name, `*` (any action) or a prefix wildcard ending in `:*` or `/*` (`repo:*`,
- * `tools/*`): a wildcard ends at a separator, so that it names a family of actions rather than
- * whatever shares its first letters.
- */
-export const ACTION_PATTERN = '^(?:\\*|[a-z][a-z0-9_.:/-]{0,125}[:/]\\*|[a-z][a-z0-9_.:/-]{0,127})$';
-export const RESOURCE_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
-export const MAX_IDENTIFIER_LENGTH = 512;
-
 export function actionMatches(pattern: string, action: string): boolean {
   if (pattern === '*') return true;
   if (pattern.endsWith('*')) return action.startsWith(pattern.slice(0, -1));

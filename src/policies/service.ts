@@ -1,20 +1,18 @@
+import type { Static } from '@sinclair/typebox';
+import type { DeletedPolicy as DeletedPolicySchema } from '../schemas/policies.js';
 import type { Changes, OperationContext } from '../audit/audit.js';
 import type { Database, Tx } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';
 import { newId } from '../ids.js';
 import type { Page, Paged } from '../pagination.js';
-import { POLICY_STATUSES } from '../schemas/policies.js';
+import { POLICY_STATUSES } from '../vocabulary/policies.js';
 import { nowIso } from '../time.js';
 import { bodyOf, checkPolicyBody, type Policy, type PolicyBody } from './model.js';
 import { policyRepository as repo, type PolicyVersionRow } from './repository.js';
 
-export interface DeletedPolicy {
-  id: string;
-  status: 'deleted';
-  deleted_at: string;
-  deleted_by: string;
-}
+/** What deleting a policy answers. */
+export type DeletedPolicy = Static<typeof DeletedPolicySchema>;
 
 /** Turns the name_key constraint violation into a message that names the clash. */
 async function uniqueName<T>(name: string, work: () => Promise<T>): Promise<T> {

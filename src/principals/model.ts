@@ -1,22 +1,24 @@
-import {
-  KEY_PATTERN,
-  MAX_KEYS,
-  PRINCIPAL_STATUSES,
-  PRINCIPAL_TYPES,
-  type AttributeValue,
-  type Attributes,
-  type Metadata,
-  type Principal,
-  type PrincipalStatus,
-  type PrincipalType,
-  type RiskFactor,
-} from '../schemas/principals.js';
+import type { AttributeValue, Attributes, Metadata, Principal, RiskFactor } from '../schemas/principals.js';
+import type { PrincipalStatus, PrincipalType } from '../vocabulary/principals.js';
 
-export { KEY_PATTERN, MAX_KEYS, PRINCIPAL_STATUSES, PRINCIPAL_TYPES };
-export type { AttributeValue, Attributes, Metadata, Principal, PrincipalStatus, PrincipalType, RiskFactor };
+export type { AttributeValue, Attributes, Metadata, Principal, RiskFactor };
 
 /** Where the owner of a non-USER principal stands, when it does not live. */
 export type OwnerState = NonNullable<Principal['owner_state']>;
+
+/** What a principal's risk is scored from. */
+export type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'> & {
+  /** Factors from what the principal can access (src/risk/privileges.ts). */
+  privilege_factors?: readonly RiskFactor[];
+  /** Where its owner stands when it does not live (src/risk/ownership.ts). */
+  owner_state?: Principal['owner_state'] | undefined;
+};
+
+/**
+ * Scores a principal's risk: src/risk/score.ts's `assessRisk`, which the runtime hands to the
+ * services that write principals (the risk folder reads principals, so principals do not import it).
+ */
+export type RiskRule = (p: RiskInput, now?: number) => { score: number; factors: RiskFactor[] };
 
 /**
  * Each principal also carries its status as a label: filtering on a label reads the node record

@@ -15,10 +15,9 @@ import {
   type Metadata,
   type OwnerState,
   type Principal,
-  type PrincipalStatus,
-  type PrincipalType,
   type RiskFactor,
 } from './model.js';
+import { type PrincipalStatus, type PrincipalType } from '../vocabulary/principals.js';
 
 const Q = defineQueries('principals', [
   'create',

@@ -12,17 +12,16 @@ import {
   CONNECTOR_METADATA,
   groupSummary,
   MANAGER_KEY,
-  MAX_KEYS,
   type Attributes,
   type AttributeValue,
   type Metadata,
   type Principal,
-  type PrincipalType,
+  type RiskRule,
 } from './model.js';
 import { principalRepository as repo, type RelatedPrincipal } from './repository.js';
-import { assessRisk, DORMANT_AFTER_DAYS } from '../risk/score.js';
 import { searchPrincipals, type SearchRequest } from './search/service.js';
 import type { SearchPlans } from './search/plans.js';
+import { MAX_KEYS, type PrincipalType } from '../vocabulary/principals.js';
 
 export const RELATIONSHIP_TYPES = ['manager', 'reports', 'group_member'] as const;
 export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
@@ -154,29 +153,9 @@ export class PrincipalService {
     private readonly db: Database,
     private readonly events: EventSink,
     private readonly plans: SearchPlans,
+    /** Scores risk on every write that changes an input of it. */
+    private readonly assessRisk: RiskRule,
   ) {}
-
-  /**
-   * Recomputes the stored risk of principals that became dormant with the passage of time;
-   * every other input of the score changes through a write, which recomputes it there.
-   */
-  async refreshTimeBasedRisk(now = Date.now(), batch = 1_000): Promise<number> {
-    const dormantBefore = new Date(now - DORMANT_AFTER_DAYS * 86_400_000).toISOString();
-    let total = 0;
-    for (;;) {
-      const updated = await this.db.write('principals/refresh_risk', async (tx) => {
-        const candidates = await repo.dormantCandidates(tx, dormantBefore, batch);
-        const changes = candidates.map((p) => {
-          const risk = assessRisk(p, now);
-          return { id: p.id, score: risk.score, factors: JSON.stringify(risk.factors) };
-        });
-        if (changes.length > 0) await repo.setRisk(tx, changes);
-        return changes.length;
-      });
-      total += updated;
-      if (updated < batch) return total;
-    }
-  }
 
   async create(input: CreatePrincipalInput, op: OperationContext): Promise<Principal> {
     if (input.type === 'USER') {
@@ -192,7 +171,13 @@ export class PrincipalService {
       if (committed) return committed;
       const managerId = attributes[MANAGER_KEY];
       if (typeof managerId === 'string') await this.assertManager(tx, id, managerId);
-      const risk = assessRisk({ type: input.type, status: 'active', attributes, metadata, last_login: null });
+      const risk = this.assessRisk({
+        type: input.type,
+        status: 'active',
+        attributes,
+        metadata,
+        last_login: null,
+      });
       const principal = await repo.create(
         tx,
         {
@@ -318,7 +303,7 @@ export class PrincipalService {
       if (Object.keys(changes).length === 0 && !statusChanged) return current;
 
       const status = patch.status ?? current.status;
-      const risk = assessRisk({
+      const risk = this.assessRisk({
         type: current.type,
         status,
         attributes,

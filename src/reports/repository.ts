@@ -4,7 +4,7 @@ import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
 import type { ReportView } from '../schemas/reports.js';
 import type { ReportFormat } from './encoding.js';
-import type { ReportType } from './types.js';
+import type { ReportType } from '../vocabulary/report-types.js';
 
 const Q = defineQueries('reports', [
   'create',

@@ -11,7 +11,7 @@ import { REPORT_FILES, unpackChunk, type ReportFormat } from './encoding.js';
 import { REPORT_ATTEMPTS, REPORT_JOB } from './generator.js';
 import { reportRepository as repo, type StoredReport } from './repository.js';
 import type { ReportParameters } from './sources.js';
-import type { ReportType } from './types.js';
+import type { ReportType } from '../vocabulary/report-types.js';
 
 export interface ReportRequest {
   type: ReportType;

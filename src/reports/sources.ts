@@ -2,7 +2,7 @@ import { fromStored } from '../audit/audit.js';
 import type { Reader } from '../db/database.js';
 import type { AccessEntry } from '../decisions/access.js';
 import { reportRepository as repo, type SourceRows } from './repository.js';
-import type { ReportType } from './types.js';
+import type { ReportType } from '../vocabulary/report-types.js';
 
 /** A report's parameters once checked, with their defaults filled in (so a resumed run sees the same). */
 export type ReportParameters = Record<string, string | number>;

@@ -1,4 +1,4 @@
-import type { Principal, RiskFactor } from '../principals/model.js';
+import type { Principal, RiskFactor, RiskInput, RiskRule } from '../principals/model.js';
 
 export const DORMANT_AFTER_DAYS = 90;
 export const MANY_TOOLS = 20;
@@ -13,13 +13,6 @@ const HIGH_RISK_CAPABILITIES = new Set([
   'data_export',
 ]);
 
-type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'> & {
-  /** Factors from what the principal can access (src/risk/privileges.ts). */
-  privilege_factors?: readonly RiskFactor[];
-  /** Where its owner stands when it does not live (src/risk/ownership.ts). */
-  owner_state?: Principal['owner_state'] | undefined;
-};
-
 /** An attribute's values: an array as it is, a string as a list of one, nothing as empty. */
 function valuesOf(attributes: Principal['attributes'], key: string): string[] {
   const value = attributes[key];
@@ -30,7 +23,7 @@ function valuesOf(attributes: Principal['attributes'], key: string): string[] {
  * The risk of a principal from what the graph knows about it, as points per factor; the score
  * is their sum, capped at 100. Pure: the same inputs and time give the same result.
  */
-export function assessRisk(p: RiskInput, now: number = Date.now()): { score: number; factors: RiskFactor[] } {
+export function assessRisk(p: RiskInput, now: number = Date.now()): ReturnType<RiskRule> {
   const factors: RiskFactor[] = [];
   if (p.type !== 'USER') {
     if (!p.metadata['owner']) factors.push({ code: 'NO_OWNER', points: 30 });

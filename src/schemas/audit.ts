@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AUDIT_EVENT_TYPES } from '../audit/event-types.js';
+import { AUDIT_EVENT_TYPES } from '../vocabulary/audit-events.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);

@@ -1,9 +1,9 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ACTION_NAME_PATTERN } from '../policies/patterns.js';
 import { Id } from './common.js';
 import { MAX_BATCH, ReasonSchema } from './decisions.js';
 import { FreeForm } from './free-form.js';
 import { literals } from './principals.js';
+import { ACTION_NAME_PATTERN } from '../vocabulary/policies.js';
 
 /**
  * The OpenID AuthZEN Authorization API 1.0 (final, January 2026) as the service speaks it

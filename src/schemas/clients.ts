@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { SCOPES, type Scope } from '../auth/scopes.js';
+import { SCOPES, type Scope } from '../vocabulary/scopes.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 
 /**

@@ -57,7 +57,7 @@ export const DeletedConnector = Type.Object(
 );
 export type DeletedConnectorView = Static<typeof DeletedConnector>;
 
-const SyncCounts = Type.Object(
+export const SyncCountsSchema = Type.Object(
   {
     lines: Type.Integer(),
     invalid: Type.Integer({ description: 'Lines that could not be read (see `errors`)' }),
@@ -94,7 +94,7 @@ export const SyncSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
-    counts: Type.Union([SyncCounts, Type.Null()]),
+    counts: Type.Union([SyncCountsSchema, Type.Null()]),
     errors: Type.Array(
       Type.Object({ line: Type.Integer(), detail: Type.String() }, { additionalProperties: false }),
       { description: 'The first 100 lines that could not be applied' },

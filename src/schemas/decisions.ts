@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
 import { Id, KeyedMap, PageQuery, Pagination, Timestamp } from './common.js';
 import { FreeForm } from './free-form.js';
-import { KEY_PATTERN, literals, MAX_KEYS } from './principals.js';
+import { literals } from './principals.js';
+import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../vocabulary/policies.js';
+import { KEY_PATTERN, MAX_KEYS } from '../vocabulary/principals.js';
 
 export const MAX_BATCH = 1000;
 
@@ -137,22 +138,25 @@ export const TraceCandidateSchema = Type.Object(
   },
   { additionalProperties: false, title: 'TraceCandidate' },
 );
+export type TraceCandidate = Static<typeof TraceCandidateSchema>;
+
+/** A principal a decision looked at: the subject, and whoever it acts for. */
+const TracePrincipalSchema = Type.Object(
+  {
+    id: Type.String(),
+    found: Type.Boolean(),
+    type: Type.Optional(Type.String()),
+    status: Type.Optional(Type.String()),
+    groups: Type.Optional(Type.Array(Type.String(), { description: 'Every group, through nesting' })),
+  },
+  { additionalProperties: false },
+);
+export type TracePrincipal = Static<typeof TracePrincipalSchema>;
 
 export const TraceSchema = Type.Object(
   {
     index_version: Type.Integer({ minimum: 0, description: 'Version of the policy index that answered' }),
-    principals: Type.Array(
-      Type.Object(
-        {
-          id: Type.String(),
-          found: Type.Boolean(),
-          type: Type.Optional(Type.String()),
-          status: Type.Optional(Type.String()),
-          groups: Type.Optional(Type.Array(Type.String(), { description: 'Every group, through nesting' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    principals: Type.Array(TracePrincipalSchema),
     candidates: Type.Array(TraceCandidateSchema, {
       description: 'Every active policy naming the resource and the action, and why it did or did not apply',
     }),

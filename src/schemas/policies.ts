@@ -1,19 +1,18 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ACTION_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
-import { MAX_CONDITIONS } from '../policies/conditions.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 import { DecisionRequestSchema } from './decisions.js';
 import { FreeForm } from './free-form.js';
 import { literals } from './principals.js';
 import { SearchQuery } from './search.js';
-
-export const POLICY_EFFECTS = ['allow', 'deny'] as const;
-export type PolicyEffect = (typeof POLICY_EFFECTS)[number];
-/** `active` policies take effect; `disabled` and `draft` are kept without effect. */
-export const POLICY_STATUSES = ['active', 'disabled', 'draft'] as const;
-export type PolicyStatus = (typeof POLICY_STATUSES)[number];
-/** A deleted policy stays readable by id, so that decision records and audit events resolve. */
-export const POLICY_RECORD_STATUSES = ['active', 'disabled', 'draft', 'deleted'] as const;
+import {
+  ACTION_PATTERN,
+  MAX_IDENTIFIER_LENGTH,
+  RESOURCE_TYPE_PATTERN,
+  MAX_CONDITIONS,
+  POLICY_EFFECTS,
+  POLICY_RECORD_STATUSES,
+  POLICY_STATUSES,
+} from '../vocabulary/policies.js';
 
 export const MAX_SUBJECT_IDS = 1000;
 export const MAX_ACTIONS = 100;

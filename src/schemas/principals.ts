@@ -1,16 +1,7 @@
 import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { Id, KeyedMap, PageQuery, Paginated, Timestamp } from './common.js';
 import { FreeForm } from './free-form.js';
-
-export const PRINCIPAL_TYPES = ['USER', 'SERVICE_ACCOUNT', 'API_KEY', 'AI_AGENT'] as const;
-export type PrincipalType = (typeof PRINCIPAL_TYPES)[number];
-
-export const PRINCIPAL_STATUSES = ['active', 'suspended', 'deprovisioned', 'deleted'] as const;
-export type PrincipalStatus = (typeof PRINCIPAL_STATUSES)[number];
-
-/** Keys of attributes and metadata. */
-export const KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_.-]{0,63}$';
-export const MAX_KEYS = 64;
+import { KEY_PATTERN, MAX_KEYS, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../vocabulary/principals.js';
 
 export function literals<T extends string>(
   values: readonly T[],

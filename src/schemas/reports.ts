@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { REPORT_TYPES } from '../reports/types.js';
+import { REPORT_TYPES } from '../vocabulary/report-types.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 import { FreeForm } from './free-form.js';
 

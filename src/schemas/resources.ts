@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../policies/patterns.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 import { AttributesInputSchema, AttributesSchema } from './principals.js';
+import { MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../vocabulary/policies.js';
 
 export const ResourceSchema = Type.Object(
   {

@@ -1,38 +1,25 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { validationFailed, type FieldError } from '../errors/errors.js';
-import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../principals/model.js';
-import { SORT_FIELDS, type SortField } from '../principals/search/model.js';
 import { parseInstant } from '../time.js';
 import { KeyedMap, PageQuery } from './common.js';
 import { FreeForm } from './free-form.js';
 import { PrincipalStatusSchema, PrincipalTypeSchema } from './principals.js';
 import { compile, inputAjv, toFieldErrors } from './validator.js';
+import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../vocabulary/principals.js';
+import {
+  SCORE_FIELDS,
+  SORT_FIELDS,
+  TEXT_FIELDS,
+  TIMESTAMP_FIELDS,
+  type SearchOperator,
+  type SortField,
+} from '../vocabulary/search.js';
 
 /**
  * The body of POST /principals/search. The schema catches the shape (operators, operand types,
  * list sizes); `searchBodyErrors` adds what a schema cannot say (total condition count, instants
  * that parse). Every operator name and field name the compiler accepts is listed here.
  */
-
-export const OPERATORS = [
-  '$eq',
-  '$ne',
-  '$in',
-  '$nin',
-  '$gt',
-  '$gte',
-  '$lt',
-  '$lte',
-  '$contains',
-  '$startsWith',
-  '$exists',
-] as const;
-export type Operator = (typeof OPERATORS)[number];
-
-export const TEXT_FIELDS = ['name', 'email', 'connector_source'] as const;
-export const TIMESTAMP_FIELDS = ['created_at', 'updated_at', 'last_login'] as const;
-export const SCORE_FIELDS = ['risk_score'] as const;
-export { SORT_FIELDS, type SortField };
 
 export const MAX_CONDITIONS = 32;
 export const MAX_IN_VALUES = 100;
@@ -191,9 +178,9 @@ export type SearchPrincipalsRequest = Static<typeof SearchPrincipalsBody>;
 export type SearchQueryInput = Static<typeof SearchQuery>;
 
 /** Plain values and operator objects as the compiler walks them. */
-export type ConditionInput = string | number | Partial<Record<Operator, unknown>>;
+export type ConditionInput = string | number | Partial<Record<SearchOperator, unknown>>;
 
-function isOperatorObject(value: unknown): value is Partial<Record<Operator, unknown>> {
+function isOperatorObject(value: unknown): value is Partial<Record<SearchOperator, unknown>> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 

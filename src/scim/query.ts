@@ -1,4 +1,13 @@
-import { and, attribute, condition, field, not, or, type Query, type Target } from '../principals/search/model.js';
+import {
+  and,
+  attribute,
+  condition,
+  field,
+  not,
+  or,
+  type Query,
+  type Target,
+} from '../principals/search/model.js';
 import { parseInstant } from '../time.js';
 import { ScimError } from './errors.js';
 import type { AttrPath, CompareOp, FilterValue, ScimFilter } from './filter.js';

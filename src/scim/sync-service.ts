@@ -1,3 +1,5 @@
+import type { Static } from '@sinclair/typebox';
+import type { SyncSchema } from '../schemas/connectors.js';
 import type { OperationContext } from '../audit/audit.js';
 import type { Database } from '../db/database.js';
 import { conflict, notFound } from '../errors/errors.js';
@@ -12,19 +14,8 @@ const SYNC_ATTEMPTS = 3;
 /** A snapshot is stored in pieces of about this many characters, whole lines each. */
 const CHUNK = 4 * 1024 * 1024;
 
-export interface SyncView {
-  id: string;
-  connector_id: string;
-  status: 'pending' | 'running' | 'completed' | 'failed';
-  requested_at: string;
-  requested_by: string;
-  completed_at: string | null;
-  bytes: number;
-  progress: { phase: SyncProgress['phase'] | 'queued'; processed: number; total: number };
-  counts: SyncProgress['counts'] | null;
-  errors: SyncProgress['errors'];
-  error: string | null;
-}
+/** A snapshot sync as GET /v1/connectors/{id}/sync/{sync_id} answers it. */
+export type SyncView = Static<typeof SyncSchema>;
 
 /** Splits text into pieces of whole lines. */
 function chunks(text: string): string[] {

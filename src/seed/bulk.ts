@@ -10,11 +10,11 @@ import {
   TYPE_LABEL,
   type Attributes,
   type Metadata,
-  type PrincipalType,
 } from '../principals/model.js';
 import { assessRisk } from '../risk/score.js';
 import { checkPolicyBody, type PolicyBody } from '../policies/model.js';
 import { nodeProperties } from '../policies/repository.js';
+import { type PrincipalType } from '../vocabulary/principals.js';
 
 const Q = defineQueries('seed', [
   'principals',

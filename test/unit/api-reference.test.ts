@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SCOPES } from '../../src/auth/scopes.js';
+import { SCOPES } from '../../src/vocabulary/scopes.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ERROR_CODES } from '../../src/errors/errors.js';
 import { buildOpenApi } from '../../src/http/openapi/build.js';

@@ -65,6 +65,18 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** The graph of src/'s top-level folders (a module at the top level stands for itself). */
+function folderGraph(modules: Map<string, string[]>): Map<string, string[]> {
+  const folder = (file: string): string => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
+  const folders = new Map<string, Set<string>>();
+  for (const [from, targets] of modules) {
+    const edges = folders.get(folder(from)) ?? new Set<string>();
+    for (const t of targets) if (folder(t) !== folder(from)) edges.add(folder(t));
+    folders.set(folder(from), edges);
+  }
+  return new Map([...folders].map(([f, edges]) => [f, [...edges]]));
+}
+
 describe('architecture', () => {
   const graph = importGraph();
 
@@ -77,6 +89,23 @@ describe('architecture', () => {
     expect(cycles(graph)).to.deep.equal([]);
   });
 
+  it('has no cycles between folders: features depend on each other one way', () => {
+    expect(cycles(folderGraph(graph))).to.deep.equal([]);
+  });
+
+  it('keeps the vocabularies leaves, and the schemas on them alone', () => {
+    const LEAVES = ['errors/errors.ts', 'ids.ts', 'pagination.ts', 'time.ts'];
+    const outside = [...graph.entries()].flatMap(([from, targets]) => {
+      const folder = from.split('/')[0];
+      if (folder !== 'vocabulary' && folder !== 'schemas') return [];
+      const allowed = (t: string): boolean =>
+        t.startsWith('vocabulary/') ||
+        (folder === 'schemas' && (t.startsWith('schemas/') || LEAVES.includes(t)));
+      return targets.filter((t) => !allowed(t)).map((t) => `${from} -> ${t}`);
+    });
+    expect(outside).to.deep.equal([]);
+  });
+
   it('finds a cycle when there is one', () => {
     const looped = new Map([
       ['a.ts', ['b.ts']],
@@ -85,6 +114,15 @@ describe('architecture', () => {
       ['d.ts', ['a.ts']],
     ]);
     expect(cycles(looped)).to.deep.equal([['a.ts', 'b.ts', 'c.ts']]);
+    const crossing = new Map([
+      ['a/one.ts', ['b/two.ts']],
+      ['b/two.ts', ['time.ts']],
+      ['b/three.ts', ['a/four.ts']],
+      ['a/four.ts', []],
+      ['time.ts', []],
+    ]);
+    expect(cycles(crossing)).to.deep.equal([]);
+    expect(cycles(folderGraph(crossing))).to.deep.equal([['a', 'b']]);
   });
 
   it('keeps the HTTP edge outermost: only the entry point imports from src/http', () => {

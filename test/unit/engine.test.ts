@@ -8,7 +8,7 @@ import type { SearchQueryInput } from '../../src/schemas/search.js';
 
 /**
  * The decision engine (`decide` over a `PolicyIndex`) on its own, without HTTP or Neo4j: each
- * rule of the README's "Policies and decisions" section is a table of cases — a world
+ * rule of docs/policies.md (policies and decisions) is a table of cases — a world
  * (principals, nested groups, registered resources, policies) and requests with the decision
  * and the exact reasons expected — and one loop builds each world's index and decides each
  * case. Every policy is checked as the API checks it at write time (`checkPolicyBody`), so no
@@ -1722,7 +1722,7 @@ const SUITES: Suite[] = [
         reasons: ['DELEGATOR_DENIED @prn_bob', 'NO_MATCHING_POLICY @prn_bob'],
       },
       // An inactive or unknown delegator has no delegation that applies either; the reasons here
-      // are the README's (the delegator is decided on the same request and is denied).
+      // are docs/policies.md's (the delegator is decided on the same request and is denied).
       {
         name: 'a suspended delegator: DELEGATOR_DENIED, PRINCIPAL_INACTIVE',
         principal: 'prn_agent',

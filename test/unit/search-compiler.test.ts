@@ -4,10 +4,10 @@ import { Catalogue } from '../../src/db/catalogue.js';
 import { AppError } from '../../src/errors/errors.js';
 import { compileSearch, type SearchRequest } from '../../src/principals/search/service.js';
 import type { SearchParams } from '../../src/principals/search/cypher.js';
-import { SORT_FIELDS } from '../../src/principals/search/model.js';
-import { PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../../src/principals/model.js';
 import { MAX_PAGE } from '../../src/pagination.js';
 import { parseInstant } from '../../src/time.js';
+import { SORT_FIELDS } from '../../src/vocabulary/search.js';
+import { PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../../src/vocabulary/principals.js';
 
 /** Values a caller might try to smuggle into the query text. */
 const HOSTILE = [

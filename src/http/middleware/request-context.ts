@@ -42,7 +42,11 @@ export function requestContext(logger: Logger, metrics: Metrics): Middleware {
     metrics.http.inFlight += 1;
     try {
       await next();
-      if (stateOf(ctx).route?.errors === 'authzen' && incoming !== requestId && PRINTABLE_REQUEST_ID.test(incoming)) {
+      if (
+        stateOf(ctx).route?.errors === 'authzen' &&
+        incoming !== requestId &&
+        PRINTABLE_REQUEST_ID.test(incoming)
+      ) {
         ctx.set('X-Request-Id', incoming);
       }
     } finally {

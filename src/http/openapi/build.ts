@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { SCOPE_DESCRIPTIONS } from '../../auth/scopes.js';
+import { SCOPE_DESCRIPTIONS } from '../../vocabulary/scopes.js';
 import { OAuthErrorSchema } from '../../schemas/clients.js';
 import { ScimErrorSchema } from '../../schemas/scim.js';
 import { Problem } from '../../schemas/common.js';

@@ -1,10 +1,11 @@
 import type { PrincipalService } from '../../principals/service.js';
 
 import { PrincipalList } from '../../schemas/principals.js';
-import { MAX_CONDITIONS, MAX_IN_VALUES, SearchPrincipalsBody } from '../../schemas/search.js';
+import { MAX_IN_VALUES, SearchPrincipalsBody } from '../../schemas/search.js';
 import { listBody } from '../context.js';
 import { principalListItem } from '../views.js';
 import { defineRoute, type AnyRoute } from '../route.js';
+import { MAX_CONDITIONS } from '../../vocabulary/policies.js';
 
 export function principalSearchRoutes(deps: { principals: PrincipalService }): AnyRoute[] {
   return [

@@ -1,13 +1,6 @@
 import { defineQueries, type Catalogue } from '../../db/catalogue.js';
 import { fillMarkers, fragmentOf } from '../../db/compose.js';
-import {
-  ATTR_PREFIX,
-  MANAGER_KEY,
-  PRINCIPAL_STATUSES,
-  PRINCIPAL_TYPES,
-  STATUS_LABEL,
-  TYPE_LABEL,
-} from '../model.js';
+import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js';
 import { instantKey, parseInstant } from '../../time.js';
 import {
   assertWellFormed,
@@ -16,10 +9,11 @@ import {
   type Field,
   type Operand,
   type Query,
-  type SortField,
   type Target,
 } from './model.js';
 import { normalise, single, type Literal, type Normal } from './normal.js';
+import { PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../../vocabulary/principals.js';
+import { type SortField } from '../../vocabulary/search.js';
 
 const Q = defineQueries('principals', ['search', 'search_filter']);
 

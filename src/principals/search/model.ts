@@ -1,3 +1,5 @@
+import { QUERY_OPERATORS, type QueryOperator } from '../../vocabulary/search.js';
+
 /**
  * The query representation: which principals a request selects, said once for every way of
  * asking — `/v1` principal search, SCIM filters (RFC 7644 §3.4.2.2) and the `match` subjects of
@@ -47,10 +49,6 @@ export const FIELDS = [
 ] as const;
 export type Field = (typeof FIELDS)[number];
 
-/** Fields a search can be sorted by; `last_login` is the only one a principal may lack. */
-export const SORT_FIELDS = ['created_at', 'updated_at', 'name', 'last_login', 'risk_score'] as const;
-export type SortField = (typeof SORT_FIELDS)[number];
-
 /** How a field's values compare; attributes are text or lists of text. */
 export type FieldKind = 'label' | 'text' | 'timestamp' | 'score';
 
@@ -69,21 +67,8 @@ export const FIELD_KIND: Record<Field, FieldKind> = {
   risk_score: 'score',
 };
 
-export const OPERATORS = [
-  '$eq',
-  '$ne',
-  '$in',
-  '$nin',
-  '$gt',
-  '$gte',
-  '$lt',
-  '$lte',
-  '$contains',
-  '$startsWith',
-  '$endsWith',
-  '$exists',
-] as const;
-export type Operator = (typeof OPERATORS)[number];
+/** Every operator the representation knows (src/vocabulary/search.ts). */
+export type Operator = QueryOperator;
 
 export type Target = { readonly field: Field } | { readonly attribute: string };
 
@@ -136,8 +121,8 @@ export const isAttribute = (target: Target): target is { readonly attribute: str
 /** The operators each kind of target takes; anything else is a mistake of whoever built the query. */
 const ALLOWED: Record<FieldKind | 'attribute', ReadonlySet<Operator>> = {
   label: new Set(['$eq', '$ne', '$in', '$nin', '$exists']),
-  text: new Set(OPERATORS),
-  attribute: new Set(OPERATORS),
+  text: new Set(QUERY_OPERATORS),
+  attribute: new Set(QUERY_OPERATORS),
   timestamp: new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists']),
   score: new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists']),
 };

@@ -3,18 +3,13 @@ import type { Database } from '../../db/database.js';
 import { pageOf } from '../../pagination.js';
 import { compile, type CompiledQuery, type Page, type Sort } from './cypher.js';
 import { and, attribute, condition, field, type Condition, type Field, type Query } from './model.js';
-import {
-  SCORE_FIELDS,
-  TEXT_FIELDS,
-  TIMESTAMP_FIELDS,
-  validateSearchBody,
-  type Operator,
-  type SearchPrincipalsRequest,
-} from '../../schemas/search.js';
+import { validateSearchBody, type SearchPrincipalsRequest } from '../../schemas/search.js';
 import { compileShaped } from './shaped.js';
-import { PRINCIPAL_STATUSES, type Principal, type PrincipalStatus } from '../model.js';
+import { type Principal } from '../model.js';
 import { principalRepository as repo } from '../repository.js';
 import type { SearchPlans } from './plans.js';
+import { SCORE_FIELDS, TEXT_FIELDS, TIMESTAMP_FIELDS, type SearchOperator } from '../../vocabulary/search.js';
+import { PRINCIPAL_STATUSES, type PrincipalStatus } from '../../vocabulary/principals.js';
 
 /** The body of POST /principals/search; GET /principals passes `type`, `status` and `connector_source`. */
 export type SearchRequest = SearchPrincipalsRequest;
@@ -24,7 +19,7 @@ export type CompiledSearch = CompiledQuery;
 /** Skip values past this are all "past the end"; the cap keeps Cypher integer arithmetic in range. */
 const MAX_SKIP = Number.MAX_SAFE_INTEGER;
 
-function isOperatorObject(value: unknown): value is Partial<Record<Operator, unknown>> {
+function isOperatorObject(value: unknown): value is Partial<Record<SearchOperator, unknown>> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
@@ -43,7 +38,9 @@ export function toQuery(body: SearchRequest): Query {
       return;
     }
     for (const [op, operand] of Object.entries(value)) {
-      conditions.push(condition(target, op as Operator, operand as string | number | boolean | string[]));
+      conditions.push(
+        condition(target, op as SearchOperator, operand as string | number | boolean | string[]),
+      );
     }
   };
   if (query.type !== undefined) conditions.push(condition(field('type'), '$in', [query.type].flat()));

@@ -1,17 +1,11 @@
 import { defineQueries, type Catalogue } from '../../db/catalogue.js';
 import { fillMarkers } from '../../db/compose.js';
-import {
-  ATTR_PREFIX,
-  MANAGER_KEY,
-  PRINCIPAL_STATUSES,
-  STATUS_LABEL,
-  TYPE_LABEL,
-  type PrincipalStatus,
-  type PrincipalType,
-} from '../model.js';
+import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js';
 import { parseInstant } from '../../time.js';
 import type { Page, Sort } from './cypher.js';
 import { FIELD_KIND, isAttribute, type Operator, type Query } from './model.js';
+import { SEARCH_OPERATORS } from '../../vocabulary/search.js';
+import { PRINCIPAL_STATUSES, type PrincipalStatus, type PrincipalType } from '../../vocabulary/principals.js';
 
 const Q = defineQueries('principals', ['shaped_search']);
 
@@ -316,19 +310,8 @@ const FIELD_TARGET: Record<ShapedField, Target> = {
   risk_score: { kind: 'score', property: PROPERTY.risk_score },
 };
 
-const SHAPED_OPERATORS = new Set<Operator>([
-  '$eq',
-  '$ne',
-  '$in',
-  '$nin',
-  '$gt',
-  '$gte',
-  '$lt',
-  '$lte',
-  '$contains',
-  '$startsWith',
-  '$exists',
-]);
+/** The public operators each have a statement of their own; `$endsWith` takes the generic one. */
+const SHAPED_OPERATORS: ReadonlySet<Operator> = new Set(SEARCH_OPERATORS);
 
 interface Shape {
   types: PrincipalType[] | undefined;
