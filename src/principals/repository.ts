@@ -37,6 +37,12 @@ const Q = defineQueries('principals', [
 ]);
 
 /**
+ * The templates of the search statements: the search compiler (src/principals/search/) fills
+ * their markers with generated predicates, and `search` / `planSearch` below run the result.
+ */
+export const SEARCH_TEMPLATES = defineQueries('principals', ['search', 'search_filter', 'shaped_search']);
+
+/**
  * A search statement: the text is assembled from a catalogue template (src/query) and named
  * after it, with every value in the parameters.
  */

@@ -177,8 +177,6 @@ describe('architecture', () => {
  * events (sink and feed), the job runner and the bulk loader of `seed/`.
  */
 const STORAGE_OWNERS = ['db/', 'events/', 'jobs/', 'seed/'];
-/** The principal search compiler declares the statement templates it composes; a repository runs them. */
-const TEMPLATE_OWNERS = ['principals/search/'];
 /** The names a database, a transaction or a session goes by wherever one is passed around. */
 const RUNNERS = /^(tx|db|reader|database|session)$/i;
 
@@ -187,14 +185,13 @@ function queryUses(file: string, source: string): string[] {
   if (name === 'repository.ts') return [];
   if (STORAGE_OWNERS.some((prefix) => file.startsWith(prefix))) return [];
   if (!/defineQueries|\.(run|first)\b/.test(source)) return [];
-  const templates = TEMPLATE_OWNERS.some((prefix) => file.startsWith(prefix));
   const tree = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const line = (node: ts.Node): number => tree.getLineAndCharacterOfPosition(node.getStart()).line + 1;
   const visit = (node: ts.Node): void => {
     if (ts.isCallExpression(node)) {
       const callee = node.expression;
-      if (ts.isIdentifier(callee) && callee.text === 'defineQueries' && !templates) {
+      if (ts.isIdentifier(callee) && callee.text === 'defineQueries') {
         found.push(`${file}:${line(node)} declares queries`);
       }
       if (ts.isPropertyAccessExpression(callee) && ['run', 'first'].includes(callee.name.text)) {

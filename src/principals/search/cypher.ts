@@ -1,4 +1,5 @@
-import { defineQueries, type Catalogue } from '../../db/catalogue.js';
+import type { Catalogue } from '../../db/catalogue.js';
+import { SEARCH_TEMPLATES as Q } from '../repository.js';
 import { fillMarkers, fragmentOf } from '../../db/compose.js';
 import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js';
 import { instantKey, parseInstant } from '../../time.js';
@@ -14,8 +15,6 @@ import {
 import { normalise, single, type Literal, type Normal } from './normal.js';
 import { PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../../vocabulary/principals.js';
 import { type SortField } from '../../vocabulary/search.js';
-
-const Q = defineQueries('principals', ['search', 'search_filter']);
 
 /**
  * Compiles a query (src/principals/search/model.ts) to the one principal search statement: the text is the

@@ -1,4 +1,5 @@
-import { defineQueries, type Catalogue } from '../../db/catalogue.js';
+import type { Catalogue } from '../../db/catalogue.js';
+import { SEARCH_TEMPLATES as Q } from '../repository.js';
 import { fillMarkers } from '../../db/compose.js';
 import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js';
 import { parseInstant } from '../../time.js';
@@ -6,8 +7,6 @@ import type { Page, Sort } from './cypher.js';
 import { FIELD_KIND, isAttribute, type Operator, type Query } from './model.js';
 import { SEARCH_OPERATORS } from '../../vocabulary/search.js';
 import { PRINCIPAL_STATUSES, type PrincipalStatus, type PrincipalType } from '../../vocabulary/principals.js';
-
-const Q = defineQueries('principals', ['shaped_search']);
 
 /**
  * A query compiled for its shape: a statement whose text holds exactly the predicates of its
