@@ -15,8 +15,8 @@
  *    `GET /scim/v2/Groups?filter=displayName eq ...`, with and without the members.
  *
  * Where the sync endpoint is not there (404), its row says so and the users of (3) are written
- * with the bulk loader instead (the properties SCIM keeps: connector_source, user_name, scim),
- * their groups created through `POST /scim/v2/Groups`.
+ * with the bulk loader instead (the properties SCIM keeps: connector_source, connector_ref,
+ * user_name, scim), their groups created through `POST /scim/v2/Groups`.
  *
  *   npm run bench:scim                      # embedded Neo4j in a throwaway directory
  *   NEO4J_URI=bolt://... npm run bench:scim # an existing (empty) Neo4j
@@ -30,6 +30,7 @@
  * Results also go to bench/results/scim-*.json.
  */
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Runtime } from '../src/runtime.js';
 import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, PATCH_SCHEMA, USER_SCHEMA } from '../src/scim/schema.js';
 import { mappedAttributes, mappedMetadata, readUser, userFields } from '../src/scim/users.js';
@@ -54,6 +55,7 @@ import {
 } from './harness.js';
 import { DEPARTMENTS, FIRST, LAST, LOCATIONS, ROLES, rng, seededId } from './org.js';
 import type { ProvisionResult, ProvisionRun } from './scim-client.js';
+import type { PollResult, PollRun } from './sync-poller.js';
 
 const USERS = env('BENCH_SCIM_USERS', 5_000);
 const CLIENTS = env('BENCH_SCIM_CLIENTS', 8);
@@ -69,8 +71,8 @@ const BATCH = env('BENCH_BATCH', 1_000);
 const WARMUP_REQUESTS = 20;
 
 /** The targets: users/s provisioned, seconds for a sync of 100,000 users, p99 ms of a filtered list. */
-const PROVISION_TARGET = 300;
-const SYNC_TARGET_S = 60;
+const PROVISION_TARGET = 500;
+const SYNC_TARGET_S = 40;
 const SYNC_TARGET_USERS = 100_000;
 const FILTER_TARGET_MS = 30;
 
@@ -341,70 +343,119 @@ interface SyncRound {
   errors: unknown[];
   error: unknown;
   progress: unknown;
-  /** Seconds in each phase the progress showed, as polled (every 200 ms). */
+  /** Seconds in each phase the progress showed, as polled. */
   phases_s: Record<string, number>;
+  /** The status polls of a separate process while the sync ran (bench/sync-poller.ts). */
+  polls: {
+    answered: number;
+    failed: number;
+    causes: string[];
+    p50_ms: number;
+    p99_ms: number;
+    max_ms: number;
+  };
+  /** The service's event-loop delay from the POST to completion. */
+  loop_delay_ms: { p99: number; max: number };
+  /** The service process's memory over the sync, above what it was before the POST. */
+  memory_mb: { rss_peak: number; heap_peak: number; before_rss: number; before_heap: number };
 }
 
 type SyncAttempt = { available: true; round: SyncRound } | { available: false; status: number; text: string };
 
+/** Peaks of the process's memory, sampled every 50 ms until stopped. */
+function memoryPeaks(): () => SyncRound['memory_mb'] {
+  const mb = (bytes: number): number => Number((bytes / 1024 / 1024).toFixed(1));
+  const start = process.memoryUsage();
+  let rss = start.rss;
+  let heap = start.heapUsed;
+  const timer = setInterval(() => {
+    const now = process.memoryUsage();
+    rss = Math.max(rss, now.rss);
+    heap = Math.max(heap, now.heapUsed);
+  }, 50);
+  return () => {
+    clearInterval(timer);
+    return {
+      rss_peak: mb(rss - start.rss),
+      heap_peak: mb(heap - start.heapUsed),
+      before_rss: mb(start.rss),
+      before_heap: mb(start.heapUsed),
+    };
+  };
+}
+
 async function sync(admin: BenchClient, body: string, label: string): Promise<SyncAttempt> {
   const connector = await createConnector(admin, label);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const memory = memoryPeaks();
   const t0 = process.hrtime.bigint();
   const elapsed = (): number => Number(process.hrtime.bigint() - t0) / 1e9;
-  const posted = await admin.send('POST', `/v1/connectors/${connector.id}/sync`, body, {
-    contentType: 'application/x-ndjson',
-  });
-  const accepted = elapsed();
-  if (posted.status === 404 || posted.status === 405) {
-    return { available: false, status: posted.status, text: posted.text.slice(0, 300) };
-  }
-  if (posted.status !== 202) {
-    throw new Error(`POST /v1/connectors/{id}/sync answered ${posted.status}: ${posted.text.slice(0, 500)}`);
-  }
-  const started = posted.json as { id: string };
-  const location = posted.headers.get('location') ?? `/v1/connectors/${connector.id}/sync/${started.id}`;
-  const path = new URL(location, admin.base).pathname;
-  let lastReport = 0;
-  const seen: { phase: string; at: number }[] = [];
-  const phases = (end: number): Record<string, number> =>
-    Object.fromEntries(seen.map((p, i) => [p.phase, Number(((seen[i + 1]?.at ?? end) - p.at).toFixed(2))]));
-  for (;;) {
-    const res = await admin.send('GET', path);
-    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${res.text.slice(0, 300)}`);
-    const state = res.json as {
-      status: string;
-      progress?: { phase?: string } | null;
-      counts?: unknown;
-      errors?: unknown[];
-      error?: unknown;
-    };
-    const phase = state.progress?.phase;
-    if (phase && seen.at(-1)?.phase !== phase) seen.push({ phase, at: elapsed() });
-    if (state.status === 'completed' || state.status === 'failed') {
-      const seconds = elapsed();
-      return {
-        available: true,
-        round: {
-          connector,
-          accepted_s: accepted,
-          seconds,
-          status: state.status,
-          counts: state.counts ?? null,
-          errors: (state.errors ?? []).slice(0, 10),
-          error: state.error ?? null,
-          progress: state.progress ?? null,
-          phases_s: phases(seconds),
-        },
+  try {
+    const posted = await admin.send('POST', `/v1/connectors/${connector.id}/sync`, body, {
+      contentType: 'application/x-ndjson',
+    });
+    const accepted = elapsed();
+    if (posted.status === 404 || posted.status === 405) {
+      return { available: false, status: posted.status, text: posted.text.slice(0, 300) };
+    }
+    if (posted.status !== 202) {
+      throw new Error(
+        `POST /v1/connectors/{id}/sync answered ${posted.status}: ${posted.text.slice(0, 500)}`,
+      );
+    }
+    const started = posted.json as { id: string };
+    const location = posted.headers.get('location') ?? `/v1/connectors/${connector.id}/sync/${started.id}`;
+    const poller = forkBench('sync-poller.ts');
+    let polled: PollResult;
+    try {
+      const run: PollRun = {
+        url: new URL(location, admin.base).href,
+        token: await admin.token(),
+        intervalMs: 250,
+        timeoutS: SYNC_TIMEOUT_S,
       };
+      polled = await ask<PollResult>(poller, run);
+    } finally {
+      poller.kill();
     }
-    if (elapsed() > SYNC_TIMEOUT_S) {
-      throw new Error(`the sync did not finish within ${SYNC_TIMEOUT_S} s: ${res.text.slice(0, 300)}`);
-    }
-    if (elapsed() - lastReport >= 10) {
-      lastReport = elapsed();
-      log(`  ${elapsed().toFixed(0)} s: ${state.status} ${JSON.stringify(state.progress ?? null)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const seconds = accepted + polled.seconds;
+    const state = polled.final;
+    if (!state) throw new Error(`the sync did not finish within ${SYNC_TIMEOUT_S} s`);
+    const phases = Object.fromEntries(
+      polled.phases.map((p, i) => [
+        p.phase,
+        Number(((polled.phases[i + 1]?.at ?? polled.seconds) - p.at).toFixed(2)),
+      ]),
+    );
+    const sorted = [...polled.latencies].sort((a, b) => a - b);
+    return {
+      available: true,
+      round: {
+        connector,
+        accepted_s: accepted,
+        seconds,
+        status: state.status,
+        counts: state.counts ?? null,
+        errors: (state.errors ?? []).slice(0, 10),
+        error: state.error ?? null,
+        progress: state.progress ?? null,
+        phases_s: phases,
+        polls: {
+          answered: polled.latencies.length,
+          failed: polled.failures,
+          causes: polled.failureCauses,
+          p50_ms: percentile(sorted, 50),
+          p99_ms: percentile(sorted, 99),
+          max_ms: sorted.at(-1) ?? NaN,
+        },
+        loop_delay_ms: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+        memory_mb: memory(),
+      },
+    };
+  } finally {
+    loop.disable();
+    memory();
   }
 }
 
@@ -441,7 +492,11 @@ async function bulkConnector(
       ...(fields.externalId ? { connectorId: fields.externalId } : {}),
       createdAt: new Date(created[i]!).toISOString(),
       status: fields.active ? 'active' : 'suspended',
-      extra: { user_name: fields.userName.toLowerCase(), scim: JSON.stringify(scim) },
+      extra: {
+        connector_ref: connector.id,
+        user_name: fields.userName.toLowerCase(),
+        scim: JSON.stringify(scim),
+      },
     };
   });
   const t0 = Date.now();
@@ -490,17 +545,17 @@ async function filters(
   const [range] = await cypher(
     runtime.db,
     `MATCH (p:Principal)
-     WHERE p.connector_source = $source AND p.type = 'USER' AND p.status IN ['active', 'suspended']
+     WHERE p.connector_ref = $connector AND p.type = 'USER' AND p.status IN ['active', 'suspended']
      RETURN count(p) AS n, min(p.updated_at) AS first, max(p.updated_at) AS last`,
-    { source: connector.name },
+    { connector: connector.id },
   );
   const sample = await cypher(
     runtime.db,
     `MATCH (p:Principal)
-     WHERE p.connector_source = $source AND p.type = 'USER' AND p.status IN ['active', 'suspended']
+     WHERE p.connector_ref = $connector AND p.type = 'USER' AND p.status IN ['active', 'suspended']
      WITH p ORDER BY rand() LIMIT 2000
      RETURN p.id AS id`,
-    { source: connector.name },
+    { connector: connector.id },
   );
   const ids = sample.map((r) => r['id'] as string);
   const first = Date.parse(range?.['first'] as string);
@@ -650,6 +705,13 @@ async function run({ runtime, client: admin }: BenchService, now: number): Promi
         `counts ${JSON.stringify(r.counts)}${r.error ? `, error ${JSON.stringify(r.error)}` : ''}`,
     );
     log(`  seconds per phase: ${JSON.stringify(r.phases_s)}`);
+    log(
+      `  status polls: ${r.polls.answered} answered, ${r.polls.failed} failed, p99 ${fmt(r.polls.p99_ms)} ms, ` +
+        `max ${fmt(r.polls.max_ms)} ms; event-loop delay p99 ${fmt(r.loop_delay_ms.p99)} ms, ` +
+        `max ${fmt(r.loop_delay_ms.max)} ms; memory peak +${r.memory_mb.rss_peak} MB RSS, ` +
+        `+${r.memory_mb.heap_peak} MB heap`,
+    );
+    for (const cause of r.polls.causes) log(`  poll failed: ${cause}`);
     for (const e of r.errors.slice(0, 3)) log(`  error: ${JSON.stringify(e)}`);
   }
   const completed = syncRounds.filter((r) => r.status === 'completed');
@@ -694,6 +756,36 @@ async function run({ runtime, client: admin }: BenchService, now: number): Promi
       direction: 'min',
       on: 'median',
       rounds: syncRates,
+    });
+    table.add({
+      scenario: '  status polls failed during the sync',
+      unit: 'polls',
+      median: median(syncRounds.map((r) => r.polls.failed)),
+      rounds: syncRounds.map((r) => r.polls.failed),
+      note: 'must be 0',
+    });
+    table.add({
+      scenario: '  status poll latency during the sync',
+      unit: 'ms',
+      median: median(syncRounds.map((r) => r.polls.p50_ms)),
+      p99: median(syncRounds.map((r) => r.polls.p99_ms)),
+      rounds: syncRounds.map((r) => r.polls.max_ms),
+      note: 'rounds: max',
+    });
+    table.add({
+      scenario: '  service event-loop delay during the sync',
+      unit: 'ms',
+      median: NaN,
+      p99: median(syncRounds.map((r) => r.loop_delay_ms.p99)),
+      rounds: syncRounds.map((r) => r.loop_delay_ms.max),
+      note: 'rounds: max',
+    });
+    table.add({
+      scenario: '  memory above the start, peak during the sync',
+      unit: 'MB heap',
+      median: median(syncRounds.map((r) => r.memory_mb.heap_peak)),
+      rounds: syncRounds.map((r) => r.memory_mb.heap_peak),
+      note: `RSS peak +${median(syncRounds.map((r) => r.memory_mb.rss_peak))} MB (the bench's own snapshot text is held throughout)`,
     });
   }
 

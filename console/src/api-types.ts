@@ -100,8 +100,8 @@ export interface AuditEvent {
    * group.created, group.updated, group.deleted, group.member_added, group.member_removed,
    * policy.created, policy.updated, policy.deleted, resource.created, resource.updated,
    * resource.deleted, client.created, client.deleted, token.revoked, auth.failed, connector.created,
-   * connector.deleted, connector.token_rotated, webhook.created, webhook.updated, webhook.deleted,
-   * webhook.secret_rotated, webhook.disabled, report.completed, report.failed
+   * connector.updated, connector.deleted, connector.token_rotated, webhook.created, webhook.updated,
+   * webhook.deleted, webhook.secret_rotated, webhook.disabled, report.completed, report.failed
    */
   type: string;
   /** RFC 3339 UTC timestamp with milliseconds */
@@ -477,6 +477,11 @@ export interface Connector {
   id: string;
   name: string;
   description: string | null;
+  /**
+   * The SCIM client's dialect where the vendors' reference tests disagree: `generic`, `okta` or
+   * `entra` (docs/scim.md, Profiles)
+   */
+  profile: 'generic' | 'okta' | 'entra';
   status: 'active' | 'deleted';
   /** Where the identity provider sends SCIM 2.0 requests */
   scim_base_url: string;
@@ -534,6 +539,11 @@ export interface CreateClient {
 export interface CreateConnector {
   name: string;
   description?: string;
+  /**
+   * The SCIM client's dialect where the vendors' reference tests disagree: `generic`, `okta` or
+   * `entra` (docs/scim.md, Profiles)
+   */
+  profile?: 'generic' | 'okta' | 'entra';
 }
 
 export interface CreateGroup {
@@ -610,6 +620,11 @@ export interface CreatedConnector {
   id: string;
   name: string;
   description: string | null;
+  /**
+   * The SCIM client's dialect where the vendors' reference tests disagree: `generic`, `okta` or
+   * `entra` (docs/scim.md, Profiles)
+   */
+  profile: 'generic' | 'okta' | 'entra';
   status: 'active' | 'deleted';
   /** Where the identity provider sends SCIM 2.0 requests */
   scim_base_url: string;
@@ -1624,6 +1639,16 @@ export interface TraceCandidate {
   }[];
   applied: boolean;
   why: string;
+}
+
+export interface UpdateConnector {
+  /**
+   * The SCIM client's dialect where the vendors' reference tests disagree: `generic`, `okta` or
+   * `entra` (docs/scim.md, Profiles)
+   */
+  profile?: 'generic' | 'okta' | 'entra';
+  /** `null` clears it */
+  description?: string | null;
 }
 
 export interface UpdateWebhook {

@@ -1,3 +1,3 @@
 MATCH (c:Connector {token_hash: $tokenHash})
 WHERE c.status = 'active'
-RETURN c {.id, .name} AS connector
+RETURN c {.id, .name, profile: coalesce(c.profile, 'generic')} AS connector

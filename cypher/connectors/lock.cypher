@@ -2,4 +2,4 @@
 MATCH (c:Connector {id: $id})
 SET c._lock = true
 REMOVE c._lock
-RETURN c {.id, .name, .status} AS connector
+RETURN c {.id, .name, .description, profile: coalesce(c.profile, 'generic'), .status} AS connector

@@ -1,5 +1,6 @@
 // API groups and connector groups alike; name_key is unique, so a name clash within one
-// source fails on the constraint.
+// source fails on the constraint. A connector group holds its connector's id in connector_ref
+// (null, so absent, for an API group).
 CREATE (g:Group {
   id: $id,
   name: $name,
@@ -7,6 +8,7 @@ CREATE (g:Group {
   description: $description,
   source: $source,
   connector_source: $connectorSource,
+  connector_ref: $connectorRef,
   connector_id: $connectorId,
   created_at: datetime($now),
   created_by: $createdBy,

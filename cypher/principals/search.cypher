@@ -7,13 +7,15 @@
 // a choice), so it is made once and never made again while the data grows.
 //
 // 1. The total without reading a match, when the query is a listing by type, status and
-//    connector source ($q.counted): type label counts from the count store (or the connector
-//    source index), less the principals in the statuses left out, each a short scan of its label.
+//    connector source or reference ($q.counted): type label counts from the count store (or the
+//    connector source or reference index), less the principals in the statuses left out, each a
+//    short scan of its label.
 // 2. The matches: the candidates of one anchor ($q.anchor.kind), those passing the filter.
 //    Anchors: attribute value nodes by (key, value), the one with the fewest links picked at run
 //    time among the equalities and $in lists of the query; the value nodes of one key passing a
 //    test (startsWith, contains, endsWith, ranges), then their links; id, SCIM user name,
-//    connector id, email, name or connector source equality; a SCIM user name prefix; a timestamp or score range; type or status labels; else every principal.
+//    connector id, email, name, connector reference or connector source equality; a SCIM user
+//    name prefix; a timestamp or score range; type or status labels; else every principal.
 //    A counted listing whose page comes from an index scan needs no matches at all.
 // 3. The page: when matches are dense along the sort order, an ordered index scan of the sort
 //    field (within the query's range on it) stops after skip + limit of them; otherwise the
@@ -33,7 +35,7 @@ OPTIONAL CALL () {
   WHERE counted IS NOT NULL
   CALL (counted) {
     WITH counted
-    WHERE counted.source IS NULL
+    WHERE counted.source IS NULL AND counted.ref IS NULL
     RETURN CASE WHEN 'User' IN counted.types THEN COUNT { (:User) } ELSE 0 END
       + CASE WHEN 'ServiceAccount' IN counted.types THEN COUNT { (:ServiceAccount) } ELSE 0 END
       + CASE WHEN 'ApiKey' IN counted.types THEN COUNT { (:ApiKey) } ELSE 0 END
@@ -48,6 +50,16 @@ OPTIONAL CALL () {
       RETURN count(p) AS typed
     }
     RETURN typed
+    UNION ALL
+    WITH counted
+    WHERE counted.ref IS NOT NULL
+    CALL (counted) {
+      MATCH (p:Principal) USING INDEX SEEK p:Principal(connector_ref)
+      WHERE p.connector_ref = counted.ref
+        AND CASE WHEN size(counted.types) = 4 THEN true ELSE any(l IN labels(p) WHERE l IN counted.types) END
+      RETURN count(p) AS typed
+    }
+    RETURN typed
   }
   CALL (counted) {
     UNWIND counted.leftOut AS status
@@ -58,6 +70,7 @@ OPTIONAL CALL () {
         MATCH (p:Suspended)
         WHERE any(l IN labels(p) WHERE l IN counted.types)
           AND (counted.source IS NULL OR p.connector_source = counted.source)
+          AND (counted.ref IS NULL OR p.connector_ref = counted.ref)
         RETURN count(p) AS n
       }
       RETURN n
@@ -68,6 +81,7 @@ OPTIONAL CALL () {
         MATCH (p:Deprovisioned)
         WHERE any(l IN labels(p) WHERE l IN counted.types)
           AND (counted.source IS NULL OR p.connector_source = counted.source)
+          AND (counted.ref IS NULL OR p.connector_ref = counted.ref)
         RETURN count(p) AS n
       }
       RETURN n
@@ -78,6 +92,7 @@ OPTIONAL CALL () {
         MATCH (p:Deleted)
         WHERE any(l IN labels(p) WHERE l IN counted.types)
           AND (counted.source IS NULL OR p.connector_source = counted.source)
+          AND (counted.ref IS NULL OR p.connector_ref = counted.ref)
         RETURN count(p) AS n
       }
       RETURN n
@@ -252,6 +267,16 @@ OPTIONAL CALL (clauses, counted, population) {
     }
     CALL (anchor) {
       WITH anchor
+      WHERE anchor.kind = 'connector_ref'
+      CALL (anchor) {
+        MATCH (p:Principal) USING INDEX SEEK p:Principal(connector_ref)
+        WHERE p.connector_ref IN anchor.values
+        RETURN p
+      }
+      RETURN collect(p) AS byRef
+    }
+    CALL (anchor) {
+      WITH anchor
       WHERE anchor.kind = 'connector_source'
       CALL (anchor) {
         MATCH (p:Principal) USING INDEX SEEK p:Principal(connector_source)
@@ -384,6 +409,7 @@ OPTIONAL CALL (clauses, counted, population) {
         WHEN 'user_name_prefix' THEN byUserNamePrefix
         WHEN 'email' THEN byEmail
         WHEN 'name' THEN byName
+        WHEN 'connector_ref' THEN byRef
         WHEN 'connector_source' THEN bySource
         WHEN 'created_at' THEN byCreated
         WHEN 'updated_at' THEN byUpdated

@@ -3,6 +3,7 @@ import { defineQueries } from '../db/catalogue.js';
 import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
 import type { ConnectorView, DeletedConnectorView } from '../schemas/connectors.js';
+import type { ConnectorProfile } from '../vocabulary/connector-profiles.js';
 
 const Q = defineQueries('connectors', [
   'create',
@@ -10,13 +11,14 @@ const Q = defineQueries('connectors', [
   'count',
   'page',
   'lock',
+  'update',
   'delete',
   'rotate_token',
   'by_token',
   'sync_chunk',
   'sync_create',
   'sync_get',
-  'sync_chunks',
+  'sync_chunk_read',
   'sync_finish',
   'sync_discard',
 ]);
@@ -30,9 +32,19 @@ export interface NewConnector {
   id: string;
   name: string;
   description: string | null;
+  profile: ConnectorProfile;
   tokenHash: string;
   createdBy: string;
 }
+
+/** What a connector's change may set: its SCIM dialect and its description. */
+export interface ConnectorChange {
+  profile: ConnectorProfile;
+  description: string | null;
+}
+
+/** A connector as its write lock reads it, for a change that follows. */
+export type LockedConnector = Pick<StoredConnector, 'id' | 'name' | 'status' | 'description' | 'profile'>;
 
 export interface StoredSync {
   id: string;
@@ -65,6 +77,7 @@ export const connectorRepository = {
       name: c.name,
       nameKey: c.name.toLowerCase(),
       description: c.description,
+      profile: c.profile,
       tokenHash: c.tokenHash,
       createdBy: c.createdBy,
     });
@@ -91,11 +104,18 @@ export const connectorRepository = {
   },
 
   /** The connector under its write lock, for a change that follows. */
-  async lock(tx: Tx, id: string): Promise<Pick<StoredConnector, 'id' | 'name' | 'status'> | undefined> {
-    const row = await tx.first<{ connector: Pick<StoredConnector, 'id' | 'name' | 'status'> }>(Q.lock, {
-      id,
-    });
+  async lock(tx: Tx, id: string): Promise<LockedConnector | undefined> {
+    const row = await tx.first<{ connector: LockedConnector }>(Q.lock, { id });
     return row?.connector;
+  },
+
+  async update(tx: Tx, id: string, change: ConnectorChange): Promise<StoredConnector> {
+    const row = await tx.first<{ connector: StoredConnector }>(Q.update, {
+      id,
+      profile: change.profile,
+      description: change.description,
+    });
+    return row!.connector;
   },
 
   /** Soft delete: the node stays; its token and name are given up. */
@@ -139,10 +159,10 @@ export const connectorRepository = {
     return row?.sync;
   },
 
-  /** The pieces of a sync's snapshot, in order. */
-  async syncChunks(tx: Reader, syncId: string): Promise<string[]> {
-    const rows = await tx.run<{ text: string }>(Q.sync_chunks, { syncId });
-    return rows.map((r) => r.text);
+  /** The piece of a sync's snapshot at `seq` (0 first); undefined past the last. */
+  async syncChunk(tx: Reader, syncId: string, seq: number): Promise<string | undefined> {
+    const row = await tx.first<{ text: string }>(Q.sync_chunk_read, { syncId, seq });
+    return row?.text;
   },
 
   /** Marks the sync completed and lets its snapshot's pieces go. */

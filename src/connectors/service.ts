@@ -1,4 +1,4 @@
-import type { OperationContext } from '../audit/audit.js';
+import type { Changes, OperationContext } from '../audit/audit.js';
 import { generateSecret, sha256 } from '../auth/secrets.js';
 import type { Transactions } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
@@ -6,7 +6,8 @@ import type { ChangeEvent } from '../events/feed.js';
 import type { EventRecorder } from '../events/sink.js';
 import { newId } from '../ids.js';
 import type { Page, Paged } from '../pagination.js';
-import type { ConnectorView, DeletedConnectorView } from '../schemas/connectors.js';
+import type { ConnectorView, DeletedConnectorView, UpdateConnectorInput } from '../schemas/connectors.js';
+import { DEFAULT_CONNECTOR_PROFILE, type ConnectorProfile } from '../vocabulary/connector-profiles.js';
 import { connectorRepository, type StoredConnector } from './repository.js';
 import type { ScimCaller } from './model.js';
 
@@ -21,7 +22,7 @@ const REMEMBERED_TOKENS = 10_000;
  */
 export type ConnectorRepository = Pick<
   typeof connectorRepository,
-  'create' | 'get' | 'count' | 'page' | 'lock' | 'delete' | 'rotateToken' | 'byToken'
+  'create' | 'get' | 'count' | 'page' | 'lock' | 'update' | 'delete' | 'rotateToken' | 'byToken'
 >;
 
 /**
@@ -44,17 +45,19 @@ export class ConnectorService {
   ) {}
 
   async create(
-    input: { name: string; description?: string | undefined },
+    input: { name: string; description?: string | undefined; profile?: ConnectorProfile | undefined },
     op: OperationContext,
   ): Promise<ConnectorView & { token: string }> {
     const token = generateSecret(TOKEN_PREFIX);
     const id = newId('connector');
+    const profile = input.profile ?? DEFAULT_CONNECTOR_PROFILE;
     try {
       const connector = await this.db.write('connectors/create', async (tx) => {
         const created = await this.repo.create(tx, {
           id,
           name: input.name,
           description: input.description ?? null,
+          profile,
           tokenHash: sha256(token),
           createdBy: op.actor.id,
         });
@@ -64,6 +67,7 @@ export class ConnectorService {
           changes: {
             name: { to: input.name },
             ...(input.description !== undefined ? { description: { to: input.description } } : {}),
+            profile: { to: profile },
           },
         });
         return this.view(created);
@@ -87,6 +91,35 @@ export class ConnectorService {
       const total = await this.repo.count(tx, statuses);
       const connectors = await this.repo.page(tx, statuses, page);
       return { total, items: connectors.map((c) => this.view(c)), page };
+    });
+  }
+
+  /**
+   * Changes the connector's profile or description. A new profile applies to its next SCIM
+   * request on this instance, and within the change feed's delay on the others.
+   */
+  async update(id: string, patch: UpdateConnectorInput, op: OperationContext): Promise<ConnectorView> {
+    return this.db.write('connectors/update', async (tx) => {
+      const current = await this.repo.lock(tx, id);
+      if (!current) throw notFound('connector', id);
+      if (current.status === 'deleted') throw conflict(`connector ${id} is deleted`);
+      const before = { profile: current.profile, description: current.description ?? null };
+      const after = {
+        profile: patch.profile ?? before.profile,
+        description: patch.description === undefined ? before.description : patch.description,
+      };
+      const changes: Changes = {};
+      for (const key of ['profile', 'description'] as const) {
+        if (before[key] !== after[key]) changes[key] = { from: before[key], to: after[key] };
+      }
+      const updated = await this.repo.update(tx, id, after);
+      if (Object.keys(changes).length > 0)
+        this.events.record(tx, op, {
+          type: 'connector.updated',
+          target: { type: 'connector', id },
+          changes,
+        });
+      return this.view(updated);
     });
   }
 
@@ -134,7 +167,7 @@ export class ConnectorService {
     return caller;
   }
 
-  /** Follows the change feed: a connector created, rotated or deleted anywhere. */
+  /** Follows the change feed: a connector created, changed, rotated or deleted anywhere. */
   readonly onChange = (event: ChangeEvent): void => {
     if (!event.type.startsWith('connector.')) return;
     this.generation += 1;

@@ -8,8 +8,10 @@ import neo4j, {
   isRelationship,
   type Driver,
   type ManagedTransaction,
+  type Record as Neo4jRecord,
   type Session,
 } from 'neo4j-driver';
+import { setImmediate } from 'node:timers/promises';
 import { AppError, conflict, unavailable } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics.js';
@@ -217,7 +219,7 @@ export class Database implements Reader {
             timeout: this.txTimeoutMs,
           });
           metrics.dbTransactions.inc({ mode: 'read', unit: name, outcome: 'ok' });
-          return result.records.map((r) => fromNeo4j(r.toObject()) as T);
+          return await rowsOf<T>(result.records);
         } catch (err) {
           const retry = attempt < 3 && isTransient(err) && !CONNECTIVITY_CODES.has((err as Neo4jError).code);
           if (!retry) {
@@ -296,7 +298,7 @@ export class Database implements Reader {
   ): Tx {
     const exec = async <T>(query: Query, params: Params): Promise<T[]> => {
       const result = await tx.run(this.resolve(query).text, toNeo4jParams(params));
-      return result.records.map((r) => fromNeo4j(r.toObject()) as T);
+      return rowsOf<T>(result.records);
     };
     return {
       run: <T>(query: Query, params: Params = {}) => exec<T>(query, params),
@@ -356,6 +358,25 @@ function convertParam(value: unknown): unknown {
 }
 
 /** Neo4j values as plain JS: temporals as RFC 3339 strings, nodes as their properties. */
+/** Rows converted between two turns of the event loop when a result is large. */
+const ROWS_PER_TURN = 2_000;
+
+/**
+ * A statement's records as plain rows. A large result (a connector's hundred thousand users) is
+ * converted a slice at a time, letting the event loop turn between slices, so that reading it
+ * never holds up the requests being served for the whole of its conversion.
+ */
+async function rowsOf<T>(records: readonly Neo4jRecord[]): Promise<T[]> {
+  if (records.length <= ROWS_PER_TURN) return records.map((r) => fromNeo4j(r.toObject()) as T);
+  const rows: T[] = new Array<T>(records.length);
+  for (let start = 0; start < records.length; start += ROWS_PER_TURN) {
+    if (start > 0) await setImmediate();
+    const end = Math.min(records.length, start + ROWS_PER_TURN);
+    for (let i = start; i < end; i++) rows[i] = fromNeo4j(records[i]!.toObject()) as T;
+  }
+  return rows;
+}
+
 export function fromNeo4j(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'object') return value;

@@ -4,7 +4,7 @@ import { isId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { resourceOf } from '../policies/model.js';
 import type { PolicyIndex } from './policy-index.js';
-import { compilePolicy, type IxPolicy } from './model.js';
+import { compilePolicy, type IxPolicy, type IxPrincipal } from './model.js';
 import { decisionRepository as repo } from './repository.js';
 
 interface Pending {
@@ -22,6 +22,21 @@ export interface Dirty {
   principals: Set<string>;
   /** Versions of policies that changed, before and after (active ones only). */
   policies: IxPolicy[];
+}
+
+/**
+ * Principals read per statement when a batch names many (a connector's sync names tens of
+ * thousands at once): each slice is decoded between turns of the event loop instead of all in one.
+ */
+const PRINCIPAL_SLICE = 1_000;
+
+async function principalsInSlices(db: Database, ids: string[]): Promise<IxPrincipal[]> {
+  if (ids.length <= PRINCIPAL_SLICE) return repo.principalsById(db, ids);
+  const out: IxPrincipal[] = [];
+  for (let i = 0; i < ids.length; i += PRINCIPAL_SLICE) {
+    out.push(...(await repo.principalsById(db, ids.slice(i, i + PRINCIPAL_SLICE))));
+  }
+  return out;
 }
 
 const nothing = (): Pending => ({
@@ -168,7 +183,7 @@ export class IndexSync {
       const [policies, groups, principals, resources] = await Promise.all([
         work.policies.size > 0 ? repo.policiesById(db, [...work.policies]) : [],
         work.groups.size > 0 ? repo.groupsById(db, [...work.groups]) : [],
-        work.principals.size > 0 ? repo.principalsById(db, [...work.principals]) : [],
+        work.principals.size > 0 ? principalsInSlices(db, [...work.principals]) : [],
         work.resources.size > 0 ? repo.resourcesByKey(db, [...work.resources].map(resourceOf)) : [],
       ]);
       const dirty = this.dirty;

@@ -35,6 +35,8 @@ export interface NewGroup {
   description: string | null;
   source: GroupSource;
   connectorSource: string | null;
+  /** The id of the connector that provisions the group (its scope); null for an API group. */
+  connectorRef: string | null;
   connectorId: string | null;
   createdBy: string;
 }
@@ -55,11 +57,12 @@ export interface GroupChanges {
 
 /**
  * The unique key behind "names are unique per source": among API groups, and among the groups
- * of one connector, compared without case and surrounding space.
+ * of one connector (by its id, so that a connector reusing a deleted one's name starts afresh),
+ * compared without case and surrounding space.
  */
-export function groupNameKey(name: string, connectorSource: string | null): string {
+export function groupNameKey(name: string, connectorRef: string | null): string {
   const key = name.trim().toLowerCase();
-  return connectorSource === null ? `api:${key}` : `connector:${connectorSource}:${key}`;
+  return connectorRef === null ? `api:${key}` : `connector:${connectorRef}:${key}`;
 }
 
 type Row<T extends { source: GroupSource }> = Omit<T, 'source'> & { source: string | null };
@@ -72,13 +75,17 @@ function toGroup<T extends { source: GroupSource }>(row: Row<T>): T {
 /** Named queries over group nodes and MEMBER_OF edges; always inside the caller's transaction. */
 export const groupRepository = {
   async create(tx: Tx, g: NewGroup, now: string): Promise<Group> {
+    if (g.source === 'connector' && g.connectorRef === null)
+      throw new Error(`connector group ${g.id} needs the id of its connector`);
+    const connectorRef = g.source === 'connector' ? g.connectorRef : null;
     const row = await tx.first<{ group: Row<Group> }>(Q.create, {
       id: g.id,
       name: g.name,
-      nameKey: groupNameKey(g.name, g.source === 'connector' ? g.connectorSource : null),
+      nameKey: groupNameKey(g.name, connectorRef),
       description: g.description,
       source: g.source,
       connectorSource: g.connectorSource,
+      connectorRef,
       connectorId: g.connectorId,
       createdBy: g.createdBy,
       now,
@@ -109,14 +116,14 @@ export const groupRepository = {
     return { total: row?.total ?? 0, groups: (row?.groups ?? []).map(toGroup) };
   },
 
+  /** Changes an API group; a connector group changes through its connector's SCIM view. */
   async update(tx: Tx, current: LockedGroup, changes: GroupChanges, now: string): Promise<Group> {
+    if (current.source === 'connector')
+      throw new Error(`group ${current.id} is managed by its identity connector`);
     const set: Record<string, string | null> = {};
     if (changes.name !== undefined) {
       set['name'] = changes.name;
-      set['name_key'] = groupNameKey(
-        changes.name,
-        current.source === 'connector' ? current.connector_source : null,
-      );
+      set['name_key'] = groupNameKey(changes.name, null);
     }
     if (changes.description !== undefined) set['description'] = changes.description;
     const row = await tx.first<{ group: Row<Group> }>(Q.update, { id: current.id, set, now });

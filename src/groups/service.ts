@@ -107,6 +107,7 @@ export class GroupService {
             description: input.description ?? null,
             source: 'api',
             connectorSource: null,
+            connectorRef: null,
             connectorId: null,
             createdBy: op.actor.id,
           },

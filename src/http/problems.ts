@@ -163,7 +163,10 @@ export function scimError(ctx: Context, err: unknown): { status: number; body: R
   }
   const error = toAppError(err);
   const status = STATUS_OF[error.code] === 422 ? 400 : STATUS_OF[error.code];
-  const scimType = SCIM_TYPE_OF[error.code];
+  // A filter the query's schema refuses (too long) is a filter the service provider cannot take.
+  const badFilter =
+    error.code === 'VALIDATION_FAILED' && (error.errors ?? []).some((e) => e.pointer === '/query/filter');
+  const scimType = badFilter ? 'invalidFilter' : SCIM_TYPE_OF[error.code];
   return {
     status,
     body: {

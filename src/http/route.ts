@@ -80,10 +80,12 @@ interface RouteCommon {
   /** Media types the body may use (default JSON only). */
   bodyTypes?: readonly ('json' | 'form')[];
   /**
-   * A text body (such as JSON lines) read whole up to its own size limit and handed to the
-   * handler as a string; `body` then describes it for the OpenAPI document.
+   * A text body (such as JSON lines) read as it arrives, up to its own size limit, and handed to
+   * the handler as an `AsyncIterable<string>` of pieces ending at line breaks (of about
+   * `pieceChars`, 4 MiB by default), so that no request holds it all in memory; `body` then
+   * describes it for the OpenAPI document (typed with `Type.Unsafe`).
    */
-  textBody?: { mediaTypes: readonly string[]; limitBytes: number };
+  textBody?: { mediaTypes: readonly string[]; limitBytes: number; pieceChars?: number };
   /** When false, an empty body is accepted and arrives as `undefined`. */
   bodyRequired?: boolean;
   /**

@@ -11,6 +11,7 @@ import { compile, inputAjv, responseAjv, toFieldErrors, type Validator } from '.
 import { readQuery } from './query.js';
 import { koaPath, type AnyRoute } from './route.js';
 import { header, stateOf } from './state.js';
+import { textPieces, tooLarge } from './text-pieces.js';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 /**
@@ -248,8 +249,12 @@ function encoded(ctx: Context): boolean {
   return encoding !== '' && encoding.toLowerCase() !== 'identity';
 }
 
-/** A text body of one of the operation's media types, whole, up to its limit. */
-function textBodyMiddleware(spec: { mediaTypes: readonly string[]; limitBytes: number }): Middleware {
+/** A text body of one of the operation's media types, handed on in pieces as it arrives. */
+function textBodyMiddleware(spec: {
+  mediaTypes: readonly string[];
+  limitBytes: number;
+  pieceChars?: number;
+}): Middleware {
   return async (ctx, next) => {
     const length = Number(ctx.get('Content-Length') || '0');
     if (length > spec.limitBytes) throw tooLarge(spec.limitBytes);
@@ -259,10 +264,15 @@ function textBodyMiddleware(spec: { mediaTypes: readonly string[]; limitBytes: n
         `the request body must be ${spec.mediaTypes.join(' or ')}`,
       );
     }
-    const body = await readText(ctx, spec.limitBytes);
+    const body = textPieces(ctx.req, spec.limitBytes, spec.pieceChars ?? TEXT_PIECE_CHARS);
     const state = stateOf(ctx);
     state.input = { ...state.input, body };
-    await next();
+    try {
+      await next();
+    } finally {
+      // A handler that stopped early leaves the rest unread: the connection cannot carry on.
+      if (!ctx.req.readableEnded) ctx.set('Connection', 'close');
+    }
   };
 }
 
@@ -283,12 +293,8 @@ async function readJson(ctx: Context): Promise<unknown> {
   }
 }
 
-const MIB = 1024 * 1024;
-
-function tooLarge(limit: number): AppError {
-  const size = limit % MIB === 0 ? `${limit / MIB} MiB` : `${limit} bytes`;
-  return new AppError('PAYLOAD_TOO_LARGE', `the request body is larger than ${size}`);
-}
+/** Characters in a piece of a streamed text body. */
+const TEXT_PIECE_CHARS = 4 * 1024 * 1024;
 
 /** The request body as UTF-8 text, refused past `limit` bytes. */
 function readText(ctx: Context, limit: number): string | Promise<string> {

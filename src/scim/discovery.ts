@@ -15,11 +15,14 @@ const SPC_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'
 const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
 const SCHEMA_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Schema';
 
-/** What this service provider supports (RFC 7643 §5): exactly what it implements. */
+/**
+ * What this service provider supports (RFC 7643 §5): exactly what it implements. Its
+ * documentation is the service's OpenAPI document, beside `/scim/v2` under the same base URL.
+ */
 export function serviceProviderConfig(baseUrl: string): ScimObject {
   return {
     schemas: [SPC_SCHEMA],
-    documentationUri: `${baseUrl.replace(/\/scim\/v2$/, '')}/openapi.json`,
+    documentationUri: `${baseUrl.replace(/\/scim\/v2\/?$/, '')}/v1/openapi.json`,
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults: MAX_RESULTS },
@@ -81,6 +84,7 @@ function attributeView(def: AttributeDef): ScimObject {
   };
 }
 
+/** The schemas, named and described as RFC 7643 §8.7.1 and §8.7.2 name and describe them. */
 export function schemas(baseUrl: string): ScimObject[] {
   const schema = (id: string, name: string, description: string, attributes: AttributeDef[]): ScimObject => ({
     schemas: [SCHEMA_SCHEMA],
@@ -91,8 +95,8 @@ export function schemas(baseUrl: string): ScimObject[] {
     meta: { resourceType: 'Schema', location: `${baseUrl}/Schemas/${id}` },
   });
   return [
-    schema(USER_SCHEMA, 'User', 'User account', [...COMMON_ATTRIBUTES.slice(1), ...USER_ATTRIBUTES]),
-    schema(ENTERPRISE_SCHEMA, 'EnterpriseUser', 'Enterprise user', ENTERPRISE_ATTRIBUTES),
+    schema(USER_SCHEMA, 'User', 'User Account', [...COMMON_ATTRIBUTES.slice(1), ...USER_ATTRIBUTES]),
+    schema(ENTERPRISE_SCHEMA, 'EnterpriseUser', 'Enterprise User', ENTERPRISE_ATTRIBUTES),
     schema(GROUP_SCHEMA, 'Group', 'Group', [...COMMON_ATTRIBUTES.slice(1), ...GROUP_ATTRIBUTES]),
   ];
 }

@@ -1,19 +1,36 @@
 import type { OperationContext } from '../audit/audit.js';
 import { diffMaps } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/model.js';
-import type { Database, Tx } from '../db/database.js';
+import type { Database, Reader, Tx } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';
 import { groupRepository as groups } from '../groups/repository.js';
 import { MAX_NESTING_LEVELS } from '../groups/service.js';
 import { isId, newId } from '../ids.js';
-import { nowIso } from '../time.js';
+import { instantKey, nowIso } from '../time.js';
+import { MAX_MEMBERS } from './bounds.js';
 import { invalidValue, ScimError, scimNotFound } from './errors.js';
-import { evaluateFilter, filterPaths } from './filter.js';
-import { groupEtag, groupFields, groupView, readGroup, storedGroup } from './groups.js';
+import { evaluateFilter, filterPaths, type ScimFilter } from './filter.js';
+import { dialectOf } from './dialect.js';
+import {
+  groupEtag,
+  groupFields,
+  groupView,
+  readGroup,
+  storedGroup,
+  withMemberObjects,
+  type GroupFields,
+} from './groups.js';
 import { patchResource } from './patch.js';
-import { scimRepository as repo, type StoredGroup } from './repository.js';
-import type { ScimObject } from './resource.js';
+import {
+  scimRepository as repo,
+  type BatchedGroup,
+  type GroupCursor,
+  type MemberDisplay,
+  type ScimMember,
+  type StoredGroup,
+} from './repository.js';
+import { text, type ScimObject } from './resource.js';
 import { caseExactIn, COMMON_ATTRIBUTES, GROUP_ATTRIBUTES, GROUP_SCHEMA } from './schema.js';
 import {
   checkIfMatch,
@@ -25,8 +42,18 @@ import {
 
 const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES]);
 
-/** Most members one request may name. */
-const MAX_MEMBERS = 10_000;
+/**
+ * Groups read at once while a filter is checked on them, one batch after another; fewer when
+ * their members are read with them (a group may have thousands).
+ */
+const GROUP_SCAN_BATCH = 500;
+const GROUP_SCAN_BATCH_WITH_MEMBERS = 50;
+
+/** An `eq` that an index answers: the groups it may match, looked up, then checked whole. */
+type IndexedEq = { attribute: 'id' | 'displayName' | 'externalId'; value: string };
+
+/** Which attribute's `eq` narrows the candidates most: ids and names are unique, externalIds not. */
+const SELECTIVITY: IndexedEq['attribute'][] = ['id', 'displayName', 'externalId'];
 
 /**
  * The Groups of a connector's SCIM service provider: connector groups (read-only through `/v1`)
@@ -55,6 +82,7 @@ export class ScimGroupService {
             description: null,
             source: 'connector',
             connectorSource: caller.name,
+            connectorRef: caller.id,
             connectorId: fields.externalId,
             createdBy: caller.id,
           },
@@ -71,46 +99,103 @@ export class ScimGroupService {
           },
         });
         await this.changeMembers(tx, caller, id, [], fields.members, op);
-        return this.view((await repo.groups(tx, caller.name, [id], true))[0]!);
+        await repo.setMemberDisplays(tx, id, displayChanges([], fields));
+        return this.view((await repo.groups(tx, caller.id, [id], true))[0]!);
       }),
     );
   }
 
   async get(caller: ScimCaller, id: string, withMembers: boolean): Promise<ScimObject> {
-    const [found] = await repo.groups(this.db, caller.name, [id], withMembers);
+    const [found] = await repo.groups(this.db, caller.id, [id], withMembers);
     if (!found) throw scimNotFound('Group', id);
     return this.view(found);
   }
 
   /**
-   * A connector holds few groups next to its users: they are read whole and the filter is
-   * checked against each (members only when the filter or the answer needs them).
+   * A page of the connector's groups in creation order (then id), with how many match. Without a
+   * filter the page is read alone, with a count. A filter that is (or is an `and` holding) an
+   * `eq` on `id`, `displayName` or `externalId` looks its candidates up by index and checks the
+   * whole filter on them; any other is checked on every group of the connector, read in batches
+   * (of {@link GROUP_SCAN_BATCH}), keeping only the count and the page. Members are read for the
+   * page alone, unless the filter tests them.
    */
   async list(caller: ScimCaller, request: ListRequest, withMembers: boolean): Promise<ListResult> {
     const filter = request.filter === undefined ? undefined : parseFilterOr400(request.filter);
-    // Members are read for the filter only when it tests them; otherwise for the page alone.
-    const filterNeedsMembers =
-      filter !== undefined && filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members');
-    const rows = await repo.allGroups(this.db, caller.name, filterNeedsMembers);
-    let resources = rows.map((r) => this.view(r));
-    if (filter) resources = resources.filter((g) => evaluateFilter(filter, g, { caseExact }));
     const skip = request.startIndex - 1;
-    let page = resources.slice(skip, skip + Math.min(request.count, MAX_RESULTS));
-    if (withMembers && !filterNeedsMembers && page.length > 0) {
-      const full = await repo.groups(
+    const count = Math.min(request.count, MAX_RESULTS);
+    const shown = (rows: StoredGroup[]): ScimObject[] =>
+      rows.map((row) => {
+        const resource = this.view(row);
+        if (withMembers) return resource;
+        const { members: _m, ...rest } = resource;
+        return rest;
+      });
+    if (filter === undefined) {
+      const { total, groups: page } = await repo.groupPage(
         this.db,
-        caller.name,
-        page.map((g) => g['id'] as string),
+        caller.id,
+        { skip, limit: count },
+        withMembers,
+      );
+      return { totalResults: total, startIndex: request.startIndex, resources: shown(page) };
+    }
+    const filterNeedsMembers = filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members');
+    const { total, page } = await this.db.read('scim/groups/list', async (tx) => {
+      let matched = 0;
+      const kept: StoredGroup[] = [];
+      for await (const batch of this.candidates(tx, caller, filter, filterNeedsMembers)) {
+        for (const row of batch) {
+          if (!evaluateFilter(filter, this.view(row), { caseExact })) continue;
+          if (matched >= skip && matched < skip + count) kept.push(row);
+          matched += 1;
+        }
+      }
+      if (!withMembers || filterNeedsMembers || kept.length === 0) return { total: matched, page: kept };
+      // The page's members, read for it alone.
+      const full = await repo.groups(
+        tx,
+        caller.id,
+        kept.map((row) => row.props['id'] as string),
         true,
       );
-      const byId = new Map(full.map((r) => [r.props['id'] as string, this.view(r)]));
-      page = page.map((g) => byId.get(g['id'] as string) ?? g);
+      const byId = new Map(full.map((row) => [row.props['id'] as string, row]));
+      return { total: matched, page: kept.map((row) => byId.get(row.props['id'] as string) ?? row) };
+    });
+    return { totalResults: total, startIndex: request.startIndex, resources: shown(page) };
+  }
+
+  /**
+   * The groups a filter may match, in creation order (then id), a batch at a time: those its
+   * indexed `eq` finds, else every group of the connector.
+   */
+  private async *candidates(
+    tx: Reader,
+    caller: ScimCaller,
+    filter: ScimFilter,
+    withMembers: boolean,
+  ): AsyncGenerator<StoredGroup[]> {
+    const eq = indexedEq(filter);
+    if (eq?.attribute === 'id') {
+      yield await repo.groups(tx, caller.id, [eq.value], withMembers);
+      return;
     }
-    return {
-      totalResults: resources.length,
-      startIndex: request.startIndex,
-      resources: withMembers ? page : page.map(({ members: _m, ...rest }) => rest),
-    };
+    if (eq?.attribute === 'displayName') {
+      yield await repo.groupByName(tx, caller.id, eq.value, withMembers);
+      return;
+    }
+    const externalId = eq?.value;
+    const size = withMembers ? GROUP_SCAN_BATCH_WITH_MEMBERS : GROUP_SCAN_BATCH;
+    let after: GroupCursor | undefined;
+    for (;;) {
+      const batch: BatchedGroup[] = await repo.groupBatch(tx, caller.id, after, size, {
+        withMembers,
+        externalId,
+      });
+      if (batch.length > 0) yield batch;
+      if (batch.length < size) return;
+      const last = batch[batch.length - 1]!;
+      after = { at: last.at, id: last.props['id'] as string };
+    }
   }
 
   async replace(
@@ -133,7 +218,7 @@ export class ScimGroupService {
   ): Promise<ScimObject> {
     return this.write(caller, id, ifMatch, op, (current) =>
       readGroup(
-        patchResource(current, operations, {
+        patchResource(current, withMemberObjects(operations), {
           core: GROUP_SCHEMA,
           attributes: [...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES],
           extensions: [],
@@ -181,6 +266,12 @@ export class ScimGroupService {
           const fields = groupFields(scim);
           name = fields.displayName;
           const before = stored(current);
+          const currentMembers = (current.members ?? []).map((m) => m.value);
+          const held = new Set(currentMembers);
+          const displays = displayChanges(current.members ?? [], fields);
+          // A new member's display comes with its arrival; those of members it had are changes.
+          const sent = new Map((current.members ?? []).map((m) => [m.value, m.sent ?? null]));
+          const redisplayed = displays.filter((d) => held.has(d.id));
           const changes = {
             ...(current.props['name'] !== fields.displayName
               ? { name: { from: current.props['name'] as string, to: fields.displayName } }
@@ -194,17 +285,26 @@ export class ScimGroupService {
                 }
               : {}),
             ...diffMaps(before, storedGroup(scim), 'scim'),
+            ...(redisplayed.length > 0
+              ? {
+                  member_display: {
+                    from: Object.fromEntries(redisplayed.map((d) => [d.id, sent.get(d.id) ?? null])),
+                    to: Object.fromEntries(redisplayed.map((d) => [d.id, d.display])),
+                  },
+                }
+              : {}),
           };
-          const currentMembers = (current.members ?? []).map((m) => m.value);
-          const held = new Set(currentMembers);
           const membersChanged =
-            currentMembers.length !== fields.members.length || fields.members.some((m) => !held.has(m));
+            currentMembers.length !== fields.members.length ||
+            fields.members.some((m) => !held.has(m)) ||
+            displays.length > 0;
           if (Object.keys(changes).length === 0 && !membersChanged) return this.view(current);
           await this.setScim(tx, caller, id, fields, scim, nowIso());
           if (Object.keys(changes).length > 0)
             this.events.record(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
           await this.changeMembers(tx, caller, id, currentMembers, fields.members, op);
-          return this.view((await repo.groups(tx, caller.name, [id], true))[0]!);
+          await repo.setMemberDisplays(tx, id, displays);
+          return this.view((await repo.groups(tx, caller.id, [id], true))[0]!);
         }),
     );
   }
@@ -220,16 +320,17 @@ export class ScimGroupService {
   ): Promise<void> {
     if (wanted.length > MAX_MEMBERS) throw invalidValue(`a request may name at most ${MAX_MEMBERS} members`);
     const have = new Set(current);
-    const added = wanted.filter((m) => !have.has(m));
+    let added = wanted.filter((m) => !have.has(m));
     const keep = new Set(wanted);
     const removed = current.filter((m) => !keep.has(m));
     if (added.length > 0) {
-      const known = new Set(await repo.memberCandidates(tx, caller.name, added));
+      const known = new Set(await repo.memberCandidates(tx, caller.id, added));
       const unknown = added.filter((m) => !known.has(m));
-      if (unknown.length > 0)
+      if (unknown.length > 0 && !dialectOf(caller).skipsUnknownMembers)
         throw invalidValue(
           `members name no user or group of this connector: ${unknown.slice(0, 5).join(', ')}`,
         );
+      added = added.filter((m) => known.has(m));
       if (added.some((m) => isId('group', m))) await groups.lockNesting(tx);
     }
     const now = nowIso();
@@ -267,13 +368,13 @@ export class ScimGroupService {
     tx: Tx,
     caller: ScimCaller,
     id: string,
-    fields: ReturnType<typeof groupFields>,
+    fields: GroupFields,
     scim: ScimObject,
     now: string,
   ): Promise<void> {
     await repo.setGroup(
       tx,
-      caller.name,
+      caller.id,
       id,
       { name: fields.displayName, externalId: fields.externalId, scim: JSON.stringify(storedGroup(scim)) },
       now,
@@ -286,7 +387,7 @@ export class ScimGroupService {
     id: string,
     ifMatch: string | undefined,
   ): Promise<StoredGroup> {
-    const current = await repo.lockGroup(tx, caller.name, id);
+    const current = await repo.lockGroup(tx, caller.id, id);
     if (!current) throw scimNotFound('Group', id);
     checkIfMatch(ifMatch, groupEtag(current.props['updated_at'] as string));
     return current;
@@ -307,7 +408,10 @@ export class ScimGroupService {
     );
   }
 
-  /** A name taken within the connector (or an externalId) is 409 `uniqueness`. */
+  /**
+   * A name taken within the connector, in any case, is 409 `uniqueness`; an externalId may
+   * repeat (RFC 7643 makes only a user's userName unique).
+   */
   private async uniquely<T>(name: string | (() => string | undefined), work: () => Promise<T>): Promise<T> {
     try {
       return await work();
@@ -317,7 +421,7 @@ export class ScimGroupService {
         throw new ScimError(
           409,
           'uniqueness',
-          `a group named "${shown ?? ''}" (or with this externalId) already exists`,
+          `a group named "${shown ?? ''}" already exists in this connector`,
         );
       }
       throw err;
@@ -330,4 +434,49 @@ function stored(row: StoredGroup): ScimObject {
   if (typeof text === 'string') return JSON.parse(text) as ScimObject;
   // A group written before it had a SCIM view: its name is all there is.
   return { displayName: row.props['name'] as string };
+}
+
+/**
+ * The displays to write on the membership edges of `fields.members`, where they change: a new
+ * member's when its client sent one; a current member's when the client sent another than it
+ * shows (or none, where it had one). A member sent with the display it shows already keeps what
+ * it has, so that a PATCH, which works on the group as it is shown, changes only what it names.
+ */
+function displayChanges(current: ScimMember[], fields: GroupFields): MemberDisplay[] {
+  const held = new Map(current.map((m) => [m.value, m]));
+  return fields.members.flatMap((id): MemberDisplay[] => {
+    const display = fields.displays.get(id) ?? null;
+    const member = held.get(id);
+    if (!member) return display === null ? [] : [{ id, display }];
+    if (display === member.display || display === (member.sent ?? null)) return [];
+    return [{ id, display }];
+  });
+}
+
+/**
+ * The `eq` of a filter that an index answers, if any: the filter itself, or one side of an `and`
+ * (at any depth), on `id`, `displayName` or `externalId` (the Group schema's, by its URN or
+ * without one), comparing with text that the filter compares as text. Where several do, the
+ * most selective.
+ */
+function indexedEq(filter: ScimFilter): IndexedEq | undefined {
+  const found: IndexedEq[] = [];
+  const walk = (node: ScimFilter): void => {
+    if (node.kind === 'and') {
+      walk(node.of[0]);
+      walk(node.of[1]);
+      return;
+    }
+    if (node.kind !== 'compare' || node.op !== 'eq' || node.path.sub !== undefined) return;
+    if (node.path.uri !== undefined && node.path.uri.toLowerCase() !== GROUP_SCHEMA.toLowerCase()) return;
+    const attribute = SELECTIVITY.find((a) => a.toLowerCase() === node.path.attribute.toLowerCase());
+    const value = node.value;
+    // A number, a boolean or an instant compares otherwise than as the text an index holds; a
+    // blank externalId is none.
+    if (attribute === undefined || typeof value !== 'string' || instantKey(value) !== undefined) return;
+    if (attribute === 'externalId' && text(value) === undefined) return;
+    found.push({ attribute, value });
+  };
+  walk(filter);
+  return found.sort((a, b) => SELECTIVITY.indexOf(a.attribute) - SELECTIVITY.indexOf(b.attribute))[0];
 }

@@ -1,24 +1,32 @@
+import { MAX_MEMBERS, NAME_ATTRIBUTES } from './bounds.js';
 import { invalidValue } from './errors.js';
-import { isObject, readResource, text, type ScimObject } from './resource.js';
+import { isObject, readResource, text, type Json, type ScimObject } from './resource.js';
 import { COMMON_ATTRIBUTES, GROUP_ATTRIBUTES, GROUP_SCHEMA } from './schema.js';
 import { etagOf } from './users.js';
-
-/** Longest group name kept. */
-const MAX_NAME = 256;
 
 export interface GroupFields {
   displayName: string;
   externalId: string | null;
   /** Member ids as the client names them (principal and group ids), without repeats. */
   members: string[];
+  /**
+   * The display text sent with a member (`display`, or `displayName` as some clients spell it),
+   * by member id: the last one sent when a member comes more than once. A member sent without
+   * one is not here.
+   */
+  displays: Map<string, string>;
 }
 
 /** A Group as a client sent it, read leniently (src/scim/resource.ts) and checked. */
 export function readGroup(body: unknown): ScimObject {
-  const group = readResource(body, [...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES], {});
+  const group = readResource(
+    body,
+    [...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES],
+    {},
+    { schema: GROUP_SCHEMA, references: { name: 'members', max: MAX_MEMBERS }, names: NAME_ATTRIBUTES },
+  );
   const name = text(group['displayName']);
   if (name === undefined) throw invalidValue('displayName is required and must be a non-empty string');
-  if (name.length > MAX_NAME) throw invalidValue(`displayName is longer than ${MAX_NAME} characters`);
   if (group['externalId'] !== undefined && typeof group['externalId'] !== 'string')
     throw invalidValue('externalId must be a string');
   const members = group['members'];
@@ -32,14 +40,71 @@ export function readGroup(body: unknown): ScimObject {
   return group;
 }
 
+const MEMBERS_PATH = /^(?:urn:ietf:params:scim:schemas:core:2\.0:group:)?members$/i;
+
+/** The key of `object` that is `name` in any case. */
+const keyOf = (object: ScimObject, name: string): string | undefined =>
+  Object.keys(object).find((k) => k.toLowerCase() === name);
+
+/** Members named by bare ids (`"id"`, `["id", …]`) as the `{ "value": id }` objects they mean. */
+function memberObjects(value: Json): Json {
+  if (typeof value === 'string') return [{ value }];
+  if (Array.isArray(value)) return value.map((m) => (typeof m === 'string' ? { value: m } : m));
+  return value;
+}
+
+/**
+ * A group PATCH's operations with members sent as a bare id (`"value": "id"` where RFC 7644
+ * wants `[{"value": "id"}]`, as Microsoft's reference tests send them) read as one member each:
+ * in an `add` or `replace` whose path is `members`, or in the `members` of a path-less value.
+ */
+export function withMemberObjects(operations: unknown[]): unknown[] {
+  return operations.map((operation) => {
+    if (!isObject(operation)) return operation;
+    const opKey = keyOf(operation, 'op');
+    const op = opKey === undefined ? undefined : operation[opKey];
+    const valueKey = keyOf(operation, 'value');
+    if (typeof op !== 'string' || !/^(add|replace)$/i.test(op) || valueKey === undefined) return operation;
+    const pathKey = keyOf(operation, 'path');
+    const path = pathKey === undefined ? undefined : operation[pathKey];
+    const value = operation[valueKey]!;
+    // A path that is not a string is left for the patch to refuse.
+    const target =
+      typeof path === 'string' ? path.trim() : path === undefined || path === null ? '' : undefined;
+    if (target === undefined) return operation;
+    if (target !== '')
+      return MEMBERS_PATH.test(target) ? { ...operation, [valueKey]: memberObjects(value) } : operation;
+    const membersKey = isObject(value) ? keyOf(value, 'members') : undefined;
+    if (!isObject(value) || membersKey === undefined) return operation;
+    return { ...operation, [valueKey]: { ...value, [membersKey]: memberObjects(value[membersKey]!) } };
+  });
+}
+
+/** The display text a member object carries: `display`, else `displayName`, in any case. */
+function displayOf(member: ScimObject): string | undefined {
+  for (const name of ['display', 'displayname']) {
+    const key = keyOf(member, name);
+    const value = key === undefined ? undefined : text(member[key]);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
 export function groupFields(group: ScimObject): GroupFields {
   const members = Array.isArray(group['members']) ? group['members'] : [];
+  const ids = new Set<string>();
+  const displays = new Map<string, string>();
+  for (const m of members) {
+    if (!isObject(m) || typeof m['value'] !== 'string') continue;
+    ids.add(m['value']);
+    const display = displayOf(m);
+    if (display !== undefined) displays.set(m['value'], display);
+  }
   return {
     displayName: (group['displayName'] as string).trim(),
     externalId: text(group['externalId']) ?? null,
-    members: [
-      ...new Set(members.flatMap((m) => (isObject(m) && typeof m['value'] === 'string' ? [m['value']] : []))),
-    ],
+    members: [...ids],
+    displays,
   };
 }
 

@@ -7,6 +7,12 @@
  * booleans sent as strings for `active`, a single element where an array is expected, a manager
  * sent as a bare id, and removal of selected members through a `value` array.
  */
+import {
+  FREE_FORM_BOUNDS,
+  freeFormViolation,
+  RESERVED_KEYS,
+  type FreeFormBounds,
+} from '../schemas/free-form.js';
 import { ScimError } from './errors.js';
 import { findAttribute, type AttributeDef } from './schema.js';
 import {
@@ -63,6 +69,21 @@ interface Context {
   readonly root: JsonObject;
   readonly options: PatchOptions;
 }
+
+/**
+ * What an operation's value may hold before it is applied. The resource a PATCH leads to is
+ * bounded like any other before it is kept (src/scim/resource.ts), but a value is walked while it
+ * is applied, so its nesting, strings and keys are bounded first. An attribute's value sits at
+ * most two levels below an operation's value (in a path-less value object, and there in an object
+ * keyed by the core schema URN).
+ */
+const VALUE_BOUNDS: FreeFormBounds = {
+  maxDepth: FREE_FORM_BOUNDS.maxDepth + 2,
+  maxEntries: Infinity,
+  maxLength: FREE_FORM_BOUNDS.maxLength,
+  reservedKeys: RESERVED_KEYS,
+};
+const RESERVED: ReadonlySet<string> = new Set(RESERVED_KEYS);
 
 const CORE: Scope = { kind: 'core' };
 const ALWAYS_READ_ONLY: ReadonlySet<string> = new Set(['id', 'meta']);
@@ -285,6 +306,49 @@ function merge(target: JsonObject, source: JsonObject): void {
   for (const [k, v] of Object.entries(source)) setMember(target, k, v);
 }
 
+/** Most comparisons one `add` may make to find the elements it already holds. */
+const MAX_COMPARISONS = 1_000_000;
+
+/**
+ * The elements of a multi-valued attribute, for an `add` to find those it holds already
+ * ({@link contains}) without comparing each new element with every one: an element holding
+ * another has the same `value` ignoring case (or is the same string), so only those are compared.
+ * A group's thousands of members are added in linear time; elements that share a value, which
+ * are compared with one another, may not add up to more than {@link MAX_COMPARISONS} comparisons.
+ */
+class Elements {
+  private readonly byValue = new Map<string, unknown[]>();
+  private readonly all: unknown[] = [];
+  private comparisons = 0;
+
+  constructor(elements: readonly unknown[]) {
+    for (const element of elements) this.add(element);
+  }
+
+  private static keyOf(element: unknown): string | undefined {
+    const value = isObject(element) ? getMember(element, 'value') : element;
+    return typeof value === 'string' ? value.toLowerCase() : undefined;
+  }
+
+  add(element: unknown): void {
+    this.all.push(element);
+    const key = Elements.keyOf(element);
+    if (key === undefined) return;
+    const same = this.byValue.get(key);
+    if (same) same.push(element);
+    else this.byValue.set(key, [element]);
+  }
+
+  contains(item: unknown): boolean {
+    const key = Elements.keyOf(item);
+    const candidates = key === undefined ? this.all : (this.byValue.get(key) ?? []);
+    this.comparisons += candidates.length;
+    if (this.comparisons > MAX_COMPARISONS)
+      fail('invalidValue', 'the value holds too many elements alike to compare them with one another');
+    return candidates.some((e) => contains(e, item));
+  }
+}
+
 /** Elements of `elements` that a remove's `value` does not select. */
 function withoutValues(elements: readonly unknown[], value: unknown): unknown[] {
   const selectors = Array.isArray(value) ? value : [value];
@@ -315,6 +379,8 @@ function applyAtPath(
   value: unknown,
   fromValue: boolean,
 ): void {
+  const reserved = [path.attribute, path.sub].find((name) => name !== undefined && RESERVED.has(name));
+  if (reserved !== undefined) fail('invalidValue', `"${pathText(path)}" names the reserved key ${reserved}`);
   const lower = path.attribute.toLowerCase();
   if (scope.kind === 'core') {
     if (ALWAYS_READ_ONLY.has(lower)) {
@@ -395,9 +461,11 @@ function applyWhole(
           ? []
           : [current];
       written = [];
+      const held = new Elements(next);
       for (const item of given) {
-        if (!next.some((e) => contains(e, item))) {
+        if (!held.contains(item)) {
           next.push(item);
+          held.add(item);
           written.push(item);
         }
       }
@@ -589,6 +657,7 @@ function applyOperation(ctx: Context, operation: unknown): void {
   const pathText = typeof rawPath === 'string' ? rawPath.trim() : '';
   const value = getMember(operation, 'value');
   if (kind !== 'remove' && value === undefined) fail('invalidValue', `"${kind}" needs a "value"`);
+  checkValue(value);
 
   if (pathText === '') {
     if (kind === 'remove') fail('noTarget', '"remove" needs a "path"');
@@ -608,6 +677,16 @@ function applyOperation(ctx: Context, operation: unknown): void {
     scope = named;
   }
   applyAtPath(ctx, kind, scope, path, value, false);
+}
+
+/** An operation's value within {@link VALUE_BOUNDS}; the pointer is relative to the operation. */
+function checkValue(value: unknown): void {
+  const violation = value === undefined ? undefined : freeFormViolation(value, VALUE_BOUNDS);
+  if (violation === undefined) return;
+  const message = violation.message.startsWith('is nested')
+    ? `is nested too deeply: an attribute's value holds at most ${FREE_FORM_BOUNDS.maxDepth} levels`
+    : violation.message;
+  fail('invalidValue', `/value${violation.pointer} ${message}`);
 }
 
 /**

@@ -8,23 +8,46 @@ interface Selector {
   sub: string | undefined;
 }
 
+/**
+ * The names of an `attributes` list, split at the commas outside quotes and brackets. A value
+ * filter some clients put after a name (`emails[type eq "work"]`, `emails[type eq "work"].value`),
+ * which RFC 7644 does not define there, is read as the attribute it qualifies.
+ */
+function names(list: string): string[] {
+  const out: string[] = [];
+  let current = '';
+  let depth = 0;
+  let quoted = false;
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i]!;
+    if (quoted) {
+      if (c === '\\') i += 1;
+      else if (c === '"') quoted = false;
+    } else if (c === '"' && depth > 0) quoted = true;
+    else if (c === '[') depth += 1;
+    else if (c === ']') depth = Math.max(0, depth - 1);
+    else if (c === ',' && depth === 0) {
+      out.push(current);
+      current = '';
+    } else if (depth === 0) current += c;
+  }
+  out.push(current);
+  return out.map((s) => s.trim()).filter(Boolean);
+}
+
 /** `name.givenName`, `urn:…:User:department`, `emails` → the member they name and its part. */
 function selectors(list: string | undefined, resource: ScimObject): Selector[] {
   if (!list) return [];
   const urns = Object.keys(resource).filter((k) => k.startsWith('urn:'));
-  return list
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((s) => {
-      const urn = urns.find((u) => s.toLowerCase().startsWith(`${u.toLowerCase()}:`));
-      if (urn) return { top: urn, sub: s.slice(urn.length + 1) };
-      if (urns.some((u) => u.toLowerCase() === s.toLowerCase())) return { top: s, sub: undefined };
-      const schemaPrefix = /^urn:.*:([^:]+)$/.exec(s);
-      const path = schemaPrefix ? schemaPrefix[1]! : s;
-      const [top, sub] = path.split('.', 2) as [string, string | undefined];
-      return { top, sub };
-    });
+  return names(list).map((s) => {
+    const urn = urns.find((u) => s.toLowerCase().startsWith(`${u.toLowerCase()}:`));
+    if (urn) return { top: urn, sub: s.slice(urn.length + 1) };
+    if (urns.some((u) => u.toLowerCase() === s.toLowerCase())) return { top: s, sub: undefined };
+    const schemaPrefix = /^urn:.*:([^:]+)$/.exec(s);
+    const path = schemaPrefix ? schemaPrefix[1]! : s;
+    const [top, sub] = path.split('.', 2) as [string, string | undefined];
+    return { top, sub };
+  });
 }
 
 function keyOf(resource: ScimObject, name: string): string | undefined {

@@ -9,21 +9,24 @@ const Q = defineQueries('scim', [
   'user_get',
   'user_lock',
   'manager_find',
-  'release_external_id',
   'user_prepare',
   'group_get',
   'group_all',
+  'group_page',
+  'group_batch',
+  'group_batch_external',
+  'group_by_name',
   'group_lock',
   'group_set',
   'member_candidates',
   'members_add',
   'members_remove',
+  'members_display',
 ]);
 /** The queries of a connector's reconciliation with a snapshot (`scimSyncRepository`). */
 const SyncQ = defineQueries('scim', [
   'sync_groups_create',
   'sync_users',
-  'sync_release',
   'sync_deprovision',
   'sync_managers',
 ]);
@@ -57,14 +60,40 @@ function storedUser(row: UserRow): StoredUser {
 
 export interface ScimMember {
   value: string;
+  /** The display its client sent with it, else the member's own name. */
   display: string;
   type: string;
+  /** The display its client sent with it, or null; read only under the group's write lock. */
+  sent?: string | null;
 }
 
 /** A connector group as the queries read it: its properties, and its members when asked. */
 export interface StoredGroup {
   props: Record<string, unknown>;
   members: ScimMember[] | null;
+}
+
+/**
+ * Where a batch of a connector's groups in creation order starts: after the group created at
+ * `at` (its created_at as Neo4j writes it, to the nanosecond) with id `id`.
+ */
+export interface GroupCursor {
+  at: string;
+  id: string;
+}
+
+/** A group of a batch, with the cursor that starts the batch after it. */
+export interface BatchedGroup extends StoredGroup {
+  at: string;
+}
+
+/** Before every group: the first batch starts here. */
+const FIRST: GroupCursor = { at: '0001-01-01T00:00:00Z', id: '' };
+
+/** A member's display on its membership edge; null removes it. */
+export interface MemberDisplay {
+  id: string;
+  display: string | null;
 }
 
 /** The SCIM view of a connector group, as cypher/scim/group_set writes it. */
@@ -75,30 +104,33 @@ export interface ScimGroupChanges {
   scim: string;
 }
 
-/** Named queries over a connector's SCIM users and groups. */
+/**
+ * Named queries over a connector's SCIM users and groups. A connector is named by its id (the
+ * `connector_ref` of what it provisions), never by its name, which a later connector may reuse.
+ */
 export const scimRepository = {
   /**
-   * What creating a user needs to know, in one round trip: a deprovisioned user holding the new
-   * user's externalId gives it up; the manager the new user names; and the users already waiting
-   * for the new user as their manager.
+   * What creating a user needs to know, in one round trip: the manager the new user names; and
+   * the users already waiting for the new user as their manager (none by an externalId that
+   * another user of the connector holds already).
    */
   async prepareUser(
     tx: Tx,
-    source: string,
+    connector: string,
     user: { id: string; externalId: string | null; managerRef: string | null },
   ): Promise<{ managerId: string | null; waiting: string[] } | undefined> {
     return tx.first<{ managerId: string | null; waiting: string[] }>(Q.user_prepare, {
       id: user.id,
-      source,
+      connector,
       externalId: user.externalId,
       ref: user.managerRef,
     });
   },
 
   /** The users of the connector that SCIM still sees among `ids`, in the order of `ids`. */
-  async users(tx: Reader, source: string, ids: string[]): Promise<StoredUser[]> {
+  async users(tx: Reader, connector: string, ids: string[]): Promise<StoredUser[]> {
     if (ids.length === 0) return [];
-    const rows = await tx.run<UserRow>(Q.user_get, { ids, source });
+    const rows = await tx.run<UserRow>(Q.user_get, { ids, connector });
     const byId = new Map(rows.map((r) => [r.props['id'] as string, r]));
     return ids.flatMap((id) => {
       const row = byId.get(id);
@@ -107,46 +139,93 @@ export const scimRepository = {
   },
 
   /** A user of the connector under its write lock, for a change that follows. */
-  async lockUser(tx: Tx, source: string, id: string): Promise<StoredUser | undefined> {
-    const row = await tx.first<UserRow>(Q.user_lock, { id, source });
+  async lockUser(tx: Tx, connector: string, id: string): Promise<StoredUser | undefined> {
+    const row = await tx.first<UserRow>(Q.user_lock, { id, connector });
     return row ? storedUser(row) : undefined;
-  },
-
-  /** A deprovisioned user gives its externalId up when the connector provisions it again. */
-  async releaseExternalId(tx: Tx, source: string, externalId: string): Promise<void> {
-    await tx.run(Q.release_external_id, { source, externalId });
   },
 
   /**
    * The id of the manager a SCIM client names: its SCIM id, else the externalId of a user of the
-   * same connector.
+   * same connector (none when several of its users share that externalId).
    */
-  async findManager(tx: Reader, source: string, ref: string): Promise<string | undefined> {
-    const row = await tx.first<{ id: string }>(Q.manager_find, { ref, source });
-    return row?.id;
+  async findManager(tx: Reader, connector: string, ref: string): Promise<string | undefined> {
+    const row = await tx.first<{ id: string | null }>(Q.manager_find, { ref, connector });
+    return row?.id ?? undefined;
   },
 
   /** Groups of the connector among `ids`, with their members when asked. */
-  async groups(tx: Reader, source: string, ids: string[], withMembers: boolean): Promise<StoredGroup[]> {
-    return tx.run<StoredGroup>(Q.group_get, { ids, source, withMembers });
+  async groups(tx: Reader, connector: string, ids: string[], withMembers: boolean): Promise<StoredGroup[]> {
+    return tx.run<StoredGroup>(Q.group_get, { ids, connector, withMembers });
   },
 
   /** Every group of the connector, oldest first, with their members when asked. */
-  async allGroups(tx: Reader, source: string, withMembers: boolean): Promise<StoredGroup[]> {
-    return tx.run<StoredGroup>(Q.group_all, { source, withMembers });
+  async allGroups(tx: Reader, connector: string, withMembers: boolean): Promise<StoredGroup[]> {
+    return tx.run<StoredGroup>(Q.group_all, { connector, withMembers });
+  },
+
+  /**
+   * How many groups the connector holds, and `limit` of them after the first `skip` in creation
+   * order (then id), with their members when asked.
+   */
+  async groupPage(
+    tx: Reader,
+    connector: string,
+    page: { skip: number; limit: number },
+    withMembers: boolean,
+  ): Promise<{ total: number; groups: StoredGroup[] }> {
+    const row = await tx.first<{ total: number; groups: StoredGroup[] }>(Q.group_page, {
+      connector,
+      skip: page.skip,
+      limit: page.limit,
+      withMembers,
+    });
+    return row ?? { total: 0, groups: [] };
+  },
+
+  /**
+   * Up to `limit` groups of the connector in creation order (then id) after `after` (from the
+   * first when none), only those whose externalId is `externalId` when one is given; each with
+   * the cursor of the next batch, and its members when asked.
+   */
+  async groupBatch(
+    tx: Reader,
+    connector: string,
+    after: GroupCursor | undefined,
+    limit: number,
+    options: { withMembers: boolean; externalId?: string | undefined },
+  ): Promise<BatchedGroup[]> {
+    const { at, id } = after ?? FIRST;
+    const params = { connector, at, id, limit, withMembers: options.withMembers };
+    return options.externalId === undefined
+      ? tx.run<BatchedGroup>(Q.group_batch, params)
+      : tx.run<BatchedGroup>(Q.group_batch_external, { ...params, externalId: options.externalId });
+  },
+
+  /** The group of the connector of that name, in any case, with its members when asked. */
+  async groupByName(
+    tx: Reader,
+    connector: string,
+    name: string,
+    withMembers: boolean,
+  ): Promise<StoredGroup[]> {
+    return tx.run<StoredGroup>(Q.group_by_name, {
+      nameKey: groupNameKey(name, connector),
+      connector,
+      withMembers,
+    });
   },
 
   /** A group of the connector under its write lock, with its members, for a change that follows. */
-  async lockGroup(tx: Tx, source: string, id: string): Promise<StoredGroup | undefined> {
-    return tx.first<StoredGroup>(Q.group_lock, { id, source });
+  async lockGroup(tx: Tx, connector: string, id: string): Promise<StoredGroup | undefined> {
+    return tx.first<StoredGroup>(Q.group_lock, { id, connector });
   },
 
   /** Writes the SCIM view of a group, with the key that keeps names unique within the connector. */
-  async setGroup(tx: Tx, source: string, id: string, group: ScimGroupChanges, now: string): Promise<void> {
+  async setGroup(tx: Tx, connector: string, id: string, group: ScimGroupChanges, now: string): Promise<void> {
     await tx.run(Q.group_set, {
       id,
       name: group.name,
-      nameKey: groupNameKey(group.name, source),
+      nameKey: groupNameKey(group.name, connector),
       externalId: group.externalId,
       scim: group.scim,
       now,
@@ -154,8 +233,8 @@ export const scimRepository = {
   },
 
   /** Which of `ids` may be members of a group of the connector: its users SCIM still sees, and its groups. */
-  async memberCandidates(tx: Reader, source: string, ids: string[]): Promise<string[]> {
-    const rows = await tx.run<{ id: string }>(Q.member_candidates, { ids, source });
+  async memberCandidates(tx: Reader, connector: string, ids: string[]): Promise<string[]> {
+    const rows = await tx.run<{ id: string }>(Q.member_candidates, { ids, connector });
     return rows.map((r) => r.id);
   },
 
@@ -163,6 +242,11 @@ export const scimRepository = {
   async addUsers(tx: Tx, groupId: string, ids: string[], addedBy: string, now: string): Promise<string[]> {
     const rows = await tx.run<{ id: string }>(Q.members_add, { groupId, ids, addedBy, now });
     return rows.map((r) => r.id);
+  },
+
+  /** The display a client sent with each of these members of a group (null: none). */
+  async setMemberDisplays(tx: Tx, groupId: string, rows: MemberDisplay[]): Promise<void> {
+    if (rows.length > 0) await tx.run(Q.members_display, { groupId, rows });
   },
 
   /** Members leaving a group, all at once; answers those that were members. */
@@ -207,18 +291,17 @@ export interface NewSyncGroup {
   externalId: string | null;
   /** The attributes its client sent, as JSON. */
   scim: string;
-  members: string[];
+  /** Each once, with the display its line gives (null: none). */
+  members: MemberDisplay[];
 }
 
 /** Named queries of the bulk reconciliation of a connector with a snapshot (src/scim/sync.ts). */
 export const scimSyncRepository = {
-  /** Every user of the connector that SCIM still sees, with its manager. */
-  async users(tx: Reader, source: string): Promise<ExistingUser[]> {
+  /** Every user of the connector (by its id) that SCIM still sees, with its manager. */
+  async users(tx: Reader, connector: string): Promise<ExistingUser[]> {
     const rows = await tx.run<{ props: Record<string, unknown>; managerId: string | null }>(
       SyncQ.sync_users,
-      {
-        source,
-      },
+      { connector },
     );
     const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
     return rows.map((r) => ({
@@ -228,11 +311,6 @@ export const scimSyncRepository = {
       managerId: r.managerId,
       managerRef: text(r.props['manager_ref']) ?? null,
     }));
-  },
-
-  /** Deprovisioned users give up the externalIds a snapshot provisions again. */
-  async releaseExternalIds(tx: Tx, source: string, externalIds: string[]): Promise<void> {
-    await tx.run(SyncQ.sync_release, { source, externalIds });
   },
 
   /**
@@ -260,7 +338,7 @@ export const scimSyncRepository = {
    */
   async createGroups(
     tx: Tx,
-    source: string,
+    connector: { id: string; name: string },
     actor: string,
     groups: NewSyncGroup[],
     now: string,
@@ -268,11 +346,17 @@ export const scimSyncRepository = {
     const rows = groups.map((g) => ({
       id: g.id,
       name: g.name,
-      nameKey: groupNameKey(g.name, source),
+      nameKey: groupNameKey(g.name, connector.id),
       externalId: g.externalId,
       scim: g.scim,
       members: g.members,
     }));
-    await tx.run(SyncQ.sync_groups_create, { rows, source, actor, now });
+    await tx.run(SyncQ.sync_groups_create, {
+      rows,
+      source: connector.name,
+      connector: connector.id,
+      actor,
+      now,
+    });
   },
 };

@@ -2,7 +2,7 @@ import { isId } from '../ids.js';
 import { ScimError } from './errors.js';
 import { groupFields, readGroup, type GroupFields } from './groups.js';
 import type { ExistingUser, ManagerLink } from './repository.js';
-import { isObject, type ScimObject } from './resource.js';
+import { isObject, member, text, type ScimObject } from './resource.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
 import { readUser, userFields, type UserFields } from './users.js';
 
@@ -24,12 +24,16 @@ export interface LineError {
 
 export interface SnapshotUser {
   line: number;
+  /** The SCIM id the line gives, if any: it names a stored user of the connector. */
+  id?: string;
   scim: ScimObject;
   fields: UserFields;
 }
 
 export interface SnapshotGroup {
   line: number;
+  /** The SCIM id the line gives, if any: it names a stored group of the connector. */
+  id?: string;
   scim: ScimObject;
   fields: GroupFields;
 }
@@ -51,13 +55,45 @@ function schemasOf(value: ScimObject): string[] {
 }
 
 /**
- * Splits a snapshot (JSON lines, each a SCIM User or Group) into users and groups, reading each as
- * the SCIM endpoints do. A line without a schema is a user when it has a userName.
+ * Reads a snapshot (JSON lines, each a SCIM User or Group) as it arrives, piece by piece (a line
+ * may run on into the next piece), splitting it into users and groups and reading each as the
+ * SCIM endpoints do; a line without a schema is a user when it has a userName. `read` takes a
+ * bounded number of lines, so that a caller can let other work run between turns.
  */
-export function readSnapshot(text: string): Snapshot {
-  const snapshot: Snapshot = { lines: 0, users: [], groups: [], errors: [] };
-  text.split('\n').forEach((raw, index) => {
-    const line = index + 1;
+export class SnapshotReader {
+  readonly snapshot: Snapshot = { lines: 0, users: [], groups: [], errors: [] };
+  private carry = '';
+  private queue: string[] = [];
+  private next = 0;
+  private line = 0;
+
+  /** Queues the lines of the next piece; the lines queued before must have been read. */
+  push(piece: string): void {
+    const parts = (this.carry + piece).split('\n');
+    this.carry = parts.pop() ?? '';
+    this.queue = parts;
+    this.next = 0;
+  }
+
+  /** The snapshot ended: its last line, if it has no line break, is queued too. */
+  end(): void {
+    this.queue = [this.carry];
+    this.carry = '';
+    this.next = 0;
+  }
+
+  /** Reads up to `max` queued lines; false when none is left to read. */
+  read(max: number): boolean {
+    const stop = Math.min(this.queue.length, this.next + max);
+    for (; this.next < stop; this.next++) this.readLine(this.queue[this.next]!, ++this.line);
+    if (this.next < this.queue.length) return true;
+    this.queue = [];
+    this.next = 0;
+    return false;
+  }
+
+  private readLine(raw: string, line: number): void {
+    const snapshot = this.snapshot;
     if (raw.trim() === '') return;
     snapshot.lines += 1;
     let value: unknown;
@@ -75,20 +111,30 @@ export function readSnapshot(text: string): Snapshot {
     const isGroup =
       schemas.includes(GROUP_SCHEMA.toLowerCase()) ||
       (!schemas.includes(USER_SCHEMA.toLowerCase()) && value['userName'] === undefined);
+    const id = text(member(value, 'id'));
     try {
       if (isGroup) {
         const scim = readGroup(value);
-        snapshot.groups.push({ line, scim, fields: groupFields(scim) });
+        snapshot.groups.push({ line, ...(id === undefined ? {} : { id }), scim, fields: groupFields(scim) });
       } else {
         const scim = readUser(value);
-        snapshot.users.push({ line, scim, fields: userFields(scim) });
+        snapshot.users.push({ line, ...(id === undefined ? {} : { id }), scim, fields: userFields(scim) });
       }
     } catch (err) {
       if (err instanceof ScimError) snapshot.errors.push({ line, detail: err.message });
       else throw err;
     }
-  });
-  return snapshot;
+  }
+}
+
+/** Reads a whole snapshot at once (see `SnapshotReader`). */
+export function readSnapshot(text: string): Snapshot {
+  const reader = new SnapshotReader();
+  reader.push(text);
+  reader.read(Infinity);
+  reader.end();
+  reader.read(Infinity);
+  return reader.snapshot;
 }
 
 /** A user the snapshot provisions. */
@@ -126,8 +172,16 @@ export interface UsersPlan {
    * reference they wait on). New users are created with theirs.
    */
   managers: ManagerChange[];
-  /** Every way the snapshot names a user (its SCIM id, its externalId), to its principal id. */
+  /**
+   * Every way the snapshot names one of its users, to its principal id: its SCIM id, and an
+   * externalId that no other user of the connector has (a shared one is ambiguous: it names none).
+   */
   ids: Map<string, string>;
+  /**
+   * The externalIds several users hold (of the snapshot, or staying outside it): ambiguous, they
+   * name none of them, nor anything else.
+   */
+  shared: Set<string>;
   /**
    * Whether what the snapshot lacks goes: only when every line was read and no user was
    * ambiguous, since a missing user might be one of them.
@@ -149,30 +203,40 @@ function differs(user: SnapshotUser, current: ExistingUser): boolean {
 
 /**
  * The users of a snapshot against the connector's stored users (those SCIM still sees): each
- * matched by externalId, else by userName; the rest are new, and the stored ones it lacks are
- * deprovisioned. A deprovisioned user is not among the stored ones, so one that comes back is new
- * (the old principal keeps its history and gives its externalId up).
+ * matched by the SCIM id its line gives, else by userName in any case, never by externalId, which
+ * several users may share; the rest are new, and the stored ones it lacks are deprovisioned. A
+ * deprovisioned user is not among the stored ones, so one that comes back is new (the old
+ * principal keeps its history).
  */
 export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () => string): UsersPlan {
   const errors: LineError[] = [];
   const existing = new Map(stored.map((e) => [e.principal.id, e]));
-  const byExternal = new Map<string, ExistingUser>();
   const byUserName = new Map<string, ExistingUser>();
   for (const e of existing.values()) {
-    if (e.principal.connector_id) byExternal.set(e.principal.connector_id, e);
     if (e.userName !== undefined) byUserName.set(e.userName, e);
   }
   const seen = new Set<string>();
   const matches: UserMatch[] = [];
   const fresh: SnapshotUser[] = [];
   for (const user of snapshot.users) {
-    const { externalId, userName } = user.fields;
-    const current =
-      (externalId ? byExternal.get(externalId) : undefined) ?? byUserName.get(userName.toLowerCase());
+    const { userName } = user.fields;
+    const byId = user.id === undefined ? undefined : existing.get(user.id);
+    const holder = byUserName.get(userName.toLowerCase());
+    const current = byId ?? holder;
     if (current && seen.has(current.principal.id)) {
       errors.push({
         line: user.line,
-        detail: `a user with userName "${userName}" or externalId "${externalId ?? ''}" appears twice`,
+        detail: byId
+          ? `the user ${byId.principal.id} appears twice`
+          : `a user with userName "${userName}" appears twice`,
+      });
+      continue;
+    }
+    if (byId && holder && holder !== byId) {
+      // Renaming one stored user to the userName of another would break the uniqueness of names.
+      errors.push({
+        line: user.line,
+        detail: `the userName "${userName}" of user ${byId.principal.id} belongs to user ${holder.principal.id}`,
       });
       continue;
     }
@@ -183,29 +247,37 @@ export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () 
       fresh.push(user);
     }
   }
-  // New users repeating one another's userName or externalId: the first is taken.
-  const createdKeys = new Set<string>();
+  // New users repeating one another's userName (in any case): the first is taken. They may share
+  // an externalId.
+  const createdNames = new Set<string>();
   const created: { id: string; user: SnapshotUser }[] = [];
   for (const user of fresh) {
-    const key = `u:${user.fields.userName.toLowerCase()}`;
-    const ext = user.fields.externalId ? `e:${user.fields.externalId}` : undefined;
-    if (createdKeys.has(key) || (ext && createdKeys.has(ext))) {
+    const key = user.fields.userName.toLowerCase();
+    if (createdNames.has(key)) {
       errors.push({
         line: user.line,
         detail: `a user with userName "${user.fields.userName}" appears twice`,
       });
       continue;
     }
-    createdKeys.add(key);
-    if (ext) createdKeys.add(ext);
+    createdNames.add(key);
     created.push({ id: newId(), user });
   }
+  const removes = snapshot.errors.length === 0 && errors.length === 0;
 
   // Every manager link the snapshot asks for, decided before anything is written: new users are
   // created with theirs (managers first), and only the links of stored users are made after.
-  const ids = new Map<string, string>();
-  for (const { id, user } of created) remember(ids, id, user.fields);
-  for (const { user, current } of matches) remember(ids, current.principal.id, user.fields);
+  // Stored users the snapshot lacks stay when nothing is removed, and hold their externalIds.
+  const { ids, shared } = namesOf(
+    [
+      ...created.map(({ id, user }) => ({ id, externalId: user.fields.externalId })),
+      ...matches.map(({ user, current }) => ({
+        id: current.principal.id,
+        externalId: user.fields.externalId,
+      })),
+    ],
+    removes ? [] : stored.filter((e) => !seen.has(e.principal.id)).map((e) => e.principal.connector_id),
+  );
   const wanted = plannedManagers(
     [
       ...created.map(({ id, user }) => ({ id, ref: user.fields.managerRef })),
@@ -224,22 +296,48 @@ export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () 
     return [{ id: current.principal.id, managerId, ref, from: current.managerId }];
   });
 
-  const removes = snapshot.errors.length === 0 && errors.length === 0;
   return {
     creates,
     matches,
     deprovisions: removes ? [...existing.values()].filter((e) => !seen.has(e.principal.id)) : [],
     managers,
     ids,
+    shared,
     removes,
     errors,
   };
 }
 
-/** Every way a snapshot may name a user: its SCIM id, its externalId. */
-function remember(ids: Map<string, string>, id: string, fields: UserFields): void {
-  ids.set(id, id);
-  if (fields.externalId) ids.set(fields.externalId, id);
+/**
+ * Every way a snapshot may name one of its users, to its principal id: its SCIM id; else an
+ * externalId that only this user has. An externalId two users share, or that a user staying
+ * outside the snapshot (`others`) holds, is ambiguous and names none of them, as over SCIM
+ * (`shared`).
+ */
+function namesOf(
+  users: { id: string; externalId: string | null }[],
+  others: (string | null)[],
+): { ids: Map<string, string>; shared: Set<string> } {
+  const ids = new Map<string, string>();
+  for (const { id } of users) ids.set(id, id);
+  const holders = new Map<string, Set<string>>();
+  const hold = (externalId: string, id: string): void => {
+    const set = holders.get(externalId) ?? new Set<string>();
+    set.add(id);
+    holders.set(externalId, set);
+  };
+  for (const { id, externalId } of users) if (externalId) hold(externalId, id);
+  others.forEach((externalId, i) => {
+    if (externalId && holders.has(externalId)) hold(externalId, `other:${i}`);
+  });
+  const shared = new Set<string>();
+  for (const [externalId, set] of holders) {
+    const [only] = set;
+    if (ids.has(externalId)) continue;
+    if (set.size === 1) ids.set(externalId, only!);
+    else shared.add(externalId);
+  }
+  return { ids, shared };
 }
 
 /**
@@ -338,55 +436,88 @@ export interface GroupsPlan {
   errors: LineError[];
 }
 
+/** How many of `keys` each key is, blanks left out. */
+function tally(keys: (string | null)[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const key of keys) if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
+  return counts;
+}
+
 /**
- * The groups of a snapshot against the connector's stored groups (oldest first): matched by
- * externalId, else by name; created, replaced (members named by SCIM id, externalId or, for
- * groups, name), and deleted when the snapshot lacks them and the users plan removes what it
- * lacks.
+ * The groups of a snapshot against the connector's stored groups (oldest first). A line matches
+ * the stored group its SCIM `id` names; else the one stored group holding its externalId, when
+ * no other stored group and no other line holds it (externalIds may repeat); else the stored
+ * group of its name, in any case (names are unique within the connector). Groups are created,
+ * replaced (members named by SCIM id, by an externalId only one user, or else only one group,
+ * holds, or, for groups, by name), and deleted when the snapshot lacks them and the users plan
+ * removes what it lacks.
  */
 export function planGroups(
   snapshot: SnapshotGroup[],
   stored: CurrentGroup[],
-  users: Pick<UsersPlan, 'ids' | 'removes'>,
+  users: Pick<UsersPlan, 'ids' | 'shared' | 'removes'>,
 ): GroupsPlan {
   const errors: LineError[] = [];
-  const byExternal = new Map<string, CurrentGroup>();
+  const byId = new Map(stored.map((g) => [g.id, g]));
+  const byExternal = new Map<string, CurrentGroup[]>();
   const byName = new Map<string, CurrentGroup>();
   for (const g of stored) {
-    if (g.externalId !== null) byExternal.set(g.externalId, g);
+    if (g.externalId !== null) byExternal.set(g.externalId, [...(byExternal.get(g.externalId) ?? []), g]);
     byName.set(g.name.toLowerCase(), g);
   }
+  const lines = tally(snapshot.map((g) => g.fields.externalId));
   const matched: { group: SnapshotGroup; current: CurrentGroup | null }[] = [];
   const seen = new Set<string>();
   for (const group of snapshot) {
     const f = group.fields;
+    const named = group.id === undefined ? undefined : byId.get(group.id);
+    const holders = f.externalId && lines.get(f.externalId) === 1 ? byExternal.get(f.externalId) : undefined;
     const current =
-      (f.externalId ? byExternal.get(f.externalId) : undefined) ?? byName.get(f.displayName.toLowerCase());
+      named ?? (holders?.length === 1 ? holders[0] : undefined) ?? byName.get(f.displayName.toLowerCase());
     if (current && seen.has(current.id)) {
-      errors.push({ line: group.line, detail: `a group named "${f.displayName}" appears twice` });
+      errors.push({
+        line: group.line,
+        detail: named
+          ? `the group ${named.id} appears twice`
+          : `a group named "${f.displayName}" appears twice`,
+      });
       continue;
     }
     if (current) seen.add(current.id);
     matched.push({ group, current: current ?? null });
   }
 
-  // Every way the snapshot may name a group (name, externalId, SCIM id of a stored one), and the
-  // groups it may mean, the later in the snapshot first.
-  const named = new Map<string, number[]>();
+  // How the snapshot may name a group: the SCIM id of a stored one; an externalId only one group
+  // holds (among those of the snapshot and the stored ones that stay outside it); its name, in
+  // any case, the later in the snapshot first.
+  const groupIds = new Map<string, number>();
+  const externalIds = new Map<string, number[]>();
+  const names = new Map<string, number[]>();
   matched.forEach(({ group, current }, index) => {
-    const keys = new Set([group.fields.displayName.toLowerCase(), group.fields.externalId, current?.id]);
-    for (const key of keys) if (key) named.set(key, [index, ...(named.get(key) ?? [])]);
+    if (current) groupIds.set(current.id, index);
+    const { externalId, displayName } = group.fields;
+    if (externalId) externalIds.set(externalId, [index, ...(externalIds.get(externalId) ?? [])]);
+    const name = displayName.toLowerCase();
+    names.set(name, [index, ...(names.get(name) ?? [])]);
   });
-  const namesGroup = (m: string): boolean => named.has(m) || named.has(m.toLowerCase()) || isId('group', m);
+  const staying = tally(users.removes ? [] : stored.filter((g) => !seen.has(g.id)).map((g) => g.externalId));
+  const namesGroup = (m: string): boolean =>
+    groupIds.has(m) || externalIds.has(m) || names.has(m.toLowerCase()) || isId('group', m);
   const candidates = (m: string): MemberCandidate[] => {
+    // An externalId several users share names nobody; one several groups share names no group.
+    if (users.shared.has(m)) return [];
     const user = users.ids.get(m);
     const principal: MemberCandidate[] = user === undefined ? [] : [{ principal: user }];
-    const groups = (keys: string[]): MemberCandidate[] =>
-      [...new Set(keys.flatMap((k) => named.get(k) ?? []))].map((group) => ({ group }));
-    const lower = m.toLowerCase();
+    const holders = externalIds.get(m) ?? [];
+    const groups =
+      holders.length + (staying.get(m) ?? 0) > 1
+        ? []
+        : [...new Set([groupIds.get(m), ...holders, ...(names.get(m.toLowerCase()) ?? [])])].flatMap(
+            (group): MemberCandidate[] => (group === undefined ? [] : [{ group }]),
+          );
     // A SCIM group id is looked up among the groups first; anything else among the users first.
-    if (isId('group', m)) return [...groups([m, lower]), ...principal];
-    return principal.length > 0 ? principal : groups([lower, m]);
+    if (isId('group', m)) return [...groups, ...principal];
+    return principal.length > 0 ? principal : groups;
   };
 
   // New groups naming only users of the snapshot are written in batches with their members;

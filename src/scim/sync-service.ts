@@ -11,27 +11,9 @@ import { connectorRepository as repo } from '../connectors/repository.js';
 export const SYNC_JOB = 'connectors.sync';
 /** Runs of a sync before it is given up (each resumes where the last got to). */
 const SYNC_ATTEMPTS = 3;
-/** A snapshot is stored in pieces of about this many characters, whole lines each. */
-const CHUNK = 4 * 1024 * 1024;
 
 /** A snapshot sync as GET /v1/connectors/{id}/sync/{sync_id} answers it. */
 export type SyncView = Static<typeof SyncSchema>;
-
-/** Splits text into pieces of whole lines. */
-function chunks(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = Math.min(text.length, start + CHUNK);
-    if (end < text.length) {
-      const newline = text.lastIndexOf('\n', end);
-      end = newline > start ? newline + 1 : end;
-    }
-    out.push(text.slice(start, end));
-    start = end;
-  }
-  return out;
-}
 
 /**
  * Bulk reconciliation of a connector with a snapshot of its identity provider: the snapshot is
@@ -51,21 +33,28 @@ export class ConnectorSyncService {
     this.jobs.handle<{ syncId: string }>(SYNC_JOB, (job) => this.run(job));
   }
 
-  async submit(connectorId: string, text: string, op: OperationContext): Promise<SyncView> {
+  /**
+   * Stores the snapshot piece by piece as it arrives (`pieces`, whole lines each), then the sync
+   * and its job in one transaction; a snapshot that fails to arrive whole leaves nothing behind.
+   */
+  async submit(connectorId: string, pieces: AsyncIterable<string>, op: OperationContext): Promise<SyncView> {
     const current = await repo.get(this.db, connectorId);
     if (!current) throw notFound('connector', connectorId);
     if (current.status !== 'active') throw conflict(`connector ${connectorId} is deleted`);
     const id = newId('job');
-    const pieces = chunks(text);
     try {
-      for (const [seq, piece] of pieces.entries()) {
-        await this.db.write('connectors/sync_chunk', (tx) => repo.addSyncChunk(tx, id, seq, piece));
+      let seq = 0;
+      let bytes = 0;
+      for await (const piece of pieces) {
+        const at = seq++;
+        bytes += Buffer.byteLength(piece);
+        await this.db.write('connectors/sync_chunk', (tx) => repo.addSyncChunk(tx, id, at, piece));
       }
       await this.db.write('connectors/sync', async (tx) => {
         const created = await repo.createSync(tx, {
           id,
           connectorId,
-          bytes: Buffer.byteLength(text),
+          bytes,
           requestedBy: op.actor.id,
           requestId: op.meta.requestId,
           sourceIp: op.meta.sourceIp,
@@ -124,15 +113,23 @@ export class ConnectorSyncService {
     if (!s) throw new Error(`sync ${syncId} is gone`);
     const connector = await repo.get(this.db, s.connector_id);
     if (connector?.status !== 'active') throw new Error(`connector ${s.connector_id} is deleted`);
-    // A snapshot may be hundreds of megabytes: reading it back is background work, not a request.
-    const pieces = await repo.syncChunks(this.db.background(), syncId);
+    // A snapshot may be hundreds of megabytes: it is read back a piece at a time, as background
+    // work rather than a request.
+    const reader = this.db.background();
+    async function* pieces(): AsyncGenerator<string> {
+      for (let seq = 0; ; seq++) {
+        const text = await repo.syncChunk(reader, syncId, seq);
+        if (text === undefined) return;
+        yield text;
+      }
+    }
     const op: OperationContext = {
       actor: { type: 'connector', id: s.connector_id },
       meta: { requestId: s.request_id, sourceIp: s.source_ip, userAgent: s.user_agent },
     };
     await this.sync.reconcile(
       { id: s.connector_id, name: connector.name },
-      pieces.join(''),
+      pieces(),
       op,
       (progress) => job.reportProgress(progress),
       job.signal,

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Static } from '@sinclair/typebox';
 import type { SyncCountsSchema } from '../schemas/connectors.js';
 import type { OperationContext } from '../audit/audit.js';
@@ -24,7 +25,8 @@ import {
 import {
   planGroups,
   planUsers,
-  readSnapshot,
+  SnapshotReader,
+  type Snapshot,
   resolveMembers,
   type CurrentGroup,
   type LineError,
@@ -49,6 +51,36 @@ const BATCH = 1_000;
 const GROUP_BATCH = 100;
 /** Line errors reported back (all are counted). */
 const MAX_ERRORS = 100;
+
+/** A member of a planned group, resolved to an id, with the display its line gives it. */
+interface PlannedMember {
+  value: string;
+  display?: string;
+}
+
+/** Snapshot lines read between two turns of the event loop. */
+const LINES_PER_TURN = 250;
+
+/**
+ * Reads a snapshot piece by piece, letting the event loop turn every few hundred lines: a
+ * snapshot of a hundred thousand users takes seconds to read, and requests are served meanwhile.
+ */
+async function readPieces(pieces: AsyncIterable<string>, signal: AbortSignal): Promise<Snapshot> {
+  const reader = new SnapshotReader();
+  const drain = async (): Promise<void> => {
+    while (reader.read(LINES_PER_TURN)) {
+      signal.throwIfAborted();
+      await setImmediate();
+    }
+  };
+  for await (const piece of pieces) {
+    reader.push(piece);
+    await drain();
+  }
+  reader.end();
+  await drain();
+  return reader.snapshot;
+}
 
 export type SyncCounts = Static<typeof SyncCountsSchema>;
 
@@ -103,7 +135,7 @@ export class ScimSync {
 
   async reconcile(
     caller: ScimCaller,
-    text: string,
+    pieces: AsyncIterable<string>,
     op: OperationContext,
     report: (progress: SyncProgress) => Promise<void>,
     signal: AbortSignal,
@@ -120,7 +152,7 @@ export class ScimSync {
         if (errors.length < MAX_ERRORS) errors.push({ line, detail });
       },
     };
-    const snapshot = readSnapshot(text);
+    const snapshot = await readPieces(pieces, signal);
     counts.lines = snapshot.lines;
     snapshot.errors.forEach(run.fail);
     const { users, groups } = snapshot;
@@ -133,7 +165,7 @@ export class ScimSync {
     });
     await report(progress('users', 0, users.length));
 
-    const plan = planUsers(snapshot, await repo.users(this.db, caller.name), () => newId('principal'));
+    const plan = planUsers(snapshot, await repo.users(this.db, caller.id), () => newId('principal'));
     plan.errors.forEach(run.fail);
 
     let processed = 0;
@@ -215,6 +247,7 @@ export class ScimSync {
         createdAt: now,
         status: f.active ? ('active' as const) : ('suspended' as const),
         extra: {
+          connector_ref: caller.id,
           user_name: f.userName.toLowerCase(),
           scim: JSON.stringify(user.scim),
           ...(managerRef ? { manager_ref: managerRef } : {}),
@@ -222,8 +255,6 @@ export class ScimSync {
       };
     });
     return this.db.write('scim/sync/create', async (tx) => {
-      const externalIds = rows.flatMap((r) => (r.connectorId ? [r.connectorId] : []));
-      if (externalIds.length > 0) await repo.releaseExternalIds(tx, caller.name, externalIds);
       const pending = await repo.createUsers(tx, rows, caller.id);
       for (const r of rows) {
         this.events.record(tx, op, {
@@ -333,18 +364,23 @@ export class ScimSync {
   /** New groups and their memberships, a batch in one transaction, an audit event per group. */
   private async createGroups(
     caller: ScimCaller,
-    batch: { id: string; group: SnapshotGroup; members: string[] }[],
+    batch: { id: string; group: SnapshotGroup; members: PlannedMember[] }[],
     op: OperationContext,
   ): Promise<void> {
-    const rows = batch.map(({ id, group, members }) => ({
-      id,
-      name: group.fields.displayName,
-      externalId: group.fields.externalId,
-      scim: JSON.stringify(storedGroup(group.scim)),
-      members: [...new Set(members)],
-    }));
+    const rows = batch.map(({ id, group, members }) => {
+      // Each member once, with the last display its line gives it.
+      const displays = new Map<string, string | null>();
+      for (const m of members) displays.set(m.value, m.display ?? displays.get(m.value) ?? null);
+      return {
+        id,
+        name: group.fields.displayName,
+        externalId: group.fields.externalId,
+        scim: JSON.stringify(storedGroup(group.scim)),
+        members: [...displays].map(([memberId, display]) => ({ id: memberId, display })),
+      };
+    });
     await this.db.write('scim/sync/groups', async (tx) => {
-      await repo.createGroups(tx, caller.name, caller.id, rows, nowIso());
+      await repo.createGroups(tx, caller, caller.id, rows, nowIso());
       // A group created with its members is one event that names them all.
       for (const row of rows) {
         this.events.record(tx, op, {
@@ -354,7 +390,7 @@ export class ScimSync {
             name: { to: row.name },
             connector_source: { to: caller.name },
             ...(row.externalId ? { connector_id: { to: row.externalId } } : {}),
-            ...(row.members.length > 0 ? { members: { to: row.members } } : {}),
+            ...(row.members.length > 0 ? { members: { to: row.members.map((m) => m.id) } } : {}),
           },
         });
       }
@@ -369,7 +405,7 @@ export class ScimSync {
    */
   private async reconcileGroups(run: Run, snapshot: SnapshotGroup[], users: UsersPlan): Promise<void> {
     const { caller, op, signal, counts, fail } = run;
-    const rows = await scimRepository.allGroups(this.db, caller.name, false);
+    const rows = await scimRepository.allGroups(this.db, caller.id, false);
     const stored = rows.map((row): CurrentGroup => ({
       id: row.props['id'] as string,
       name: String(row.props['name']),
@@ -381,10 +417,19 @@ export class ScimSync {
 
     // The id each planned group has so far: stored ones have theirs, new ones once written.
     const ids: (string | undefined)[] = plan.groups.map((g) => g.current?.id);
-    const members = (planned: PlannedGroup): string[] => resolveMembers(planned.members, (i) => ids[i]);
-    const withMembers = (scim: ScimObject, list: string[]): ScimObject => ({
+    // Members as ids, each with the display its line gives it, if any.
+    const members = (planned: PlannedGroup): PlannedMember[] => {
+      const { displays } = planned.group.fields;
+      return resolveMembers(planned.members, (i) => ids[i]).map((value, i) => {
+        const display = displays.get(planned.members[i]!.value);
+        return display === undefined ? { value } : { value, display };
+      });
+    };
+    const withMembers = (scim: ScimObject, list: PlannedMember[]): ScimObject => ({
       ...scim,
-      members: list.map((value) => ({ value })),
+      members: list.map(({ value, display }): ScimObject =>
+        display === undefined ? { value } : { value, display },
+      ),
     });
     const later = plan.groups.flatMap((g, index) => (g.current ? [index] : []));
 

@@ -12,6 +12,7 @@ import { recordPrincipalUpdate } from '../principals/service.js';
 import type { SearchPlans } from '../principals/search/plans.js';
 import { and, condition, field } from '../principals/search/model.js';
 import { nowIso } from '../time.js';
+import { checkFilter } from './bounds.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, parseFilter, ScimSyntaxError } from './filter.js';
 import { patchResource } from './patch.js';
@@ -84,7 +85,7 @@ export class ScimUserService {
     try {
       return await this.db.write('scim/users/create', async (tx) => {
         // A new user can close no cycle of managers: nobody reports to it yet.
-        const prepared = await repo.prepareUser(tx, caller.name, {
+        const prepared = await repo.prepareUser(tx, caller.id, {
           id,
           externalId: fields.externalId,
           managerRef: fields.managerRef,
@@ -111,6 +112,7 @@ export class ScimUserService {
             createdBy: caller.id,
             risk: assessRisk({ type: 'USER', status, attributes, metadata, last_login: null }),
             extra: {
+              connector_ref: caller.id,
               user_name: fields.userName.toLowerCase(),
               scim: JSON.stringify(scim),
               ...(manager.waiting ? { manager_ref: fields.managerRef } : {}),
@@ -133,7 +135,7 @@ export class ScimUserService {
   }
 
   async get(caller: ScimCaller, id: string): Promise<ScimObject> {
-    const [found] = await repo.users(this.db, caller.name, [id]);
+    const [found] = await repo.users(this.db, caller.id, [id]);
     if (!found) throw scimNotFound('User', id);
     return this.view(found);
   }
@@ -142,7 +144,7 @@ export class ScimUserService {
     const filter = request.filter === undefined ? undefined : parseFilterOr400(request.filter);
     const compiled = filter ? compileUserFilter(filter) : { query: and(), exact: true };
     const query = and(
-      condition(field('connector_source'), '$eq', caller.name),
+      condition(field('connector_ref'), '$eq', caller.id),
       condition(field('type'), '$in', ['USER']),
       condition(field('status'), '$in', ['active', 'suspended']),
       compiled.query,
@@ -161,7 +163,7 @@ export class ScimUserService {
           ? []
           : await repo.users(
               this.db,
-              caller.name,
+              caller.id,
               items.map((p) => p.id),
             );
       return {
@@ -184,7 +186,7 @@ export class ScimUserService {
     }
     const candidates = await repo.users(
       this.db,
-      caller.name,
+      caller.id,
       items.map((p) => p.id),
     );
     const matches = candidates
@@ -269,8 +271,6 @@ export class ScimUserService {
         const scim = next(this.view(current));
         fields = userFields(scim);
         const p = current.principal;
-        if (fields.externalId && fields.externalId !== p.connector_id)
-          await repo.releaseExternalId(tx, caller.name, fields.externalId);
         const managerChanged = fields.managerRef !== (managerRefOf(current.scim) ?? null);
         const manager = managerChanged
           ? await this.resolveManager(tx, caller, id, fields.managerRef)
@@ -315,7 +315,7 @@ export class ScimUserService {
     id: string,
     ifMatch: string | undefined,
   ): Promise<StoredUser> {
-    const stored = await repo.lockUser(tx, caller.name, id);
+    const stored = await repo.lockUser(tx, caller.id, id);
     if (!stored) throw scimNotFound('User', id);
     checkIfMatch(ifMatch, etagOf(stored.principal.version));
     return stored;
@@ -340,7 +340,8 @@ export class ScimUserService {
 
   /**
    * The manager a SCIM client names, among this connector's users. One that has not arrived yet
-   * (or would close a cycle of managers) is waited for: the link is made when it arrives.
+   * (or would close a cycle of managers) is waited for: the link is made when it arrives. An
+   * externalId that several of the connector's users share names none of them: the user waits.
    */
   private async resolveManager(
     tx: Tx,
@@ -349,7 +350,7 @@ export class ScimUserService {
     ref: string | null,
   ): Promise<{ id: string | null; waiting: boolean }> {
     if (!ref) return { id: null, waiting: false };
-    const managerId = await repo.findManager(tx, caller.name, ref);
+    const managerId = await repo.findManager(tx, caller.id, ref);
     if (!managerId || managerId === id) return { id: null, waiting: true };
     const check = await principals.managerCheck(tx, id, managerId);
     if (check.cycle) return { id: null, waiting: true };
@@ -365,7 +366,7 @@ export class ScimUserService {
     op: OperationContext,
   ): Promise<void> {
     for (const id of waiting) {
-      const [report] = await repo.users(tx, caller.name, [id]);
+      const [report] = await repo.users(tx, caller.id, [id]);
       if (!report) continue;
       const check = await principals.managerCheck(tx, id, manager.id);
       if (check.cycle) continue;
@@ -390,12 +391,9 @@ export class ScimUserService {
   }
 }
 
+/** Only a userName is unique within a connector (regardless of case); an externalId is not. */
 function uniqueness(fields: UserFields): ScimError {
-  return new ScimError(
-    409,
-    'uniqueness',
-    `a user with userName "${fields.userName}"${fields.externalId ? ` or externalId "${fields.externalId}"` : ''} already exists`,
-  );
+  return new ScimError(409, 'uniqueness', `a user with userName "${fields.userName}" already exists`);
 }
 
 /** `If-Match` (RFC 9110 §13.1.1, weak comparison): one of the tags, or `*`, must match. */
@@ -409,7 +407,9 @@ export function checkIfMatch(ifMatch: string | undefined, etag: string): void {
 
 export function parseFilterOr400(text: string) {
   try {
-    return parseFilter(text);
+    const filter = parseFilter(text);
+    checkFilter(filter);
+    return filter;
   } catch (err) {
     if (err instanceof ScimSyntaxError) throw new ScimError(400, 'invalidFilter', err.message);
     throw err;

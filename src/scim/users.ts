@@ -7,8 +7,17 @@ import {
   type Metadata,
   type Principal,
 } from '../principals/model.js';
+import { NAME_ATTRIBUTES } from './bounds.js';
 import { invalidValue } from './errors.js';
-import { isObject, member, readResource, text, type Json, type ScimObject } from './resource.js';
+import {
+  isObject,
+  member,
+  readResource,
+  text,
+  withoutNeverReturned,
+  type Json,
+  type ScimObject,
+} from './resource.js';
 import {
   COMMON_ATTRIBUTES,
   ENTERPRISE_ATTRIBUTES,
@@ -39,9 +48,12 @@ export interface UserFields {
 
 /** A User as a client sent it, read leniently (src/scim/resource.ts) and checked. */
 export function readUser(body: unknown): ScimObject {
-  const user = readResource(body, [...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES], {
-    [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES,
-  });
+  const user = readResource(
+    body,
+    [...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES],
+    { [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES },
+    { schema: USER_SCHEMA, names: NAME_ATTRIBUTES },
+  );
   if (text(user['userName']) === undefined)
     throw invalidValue('userName is required and must be a non-empty string');
   if (user['externalId'] !== undefined && typeof user['externalId'] !== 'string')
@@ -111,7 +123,12 @@ export const etagOf = (version: number): string => `W/"${version}"`;
 
 /** The User a client reads: what it sent (kept whole), with what the service owns. */
 export function userView(stored: ScimObject, state: UserState, baseUrl: string): ScimObject {
-  const { schemas: _s, id: _i, meta: _m, ...rest } = stored;
+  const {
+    schemas: _s,
+    id: _i,
+    meta: _m,
+    ...rest
+  } = withoutNeverReturned(stored, USER_ATTRIBUTES, USER_SCHEMA);
   const extension = isObject(rest[ENTERPRISE_SCHEMA]) ? { ...rest[ENTERPRISE_SCHEMA] } : undefined;
   if (extension && isObject(extension['manager']) && state.managerId) {
     extension['manager'] = {
@@ -229,6 +246,7 @@ export function updatedChanges(
     ...field('connector_id', p.connector_id, f.externalId),
     ...diffMaps(p.attributes, after.attributes, 'attributes'),
     ...diffMaps(p.metadata, after.metadata, 'metadata'),
-    ...diffMaps(before.scim, after.scim, 'scim'),
+    // What was stored before passwords were dropped however spelled is not written to the event.
+    ...diffMaps(withoutNeverReturned(before.scim, USER_ATTRIBUTES, USER_SCHEMA), after.scim, 'scim'),
   };
 }

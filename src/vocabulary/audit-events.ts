@@ -20,6 +20,7 @@ export const AUDIT_EVENT_TYPES = [
   'token.revoked',
   'auth.failed',
   'connector.created',
+  'connector.updated',
   'connector.deleted',
   'connector.token_rotated',
   'webhook.created',

@@ -7,6 +7,8 @@ export interface InsertConnectorGroup {
   name: string;
   description?: string;
   connectorSource?: string;
+  /** The id of the connector it belongs to; by default one per connectorSource. */
+  connectorRef?: string;
   connectorId?: string;
   /** Principal or group ids to make direct members. */
   members?: string[];
@@ -26,6 +28,7 @@ export async function insertConnectorGroup(app: TestApp, input: InsertConnectorG
         description: input.description ?? null,
         source: 'connector',
         connectorSource: input.connectorSource ?? 'okta',
+        connectorRef: input.connectorRef ?? `con_${input.connectorSource ?? 'okta'}`,
         connectorId: input.connectorId ?? `00g${Math.random().toString(36).slice(2, 12)}`,
         createdBy: 'con_test',
       },

@@ -323,7 +323,7 @@ describe('SCIM interoperability', () => {
         const description = JSON.parse(JSON.stringify(schema.definition.describe())) as Json;
         const ours = schemas.body.Resources.find((s: Json) => s['id'] === description['id']);
         expect(ours, description['id']).to.be.an('object');
-        expect(ours).to.include({ name: description['name'] });
+        expect(ours).to.include({ name: description['name'], description: description['description'] });
         compare(description['attributes'], ours.attributes, '');
       }
       expect(differences.filter((d) => !d.startsWith('x509Certificates.value.'))).to.deep.equal([]);

@@ -34,7 +34,7 @@ describe('connectors and SCIM users', () => {
       const created = await fx.api.post('/v1/connectors', { name });
       expect(created.status, created.text).to.equal(201);
       expect(created.headers.get('location')).to.equal(`/v1/connectors/${created.body.id}`);
-      expect(created.body).to.include({ name, status: 'active', description: null });
+      expect(created.body).to.include({ name, status: 'active', description: null, profile: 'generic' });
       expect(created.body.scim_base_url).to.match(/\/scim\/v2$/);
       expect(created.body.token).to.match(/^pas_scim_/);
       const got = await fx.api.get(`/v1/connectors/${created.body.id}`);
@@ -162,6 +162,17 @@ describe('connectors and SCIM users', () => {
       expect(again.status).to.equal(409);
       expect(again.body).to.deep.include({ status: '409', scimType: 'uniqueness' });
       expect(again.body.schemas).to.deep.equal(['urn:ietf:params:scim:api:messages:2.0:Error']);
+      // Renaming another user to the taken userName is refused the same way, by PUT and by PATCH.
+      const other = await scim.post('/scim/v2/Users', user(`${uniq('other')}@example.com`));
+      const put = await scim.put(`/scim/v2/Users/${other.body.id}`, user(userName.toUpperCase()));
+      expect(put.status).to.equal(409);
+      expect(put.body).to.deep.include({ status: '409', scimType: 'uniqueness' });
+      const patch = await scim.patch(`/scim/v2/Users/${other.body.id}`, {
+        schemas: [PATCH],
+        Operations: [{ op: 'replace', path: 'userName', value: userName }],
+      });
+      expect(patch.status).to.equal(409);
+      expect((await scim.get(`/scim/v2/Users/${other.body.id}`)).body.userName).to.equal(other.body.userName);
     });
 
     it('keeps each connector to its own users', async () => {

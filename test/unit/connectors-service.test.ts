@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { sha256 } from '../../src/auth/secrets.js';
 import type { ScimCaller } from '../../src/connectors/model.js';
-import type { NewConnector, StoredConnector } from '../../src/connectors/repository.js';
+import type {
+  ConnectorChange,
+  LockedConnector,
+  NewConnector,
+  StoredConnector,
+} from '../../src/connectors/repository.js';
 import { ConnectorService, type ConnectorRepository } from '../../src/connectors/service.js';
 import { AppError, conflict } from '../../src/errors/errors.js';
 import type { ChangeEvent } from '../../src/events/feed.js';
@@ -32,6 +37,7 @@ class FakeConnectors implements ConnectorRepository {
     const stored: StoredConnector = {
       id: newId('connector'),
       description: null,
+      profile: 'generic',
       status: 'active',
       created_at: EARLIER,
       created_by: 'cli_seed',
@@ -53,6 +59,7 @@ class FakeConnectors implements ConnectorRepository {
       id: c.id,
       name: c.name,
       description: c.description,
+      profile: c.profile,
       status: 'active',
       created_at: 'now',
       created_by: c.createdBy,
@@ -79,10 +86,19 @@ class FakeConnectors implements ConnectorRepository {
     return this.matching(statuses).slice(page.skip, page.skip + page.limit);
   }
 
-  async lock(_tx: unknown, id: string): Promise<Pick<StoredConnector, 'id' | 'name' | 'status'> | undefined> {
+  async lock(_tx: unknown, id: string): Promise<LockedConnector | undefined> {
     this.calls.push('lock');
     const row = this.connectors.get(id);
-    return row && { id, name: row.stored.name, status: row.stored.status };
+    if (!row) return undefined;
+    const { name, status, description, profile } = row.stored;
+    return { id, name, status, description, profile };
+  }
+
+  async update(_tx: unknown, id: string, change: ConnectorChange): Promise<StoredConnector> {
+    this.calls.push('update');
+    const row = this.connectors.get(id)!;
+    row.stored = { ...row.stored, ...change };
+    return { ...row.stored };
   }
 
   async delete(_tx: unknown, id: string, deletedBy: string): Promise<DeletedConnectorView> {
@@ -102,7 +118,8 @@ class FakeConnectors implements ConnectorRepository {
     this.calls.push('byToken');
     await this.gate;
     for (const { stored, tokenHash: hash } of this.connectors.values()) {
-      if (hash === tokenHash && stored.status === 'active') return { id: stored.id, name: stored.name };
+      if (hash === tokenHash && stored.status === 'active')
+        return { id: stored.id, name: stored.name, profile: stored.profile };
     }
     return undefined;
   }
@@ -142,6 +159,7 @@ describe('connector service', () => {
         expect(created).to.include({
           name: 'okta',
           description: description ?? null,
+          profile: 'generic',
           status: 'active',
           scim_base_url: SCIM_BASE_URL,
           created_by: 'cli_admin',
@@ -153,12 +171,24 @@ describe('connector service', () => {
           {
             type: 'connector.created',
             target: { type: 'connector', id: created.id },
-            changes: { name: { to: 'okta' }, ...(description ? { description: { to: description } } : {}) },
+            changes: {
+              name: { to: 'okta' },
+              ...(description ? { description: { to: description } } : {}),
+              profile: { to: 'generic' },
+            },
             op,
           },
         ]);
       });
     }
+
+    it('keeps the profile it is given, and records it', async () => {
+      const { service, sink, repo } = setup();
+      const created = await service.create({ name: 'entra', profile: 'entra' }, op);
+      expect(created.profile).to.equal('entra');
+      expect(repo.connectors.get(created.id)!.stored.profile).to.equal('entra');
+      expect(sink.events[0]!.changes).to.deep.equal({ name: { to: 'entra' }, profile: { to: 'entra' } });
+    });
 
     it('names the clash when an active connector has the name, and records nothing', async () => {
       const { service, sink, repo } = setup();
@@ -193,6 +223,39 @@ describe('connector service', () => {
     });
   });
 
+  describe('update', () => {
+    it('changes the profile and the description, and records what changed as connector.updated', async () => {
+      const { service, sink, repo } = setup();
+      const connector = repo.seed({ name: 'azure', description: 'old' });
+      const updated = await service.update(connector.id, { profile: 'entra' }, op);
+      expect(updated).to.include({ id: connector.id, profile: 'entra', description: 'old' });
+      expect(updated.scim_base_url).to.equal(SCIM_BASE_URL);
+      const cleared = await service.update(connector.id, { description: null }, op);
+      expect(cleared).to.include({ profile: 'entra', description: null });
+      expect(sink.events).to.deep.equal([
+        {
+          type: 'connector.updated',
+          target: { type: 'connector', id: connector.id },
+          changes: { profile: { from: 'generic', to: 'entra' } },
+          op,
+        },
+        {
+          type: 'connector.updated',
+          target: { type: 'connector', id: connector.id },
+          changes: { description: { from: 'old', to: null } },
+          op,
+        },
+      ]);
+    });
+
+    it('records nothing when nothing changes', async () => {
+      const { service, sink, repo } = setup();
+      const connector = repo.seed({ name: 'okta', profile: 'okta' });
+      expect(await service.update(connector.id, { profile: 'okta' }, op)).to.include({ profile: 'okta' });
+      expect(sink.events).to.deep.equal([]);
+    });
+  });
+
   describe('delete and rotateToken', () => {
     it('deletes a connector and records connector.deleted', async () => {
       const { service, sink, repo } = setup();
@@ -223,6 +286,7 @@ describe('connector service', () => {
     const writes: [string, (s: ConnectorService, id: string) => Promise<unknown>, string][] = [
       ['delete', (s, id) => s.delete(id, op), 'is already deleted'],
       ['rotateToken', (s, id) => s.rotateToken(id, op), 'is deleted'],
+      ['update', (s, id) => s.update(id, { profile: 'okta' }, op), 'is deleted'],
     ];
     for (const [name, write, deletedMessage] of writes) {
       it(`${name} answers NOT_FOUND for an unknown connector and CONFLICT for a deleted one`, async () => {
@@ -241,7 +305,7 @@ describe('connector service', () => {
     it('finds the active connector holding a token, and remembers it', async () => {
       const { service, repo } = setup();
       const connector = repo.seed({ name: 'okta' }, 'pas_scim_token');
-      const caller = { id: connector.id, name: 'okta' };
+      const caller = { id: connector.id, name: 'okta', profile: 'generic' };
       expect(await service.authenticate('pas_scim_token')).to.deep.equal(caller);
       expect(await service.authenticate('pas_scim_token')).to.deep.equal(caller);
       expect(repo.calls).to.deep.equal(['byToken']);
@@ -261,6 +325,7 @@ describe('connector service', () => {
       expect(await service.authenticate('pas_scim_unknown')).to.deep.equal({
         id: connector.id,
         name: 'okta',
+        profile: 'generic',
       });
     });
 
@@ -268,6 +333,7 @@ describe('connector service', () => {
       ['connector.deleted', 'forgets'],
       ['connector.token_rotated', 'forgets'],
       ['connector.created', 'forgets'],
+      ['connector.updated', 'forgets'],
       ['principal.updated', 'keeps'],
       ['group.deleted', 'keeps'],
     ];
@@ -290,6 +356,15 @@ describe('connector service', () => {
       // The feed tells this instance of its own change before the write returns.
       service.onChange(change('connector.token_rotated'));
       expect(await service.authenticate('pas_scim_old')).to.equal(undefined);
+    });
+
+    it("answers with the connector's new profile once this instance changes it", async () => {
+      const { service, repo } = setup();
+      const connector = repo.seed({ name: 'azure' }, 'pas_scim_token');
+      expect((await service.authenticate('pas_scim_token'))?.profile).to.equal('generic');
+      await service.update(connector.id, { profile: 'entra' }, op);
+      service.onChange(change('connector.updated'));
+      expect((await service.authenticate('pas_scim_token'))?.profile).to.equal('entra');
     });
 
     it('does not remember a lookup that a connector change overtook', async () => {

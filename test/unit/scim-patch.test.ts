@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { NoTarget, scimPatch, type ScimPatchOperation, type ScimResource } from 'scim-patch';
+import { withMemberObjects } from '../../src/scim/groups.js';
 import { applyPatch, ScimPatchError, type PatchOptions } from '../../src/scim/patch.js';
 
 const CORE_USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -661,6 +662,64 @@ describe('SCIM PATCH', () => {
     });
   });
 
+  describe('bounded values', () => {
+    const nested = (levels: number): unknown => {
+      let value: unknown = 'x';
+      for (let i = 0; i < levels; i += 1) value = { a: value };
+      return value;
+    };
+
+    it('refuses a value nested beyond what an attribute may hold, before walking it', () => {
+      const deep = patchError(user(), [{ op: 'add', path: 'customThing', value: nested(100_000) }]);
+      expect(deep.scimType).to.equal('invalidValue');
+      expect(deep.message).to.match(/^Operations\[0\]: \/value(\/a)+ is nested too deeply/);
+      // Sixteen levels for the attribute, and the two a path-less value and a core schema object add.
+      const held = { [CORE_USER]: { customThing: nested(15) } };
+      expect(patchUser([{ op: 'add', value: held }]).customThing).to.deep.equal(nested(15));
+      const beyond = patchError(user(), [{ op: 'add', value: { [CORE_USER]: { customThing: nested(17) } } }]);
+      expect(beyond.scimType).to.equal('invalidValue');
+    });
+
+    it('refuses reserved keys in values and paths, and long strings', () => {
+      for (const operation of [
+        { op: 'add', path: 'customThing', value: { constructor: 1 } },
+        { op: 'add', value: { prototype: 'x' } },
+        { op: 'add', path: 'customThing', value: JSON.parse('{"a":{"__proto__":{"polluted":1}}}') },
+        { op: 'replace', path: 'constructor', value: 'x' },
+        { op: 'replace', path: 'name.prototype', value: 'x' },
+        { op: 'replace', path: 'title', value: 't'.repeat(4097) },
+      ]) {
+        const error = patchError(user(), [operation]);
+        expect(error.scimType, JSON.stringify(operation).slice(0, 80)).to.equal('invalidValue');
+      }
+      // Not even a name an attribute path may have.
+      const proto = patchError(user(), [{ op: 'replace', path: '__proto__', value: { polluted: 1 } }]);
+      expect(proto.scimType).to.equal('invalidPath');
+      expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
+      expect(patchUser([{ op: 'replace', path: 'title', value: 't'.repeat(4096) }]).title).to.have.length(
+        4096,
+      );
+    });
+
+    it('adds thousands of members without comparing each with every other, still skipping those held', () => {
+      const many = Array.from({ length: 20_000 }, (_, i) => ({ value: `U-${i % 15_000}` }));
+      const started = Date.now();
+      const members = patchGroup([{ op: 'add', path: 'members', value: many }]).members as {
+        value: string;
+      }[];
+      expect(Date.now() - started).to.be.below(2_000);
+      // u-1, u-2 and u-3 are held already, in another case.
+      expect(members).to.have.length(15_000);
+      const again = patchGroup([{ op: 'add', path: 'members', value: [{ value: 'u-1' }, { value: 'U-7' }] }]);
+      expect(again.members).to.have.length(4);
+      // Elements alike in their value are compared with one another, up to a bound.
+      const alike = Array.from({ length: 5_000 }, (_, i) => ({ value: 'same', display: `d${i}` }));
+      expect(
+        patchError(group(), [{ op: 'add', path: 'members', value: alike }], groupOptions).scimType,
+      ).to.equal('invalidValue');
+    });
+  });
+
   describe('read-only attributes', () => {
     it('refuses id, meta and configured read-only attributes addressed by path', () => {
       const cases = [
@@ -865,6 +924,32 @@ describe('SCIM PATCH', () => {
         displayName: 'Platform',
         members: [{ value: 'u-7', display: 'Gus' }],
       });
+    });
+
+    it('reads members sent as bare ids as one member each (Microsoft reference tests)', () => {
+      const patch = (operations: unknown[]): Json => patchGroup(withMemberObjects(operations));
+      const before = group().members as Json[];
+      expect(patch([{ op: 'add', path: 'members', value: 'u-4' }]).members).to.deep.equal([
+        ...before,
+        { value: 'u-4' },
+      ]);
+      expect(patch([{ Op: 'Add', Path: 'Members', Value: ['u-4', { value: 'u-5' }] }]).members).to.deep.equal(
+        [...before, { value: 'u-4' }, { value: 'u-5' }],
+      );
+      expect(patch([{ op: 'replace', path: `${CORE_GROUP}:members`, value: 'u-9' }]).members).to.deep.equal([
+        { value: 'u-9' },
+      ]);
+      expect(patch([{ op: 'replace', value: { displayName: 'Ops', members: 'u-8' } }])).to.deep.include({
+        displayName: 'Ops',
+        members: [{ value: 'u-8' }],
+      });
+      // Remove already takes bare ids, and paths other than members are left alone.
+      const untouched = [
+        { op: 'remove', path: 'members', value: 'u-1' },
+        { op: 'replace', path: 'displayName', value: 'u-1' },
+        { op: 'add', path: 'members[value eq "u-1"].display', value: 'Al' },
+      ];
+      expect(withMemberObjects(untouched)).to.deep.equal(untouched);
     });
   });
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { fromProperties } from '../../src/principals/model.js';
 import type { ExistingUser } from '../../src/scim/repository.js';
 import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from '../../src/scim/schema.js';
@@ -7,6 +8,7 @@ import {
   planUsers,
   readSnapshot,
   resolveMembers,
+  SnapshotReader,
   type CurrentGroup,
   type GroupsPlan,
   type Snapshot,
@@ -188,18 +190,57 @@ describe('SCIM sync plan', () => {
       });
     }
 
-    it('matches by externalId before userName, and by userName in any case', () => {
-      const byExternal = stored('prn_ext', user('old-name', { externalId: 'e-1' }));
+    it('matches by the SCIM id a line gives, else by userName in any case, never by externalId', () => {
+      const byId = stored('prn_id', user('old-name', { externalId: 'e-1' }));
       const byName = stored('prn_name', user('Carol'));
+      const sharing = stored('prn_dave', user('dave', { externalId: 'e-2' }));
       const p = plan(
-        snapshotOf(user('new-name', { externalId: 'e-1' }), user('CAROL', { externalId: 'e-2' })),
-        [byExternal, byName],
+        snapshotOf(
+          user('new-name', { id: 'prn_id', externalId: 'e-1' }),
+          user('CAROL', { externalId: 'e-2' }),
+          user('david', { externalId: 'e-2' }),
+          user('Dave', { id: 'prn_unknown', externalId: 'e-2' }),
+        ),
+        [byId, byName, sharing],
       );
       expect(p.matches.map((m) => [m.user.fields.userName, m.current.principal.id])).to.deep.equal([
-        ['new-name', 'prn_ext'],
+        ['new-name', 'prn_id'],
         ['CAROL', 'prn_name'],
+        ['Dave', 'prn_dave'],
       ]);
-      expect(p.creates).to.deep.equal([]);
+      expect(userNames(p.creates)).to.deep.equal(['david']);
+      expect(p.errors).to.deep.equal([]);
+    });
+
+    it("refuses a line whose SCIM id names one stored user and whose userName is another's", () => {
+      const p = plan(snapshotOf(user('bob', { id: 'prn_ann' }), user('carol')), [
+        stored('prn_ann', user('ann')),
+        stored('prn_bob', user('bob')),
+      ]);
+      expect(p.errors).to.deep.equal([
+        { line: 1, detail: 'the userName "bob" of user prn_ann belongs to user prn_bob' },
+      ]);
+      expect(p.matches).to.deep.equal([]);
+      expect(p.removes).to.equal(false);
+      expect(p.deprovisions).to.deep.equal([]);
+    });
+
+    it('creates new users that share an externalId, and names none of them by it', () => {
+      const p = plan(
+        snapshotOf(
+          user('dan', { externalId: 'e-shared' }),
+          user('daniel', { externalId: 'e-shared' }),
+          user('ann', { externalId: 'e-ann' }),
+        ),
+      );
+      expect(p.creates.map((c) => [c.id, c.user.fields.userName])).to.deep.equal([
+        ['prn_new1', 'dan'],
+        ['prn_new2', 'daniel'],
+        ['prn_new3', 'ann'],
+      ]);
+      expect(p.errors).to.deep.equal([]);
+      expect(p.ids.has('e-shared')).to.equal(false);
+      expect(p.ids.get('e-ann')).to.equal('prn_new3');
     });
 
     it('deprovisions the stored users the snapshot lacks, and keeps those it has', () => {
@@ -230,8 +271,8 @@ describe('SCIM sync plan', () => {
 
     it('creates a deprovisioned user that comes back anew, under the externalId it had', () => {
       // The sync reads only the users SCIM still sees: a deprovisioned one is not among them, so
-      // the snapshot that names it again provisions a new principal (the old one gives up its
-      // externalId as the batch is written).
+      // the snapshot that names it again provisions a new principal (the old one keeps its
+      // externalId, which names only users SCIM still sees).
       const first = plan(snapshotOf(user('bob')), [stored('prn_ann', user('ann', { externalId: 'e-ann' }))]);
       expect(first.deprovisions.map((u) => u.principal.id)).to.deep.equal(['prn_ann']);
       const back = plan(snapshotOf(user('ann', { externalId: 'e-ann' }), user('bob')), [
@@ -253,22 +294,16 @@ describe('SCIM sync plan', () => {
         detail: 'a user with userName "DAN" appears twice',
       },
       {
-        name: 'two new users with one externalId',
-        snapshot: snapshotOf(user('dan', { externalId: 'e-dan' }), user('daniel', { externalId: 'e-dan' })),
-        current: [],
-        detail: 'a user with userName "daniel" appears twice',
-      },
-      {
-        name: 'two lines naming one stored user',
+        name: 'two lines naming one stored user by its userName',
         snapshot: snapshotOf(user('dan', { externalId: 'e-dan' }), user('Dan')),
         current: [stored('prn_dan', user('dan', { externalId: 'e-dan' }))],
-        detail: 'a user with userName "Dan" or externalId "" appears twice',
+        detail: 'a user with userName "Dan" appears twice',
       },
       {
-        name: 'two lines naming one stored user by its externalId',
-        snapshot: snapshotOf(user('dan', { externalId: 'e-dan' }), user('other', { externalId: 'e-dan' })),
+        name: 'two lines naming one stored user by its SCIM id',
+        snapshot: snapshotOf(user('dan', { id: 'prn_dan' }), user('other', { id: 'prn_dan' })),
         current: [stored('prn_dan', user('dan', { externalId: 'e-dan' }))],
-        detail: 'a user with userName "other" or externalId "e-dan" appears twice',
+        detail: 'the user prn_dan appears twice',
       },
     ];
     for (const c of duplicates) {
@@ -421,6 +456,49 @@ describe('SCIM sync plan', () => {
         expect(p.managers).to.deep.equal(c.change ? [{ id: 'prn_ann', ...c.change }] : []);
       });
     }
+
+    it('links nobody by an externalId several users share: the user waits on it', () => {
+      const annLine = user('ann', { externalId: 'e-ann', ...managedBy('e-twin') });
+      const bobLine = user('bob', { externalId: 'e-bob', ...managedBy('e-twin') });
+      const p = plan(
+        snapshotOf(
+          annLine,
+          bobLine,
+          user('twin-1', { externalId: 'e-twin' }),
+          user('twin-2', { externalId: 'e-twin' }),
+        ),
+        [stored('prn_bob', bobLine, { managerId: 'prn_old' })],
+      );
+      expect(managerOf(p, 'ann')).to.deep.equal([null, 'e-twin']);
+      expect(p.managers).to.deep.equal([{ id: 'prn_bob', managerId: null, ref: 'e-twin', from: 'prn_old' }]);
+      // A SCIM id is never ambiguous.
+      const byId = plan(
+        snapshotOf(
+          user('ann', managedBy('prn_twin')),
+          user('twin-1', { externalId: 'e-twin' }),
+          user('twin-2', { externalId: 'e-twin' }),
+        ),
+        [stored('prn_twin', user('twin-1', { externalId: 'e-twin' }))],
+      );
+      expect(managerOf(byId, 'ann')).to.deep.equal(['prn_twin', null]);
+    });
+
+    it('links nobody by an externalId that a stored user the snapshot lacks still holds', () => {
+      // A line that cannot be read keeps every stored user the snapshot lacks: that one still
+      // holds the externalId too.
+      const p = plan(
+        snapshotOf(user('ann', managedBy('e-boss')), user('boss', { externalId: 'e-boss' }), 'not json'),
+        [stored('prn_old_boss', user('old-boss', { externalId: 'e-boss' }))],
+      );
+      expect(p.removes).to.equal(false);
+      expect(managerOf(p, 'ann')).to.deep.equal([null, 'e-boss']);
+      const removing = plan(
+        snapshotOf(user('ann', managedBy('e-boss')), user('boss', { externalId: 'e-boss' })),
+        [stored('prn_old_boss', user('old-boss', { externalId: 'e-boss' }))],
+      );
+      expect(removing.deprovisions.map((u) => u.principal.id)).to.deep.equal(['prn_old_boss']);
+      expect(managerOf(removing, 'ann')[0]).to.equal(removing.ids.get('e-boss'));
+    });
   });
 
   describe('groups', () => {
@@ -444,6 +522,13 @@ describe('SCIM sync plan', () => {
         'prn_new1',
         'prn_new1',
       ]);
+    });
+
+    it('passes a member naming an externalId two users share on as named, for the group service to refuse', () => {
+      const u = users(user('dan', { externalId: 'e-shared' }), user('daniel', { externalId: 'e-shared' }));
+      const p = groupsOf([group('Team', ['e-shared', 'prn_new1'])], [], u);
+      expect(p.groups[0]!.create).to.equal('alone');
+      expect(resolveMembers(p.groups[0]!.members, () => undefined)).to.deep.equal(['e-shared', 'prn_new1']);
     });
 
     it('creates a group alone when it names someone who is not a user of the snapshot, passing that on as named', () => {
@@ -508,6 +593,124 @@ describe('SCIM sync plan', () => {
       ]);
     });
 
+    it('matches a line by the SCIM id it gives before its externalId and name, and reports one named twice', () => {
+      const current = [
+        { id: GRP_OPS, name: 'Operations', externalId: 'g-ops' },
+        { id: GRP_DEV, name: 'Developers', externalId: 'g-dev' },
+      ];
+      const p = groupsOf(
+        [
+          group('Renamed', [], { id: GRP_DEV, externalId: 'g-ops' }),
+          group('Operations'),
+          group('Developers', [], { id: GRP_DEV }),
+          group('Unknown id', [], { id: GRP_OLD }),
+        ],
+        current,
+        users(),
+      );
+      expect(p.groups.map((g) => [g.group.line, g.current?.id ?? null])).to.deep.equal([
+        [1, GRP_DEV],
+        [2, GRP_OPS],
+        [4, null],
+      ]);
+      expect(p.errors).to.deep.equal([{ line: 3, detail: `the group ${GRP_DEV} appears twice` }]);
+    });
+
+    it('matches by an externalId only when one stored group and one line hold it, else by name', () => {
+      const GRP_ALPHA = 'grp_01JD0000000000000000000011';
+      const GRP_BETA = 'grp_01JD0000000000000000000012';
+      const GRP_GAMMA = 'grp_01JD0000000000000000000013';
+      const GRP_DELTA = 'grp_01JD0000000000000000000014';
+      const current = [
+        { id: GRP_ALPHA, name: 'Alpha', externalId: 'shared' },
+        { id: GRP_BETA, name: 'Beta', externalId: 'shared' },
+        { id: GRP_GAMMA, name: 'Gamma', externalId: 'solo' },
+        { id: GRP_DELTA, name: 'Delta', externalId: 'twice' },
+        { id: 'grp_01JD0000000000000000000016', name: 'Eta', externalId: 'pair' },
+        { id: 'grp_01JD0000000000000000000017', name: 'Theta', externalId: 'pair' },
+      ];
+      const p = groupsOf(
+        [
+          group('beta', [], { externalId: 'shared' }),
+          group('Alpha', [], { externalId: 'shared' }),
+          group('Gamma (renamed)', [], { externalId: 'solo' }),
+          group('Epsilon', [], { externalId: 'twice' }),
+          group('DELTA', [], { externalId: 'twice' }),
+          group('Zeta', [], { externalId: 'shared' }),
+          group('Iota', [], { externalId: 'pair' }),
+        ],
+        current,
+        users(),
+      );
+      expect(
+        p.groups.map((g) => [g.group.fields.displayName, g.current?.id ?? null, g.create]),
+      ).to.deep.equal([
+        ['beta', GRP_BETA, null],
+        ['Alpha', GRP_ALPHA, null],
+        ['Gamma (renamed)', GRP_GAMMA, null],
+        ['Epsilon', null, 'batch'],
+        ['DELTA', GRP_DELTA, null],
+        ['Zeta', null, 'batch'],
+        ['Iota', null, 'batch'],
+      ]);
+      expect(p.errors).to.deep.equal([]);
+      expect(p.deletes.map((g) => g.name)).to.deep.equal(['Eta', 'Theta']);
+    });
+
+    it('names a group by an externalId only one group holds; one groups share names no group, one users share nothing', () => {
+      const u = users(
+        user('ann', { externalId: 'e-ann' }),
+        user('dan', { externalId: 'e-shared' }),
+        user('daniel', { externalId: 'e-shared' }),
+      );
+      expect([...u.shared]).to.deep.equal(['e-shared']);
+      const p = groupsOf(
+        [
+          group('Parent', ['g-shared', 'g-one', 'e-shared', 'g-shared-name', 'e-ann']),
+          group('First', [], { externalId: 'g-shared' }),
+          group('Second', [], { externalId: 'g-shared' }),
+          group('One', [], { externalId: 'g-one' }),
+          group('e-shared'),
+          group('g-shared-name', [], { externalId: 'e-ann' }),
+        ],
+        [],
+        u,
+      );
+      expect(p.groups[0]!.members.map((m) => m.candidates)).to.deep.equal([
+        [],
+        [{ group: 3 }],
+        [],
+        [{ group: 5 }],
+        [{ principal: 'prn_ann' }],
+      ]);
+      expect(p.groups[0]!.create).to.equal('bare');
+      expect(resolveMembers(p.groups[0]!.members, everyGroupHasAnId(p))).to.deep.equal([
+        'g-shared',
+        'grp_created3',
+        'e-shared',
+        'grp_created5',
+        'prn_ann',
+      ]);
+    });
+
+    it('counts a stored group that stays outside the snapshot as a holder of its externalId', () => {
+      const GRP_ZED = 'grp_01JD0000000000000000000015';
+      const current = [
+        { id: GRP_OLD, name: 'Old', externalId: 'g-x' },
+        { id: GRP_ZED, name: 'Zed', externalId: null },
+      ];
+      const items = [group('Zed', [], { id: GRP_ZED, externalId: 'g-x' }), group('Parent', ['g-x'])];
+      const partial = plan(snapshotOf(user('ann'), 'not json'));
+      const staying = groupsOf(items, current, partial);
+      expect(staying.groups.map((g) => g.current?.id ?? null)).to.deep.equal([GRP_ZED, null]);
+      expect(staying.groups[1]!.members[0]!.candidates).to.deep.equal([]);
+      expect(staying.deletes).to.deep.equal([]);
+      // When the snapshot removes what it lacks, the stored group goes and holds nothing.
+      const removing = groupsOf(items, current, users());
+      expect(removing.groups[1]!.members[0]!.candidates).to.deep.equal([{ group: 0 }]);
+      expect(removing.deletes.map((g) => g.id)).to.deep.equal([GRP_OLD]);
+    });
+
     it('matches stored groups by externalId, else by name in any case, and gives them the members the snapshot lists', () => {
       const u = users(user('ann', { externalId: 'e-ann' }), user('carol', { externalId: 'e-carol' }));
       // The stored groups had ann and bob; the snapshot keeps ann, drops bob and adds carol.
@@ -570,5 +773,50 @@ describe('SCIM sync plan', () => {
         [4, null],
       ]);
     });
+  });
+});
+
+describe('SnapshotReader', () => {
+  const lines = [
+    JSON.stringify(user('ann', { displayName: 'Ann Émile ✓' })),
+    '',
+    'not json',
+    JSON.stringify(group('Eng', ['ann'])),
+    '[1]',
+    JSON.stringify(user('bob')),
+  ];
+  const text = lines.join('\n');
+
+  it('reads a snapshot cut into pieces anywhere (inside lines too) as it reads it whole', () => {
+    const whole = readSnapshot(text);
+    expect(whole.users).to.have.length(2);
+    expect(whole.errors.map((e) => e.line)).to.deep.equal([3, 5]);
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: text.length - 1 }), { maxLength: 8 }),
+        fc.integer({ min: 1, max: 4 }),
+        (cuts, turn) => {
+          const at = [0, ...cuts.sort((a, b) => a - b), text.length];
+          const reader = new SnapshotReader();
+          for (let i = 1; i < at.length; i++) {
+            reader.push(text.slice(at[i - 1], at[i]));
+            while (reader.read(turn));
+          }
+          reader.end();
+          while (reader.read(turn));
+          expect(reader.snapshot).to.deep.equal(whole);
+        },
+      ),
+    );
+  });
+
+  it('reads a trailing line break as no further line', () => {
+    const reader = new SnapshotReader();
+    reader.push(`${lines[0]}\n`);
+    reader.read(10);
+    reader.end();
+    reader.read(10);
+    expect(reader.snapshot.lines).to.equal(1);
+    expect(reader.snapshot.users.map((u) => u.line)).to.deep.equal([1]);
   });
 });

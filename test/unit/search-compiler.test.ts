@@ -136,6 +136,7 @@ describe('search compiler', () => {
         types: ['User', 'ServiceAccount', 'ApiKey', 'AiAgent'],
         leftOut: ['Deleted'],
         source: null,
+        ref: null,
       });
       expect(none).to.include({ allTypes: true, notDeleted: true });
       expect(none.anchor.kind).to.equal('all');
@@ -147,6 +148,7 @@ describe('search compiler', () => {
         types: ['AiAgent'],
         leftOut: ['Suspended', 'Deprovisioned'],
         source: 'okta',
+        ref: null,
       });
       expect(typed).to.include({ allTypes: false, notDeleted: false });
       expect(typed.statuses).to.deep.equal(['Active', 'Deleted']);

@@ -12,6 +12,7 @@ import {
   CreatedConnector,
   DeletedConnector,
   SyncSchema,
+  UpdateConnectorBody,
 } from '../../schemas/connectors.js';
 import { listBody, operationContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -51,7 +52,7 @@ export function connectorRoutes(
       operationId: 'createConnector',
       summary: 'Create an identity connector',
       description:
-        'The response carries the SCIM bearer `token` once; only its digest is stored. The `name` becomes the `connector_source` of every principal and group the connector provisions.',
+        'The response carries the SCIM bearer `token` once; only its digest is stored. The `name` becomes the `connector_source` of every principal and group the connector provisions. `profile` (default `generic`) is the SCIM dialect of its identity provider.',
       body: CreateConnectorBody,
       responses: {
         201: { description: 'Created', schema: CreatedConnector },
@@ -71,6 +72,24 @@ export function connectorRoutes(
       params: IdParams,
       responses: { 200: { description: 'The connector', schema: ConnectorSchema } },
       handler: async ({ params }) => ({ body: await deps.connectors.get(params.id) }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'PATCH',
+      path: '/v1/connectors/{id}',
+      operationId: 'updateConnector',
+      summary: "Change a connector's profile or description",
+      description:
+        'A new `profile` applies to the SCIM requests that follow (on other instances within about a second). `description: null` clears it.',
+      params: IdParams,
+      body: UpdateConnectorBody,
+      responses: {
+        200: { description: 'The connector', schema: ConnectorSchema },
+        409: { description: 'The connector is deleted (`CONFLICT`)' },
+      },
+      handler: async ({ ctx, params, body }) => ({
+        body: await deps.connectors.update(params.id, body, operationContext(ctx)),
+      }),
     }),
     defineRoute({
       ...common,
@@ -113,10 +132,10 @@ export function connectorRoutes(
       operationId: 'syncConnector',
       summary: 'Reconcile the connector with a snapshot of its identity provider',
       description:
-        'The body is JSON lines, each a SCIM User or Group as the SCIM endpoints take them. A background job creates what is new, updates what changed, deprovisions the users and deletes the groups the snapshot lacks (none when some line cannot be read), and links managers; group members may be named by SCIM id or externalId. Answers 202 with the sync; follow `Location` for progress and counts.',
+        'The body is JSON lines, each a SCIM User or Group as the SCIM endpoints take them. A background job creates what is new, updates what changed, deprovisions the users and deletes the groups the snapshot lacks (none when some line cannot be read), and links managers; managers and group members may be named by SCIM id, or by an externalId only one user (or group) of the snapshot and the connector holds. The body is read as it arrives, never held whole. Answers 202 with the sync; follow `Location` for progress and counts.',
       rateLimit: 'bulk',
       params: IdParams,
-      body: Type.String({ description: 'JSON lines' }),
+      body: Type.Unsafe<AsyncIterable<string>>(Type.String({ description: 'JSON lines' })),
       textBody: { mediaTypes: SNAPSHOT_TYPES, limitBytes: syncMaxBytes },
       responses: {
         202: { description: 'Accepted', schema: SyncSchema },

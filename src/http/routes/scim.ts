@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import type { OperationContext } from '../../audit/audit.js';
 import { ScimError } from '../../scim/errors.js';
+import { dialectOf } from '../../scim/dialect.js';
 import { resourceTypes, schemas, serviceProviderConfig } from '../../scim/discovery.js';
 import { project } from '../../scim/projection.js';
 import { isObject, type ScimObject } from '../../scim/resource.js';
@@ -51,10 +52,15 @@ function asResource(object: ScimObject): ScimResourceBody {
   return object;
 }
 
+/** The version (the weak ETag) a resource's `meta` gives, if any. */
+function versionOf(object: ScimObject): string | undefined {
+  const meta = object['meta'];
+  return isObject(meta) && typeof meta['version'] === 'string' ? meta['version'] : undefined;
+}
+
 function resource<S extends 200 | 201>(object: ScimObject, status: S, location?: string) {
   const body = asResource(object);
-  const meta = object['meta'];
-  const version = isObject(meta) && typeof meta['version'] === 'string' ? meta['version'] : undefined;
+  const version = versionOf(object);
   return {
     status,
     body,
@@ -63,6 +69,16 @@ function resource<S extends 200 | 201>(object: ScimObject, status: S, location?:
       ...(location ? { Location: location } : {}),
     },
   };
+}
+
+/**
+ * A PATCH answered without a body (RFC 7644 §3.5.2: 204 "and the appropriate response headers"):
+ * the resource's new ETag still comes.
+ */
+function noContent(object: ScimObject) {
+  const version = versionOf(object);
+  const headers: Record<string, string> = version ? { ETag: version } : {};
+  return { status: 204 as const, headers };
 }
 
 function listResponse(total: number, startIndex: number, items: ScimObject[]) {
@@ -138,6 +154,16 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
     defineRoute({
       ...common,
       method: 'GET',
+      path: '/scim/v2/serviceConfiguration',
+      operationId: 'scimServiceConfiguration',
+      summary: "ServiceProviderConfig, at the path Microsoft's reference tests ask",
+      description: 'The same document as `/scim/v2/ServiceProviderConfig`, whose location it gives.',
+      responses: ok('RFC 7643 §5'),
+      handler: () => ({ body: asResource(config) }),
+    }),
+    defineRoute({
+      ...common,
+      method: 'GET',
       path: '/scim/v2/ResourceTypes',
       operationId: 'scimResourceTypes',
       summary: 'The SCIM resource types',
@@ -179,7 +205,8 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       listDescription:
         'RFC 7644 §3.4.2: `filter` (the full grammar), `startIndex`, `count` (at most 200), `attributes`, `excludedAttributes`. Ordered by creation.',
       createSummary: 'Provision a user',
-      conflict: '`uniqueness`: the userName (or externalId) is taken',
+      conflict:
+        '`uniqueness`: the userName is taken in this connector (in any case; an externalId may repeat)',
       putSummary: 'Replace a user',
       patchSummary: 'Change a user (PatchOp)',
       deleteSummary: 'Deprovision a user',
@@ -201,7 +228,7 @@ export function scimRoutes(deps: { scimUsers: ScimUserService; scimGroups: ScimG
       listDescription:
         'RFC 7644 §3.4.2: `filter`, `startIndex`, `count` (at most 200), `attributes`, `excludedAttributes` (`members` left out saves reading them). Ordered by creation.',
       createSummary: 'Provision a group',
-      conflict: '`uniqueness`: the displayName (or externalId) is taken in this connector',
+      conflict: '`uniqueness`: the displayName is taken in this connector (in any case)',
       putSummary: 'Replace a group, members included',
       patchSummary: 'Change a group (PatchOp): name, members added, removed or replaced',
       deleteSummary: 'Delete a group',
@@ -329,7 +356,7 @@ function resourceRoutes(
       summary: spec.putSummary,
       params: IdParams,
       body: ScimBody,
-      responses: { ...one, ...stale },
+      responses: { ...one, 409: { description: spec.conflict }, ...stale },
       handler: async ({ ctx, params, body }) =>
         resource(await service.replace(caller(ctx), params.id, body, ifMatch(ctx), operation(ctx)), 200),
     }),
@@ -339,14 +366,27 @@ function resourceRoutes(
       path: item,
       operationId: `scimPatch${kind}`,
       summary: spec.patchSummary,
+      description:
+        'Answers 200 with the resource, or 204 without a body for a connector of profile `entra` (docs/scim.md, Profiles).',
       params: IdParams,
       body: ScimBody,
-      responses: { ...one, ...stale },
-      handler: async ({ ctx, params, body }) =>
-        resource(
-          await service.patch(caller(ctx), params.id, patchOperations(body), ifMatch(ctx), operation(ctx)),
-          200,
-        ),
+      responses: {
+        ...one,
+        204: { description: `The ${kind.toLowerCase()} changed (profile \`entra\`), with its ETag` },
+        409: { description: spec.conflict },
+        ...stale,
+      },
+      handler: async ({ ctx, params, body }) => {
+        const who = caller(ctx);
+        const patched = await service.patch(
+          who,
+          params.id,
+          patchOperations(body),
+          ifMatch(ctx),
+          operation(ctx),
+        );
+        return dialectOf(who).patchAnswersNoContent ? noContent(patched) : resource(patched, 200);
+      },
     }),
     defineRoute({
       ...common,

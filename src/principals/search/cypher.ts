@@ -74,7 +74,7 @@ export type AnchorParam = (
   | { kind: 'key'; key: string; op: string; value: unknown; numeric: boolean }
   | { kind: 'user_name_prefix'; value: string }
   | {
-      kind: 'id' | 'user_name' | 'connector_id' | 'email' | 'name' | 'connector_source';
+      kind: 'id' | 'user_name' | 'connector_id' | 'email' | 'name' | 'connector_source' | 'connector_ref';
       values: readonly unknown[];
     }
   | {
@@ -97,7 +97,7 @@ export interface SearchParams {
   types: string[];
   notDeleted: boolean;
   statuses: string[];
-  counted: { types: string[]; leftOut: string[]; source: string | null } | null;
+  counted: { types: string[]; leftOut: string[]; source: string | null; ref: string | null } | null;
   sort: {
     key: string;
     field: string;
@@ -284,8 +284,8 @@ const isField = (l: Literal, f: Field): boolean => !isAttribute(l.target) && l.t
  * equality (an index seek);
  * attribute equalities and `$in` lists (value nodes, the rarest picked at run time); an attribute
  * prefix; the narrowest of the narrow timestamp or score ranges; the rare statuses; any other
- * range; another attribute test on the values of one key; connector source equality; type
- * labels; else every principal.
+ * range; another attribute test on the values of one key; connector reference or connector
+ * source equality; type labels; else every principal.
  */
 function chooseAnchor(
   tops: readonly Top[],
@@ -357,6 +357,8 @@ function chooseAnchor(
   if (open) return rangeAnchor(open.f, open.b);
   const other = keyScan(['$contains', '$endsWith', '$gt', '$gte', '$lt', '$lte']);
   if (other) return other;
+  const ref = seek('connector_ref');
+  if (ref) return { kind: 'connector_ref', values: values(ref), checked: [ref.at] };
   const source = seek('connector_source');
   if (source) return { kind: 'connector_source', values: values(source), checked: [source.at] };
   if (types.size < TYPE_LABELS.length) return { kind: 'labels', labels: [...types], checked: [] };
@@ -452,19 +454,24 @@ export function compile(
     ...nested.map(({ at, clause }) => ({ at, terms: clause.map((term) => term.map(literalParam)) })),
   ];
 
-  // A listing by type, status and connector source alone takes its total from the label counts.
+  // A listing by type, status and connector (source or reference) alone takes its total from the
+  // label counts.
   const source = tops.length === 1 ? tops[0] : undefined;
-  const bySource =
+  const byConnector = (f: 'connector_source' | 'connector_ref'): boolean =>
     source !== undefined &&
     !source.literal.negated &&
     source.literal.op === '$eq' &&
-    isField(source.literal, 'connector_source');
-  const listing = nested.length === 0 && (tops.length === 0 || bySource) && statuses.has(STATUS_LABEL.active);
+    isField(source.literal, f);
+  const bySource = byConnector('connector_source');
+  const byRef = byConnector('connector_ref');
+  const listing =
+    nested.length === 0 && (tops.length === 0 || bySource || byRef) && statuses.has(STATUS_LABEL.active);
   const counted = listing
     ? {
         types: [...types],
         leftOut: STATUS_LABELS.filter((s) => !statuses.has(s)),
-        source: bySource ? (source.literal.operand as string) : null,
+        source: bySource ? (source!.literal.operand as string) : null,
+        ref: byRef ? (source!.literal.operand as string) : null,
       }
     : null;
 

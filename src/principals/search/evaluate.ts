@@ -8,6 +8,7 @@ import { FIELD_KIND, isAttribute, type Condition, type Field, type Query } from 
 export interface Subject {
   readonly id?: string;
   readonly connector_id?: string | null;
+  readonly connector_ref?: string | null;
   readonly user_name?: string | null;
   readonly type: string;
   readonly status: string;

@@ -6,8 +6,9 @@ import { QUERY_OPERATORS, type QueryOperator } from '../../vocabulary/search.js'
  * policies — and compiled to Cypher in one place (src/principals/search/cypher.ts), so all of them run on the
  * same indexes. Nothing here knows about HTTP or Cypher.
  *
- * Besides the fields `/v1` search offers, `id`, `connector_id` (the identity provider's id) and
- * `user_name` (a SCIM userName, held lower-cased) serve the SCIM filters of connectors.
+ * Besides the fields `/v1` search offers, `id`, `connector_id` (the identity provider's id),
+ * `user_name` (a SCIM userName, held lower-cased) and `connector_ref` (the id of the connector
+ * that provisions the principal, which scopes its SCIM view) serve the SCIM filters of connectors.
  *
  * A query is a boolean tree of `and`, `or` and `not` over conditions
  * `{ target, op, operand }`, where the target is a principal field or an attribute key.
@@ -41,6 +42,7 @@ export const FIELDS = [
   'email',
   'connector_source',
   'connector_id',
+  'connector_ref',
   'user_name',
   'created_at',
   'updated_at',
@@ -60,6 +62,7 @@ export const FIELD_KIND: Record<Field, FieldKind> = {
   email: 'text',
   connector_source: 'text',
   connector_id: 'text',
+  connector_ref: 'text',
   user_name: 'text',
   created_at: 'timestamp',
   updated_at: 'timestamp',

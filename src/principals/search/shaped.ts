@@ -36,6 +36,7 @@ type ShapedField =
   | 'email'
   | 'connector_source'
   | 'connector_id'
+  | 'connector_ref'
   | 'user_name'
   | 'created_at'
   | 'updated_at'
@@ -58,6 +59,7 @@ const PROPERTY: Record<ShapedField, string> = {
   email: 'p.email',
   connector_source: 'p.connector_source',
   connector_id: 'p.connector_id',
+  connector_ref: 'p.connector_ref',
   user_name: 'p.user_name',
   created_at: 'p.created_at',
   updated_at: 'p.updated_at',
@@ -251,7 +253,8 @@ type Anchor =
  * equality always (no attribute anchor), a timestamp or score condition over the weaker attribute
  * operators. Among attribute equalities the query itself compares the value nodes' degrees, which
  * are stored counts, so the anchor is the truly most selective one. Without an anchor the
- * planner picks among the principal indexes (type and status, connector source, timestamps).
+ * planner picks among the principal indexes (type and status, connector source or reference,
+ * timestamps).
  */
 function chooseAnchor(conditions: Condition[]): Anchor | undefined {
   let cutoff = Infinity;
@@ -302,6 +305,7 @@ const FIELD_TARGET: Record<ShapedField, Target> = {
   email: { kind: 'text', property: PROPERTY.email },
   connector_source: { kind: 'text', property: PROPERTY.connector_source },
   connector_id: { kind: 'text', property: PROPERTY.connector_id },
+  connector_ref: { kind: 'text', property: PROPERTY.connector_ref },
   user_name: { kind: 'text', property: PROPERTY.user_name },
   created_at: { kind: 'timestamp', property: PROPERTY.created_at },
   updated_at: { kind: 'timestamp', property: PROPERTY.updated_at },
