@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Database } from '../db/database.js';
 import type { ChangeEvent } from '../events/feed.js';
 import { isId } from '../ids.js';
@@ -25,8 +26,8 @@ export interface Dirty {
 }
 
 /**
- * Principals read per statement when a batch names many (a connector's sync names tens of
- * thousands at once): each slice is decoded between turns of the event loop instead of all in one.
+ * Principals read per statement, and put in the index between two turns of the event loop, when
+ * a batch names many (a connector's sync names tens of thousands at once), instead of all in one.
  */
 const PRINCIPAL_SLICE = 1_000;
 
@@ -198,7 +199,9 @@ export class IndexSync {
       }
       for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
       const foundPrincipals = new Set<string>();
-      for (const p of principals) {
+      for (const [i, p] of principals.entries()) {
+        // A batch of tens of thousands is put in slices, the event loop turning between them.
+        if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
         foundPrincipals.add(p.id);
         index.putPrincipal(p.id, p);
       }

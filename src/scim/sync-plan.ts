@@ -16,6 +16,30 @@ import { readUser, userFields, type UserFields } from './users.js';
 /** Manager chains are followed this far when looking for a cycle. */
 const MAX_CHAIN = 64;
 
+/**
+ * A plan computed in steps: it pauses (yields) after every few thousand items, so that a caller
+ * planning a snapshot of a hundred thousand users can let the event loop turn between steps
+ * (`runSteps` computes it in one go).
+ */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Items between two pauses of a stepped plan. */
+const STEP = 2_000;
+
+/** True every `STEP` calls: where a stepped plan pauses. */
+function pacer(): () => boolean {
+  let n = 0;
+  return () => ++n % STEP === 0;
+}
+
+/** A stepped plan computed without pausing. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
 /** A line of the snapshot that cannot be taken, and why. */
 export interface LineError {
   line: number;
@@ -209,6 +233,16 @@ function differs(user: SnapshotUser, current: ExistingUser): boolean {
  * principal keeps its history).
  */
 export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () => string): UsersPlan {
+  return runSteps(planUsersSteps(snapshot, stored, newId));
+}
+
+/** `planUsers`, pausing between steps. */
+export function* planUsersSteps(
+  snapshot: Snapshot,
+  stored: ExistingUser[],
+  newId: () => string,
+): Steps<UsersPlan> {
+  const due = pacer();
   const errors: LineError[] = [];
   const existing = new Map(stored.map((e) => [e.principal.id, e]));
   const byUserName = new Map<string, ExistingUser>();
@@ -219,6 +253,7 @@ export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () 
   const matches: UserMatch[] = [];
   const fresh: SnapshotUser[] = [];
   for (const user of snapshot.users) {
+    if (due()) yield;
     const { userName } = user.fields;
     const byId = user.id === undefined ? undefined : existing.get(user.id);
     const holder = byUserName.get(userName.toLowerCase());
@@ -252,6 +287,7 @@ export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () 
   const createdNames = new Set<string>();
   const created: { id: string; user: SnapshotUser }[] = [];
   for (const user of fresh) {
+    if (due()) yield;
     const key = user.fields.userName.toLowerCase();
     if (createdNames.has(key)) {
       errors.push({
@@ -268,7 +304,7 @@ export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () 
   // Every manager link the snapshot asks for, decided before anything is written: new users are
   // created with theirs (managers first), and only the links of stored users are made after.
   // Stored users the snapshot lacks stay when nothing is removed, and hold their externalIds.
-  const { ids, shared } = namesOf(
+  const { ids, shared } = yield* namesOf(
     [
       ...created.map(({ id, user }) => ({ id, externalId: user.fields.externalId })),
       ...matches.map(({ user, current }) => ({
@@ -278,23 +314,27 @@ export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () 
     ],
     removes ? [] : stored.filter((e) => !seen.has(e.principal.id)).map((e) => e.principal.connector_id),
   );
-  const wanted = plannedManagers(
+  const wanted = yield* plannedManagers(
     [
       ...created.map(({ id, user }) => ({ id, ref: user.fields.managerRef })),
       ...matches.map(({ user, current }) => ({ id: current.principal.id, ref: user.fields.managerRef })),
     ],
     ids,
   );
-  const creates = managersFirst(created, wanted).map(({ id, user }): UserCreate => {
+  const creates: UserCreate[] = [];
+  for (const { id, user } of yield* managersFirst(created, wanted)) {
+    if (due()) yield;
     const managerId = wanted.get(id) ?? null;
-    return { id, user, managerId, managerRef: managerId === null ? user.fields.managerRef : null };
-  });
-  const managers = matches.flatMap(({ user, current }): ManagerChange[] => {
+    creates.push({ id, user, managerId, managerRef: managerId === null ? user.fields.managerRef : null });
+  }
+  const managers: ManagerChange[] = [];
+  for (const { user, current } of matches) {
+    if (due()) yield;
     const managerId = wanted.get(current.principal.id) ?? null;
     const ref = managerId === null ? user.fields.managerRef : null;
-    if (managerId === current.managerId && ref === current.managerRef) return [];
-    return [{ id: current.principal.id, managerId, ref, from: current.managerId }];
-  });
+    if (managerId === current.managerId && ref === current.managerRef) continue;
+    managers.push({ id: current.principal.id, managerId, ref, from: current.managerId });
+  }
 
   return {
     creates,
@@ -314,24 +354,30 @@ export function planUsers(snapshot: Snapshot, stored: ExistingUser[], newId: () 
  * outside the snapshot (`others`) holds, is ambiguous and names none of them, as over SCIM
  * (`shared`).
  */
-function namesOf(
+function* namesOf(
   users: { id: string; externalId: string | null }[],
   others: (string | null)[],
-): { ids: Map<string, string>; shared: Set<string> } {
+): Steps<{ ids: Map<string, string>; shared: Set<string> }> {
+  const due = pacer();
   const ids = new Map<string, string>();
   for (const { id } of users) ids.set(id, id);
+  yield;
   const holders = new Map<string, Set<string>>();
   const hold = (externalId: string, id: string): void => {
     const set = holders.get(externalId) ?? new Set<string>();
     set.add(id);
     holders.set(externalId, set);
   };
-  for (const { id, externalId } of users) if (externalId) hold(externalId, id);
+  for (const { id, externalId } of users) {
+    if (due()) yield;
+    if (externalId) hold(externalId, id);
+  }
   others.forEach((externalId, i) => {
     if (externalId && holders.has(externalId)) hold(externalId, `other:${i}`);
   });
   const shared = new Set<string>();
   for (const [externalId, set] of holders) {
+    if (due()) yield;
     const [only] = set;
     if (ids.has(externalId)) continue;
     if (set.size === 1) ids.set(externalId, only!);
@@ -344,16 +390,19 @@ function namesOf(
  * The manager each user ends up with: the one its reference names among the snapshot's users,
  * or none when the reference names nobody (it waits) or the link would close a cycle.
  */
-function plannedManagers(
+function* plannedManagers(
   users: { id: string; ref: string | null }[],
   ids: Map<string, string>,
-): Map<string, string | null> {
+): Steps<Map<string, string | null>> {
+  const due = pacer();
   const wanted = new Map<string, string | null>();
   for (const u of users) {
+    if (due()) yield;
     const managerId = u.ref ? ids.get(u.ref) : undefined;
     wanted.set(u.id, managerId && managerId !== u.id ? managerId : null);
   }
   for (const [id] of wanted) {
+    if (due()) yield;
     // A chain that comes back to its start is a cycle: the link closing it waits instead.
     let at = wanted.get(id) ?? null;
     for (let steps = 0; at !== null && steps < MAX_CHAIN; steps += 1) {
@@ -368,11 +417,17 @@ function plannedManagers(
 }
 
 /** New users ordered so that a manager comes before its reports (cycles are already cut). */
-function managersFirst<T extends { id: string }>(creates: T[], wanted: Map<string, string | null>): T[] {
+function* managersFirst<T extends { id: string }>(
+  creates: T[],
+  wanted: Map<string, string | null>,
+): Steps<T[]> {
+  const due = pacer();
   const byId = new Map(creates.map((c) => [c.id, c]));
+  yield;
   const placed = new Set<string>();
   const out: T[] = [];
   for (const create of creates) {
+    if (due()) yield;
     const chain: T[] = [];
     let at: T | undefined = create;
     while (at && !placed.has(at.id)) {
@@ -457,6 +512,15 @@ export function planGroups(
   stored: CurrentGroup[],
   users: Pick<UsersPlan, 'ids' | 'shared' | 'removes'>,
 ): GroupsPlan {
+  return runSteps(planGroupsSteps(snapshot, stored, users));
+}
+
+/** `planGroups`, pausing between steps (every few thousand members). */
+export function* planGroupsSteps(
+  snapshot: SnapshotGroup[],
+  stored: CurrentGroup[],
+  users: Pick<UsersPlan, 'ids' | 'shared' | 'removes'>,
+): Steps<GroupsPlan> {
   const errors: LineError[] = [];
   const byId = new Map(stored.map((g) => [g.id, g]));
   const byExternal = new Map<string, CurrentGroup[]>();
@@ -524,7 +588,15 @@ export function planGroups(
   // groups that name groups are created bare and given their members once every new group has
   // an id.
   const connectorUsers = new Set(users.ids.values());
-  const groups = matched.map(({ group, current }): PlannedGroup => {
+  yield;
+  const groups: PlannedGroup[] = [];
+  let sinceLastPause = 0;
+  for (const { group, current } of matched) {
+    sinceLastPause += group.fields.members.length + 1;
+    if (sinceLastPause >= STEP) {
+      sinceLastPause = 0;
+      yield;
+    }
     const members = group.fields.members.map((value) => ({ value, candidates: candidates(value) }));
     let create: GroupCreate | null = null;
     if (!current) {
@@ -532,8 +604,8 @@ export function planGroups(
       else if (resolveMembers(members, () => undefined).every((m) => connectorUsers.has(m))) create = 'batch';
       else create = 'alone';
     }
-    return { group, current, create, members };
-  });
+    groups.push({ group, current, create, members });
+  }
 
   return {
     groups,

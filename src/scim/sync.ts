@@ -23,8 +23,8 @@ import {
   type ManagerLink,
 } from './repository.js';
 import {
-  planGroups,
-  planUsers,
+  planGroupsSteps,
+  planUsersSteps,
   SnapshotReader,
   type Snapshot,
   resolveMembers,
@@ -32,6 +32,7 @@ import {
   type LineError,
   type PlannedGroup,
   type SnapshotGroup,
+  type Steps,
   type UserCreate,
   type UserMatch,
   type UsersPlan,
@@ -80,6 +81,23 @@ async function readPieces(pieces: AsyncIterable<string>, signal: AbortSignal): P
   reader.end();
   await drain();
   return reader.snapshot;
+}
+
+/** The longest a step of planning holds the event loop before it lets it turn. */
+const TURN_MS = 10;
+
+/** Computes a stepped plan, letting the event loop turn whenever a step has taken `TURN_MS`. */
+async function inTurns<T>(steps: Steps<T>, signal: AbortSignal): Promise<T> {
+  let turn = performance.now();
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    if (performance.now() - turn >= TURN_MS) {
+      signal.throwIfAborted();
+      await setImmediate();
+      turn = performance.now();
+    }
+  }
 }
 
 export type SyncCounts = Static<typeof SyncCountsSchema>;
@@ -165,7 +183,11 @@ export class ScimSync {
     });
     await report(progress('users', 0, users.length));
 
-    const plan = planUsers(snapshot, await repo.users(this.db, caller.id), () => newId('principal'));
+    const stored = await repo.users(this.db, caller.id);
+    const plan = await inTurns(
+      planUsersSteps(snapshot, stored, () => newId('principal')),
+      signal,
+    );
     plan.errors.forEach(run.fail);
 
     let processed = 0;
@@ -412,7 +434,7 @@ export class ScimSync {
       externalId: typeof row.props['connector_id'] === 'string' ? row.props['connector_id'] : null,
     }));
     const updatedAt = new Map(rows.map((row) => [row.props['id'] as string, row.props['updated_at']]));
-    const plan = planGroups(snapshot, stored, users);
+    const plan = await inTurns(planGroupsSteps(snapshot, stored, users), signal);
     plan.errors.forEach(fail);
 
     // The id each planned group has so far: stored ones have theirs, new ones once written.

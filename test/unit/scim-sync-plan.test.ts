@@ -5,7 +5,9 @@ import type { ExistingUser } from '../../src/scim/repository.js';
 import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from '../../src/scim/schema.js';
 import {
   planGroups,
+  planGroupsSteps,
   planUsers,
+  planUsersSteps,
   readSnapshot,
   resolveMembers,
   SnapshotReader,
@@ -818,5 +820,42 @@ describe('SnapshotReader', () => {
     reader.read(10);
     expect(reader.snapshot.lines).to.equal(1);
     expect(reader.snapshot.users.map((u) => u.line)).to.deep.equal([1]);
+  });
+});
+
+describe('stepped planning', () => {
+  it('pauses between steps of a large plan and ends with the plan computed in one go', () => {
+    const items: Json[] = [];
+    for (let i = 0; i < 5_000; i++) {
+      items.push(
+        user(`u${i}@example.com`, {
+          externalId: `x${i}`,
+          ...(i > 0 ? managedBy(`x${Math.floor(i / 8)}`) : {}),
+        }),
+      );
+    }
+    for (let g = 0; g < 20; g++)
+      items.push(
+        group(
+          `g${g}`,
+          Array.from({ length: 400 }, (_, i) => `x${(g * 400 + i) % 5_000}`),
+        ),
+      );
+    const snapshot = snapshotOf(...items);
+    const steps = planUsersSteps(snapshot, [], ids());
+    let pauses = 0;
+    let next = steps.next();
+    for (; !next.done; next = steps.next()) pauses += 1;
+    expect(pauses).to.be.greaterThan(5);
+    const whole = planUsers(snapshot, [], ids());
+    expect(next.value).to.deep.equal(whole);
+    expect(whole.creates).to.have.length(5_000);
+
+    const groupSteps = planGroupsSteps(snapshot.groups, [], whole);
+    let groupPauses = 0;
+    let g = groupSteps.next();
+    for (; !g.done; g = groupSteps.next()) groupPauses += 1;
+    expect(groupPauses).to.be.greaterThan(2);
+    expect(g.value).to.deep.equal(planGroups(snapshot.groups, [], whole));
   });
 });
