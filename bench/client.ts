@@ -120,13 +120,14 @@ export class BenchClient {
     };
   }
 
-  private payload(body: unknown): string | undefined {
-    return body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  private payload(body: unknown): string | Buffer | undefined {
+    if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) return body;
+    return JSON.stringify(body);
   }
 
   private async init(
     method: string,
-    payload: string | undefined,
+    payload: string | Buffer | undefined,
     options: RequestOptions,
   ): Promise<RequestInit> {
     return {

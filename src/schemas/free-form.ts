@@ -62,6 +62,18 @@ function pointerOf(node: Node, key?: string): string {
 
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
+/** The reserved keys of each set of bounds, as a set, made once. */
+const reservedSets = new WeakMap<FreeFormBounds, ReadonlySet<string>>();
+
+function reservedSetOf(bounds: FreeFormBounds): ReadonlySet<string> {
+  let set = reservedSets.get(bounds);
+  if (!set) {
+    set = new Set(bounds.reservedKeys);
+    reservedSets.set(bounds, set);
+  }
+  return set;
+}
+
 /**
  * The first place where `value` breaks `bounds`, or undefined. The walk stops as soon as it has
  * seen more entries than allowed or reaches a level too deep, so its cost is bounded by the bounds,
@@ -69,7 +81,14 @@ const thousands = (n: number): string => n.toLocaleString('en-US');
  */
 export function freeFormViolation(value: unknown, bounds: FreeFormBounds): FreeFormViolation | undefined {
   const { maxDepth, maxEntries, maxLength } = bounds;
-  const reserved = new Set(bounds.reservedKeys);
+  // Most values checked are scalars: they need no walk.
+  if (typeof value === 'string') {
+    return value.length > maxLength
+      ? { pointer: '', message: `is longer than ${thousands(maxLength)} characters` }
+      : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const reserved = reservedSetOf(bounds);
   const reservedIn = (path: string): string | undefined =>
     reserved.size === 0 ? undefined : path.split('.').find((segment) => reserved.has(segment));
   let entries = 0;

@@ -22,8 +22,11 @@ const reserved: ReadonlySet<string> = new Set(RESERVED_KEYS);
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
 /** A JSON Pointer segment (RFC 6901). */
-export const segment = (key: string | number): string =>
-  `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+export function segment(key: string | number): string {
+  const text = String(key);
+  if (!text.includes('~') && !text.includes('/')) return `/${text}`;
+  return `/${text.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+}
 
 /** The error naming the place at fault, e.g. `/customThing/a is longer than 4,096 characters`. */
 export const outOfBounds = (pointer: string, message: string): ScimError =>
