@@ -13,13 +13,15 @@
 // 2. The matches: the candidates of one anchor ($q.anchor.kind), those passing the filter.
 //    Anchors: attribute value nodes by (key, value), the one with the fewest links picked at run
 //    time among the equalities and $in lists of the query; the value nodes of one key passing a
-//    test (startsWith, contains, endsWith, ranges), then their links; id, SCIM user name,
-//    connector id, email, name, connector reference or connector source equality; a SCIM user
-//    name prefix; a timestamp or score range; type or status labels; else every principal.
+//    test (startsWith, contains, endsWith, equality ignoring case, ranges), then their links; id,
+//    SCIM user name, connector id, email, name, connector reference or connector source
+//    equality; a SCIM user name prefix, or part (the text index); a timestamp or score range;
+//    type or status labels; else every principal.
 //    A counted listing whose page comes from an index scan needs no matches at all.
 // 3. The page: when matches are dense along the sort order, an ordered index scan of the sort
 //    field (within the query's range on it) stops after skip + limit of them; otherwise the
-//    matches are sorted, keeping skip + limit (Top). Ties break on id; missing values last.
+//    matches are sorted, keeping skip + limit (Top). Ties break on id; missing values last. Its
+//    rows are the principals' records, or their ids when $q.ids says so.
 CYPHER replan=skip
 WITH [clause IN $q.clauses | clause {
   .at,
@@ -27,7 +29,7 @@ WITH [clause IN $q.clauses | clause {
     .*,
     value: CASE WHEN c.temporal THEN datetime(c.value) ELSE c.value END,
     values: CASE WHEN c.temporal THEN [v IN c.values | datetime(v)] ELSE c.values END,
-    lower: CASE WHEN c.op IN ['contains', 'startsWith', 'endsWith'] THEN toLower(c.value) END
+    lower: CASE WHEN c.op IN ['contains', 'startsWith', 'endsWith', 'eqIgnoreCase'] THEN toLower(c.value) END
   }]]
 }] AS clauses
 OPTIONAL CALL () {
@@ -189,6 +191,7 @@ OPTIONAL CALL (clauses, counted, population) {
           WHEN 'contains' THEN toLower(a0.value) CONTAINS toLower(anchor.value)
           WHEN 'startsWith' THEN toLower(a0.value) STARTS WITH toLower(anchor.value)
           WHEN 'endsWith' THEN toLower(a0.value) ENDS WITH toLower(anchor.value)
+          WHEN 'eqIgnoreCase' THEN toLower(a0.value) = toLower(anchor.value)
           ELSE any(y IN [CASE WHEN anchor.numeric THEN toFloatOrNull(a0.value) ELSE a0.value END] WHERE
             CASE anchor.op
               WHEN 'gt' THEN y > anchor.value
@@ -197,8 +200,9 @@ OPTIONAL CALL (clauses, counted, population) {
               ELSE y <= anchor.value
             END)
         END
-        // $contains is exact here, so the filter skips it: an array matches only through the
-        // element equal to the operand (only array links carry `array`), once per principal.
+        // $contains and $eqIgnoreCase are exact here, so the filter skips them: an array matches
+        // $contains only through the element equal to the operand (only array links carry
+        // `array`); DISTINCT gives each principal once.
         MATCH (p)-[r:HAS_ATTRIBUTE]->(a0)
         WHERE anchor.op <> 'contains' OR r.array IS NULL OR a0.value = anchor.value
         RETURN p
@@ -234,6 +238,16 @@ OPTIONAL CALL (clauses, counted, population) {
         RETURN p
       }
       RETURN collect(p) AS byUserNamePrefix
+    }
+    CALL (anchor) {
+      WITH anchor
+      WHERE anchor.kind = 'user_name_part'
+      CALL (anchor) {
+        MATCH (p:Principal) USING TEXT INDEX p:Principal(user_name)
+        WHERE p.user_name CONTAINS anchor.value
+        RETURN p
+      }
+      RETURN collect(p) AS byUserNamePart
     }
     CALL (anchor) {
       WITH anchor
@@ -407,6 +421,7 @@ OPTIONAL CALL (clauses, counted, population) {
         WHEN 'user_name' THEN byUserName
         WHEN 'connector_id' THEN byConnectorId
         WHEN 'user_name_prefix' THEN byUserNamePrefix
+        WHEN 'user_name_part' THEN byUserNamePart
         WHEN 'email' THEN byEmail
         WHEN 'name' THEN byName
         WHEN 'connector_ref' THEN byRef
@@ -441,7 +456,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.created_at DESC, p.id DESC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -454,7 +469,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.created_at ASC, p.id ASC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -467,7 +482,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.updated_at DESC, p.id DESC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -480,7 +495,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.updated_at ASC, p.id ASC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -493,7 +508,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.risk_score DESC, p.id DESC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -506,7 +521,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.risk_score ASC, p.id ASC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -519,7 +534,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.name DESC, p.id DESC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -532,7 +547,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY p.name ASC, p.id ASC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -544,7 +559,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY key IS NULL, key DESC, p.id DESC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -556,7 +571,7 @@ CALL (clauses, matches, total, ordered) {
     ORDER BY key IS NULL, key ASC, p.id ASC
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $q.ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
 }

@@ -37,6 +37,7 @@ WHERE /*BEGIN*/CASE
           WHEN 'lte' THEN x <= c.value
           WHEN 'contains' THEN toLower(x) CONTAINS c.lower
           WHEN 'startsWith' THEN toLower(x) STARTS WITH c.lower
+          WHEN 'eqIgnoreCase' THEN toLower(x) = c.lower
           ELSE toLower(x) ENDS WITH c.lower
         END)
       ELSE any(x IN [p[c.prop]] WHERE CASE c.op
@@ -47,6 +48,7 @@ WHERE /*BEGIN*/CASE
           any(y IN [CASE WHEN c.numeric THEN toFloatOrNull(e) ELSE e END] WHERE CASE c.op
             WHEN 'startsWith' THEN toLower(y) STARTS WITH c.lower
             WHEN 'endsWith' THEN toLower(y) ENDS WITH c.lower
+            WHEN 'eqIgnoreCase' THEN toLower(y) = c.lower
             WHEN 'gt' THEN y > c.value
             WHEN 'gte' THEN y >= c.value
             WHEN 'lt' THEN y < c.value

@@ -10,7 +10,8 @@
 // The matches are collected once: their number is the total. The page comes from one of two
 // branches, chosen by a guard on the total: when matches are dense along the sort order, an
 // ordered index scan stops after skip + limit of them; otherwise the collected matches are
-// sorted, keeping skip + limit (Top). Ties break on id.
+// sorted, keeping skip + limit (Top). Ties break on id. The rows are the principals' records, or
+// their ids when $ids says so.
 CALL () {
   /*ANCHOR*/
   MATCH (p) /*PATTERN*/
@@ -31,7 +32,7 @@ CALL (matches, total, population) {
     ORDER BY /*ORDER*/ p.id /*DIRECTION*/
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
   UNION ALL
@@ -43,7 +44,7 @@ CALL (matches, total, population) {
     ORDER BY /*ORDER*/ p.id /*DIRECTION*/
     SKIP $skip
     LIMIT $limit
-    RETURN collect(properties(p)) AS rows
+    RETURN collect(CASE WHEN $ids THEN p.id ELSE properties(p) END) AS rows
   }
   RETURN rows
 }

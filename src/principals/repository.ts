@@ -38,9 +38,15 @@ const Q = defineQueries('principals', [
 
 /**
  * The templates of the search statements: the search compiler (src/principals/search/) fills
- * their markers with generated predicates, and `search` / `planSearch` below run the result.
+ * their markers with generated predicates (search_scoped has none: it is one text), and
+ * `search` / `planSearch` below run the result.
  */
-export const SEARCH_TEMPLATES = defineQueries('principals', ['search', 'search_filter', 'shaped_search']);
+export const SEARCH_TEMPLATES = defineQueries('principals', [
+  'search',
+  'search_filter',
+  'shaped_search',
+  'search_scoped',
+]);
 
 /**
  * A search statement: the text is assembled from a catalogue template (src/query) and named
@@ -301,6 +307,15 @@ export const principalRepository = {
       statement.params,
     );
     return { total: row?.total ?? 0, items: (row?.rows ?? []).map(fromProperties) };
+  },
+
+  /** A search statement compiled for ids only (`Rows`): the total and the ids of the page. */
+  async searchIds(tx: Reader, statement: SearchStatement): Promise<{ total: number; ids: string[] }> {
+    const row = await tx.first<{ total: number; rows: string[] }>(
+      { name: statement.name, text: statement.text },
+      statement.params,
+    );
+    return { total: row?.total ?? 0, ids: row?.rows ?? [] };
   },
 
   /** Runs a search statement once, for Neo4j to plan it and keep the plan; the rows are not needed. */

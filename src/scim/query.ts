@@ -18,8 +18,8 @@ import { ENTERPRISE_SCHEMA, USER_SCHEMA } from './schema.js';
  * principal indexes like any `/v1` search. Attributes the service maps to principal fields
  * compile exactly: `id`, `externalId` (connector_id), `userName` (user_name, held lower-cased, so
  * case-insensitive comparisons are exact), `active` (status), `meta.created` and
- * `meta.lastModified`, and the case-insensitive `co`, `sw`, `ew` of `displayName`, `title` and
- * `department`. Any other comparison has no field to run on: it becomes the widest query that
+ * `meta.lastModified`, and the case-insensitive `eq`, `co`, `sw`, `ew` of `displayName`, `title`
+ * and `department`. Any other comparison has no field to run on: it becomes the widest query that
  * cannot lose a match (true where it must hold, false where it must fail, as `not` flips it),
  * and `exact` is false, telling the caller to check the candidates against the filter itself.
  */
@@ -93,15 +93,7 @@ function compare(path: AttrPath, op: CompareOp, value: FilterValue): CompiledFil
     case 'case-insensitive':
       if (op === 'co' || op === 'sw' || op === 'ew')
         return { query: condition(mapping.target, operator, value), exact: true };
-      if (op === 'eq') {
-        return {
-          query: and(
-            condition(mapping.target, '$startsWith', value),
-            condition(mapping.target, '$endsWith', value),
-          ),
-          exact: false,
-        };
-      }
+      if (op === 'eq') return { query: condition(mapping.target, '$eqIgnoreCase', value), exact: true };
       return undefined;
     case 'timestamp':
       if (!parseInstant(value))

@@ -71,6 +71,8 @@ function holds(p: Principal, c: Condition): boolean {
       return elements.some((e) => lower(e).startsWith(lower(c.operand)));
     case '$endsWith':
       return elements.some((e) => lower(e).endsWith(lower(c.operand)));
+    case '$eqIgnoreCase':
+      return elements.some((e) => lower(e) === lower(c.operand));
     case '$gt':
       return elements.some((e) => compare(e, (a, b) => a > b));
     case '$gte':

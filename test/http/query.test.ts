@@ -273,6 +273,7 @@ describe('query representation on Neo4j', () => {
       '$contains',
       '$startsWith',
       '$endsWith',
+      '$eqIgnoreCase',
       '$exists',
     ],
   };
@@ -293,8 +294,9 @@ describe('query representation on Neo4j', () => {
         // Text operators take text; numbers only compare.
         const textual = pool.filter((v) => typeof v === 'string');
         const usable =
-          ['$contains', '$startsWith', '$endsWith', '$eq', '$ne', '$in', '$nin'].includes(op) &&
-          textual.length > 0
+          ['$contains', '$startsWith', '$endsWith', '$eqIgnoreCase', '$eq', '$ne', '$in', '$nin'].includes(
+            op,
+          ) && textual.length > 0
             ? textual
             : pool;
         if (op === '$exists') return fc.boolean().map((b) => condition(target, op, b));

@@ -3,7 +3,11 @@ import fc from 'fast-check';
 import { Catalogue } from '../../src/db/catalogue.js';
 import { AppError } from '../../src/errors/errors.js';
 import { compileSearch, type SearchRequest } from '../../src/principals/search/service.js';
-import type { SearchParams } from '../../src/principals/search/cypher.js';
+import { compile as compileQuery, type SearchParams, type Sort } from '../../src/principals/search/cypher.js';
+import { and, attribute, condition, field, not, or, type Query } from '../../src/principals/search/model.js';
+import { compileScoped } from '../../src/principals/search/scoped.js';
+import { compileShaped } from '../../src/principals/search/shaped.js';
+import { SEARCH_TEMPLATES } from '../../src/principals/repository.js';
 import { MAX_PAGE } from '../../src/pagination.js';
 import { parseInstant } from '../../src/time.js';
 import { SORT_FIELDS } from '../../src/vocabulary/search.js';
@@ -485,6 +489,129 @@ describe('search compiler', () => {
       expect(pointers({ limit: 0 })).to.include('/limit');
       expect(pointers({ limit: 101 })).to.include('/limit');
       expect(pointers({ limit: '10' })).to.include('/limit');
+    });
+  });
+
+  describe('SCIM queries', () => {
+    const ref = 'con_01JBENCH0000000000000000';
+    const users = (...rest: Query[]): Query =>
+      and(
+        condition(field('connector_ref'), '$eq', ref),
+        condition(field('type'), '$in', ['USER']),
+        condition(field('status'), '$in', ['active', 'suspended']),
+        ...rest,
+      );
+    const byCreation: Sort = { field: 'created_at', order: 'asc' };
+    const page = { skip: 0, limit: 10 };
+    const since = '2026-01-01T00:00:00Z';
+
+    it('anchors equality ignoring case on the values of its key, and the anchor enforces it', () => {
+      const title = condition(attribute('role'), '$eqIgnoreCase', 'Engineer');
+      const generic = compileQuery(users(title), byCreation, page, catalogue).params.q;
+      expect(generic.anchor).to.deep.include({ kind: 'key', key: 'role', op: 'eqIgnoreCase', checked: [3] });
+      const shaped = compileShaped(users(title), byCreation, page, catalogue);
+      expect(shaped?.text).to.include('toLower(a0.value) = toLower($');
+      expect(shaped?.text).to.include('-[r0:HAS_ATTRIBUTE]->(a0:Attribute)');
+    });
+
+    it('looks a part of a user name up in the text index, and a prefix in the user name index', () => {
+      const title = condition(attribute('role'), '$eqIgnoreCase', 'Engineer');
+      const part = condition(field('user_name'), '$contains', 'Turing');
+      const generic = compileQuery(users(title, part), byCreation, page, catalogue).params.q;
+      expect(generic.anchor).to.deep.equal({ kind: 'user_name_part', value: 'turing', checked: [] });
+      const shaped = compileShaped(users(title, part), byCreation, page, catalogue)!;
+      expect(shaped.text).to.include('MATCH (p) USING TEXT INDEX p:Principal(user_name)');
+      expect(shaped.text).to.match(/p\.user_name CONTAINS toLower\(\$v\d+\)/);
+      expect(shaped.text).to.not.include('(a0');
+      // Two letters are in too many trigrams to narrow the search: the attribute anchors it.
+      const short = condition(field('user_name'), '$contains', 'tu');
+      expect(compileQuery(users(title, short), byCreation, page, catalogue).params.q.anchor.kind).to.equal(
+        'key',
+      );
+      expect(compileShaped(users(title, short), byCreation, page, catalogue)?.text).to.include(
+        '(a0:Attribute)',
+      );
+      const prefix = condition(field('user_name'), '$startsWith', 'Ada.');
+      const byPrefix = compileShaped(users(title, prefix), byCreation, page, catalogue)!;
+      expect(byPrefix.text).to.match(/p\.user_name STARTS WITH toLower\(\$v\d+\)/);
+      expect(byPrefix.text).to.not.include('(a0');
+    });
+
+    it("runs a connector's users in creation order, in a timestamp range, on the scoped statement", () => {
+      const scoped = compileScoped(
+        users(condition(field('updated_at'), '$gt', since)),
+        byCreation,
+        { skip: 20, limit: 10 },
+        catalogue,
+      );
+      expect(scoped?.params).to.deep.equal({
+        scope: {
+          ref,
+          field: 'updated_at',
+          created: {
+            lo: '-999999999-01-01T00:00:00Z',
+            loOpen: 0,
+            hi: '+999999999-12-31T23:59:59.999999999Z',
+            hiOpen: 0,
+          },
+          updated: { lo: since, loOpen: 1, hi: '+999999999-12-31T23:59:59.999999999Z', hiOpen: 0 },
+        },
+        skip: 20,
+        limit: 10,
+        window: 30,
+        ids: false,
+      });
+      const listing = compileScoped(users(), byCreation, page, catalogue);
+      expect(listing?.params.scope).to.deep.include({
+        field: 'created_at',
+        created: {
+          lo: '-999999999-01-01T00:00:00Z',
+          loOpen: 0,
+          hi: '+999999999-12-31T23:59:59.999999999Z',
+          hiOpen: 0,
+        },
+      });
+      const created = compileScoped(
+        users(condition(field('created_at'), '$lte', since), condition(field('created_at'), '$gte', since)),
+        byCreation,
+        page,
+        catalogue,
+      );
+      expect(created?.params.scope.created).to.deep.equal({ lo: since, loOpen: 0, hi: since, hiOpen: 0 });
+      expect(created?.text).to.equal(catalogue.get(SEARCH_TEMPLATES.search_scoped));
+    });
+
+    it('leaves every other query to the other statements', () => {
+      const range = condition(field('updated_at'), '$gt', since);
+      const others: [Query, Sort][] = [
+        [users(range, condition(field('user_name'), '$eq', 'ada')), byCreation],
+        [users(range, condition(field('created_at'), '$lt', since)), byCreation],
+        [users(not(range)), byCreation],
+        [users(condition(field('updated_at'), '$in', [since])), byCreation],
+        [users(range, condition(field('status'), '$eq', 'active')), byCreation],
+        [users(range), { field: 'created_at', order: 'desc' }],
+        [users(range), { field: 'updated_at', order: 'asc' }],
+        [users(or(range, condition(field('created_at'), '$gt', since))), byCreation],
+        [
+          and(condition(field('connector_ref'), '$eq', ref), condition(field('type'), '$in', ['USER'])),
+          byCreation,
+        ],
+        [
+          and(
+            condition(field('connector_ref'), '$eq', ref),
+            condition(field('type'), '$in', ['USER', 'SERVICE_ACCOUNT']),
+            condition(field('status'), '$in', ['active']),
+          ),
+          byCreation,
+        ],
+        [
+          and(condition(field('type'), '$in', ['USER']), condition(field('status'), '$in', ['active'])),
+          byCreation,
+        ],
+      ];
+      for (const [query, sort] of others) {
+        expect(compileScoped(query, sort, page, catalogue), JSON.stringify(query)).to.equal(undefined);
+      }
     });
   });
 

@@ -37,6 +37,12 @@ export interface Page {
   limit: number;
 }
 
+/**
+ * What a page row is: the principal's record, or only its id, for a caller that reads the
+ * records it needs itself (a SCIM list reads its users with their SCIM resources).
+ */
+export type Rows = 'records' | 'ids';
+
 export interface CompiledQuery {
   /** The catalogue template the text was built from. */
   name: string;
@@ -73,6 +79,7 @@ export type AnchorParam = (
     }
   | { kind: 'key'; key: string; op: string; value: unknown; numeric: boolean }
   | { kind: 'user_name_prefix'; value: string }
+  | { kind: 'user_name_part'; value: string }
   | {
       kind: 'id' | 'user_name' | 'connector_id' | 'email' | 'name' | 'connector_source' | 'connector_ref';
       values: readonly unknown[];
@@ -98,6 +105,8 @@ export interface SearchParams {
   notDeleted: boolean;
   statuses: string[];
   counted: { types: string[]; leftOut: string[]; source: string | null; ref: string | null } | null;
+  /** Page rows are ids, not records (see Rows). */
+  ids: boolean;
   sort: {
     key: string;
     field: string;
@@ -110,11 +119,14 @@ export interface SearchParams {
   };
 }
 
-/** Windows past this are all "far down the list"; the cap keeps the density guard in range. */
-const MAX_WINDOW = 2 ** 31;
+/** Parts of user names shorter than this are not looked up in the text index (trigrams). */
+export const MIN_TEXT_ANCHOR = 3;
 
-const TYPE_LABELS = PRINCIPAL_TYPES.map((t) => TYPE_LABEL[t]);
-const STATUS_LABELS = PRINCIPAL_STATUSES.map((s) => STATUS_LABEL[s]);
+/** Windows past this are all "far down the list"; the cap keeps the density guard in range. */
+export const MAX_WINDOW = 2 ** 31;
+
+export const TYPE_LABELS = PRINCIPAL_TYPES.map((t) => TYPE_LABEL[t]);
+export const STATUS_LABELS = PRINCIPAL_STATUSES.map((s) => STATUS_LABEL[s]);
 const LABEL_OF: Record<'type' | 'status', Readonly<Record<string, string>>> = {
   type: TYPE_LABEL,
   status: STATUS_LABEL,
@@ -181,7 +193,7 @@ interface Bound {
   open: boolean;
 }
 
-interface Bounds {
+export interface Bounds {
   lo: Bound | undefined;
   hi: Bound | undefined;
   /** The clauses the range enforces exactly: its comparisons and equalities. */
@@ -193,7 +205,7 @@ interface Bounds {
  * every match; the comparisons and equalities it enforces exactly, a `$in` only as the range
  * from its least to its greatest value.
  */
-function boundsOf(field: Field, tops: readonly Top[]): Bounds {
+export function boundsOf(field: Field, tops: readonly Top[]): Bounds {
   const timestamp = kindOf({ field }) === 'timestamp';
   const key = (v: string | number): string | number => (timestamp ? instantKey(instant(v))! : v);
   let lo: Bound | undefined;
@@ -258,7 +270,7 @@ function width(field: (typeof RANGE_FIELDS)[number], b: Bounds): number {
  * (a nanosecond, one point), so the inclusive seek is exact; a missing bound lies beyond every
  * stored value.
  */
-function rangeAnchor(field: (typeof RANGE_FIELDS)[number], b: Bounds): AnchorParam {
+export function rangeAnchor(field: (typeof RANGE_FIELDS)[number], b: Bounds): AnchorParam {
   const timestamp = field !== 'risk_score';
   return {
     kind: field,
@@ -270,7 +282,7 @@ function rangeAnchor(field: (typeof RANGE_FIELDS)[number], b: Bounds): AnchorPar
   };
 }
 
-interface Top {
+export interface Top {
   at: number;
   literal: Literal;
 }
@@ -281,9 +293,10 @@ const isField = (l: Literal, f: Field): boolean => !isAttribute(l.target) && l.t
 
 /**
  * Where the search starts, most selective first: id, SCIM userName, connector id, email or name
- * equality (an index seek);
- * attribute equalities and `$in` lists (value nodes, the rarest picked at run time); an attribute
- * prefix; the narrowest of the narrow timestamp or score ranges; the rare statuses; any other
+ * equality (an index seek); a SCIM userName prefix;
+ * attribute equalities and `$in` lists (value nodes, the rarest picked at run time); a part of a
+ * SCIM userName (the text index); an attribute equality ignoring case, else an attribute prefix;
+ * the narrowest of the narrow timestamp or score ranges; the rare statuses; any other
  * range; another attribute test on the values of one key; connector reference or connector
  * source equality; type labels; else every principal.
  */
@@ -331,6 +344,22 @@ function chooseAnchor(
     const range = narrowRange ? rangeAnchor(narrowRange.f, narrowRange.b) : null;
     return { kind: 'values', groups, range, checked: [] };
   }
+  // A part of a user name, lower-cased, is looked up in the text index of user names (the filter
+  // still checks it); a text this short would match too much of the index to narrow anything.
+  const userNamePart = positive.find(
+    (t) =>
+      isField(t.literal, 'user_name') &&
+      t.literal.op === '$contains' &&
+      typeof t.literal.operand === 'string' &&
+      t.literal.operand.length >= MIN_TEXT_ANCHOR,
+  );
+  if (userNamePart) {
+    return {
+      kind: 'user_name_part',
+      value: (userNamePart.literal.operand as string).toLowerCase(),
+      checked: [],
+    };
+  }
   const keyScan = (ops: readonly string[]): AnchorParam | undefined => {
     const t = positive.find((x) => attributeKey(x.literal) !== undefined && ops.includes(x.literal.op));
     if (!t) return undefined;
@@ -341,11 +370,13 @@ function chooseAnchor(
       op: l.op.slice(1),
       value: l.operand,
       numeric: typeof l.operand === 'number',
-      // Only $contains is exact: the other tests keep values no element of an array may have.
-      checked: l.op === '$contains' ? [t.at] : [],
+      // Only $contains and $eqIgnoreCase are exact: the other tests keep values no element of an
+      // array may have.
+      checked: l.op === '$contains' || l.op === '$eqIgnoreCase' ? [t.at] : [],
     };
   };
-  const prefix = keyScan(['$startsWith']);
+  // Equality ignoring case names the few values of the key that differ from it only in case.
+  const prefix = keyScan(['$eqIgnoreCase']) ?? keyScan(['$startsWith']);
   if (prefix) return prefix;
   if (narrowRange) return rangeAnchor(narrowRange.f, narrowRange.b);
   if (!statuses.has(STATUS_LABEL.active)) return { kind: 'labels', labels: [...statuses], checked: [] };
@@ -366,7 +397,7 @@ function chooseAnchor(
 }
 
 /** Narrows a label set by a top-level literal on type or status. */
-function narrow(set: Set<string>, all: readonly string[], l: Literal, f: 'type' | 'status'): void {
+export function narrow(set: Set<string>, all: readonly string[], l: Literal, f: 'type' | 'status'): void {
   const allowed = new Set(l.op === '$exists' ? all : labelsOf(f, l.operand));
   for (const label of all) {
     if (allowed.has(label) === l.negated) set.delete(label);
@@ -427,6 +458,7 @@ export function compile(
   sort: Sort,
   page: Page,
   catalogue: Pick<Catalogue, 'get'>,
+  rows: Rows = 'records',
 ): CompiledQuery {
   assertWellFormed(query);
   const normal: Normal = normalise(query);
@@ -485,6 +517,7 @@ export function compile(
     notDeleted: statuses.size === everyButDeleted.length && everyButDeleted.every((s) => statuses.has(s)),
     statuses: [...statuses],
     counted,
+    ids: rows === 'ids',
     sort: sortParams(sort, tops),
   };
   return {

@@ -127,6 +127,10 @@ function compileCondition(c: Condition): Predicate {
       const lower = String(first).toLowerCase();
       return (s) => each(s, (e) => String(e).toLowerCase().endsWith(lower));
     }
+    case '$eqIgnoreCase': {
+      const lower = String(first).toLowerCase();
+      return (s) => each(s, (e) => String(e).toLowerCase() === lower);
+    }
     case '$gt':
     case '$gte':
     case '$lt':

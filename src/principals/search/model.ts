@@ -1,4 +1,4 @@
-import { QUERY_OPERATORS, type QueryOperator } from '../../vocabulary/search.js';
+import { QUERY_OPERATORS } from '../../vocabulary/search.js';
 
 /**
  * The query representation: which principals a request selects, said once for every way of
@@ -27,7 +27,8 @@ import { QUERY_OPERATORS, type QueryOperator } from '../../vocabulary/search.js'
  * - `and` of nothing holds for every principal, `or` of nothing for none.
  * - Array attributes hold when any element does: `$eq` is membership, `$in` any element in the
  *   list, `$contains` an element equal to the operand; the rest when some element satisfies them.
- *   On strings `$contains`, `$startsWith` and `$endsWith` ignore case; equality does not.
+ *   On strings `$contains`, `$startsWith` and `$endsWith` ignore case; equality does not, and
+ *   `$eqIgnoreCase` (SCIM's `eq` on attributes that are not case-exact) is equality ignoring case.
  * - `$gt`-style operators with a number operand compare text numerically (values that are not
  *   numbers are false); with a string, as text. Timestamps compare as instants.
  * - Nothing is implied: a query without a `status` condition includes deleted principals. The
@@ -70,8 +71,12 @@ export const FIELD_KIND: Record<Field, FieldKind> = {
   risk_score: 'score',
 };
 
-/** Every operator the representation knows (src/vocabulary/search.ts). */
-export type Operator = QueryOperator;
+/**
+ * Every operator the representation knows: those of src/vocabulary/search.ts, and equality
+ * ignoring case, which only SCIM filters say (`eq` on an attribute that is not case-exact).
+ */
+export const OPERATORS = [...QUERY_OPERATORS, '$eqIgnoreCase'] as const;
+export type Operator = (typeof OPERATORS)[number];
 
 export type Target = { readonly field: Field } | { readonly attribute: string };
 
@@ -124,8 +129,8 @@ export const isAttribute = (target: Target): target is { readonly attribute: str
 /** The operators each kind of target takes; anything else is a mistake of whoever built the query. */
 const ALLOWED: Record<FieldKind | 'attribute', ReadonlySet<Operator>> = {
   label: new Set(['$eq', '$ne', '$in', '$nin', '$exists']),
-  text: new Set(QUERY_OPERATORS),
-  attribute: new Set(QUERY_OPERATORS),
+  text: new Set(OPERATORS),
+  attribute: new Set(OPERATORS),
   timestamp: new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists']),
   score: new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists']),
 };

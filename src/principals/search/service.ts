@@ -1,10 +1,11 @@
 import type { Catalogue } from '../../db/catalogue.js';
 import type { Database } from '../../db/database.js';
 import { pageOf } from '../../pagination.js';
-import { compile, type CompiledQuery, type Page, type Sort } from './cypher.js';
+import { compile, type CompiledQuery, type Page, type Rows, type Sort } from './cypher.js';
 import { and, attribute, condition, field, type Condition, type Field, type Query } from './model.js';
 import { validateSearchBody, type SearchPrincipalsRequest } from '../../schemas/search.js';
-import { compileShaped } from './shaped.js';
+import { compileScoped, type ScopedStatement } from './scoped.js';
+import { compileShaped, type ShapedStatement } from './shaped.js';
 import { type Principal } from '../model.js';
 import { principalRepository as repo } from '../repository.js';
 import type { SearchPlans } from './plans.js';
@@ -85,19 +86,32 @@ export async function searchPrincipals(
   request: SearchRequest,
   plans?: SearchPlans,
 ): Promise<{ total: number; items: Principal[] }> {
-  return runSearch(db, searchOf(request), plans);
+  return repo.search(db, statementFor(db, searchOf(request), plans, 'records'));
 }
 
 /**
- * A query already in the query representation (SCIM filters come this way): the total and a page
- * of principal records, on the same statements as `/v1` search.
+ * A query already in the query representation (SCIM filters come this way): the total and the
+ * ids of a page of principals, on the same statements as `/v1` search (the caller reads the
+ * records it needs itself). A connector's users in creation order (a SCIM list, filtered at most
+ * by a timestamp range) run the statement written for them.
  */
 export async function runSearch(
   db: Database,
-  { query, sort, page }: { query: Query; sort: Sort; page: Page },
+  search: { query: Query; sort: Sort; page: Page },
   plans?: SearchPlans,
-): Promise<{ total: number; items: Principal[] }> {
-  const shaped = plans ? compileShaped(query, sort, page, db.catalogue) : undefined;
-  const compiled = shaped && plans!.ready(shaped) ? shaped : compile(query, sort, page, db.catalogue);
-  return repo.search(db, compiled);
+): Promise<{ total: number; items: { id: string }[] }> {
+  const { total, ids } = await repo.searchIds(db, statementFor(db, search, plans, 'ids'));
+  return { total, items: ids.map((id) => ({ id })) };
+}
+
+function statementFor(
+  db: Database,
+  { query, sort, page }: { query: Query; sort: Sort; page: Page },
+  plans: SearchPlans | undefined,
+  rows: Rows,
+): CompiledQuery | ShapedStatement | ScopedStatement {
+  const scoped = compileScoped(query, sort, page, db.catalogue, rows);
+  if (scoped) return scoped;
+  const shaped = plans ? compileShaped(query, sort, page, db.catalogue, rows) : undefined;
+  return shaped && plans!.ready(shaped) ? shaped : compile(query, sort, page, db.catalogue, rows);
 }

@@ -3,7 +3,7 @@ import { SEARCH_TEMPLATES as Q } from '../repository.js';
 import { fillMarkers } from '../../db/compose.js';
 import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js';
 import { parseInstant } from '../../time.js';
-import type { Page, Sort } from './cypher.js';
+import { MIN_TEXT_ANCHOR, type Page, type Rows, type Sort } from './cypher.js';
 import { FIELD_KIND, isAttribute, type Operator, type Query } from './model.js';
 import { SEARCH_OPERATORS } from '../../vocabulary/search.js';
 import { PRINCIPAL_STATUSES, type PrincipalStatus, type PrincipalType } from '../../vocabulary/principals.js';
@@ -81,12 +81,13 @@ const COMPARISON: Partial<Record<Operator, string>> = { $gt: '>', $gte: '>=', $l
 
 /**
  * Which attribute condition is worth anchoring the match on (lower is better): equality names a
- * single value node, `$in` a few, `$startsWith`, `$contains` and ranges scan the values of one
- * key. Other operators would have to look at every principal anyway.
+ * single value node, `$in` and equality ignoring case a few, `$startsWith`, `$contains` and
+ * ranges scan the values of one key. Other operators would have to look at every principal anyway.
  */
 const ANCHOR_RANK: Partial<Record<Operator, number>> = {
   $eq: 1,
   $in: 2,
+  $eqIgnoreCase: 2,
   $startsWith: 3,
   $contains: 4,
   $gt: 4,
@@ -139,6 +140,8 @@ function fieldPredicate(x: string, kind: FieldKind, op: Operator, operand: unkno
       return `toLower(${x}) CONTAINS toLower(${params.add(operand)})`;
     case '$startsWith':
       return `toLower(${x}) STARTS WITH toLower(${params.add(operand)})`;
+    case '$eqIgnoreCase':
+      return `toLower(${x}) = toLower(${params.add(operand)})`;
     case '$exists':
       return operand === true ? `${x} IS NOT NULL` : `${x} IS NULL`;
     default: {
@@ -181,6 +184,8 @@ function attributePredicate(key: string, op: Operator, operand: unknown, params:
     }
     case '$startsWith':
       return bind(`any(e IN ${elements} WHERE toLower(e) STARTS WITH toLower(${params.add(operand)}))`);
+    case '$eqIgnoreCase':
+      return bind(`any(e IN ${elements} WHERE toLower(e) = toLower(${params.add(operand)}))`);
     case '$exists':
       return bind(operand === true ? 'x IS NOT NULL' : 'x IS NULL');
     default: {
@@ -212,6 +217,12 @@ function anchorPredicate(
         predicate: `${k} AND a0.value IS NOT NULL AND toLower(a0.value) STARTS WITH toLower(${params.add(operand)})`,
         duplicates: true,
       };
+    case '$eqIgnoreCase':
+      // Array elements that differ only in case are value nodes of their own.
+      return {
+        predicate: `${k} AND a0.value IS NOT NULL AND toLower(a0.value) = toLower(${params.add(operand)})`,
+        duplicates: true,
+      };
     case '$contains': {
       // The node-only part filters value nodes before their links are expanded; the link then
       // says whether the value was an array element (which must equal the operand; only those
@@ -236,32 +247,52 @@ function anchorPredicate(
   }
 }
 
+/**
+ * SCIM user names are held lower-cased, so a prefix or a part of one, lower-cased, is compared
+ * with the property as it is: the user name index answers the prefix, the text index the part.
+ */
+function userNamePredicate(op: Operator, operand: unknown, params: Params): string | undefined {
+  if (op === '$startsWith') return `${PROPERTY.user_name} STARTS WITH toLower(${params.add(operand)})`;
+  if (op === '$contains') return `${PROPERTY.user_name} CONTAINS toLower(${params.add(operand)})`;
+  return undefined;
+}
+
 function predicate(c: Condition, params: Params): string {
-  return c.target.kind === 'attribute'
-    ? attributePredicate(c.target.key, c.op, c.operand, params)
-    : fieldPredicate(c.target.property, c.target.kind, c.op, c.operand, params);
+  if (c.target.kind === 'attribute') return attributePredicate(c.target.key, c.op, c.operand, params);
+  return (
+    (isUserName(c) ? userNamePredicate(c.op, c.operand, params) : undefined) ??
+    fieldPredicate(c.target.property, c.target.kind, c.op, c.operand, params)
+  );
 }
 
 type Anchor =
   /** Equalities: the value node with the fewest links is picked at run time. */
   | { kind: 'values'; conditions: Condition[] }
   /** Another operator: its value nodes are found through the key. */
-  | { kind: 'scan'; condition: Condition };
+  | { kind: 'scan'; condition: Condition }
+  /** A SCIM user name containing a text: the text index of user names. */
+  | { kind: 'text'; condition: Condition };
+
+const isUserName = (c: Condition): boolean =>
+  c.target.kind === 'text' && c.target.property === PROPERTY.user_name;
 
 /**
- * Where to start the match. A principal index that is likely more selective wins: email or name
- * equality always (no attribute anchor), a timestamp or score condition over the weaker attribute
- * operators. Among attribute equalities the query itself compares the value nodes' degrees, which
- * are stored counts, so the anchor is the truly most selective one. Without an anchor the
- * planner picks among the principal indexes (type and status, connector source or reference,
- * timestamps).
+ * Where to start the match. A principal index that is likely more selective wins: equality of
+ * an id, email, name, connector id or SCIM user name, or a user name prefix, always (no attribute
+ * anchor), a timestamp or score condition over the weaker attribute operators. Among attribute
+ * equalities the query itself compares the value nodes' degrees, which are stored counts, so the
+ * anchor is the truly most selective one; after them, a user name containing a text of a few
+ * characters (the text index of user names). Without an anchor the planner picks among the
+ * principal indexes (type and status, connector source or reference, timestamps).
  */
 function chooseAnchor(conditions: Condition[]): Anchor | undefined {
+  const seekable = [PROPERTY.id, PROPERTY.email, PROPERTY.name, PROPERTY.connector_id, PROPERTY.user_name];
   let cutoff = Infinity;
   for (const c of conditions) {
-    if (c.target.kind === 'text' && (c.target.property === 'p.name' || c.target.property === 'p.email')) {
+    if (c.target.kind === 'text' && seekable.includes(c.target.property)) {
       if (c.op === '$eq' || c.op === '$in') return undefined;
     }
+    if (isUserName(c) && c.op === '$startsWith') return undefined;
     if (
       (c.target.kind === 'timestamp' || c.target.kind === 'score') &&
       (c.op === '$eq' || COMPARISON[c.op])
@@ -273,6 +304,14 @@ function chooseAnchor(conditions: Condition[]): Anchor | undefined {
   const candidates = conditions.filter((c) => c.target.kind === 'attribute' && c.target.key !== MANAGER_KEY);
   const equalities = candidates.filter((c) => c.op === '$eq');
   if (equalities.length > 0) return { kind: 'values', conditions: equalities };
+  const text = conditions.find(
+    (c) =>
+      isUserName(c) &&
+      c.op === '$contains' &&
+      typeof c.operand === 'string' &&
+      c.operand.length >= MIN_TEXT_ANCHOR,
+  );
+  if (text) return { kind: 'text', condition: text };
   let best: Condition | undefined;
   let bestRank = cutoff;
   for (const c of candidates) {
@@ -313,13 +352,21 @@ const FIELD_TARGET: Record<ShapedField, Target> = {
   risk_score: { kind: 'score', property: PROPERTY.risk_score },
 };
 
-/** The public operators each have a statement of their own; `$endsWith` takes the generic one. */
-const SHAPED_OPERATORS: ReadonlySet<Operator> = new Set(SEARCH_OPERATORS);
+/**
+ * The public operators and equality ignoring case each have a statement of their own; `$endsWith`
+ * takes the generic one.
+ */
+const SHAPED_OPERATORS: ReadonlySet<Operator> = new Set([...SEARCH_OPERATORS, '$eqIgnoreCase']);
 
 interface Shape {
   types: PrincipalType[] | undefined;
   statuses: PrincipalStatus[];
   conditions: Condition[];
+}
+
+/** The parts of a conjunction, nested conjunctions (a SCIM filter inside its scope) flattened. */
+function conjuncts(query: Query): Query[] {
+  return query.kind === 'and' ? query.of.flatMap(conjuncts) : [query];
 }
 
 /**
@@ -328,7 +375,7 @@ interface Shape {
  * undefined when the query is not one this compiler writes.
  */
 function shapeOf(query: Query): Shape | undefined {
-  const parts = query.kind === 'and' ? query.of : [query];
+  const parts = conjuncts(query);
   let types: PrincipalType[] | undefined;
   let statuses: PrincipalStatus[] | undefined;
   const fields: Condition[] = [];
@@ -395,6 +442,7 @@ export function compileShaped(
   sortBy: Sort,
   page: Page,
   catalogue: Pick<Catalogue, 'get'>,
+  rows: Rows = 'records',
 ): ShapedStatement | undefined {
   const shape = shapeOf(query);
   if (!shape) return undefined;
@@ -411,6 +459,7 @@ export function compileShaped(
     // A window past the population turns the ordered branch off: an index holds no nulls, so
     // only a sort key every principal has can be read in index order.
     window: sort.nullable ? MAX_WINDOW : Math.min(skip + limit, MAX_WINDOW),
+    ids: rows === 'ids',
   };
   const sorting = {
     '/*ORDER*/': sort.nullable
@@ -433,6 +482,9 @@ export function compileShaped(
     common['anchors'] = anchor.conditions.map((c) => ({ key: keyOf(c), value: c.operand }));
     // A single equality is the anchor itself; with several, any of them may have been picked.
     if (anchor.conditions.length === 1) anchored = anchor.conditions[0];
+  } else if (anchor?.kind === 'text') {
+    insertions['/*PATTERN*/'] = 'USING TEXT INDEX p:Principal(user_name)';
+    filters.unshift('p:Principal');
   } else if (anchor?.kind === 'scan') {
     anchored = anchor.condition;
     const { predicate: test, duplicates } = anchorPredicate(
