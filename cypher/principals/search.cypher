@@ -15,7 +15,7 @@
 //    time among the equalities and $in lists of the query; the value nodes of one key passing a
 //    test (startsWith, contains, endsWith, equality ignoring case, ranges), then their links; id,
 //    SCIM user name, connector id, email, name, connector reference or connector source
-//    equality; a SCIM user name prefix, or part (the text index); a timestamp or score range;
+//    equality; a SCIM user name prefix; a timestamp or score range;
 //    type or status labels; else every principal.
 //    A counted listing whose page comes from an index scan needs no matches at all.
 // 3. The page: when matches are dense along the sort order, an ordered index scan of the sort
@@ -243,7 +243,7 @@ OPTIONAL CALL (clauses, counted, population) {
       WITH anchor
       WHERE anchor.kind = 'user_name_part'
       CALL (anchor) {
-        MATCH (p:Principal) USING TEXT INDEX p:Principal(user_name)
+        MATCH (p:Principal)
         WHERE p.user_name CONTAINS anchor.value
         RETURN p
       }

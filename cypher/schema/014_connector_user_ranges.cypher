@@ -14,5 +14,3 @@ CREATE INDEX principal_deprovisioned_connector IF NOT EXISTS
 FOR (p:Deprovisioned) ON (p.connector_ref, p.updated_at, p.created_at);
 CREATE INDEX principal_deleted_connector IF NOT EXISTS
 FOR (p:Deleted) ON (p.connector_ref, p.updated_at, p.created_at);
-// SCIM user names (held lower-cased) by the texts they contain: `userName co "..."`.
-CREATE TEXT INDEX principal_user_name_text IF NOT EXISTS FOR (p:Principal) ON (p.user_name);

@@ -119,9 +119,6 @@ export interface SearchParams {
   };
 }
 
-/** Parts of user names shorter than this are not looked up in the text index (trigrams). */
-export const MIN_TEXT_ANCHOR = 3;
-
 /** Windows past this are all "far down the list"; the cap keeps the density guard in range. */
 export const MAX_WINDOW = 2 ** 31;
 
@@ -294,8 +291,8 @@ const isField = (l: Literal, f: Field): boolean => !isAttribute(l.target) && l.t
 /**
  * Where the search starts, most selective first: id, SCIM userName, connector id, email or name
  * equality (an index seek); a SCIM userName prefix;
- * attribute equalities and `$in` lists (value nodes, the rarest picked at run time); a part of a
- * SCIM userName (the text index); an attribute equality ignoring case, else an attribute prefix;
+ * attribute equalities and `$in` lists (value nodes, the rarest picked at run time); an attribute
+ * equality ignoring case, else an attribute prefix;
  * the narrowest of the narrow timestamp or score ranges; the rare statuses; any other
  * range; another attribute test on the values of one key; connector reference or connector
  * source equality; type labels; else every principal.
@@ -343,22 +340,6 @@ function chooseAnchor(
     // A value may be common (environment: prod); a narrow range competes, counted at run time.
     const range = narrowRange ? rangeAnchor(narrowRange.f, narrowRange.b) : null;
     return { kind: 'values', groups, range, checked: [] };
-  }
-  // A part of a user name, lower-cased, is looked up in the text index of user names (the filter
-  // still checks it); a text this short would match too much of the index to narrow anything.
-  const userNamePart = positive.find(
-    (t) =>
-      isField(t.literal, 'user_name') &&
-      t.literal.op === '$contains' &&
-      typeof t.literal.operand === 'string' &&
-      t.literal.operand.length >= MIN_TEXT_ANCHOR,
-  );
-  if (userNamePart) {
-    return {
-      kind: 'user_name_part',
-      value: (userNamePart.literal.operand as string).toLowerCase(),
-      checked: [],
-    };
   }
   const keyScan = (ops: readonly string[]): AnchorParam | undefined => {
     const t = positive.find((x) => attributeKey(x.literal) !== undefined && ops.includes(x.literal.op));

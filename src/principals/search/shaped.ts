@@ -3,7 +3,7 @@ import { SEARCH_TEMPLATES as Q } from '../repository.js';
 import { fillMarkers } from '../../db/compose.js';
 import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js';
 import { parseInstant } from '../../time.js';
-import { MIN_TEXT_ANCHOR, type Page, type Rows, type Sort } from './cypher.js';
+import { type Page, type Rows, type Sort } from './cypher.js';
 import { FIELD_KIND, isAttribute, type Operator, type Query } from './model.js';
 import { SEARCH_OPERATORS } from '../../vocabulary/search.js';
 import { PRINCIPAL_STATUSES, type PrincipalStatus, type PrincipalType } from '../../vocabulary/principals.js';
@@ -249,7 +249,7 @@ function anchorPredicate(
 
 /**
  * SCIM user names are held lower-cased, so a prefix or a part of one, lower-cased, is compared
- * with the property as it is: the user name index answers the prefix, the text index the part.
+ * with the property as it is: the user name index answers the prefix.
  */
 function userNamePredicate(op: Operator, operand: unknown, params: Params): string | undefined {
   if (op === '$startsWith') return `${PROPERTY.user_name} STARTS WITH toLower(${params.add(operand)})`;
@@ -269,9 +269,7 @@ type Anchor =
   /** Equalities: the value node with the fewest links is picked at run time. */
   | { kind: 'values'; conditions: Condition[] }
   /** Another operator: its value nodes are found through the key. */
-  | { kind: 'scan'; condition: Condition }
-  /** A SCIM user name containing a text: the text index of user names. */
-  | { kind: 'text'; condition: Condition };
+  | { kind: 'scan'; condition: Condition };
 
 const isUserName = (c: Condition): boolean =>
   c.target.kind === 'text' && c.target.property === PROPERTY.user_name;
@@ -281,8 +279,7 @@ const isUserName = (c: Condition): boolean =>
  * an id, email, name, connector id or SCIM user name, or a user name prefix, always (no attribute
  * anchor), a timestamp or score condition over the weaker attribute operators. Among attribute
  * equalities the query itself compares the value nodes' degrees, which are stored counts, so the
- * anchor is the truly most selective one; after them, a user name containing a text of a few
- * characters (the text index of user names). Without an anchor the planner picks among the
+ * anchor is the truly most selective one. Without an anchor the planner picks among the
  * principal indexes (type and status, connector source or reference, timestamps).
  */
 function chooseAnchor(conditions: Condition[]): Anchor | undefined {
@@ -304,14 +301,6 @@ function chooseAnchor(conditions: Condition[]): Anchor | undefined {
   const candidates = conditions.filter((c) => c.target.kind === 'attribute' && c.target.key !== MANAGER_KEY);
   const equalities = candidates.filter((c) => c.op === '$eq');
   if (equalities.length > 0) return { kind: 'values', conditions: equalities };
-  const text = conditions.find(
-    (c) =>
-      isUserName(c) &&
-      c.op === '$contains' &&
-      typeof c.operand === 'string' &&
-      c.operand.length >= MIN_TEXT_ANCHOR,
-  );
-  if (text) return { kind: 'text', condition: text };
   let best: Condition | undefined;
   let bestRank = cutoff;
   for (const c of candidates) {
@@ -482,9 +471,6 @@ export function compileShaped(
     common['anchors'] = anchor.conditions.map((c) => ({ key: keyOf(c), value: c.operand }));
     // A single equality is the anchor itself; with several, any of them may have been picked.
     if (anchor.conditions.length === 1) anchored = anchor.conditions[0];
-  } else if (anchor?.kind === 'text') {
-    insertions['/*PATTERN*/'] = 'USING TEXT INDEX p:Principal(user_name)';
-    filters.unshift('p:Principal');
   } else if (anchor?.kind === 'scan') {
     anchored = anchor.condition;
     const { predicate: test, duplicates } = anchorPredicate(
