@@ -3,7 +3,7 @@ import { newId } from '../../src/ids.js';
 import { cypher } from '../helpers/db.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
-import { eventually } from '../helpers/wait.js';
+import { snapshotLines, syncSnapshot } from '../helpers/sync.js';
 
 /**
  * SCIM Groups of a connector: externalIds that repeat (only names are unique, in any case), the
@@ -14,7 +14,6 @@ import { eventually } from '../helpers/wait.js';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
-const NDJSON = { 'Content-Type': 'application/x-ndjson' };
 
 type Json = Record<string, any>;
 
@@ -313,18 +312,7 @@ describe('SCIM groups', () => {
           members: [{ value: member.id, display: 'Member' }],
         },
       ];
-      const res = await fx.api.post(`/v1/connectors/${c.id}/sync`, undefined, {
-        raw: lines.map((l) => JSON.stringify(l)).join('\n'),
-        headers: NDJSON,
-      });
-      expect(res.status, res.text).to.equal(202);
-      const { value } = await eventually(
-        async () => (await fx.api.get(res.headers.get('location')!)).body,
-        (s) => s.status === 'completed' || s.status === 'failed',
-        30_000,
-        100,
-      );
-      expect(value.status, JSON.stringify(value)).to.equal('completed');
+      const value = await syncSnapshot(fx.api, c.id, snapshotLines(lines));
       expect(value.errors, JSON.stringify(value)).to.deep.equal([]);
       expect(value.counts).to.include({
         groups_created: 1,

@@ -3,7 +3,7 @@ import { loadMigrations } from '../../src/db/migrations.js';
 import { cypher } from '../helpers/db.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
-import { eventually } from '../helpers/wait.js';
+import { snapshotLines, syncSnapshot } from '../helpers/sync.js';
 
 /**
  * What a connector's SCIM view holds: the users and groups of that connector (by its id, never
@@ -15,7 +15,6 @@ const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
-const NDJSON = { 'Content-Type': 'application/x-ndjson' };
 
 type Json = Record<string, any>;
 
@@ -64,21 +63,8 @@ describe('SCIM scoping: connectors by id, externalIds that repeat', () => {
   const managerOf = async (id: string): Promise<string | undefined> =>
     (await principal(id)).attributes.manager_id as string | undefined;
 
-  async function sync(c: Connector, lines: Json[]): Promise<Json> {
-    const res = await fx.api.post(`/v1/connectors/${c.id}/sync`, undefined, {
-      raw: lines.map((l) => JSON.stringify(l)).join('\n'),
-      headers: NDJSON,
-    });
-    expect(res.status, res.text).to.equal(202);
-    const { value } = await eventually(
-      async () => (await fx.api.get(res.headers.get('location')!)).body,
-      (s) => s.status === 'completed' || s.status === 'failed',
-      30_000,
-      100,
-    );
-    expect(value.status, JSON.stringify(value)).to.equal('completed');
-    return value;
-  }
+  const sync = (c: Connector, lines: Json[]): Promise<Json> =>
+    syncSnapshot(fx.api, c.id, snapshotLines(lines));
 
   describe('externalId', () => {
     it('lets users of one connector share an externalId: each is created, read and found by it', async () => {

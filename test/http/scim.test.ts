@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
-import { eventually } from '../helpers/wait.js';
+import { NDJSON, snapshotLines, syncSnapshot } from '../helpers/sync.js';
 
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -521,26 +521,8 @@ describe('connectors and SCIM users', () => {
   });
 
   describe('POST /v1/connectors/{id}/sync', () => {
-    const NDJSON = { 'Content-Type': 'application/x-ndjson' };
-    const lines = (items: unknown[]): string =>
-      items.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('\n');
-
-    async function sync(connectorId: string, body: string): Promise<any> {
-      const res = await fx.api.post(`/v1/connectors/${connectorId}/sync`, undefined, {
-        raw: body,
-        headers: NDJSON,
-      });
-      expect(res.status, res.text).to.equal(202);
-      expect(res.headers.get('location')).to.equal(`/v1/connectors/${connectorId}/sync/${res.body.id}`);
-      const { value } = await eventually(
-        async () => (await fx.api.get(res.headers.get('location')!)).body,
-        (s) => s.status === 'completed' || s.status === 'failed',
-        30_000,
-        100,
-      );
-      expect(value.status, JSON.stringify(value)).to.equal('completed');
-      return value;
-    }
+    const lines = snapshotLines;
+    const sync = (connectorId: string, body: string): Promise<any> => syncSnapshot(fx.api, connectorId, body);
 
     it('creates, updates, leaves alone and deprovisions, links managers and group members', async () => {
       const { id, scim, name } = await connector();
