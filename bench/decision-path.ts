@@ -20,7 +20,13 @@
  *    the load generator, the bare app), steadier than throughput on a shared machine;
  * 6. the pieces of the path one by one, in-process: token check, rate limiter (in memory and in
  *    Redis), body parsing, validation, the engine, the record, serialising the answer, the access
- *    log line.
+ *    log line; and the engine deciding along delegation chains (an agent for a person, a
+ *    sub-agent for that agent) against the same requests made by the person alone.
+ *
+ * The graph holds delegations as an organisation using agents would (bench/org.ts
+ * `generateDelegations`), and a policy letting AI agents act on every type of resource (what
+ * they do for someone is bounded by the delegation and that person's access): every decision is
+ * made with them in the index.
  *
  *   npm run bench:decision-path
  *
@@ -48,7 +54,7 @@ import { DecisionRequestSchema, type DecisionRequest } from '../src/schemas/deci
 import { compile, inputAjv } from '../src/schemas/validator.js';
 import { createLogger } from '../src/logging/logger.js';
 import { freePort } from '../src/dev/local-neo4j.js';
-import { BulkLoader } from '../src/seed/bulk.js';
+import { BulkLoader, type SeedPolicy, type SeedResource } from '../src/seed/bulk.js';
 import type { BenchClient } from './client.js';
 import {
   ADMIN_ID,
@@ -75,7 +81,7 @@ import {
 } from './harness.js';
 import type { GeneratorMessage, LoadResult } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
-import { generateOrg } from './org.js';
+import { generateDelegations, generateOrg, seededId, type DelegationChain } from './org.js';
 import { generatePolicies, generateResources, Membership, requestStream } from './policy-set.js';
 
 const PRINCIPALS = env('BENCH_PRINCIPALS', 2_000);
@@ -348,6 +354,7 @@ async function components(
   client: BenchClient,
   bodies: Requests,
   batchBodies: string[],
+  chains: DelegationChain[],
 ): Promise<Record<string, number[]>> {
   const token = await client.token();
   const requests = bodies.map((b) => JSON.parse(b.body) as DecisionRequest);
@@ -356,6 +363,30 @@ async function components(
   const access = createAccessLog(createLogger('info', sink));
   const redis = await createRedisLimiter();
   const decisions = requests.map((r) => runtime.services.decisions.evaluate(r));
+  // The same requests made by a person, by an agent for that person, and by a sub-agent for the
+  // agent for the person: what deciding along a delegation chain costs over a plain decision.
+  // Only requests every principal of the chain is allowed are kept: a chain decided to the end
+  // (every principal, every link) is its dearest case, and a refusal stops early.
+  const index = runtime.engine.index;
+  const byUser = new Map<string, DelegationChain[]>();
+  for (const c of chains) byUser.set(c.user, [...(byUser.get(c.user) ?? []), c]);
+  const alone: DecisionRequest[] = [];
+  const forPerson: DecisionRequest[] = [];
+  const forAgent: DecisionRequest[] = [];
+  for (const r of requests) {
+    for (const c of byUser.get(r.principal_id) ?? []) {
+      const two: DecisionRequest = { ...r, principal_id: c.agent, on_behalf_of: c.user };
+      if (!decide(index, two).allowed) continue;
+      alone.push(r);
+      forPerson.push(two);
+      if (c.subAgent === null) continue;
+      const three: DecisionRequest = { ...r, principal_id: c.subAgent, on_behalf_of: [c.user, c.agent] };
+      if (decide(index, three).allowed) forAgent.push(three);
+    }
+  }
+  log(
+    `  ${forPerson.length} allowed requests of an agent for a person, ${forAgent.length} of a sub-agent for them`,
+  );
   const pieces: Record<string, (i: number) => unknown> = {
     'token check (a token seen before)': () => runtime.services.verifier.verify(token),
     'rate limiter, in memory': (i) => runtime.rateLimiting.limiter.consume('decisions', `client:${i % 10}`),
@@ -368,6 +399,11 @@ async function components(
     'JSON.parse of the request body': (i) => JSON.parse(bodies[i % bodies.length]!.body),
     'schema validation of the request': (i) => validate(JSON.parse(bodies[i % bodies.length]!.body)),
     'decide (the engine alone)': (i) => decide(runtime.engine.index, requests[i % requests.length]!),
+    'decide, a person alone': (i) => decide(runtime.engine.index, alone[i % alone.length]!),
+    'decide, an agent for the person (chain of 2)': (i) =>
+      decide(runtime.engine.index, forPerson[i % forPerson.length]!),
+    'decide, a sub-agent for the agent for the person (chain of 3)': (i) =>
+      decide(runtime.engine.index, forAgent[i % forAgent.length]!),
     'evaluate (engine, id, time, record)': (i) =>
       runtime.services.decisions.evaluate(requests[i % requests.length]!),
     'JSON.stringify of the answer': (i) => JSON.stringify(decisions[i % decisions.length]),
@@ -412,12 +448,49 @@ async function components(
   took.sort((a, b) => a - b);
   for (const p of [50, 90, 99]) out[`batch of 1,000 in-process, p${p} (ms)`] = [percentile(took, p)];
   await redis?.close();
+  const ratio = (name: string): number[] => out[name]!.map((v, i) => v / out['decide, a person alone']![i]!);
+  out['chain of 2 ÷ a person alone (x)'] = ratio('decide, an agent for the person (chain of 2)');
+  out['chain of 3 ÷ a person alone (x)'] = ratio(
+    'decide, a sub-agent for the agent for the person (chain of 3)',
+  );
   return out;
+}
+
+/**
+ * What an organisation that lets agents act for people grants its agents: everything, of every
+ * type of resource, so that what an agent does for someone is bounded by that person's access and
+ * the delegation, not by a policy of the agent's own.
+ */
+function agentPolicy(resources: readonly SeedResource[], now: number): SeedPolicy {
+  const types = [...new Set(resources.map((r) => r.type))].sort();
+  const createdAt = new Date(now).toISOString();
+  return {
+    id: seededId('pol', 999_999, now),
+    createdAt,
+    body: {
+      name: 'agents-act-through-delegations',
+      effect: 'allow',
+      subjects: { match: { type: 'AI_AGENT' } },
+      actions: ['*'],
+      resources: types.map((type) => ({ type, identifier: '*' })),
+    },
+  };
 }
 
 /** A row of the in-process measurements: µs per call, or ms where the name says so. */
 function pieceRow(name: string, values: number[]): Omit<Row, 'ratio'> {
   const ms = name.endsWith(' (ms)');
+  if (name.endsWith(' (x)')) {
+    return {
+      scenario: `in-process: ${name.slice(0, -4)}`,
+      unit: 'x',
+      median: median(values),
+      rounds: values,
+      ...(name.startsWith('chain of 2')
+        ? { target: 2, direction: 'max' as const, on: 'median' as const }
+        : {}),
+    };
+  }
   return {
     scenario: `in-process: ${ms ? name.slice(0, -5) : name}`,
     unit: ms ? 'ms' : 'µs',
@@ -462,6 +535,7 @@ async function main(): Promise<void> {
     path: '/v1/decisions/evaluate',
     body: JSON.stringify(r),
   }));
+  const { delegations, chains } = generateDelegations(org, 45, now);
   const batchBodies = Array.from({ length: 8 }, (_, k) =>
     JSON.stringify({ requests: requestStream(org, set, membership, 1_000, 500 + k) }),
   );
@@ -494,11 +568,14 @@ async function main(): Promise<void> {
         await loader.nesting(org.nesting, at);
         await loader.memberships(org.memberships, at);
         await loader.resources(set.resources);
-        await loader.policies(set.policies);
+        await loader.policies([...set.policies, agentPolicy(set.resources, now)]);
+        await loader.delegations(delegations);
         await runtime.engine.sync.load();
-        log('measuring the pieces of the decision path in-process');
+        log(
+          `measuring the pieces of the decision path in-process (${runtime.engine.index.delegations.size} delegations in the index)`,
+        );
         return profiled(PROFILE_DIR ? 'pieces' : undefined, () =>
-          components(runtime, client, bodies, batchBodies),
+          components(runtime, client, bodies, batchBodies, chains),
         );
       },
     );

@@ -1,4 +1,4 @@
-import type { SeedGroup, SeedMembership, SeedPrincipal } from '../src/seed/bulk.js';
+import type { SeedDelegation, SeedGroup, SeedMembership, SeedPrincipal } from '../src/seed/bulk.js';
 import type { Attributes } from '../src/principals/model.js';
 import { type PrincipalType } from '../src/vocabulary/principals.js';
 
@@ -336,4 +336,52 @@ export function generateOrg(shape: OrgShape): Org {
     for (const g of chosen) memberships.push({ groupId: g, memberId: p.id });
   }
   return { principals, groups, memberships, nesting, users, managers: levels[2]! };
+}
+
+/** A delegation chain the benchmarks decide along: a person, an agent, and a sub-agent of it. */
+export interface DelegationChain {
+  user: string;
+  agent: string;
+  /** An agent the first one delegates to in turn, when it has one. */
+  subAgent: string | null;
+}
+
+/**
+ * Who acts for whom, as an organisation that uses agents has it: each AI agent acts for one to
+ * three people, and a fifth of the agents hand work on to another agent (a chain of three).
+ * Delegations cover every action and resource, and expire in 30 days.
+ */
+export function generateDelegations(
+  org: Org,
+  seed: number,
+  now: number,
+): { delegations: SeedDelegation[]; chains: DelegationChain[] } {
+  const random = rng(seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const agents = org.principals.filter((p) => p.type === 'AI_AGENT').map((p) => p.id);
+  const delegations: SeedDelegation[] = [];
+  const chains: DelegationChain[] = [];
+  const createdAt = new Date(now).toISOString();
+  const expiresAt = new Date(now + 30 * 86_400_000).toISOString();
+  const add = (delegatorId: string, delegateId: string): void => {
+    delegations.push({
+      id: seededId('dlg', delegations.length, now),
+      delegatorId,
+      delegateId,
+      actions: ['*'],
+      resources: null,
+      expiresAt,
+      createdAt,
+    });
+  };
+  agents.forEach((agent, i) => {
+    const subAgent = random() < 0.2 ? agents[(i + 1) % agents.length]! : null;
+    if (subAgent !== null && subAgent !== agent) add(agent, subAgent);
+    const people = new Set(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(org.users)));
+    for (const user of people) {
+      add(user, agent);
+      chains.push({ user, agent, subAgent: subAgent !== agent ? subAgent : null });
+    }
+  });
+  return { delegations, chains };
 }

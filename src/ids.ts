@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   webhook: 'whk',
   delivery: 'dlv',
   job: 'job',
+  delegation: 'dlg',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

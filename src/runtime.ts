@@ -28,6 +28,7 @@ import { GroupService } from './groups/service.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, observeEngine, type Metrics } from './metrics.js';
+import { DelegationRisk } from './risk/delegations.js';
 import { DormancyRisk } from './risk/dormancy.js';
 import { OwnershipRisk } from './risk/ownership.js';
 import { assessRisk } from './risk/score.js';
@@ -37,6 +38,7 @@ import { PrincipalService } from './principals/service.js';
 import { createRateLimiting, type RateLimiting } from './ratelimit/index.js';
 import { ReportGenerator, REPORT_JOB } from './reports/generator.js';
 import { ReportService } from './reports/service.js';
+import { DelegationService } from './delegations/service.js';
 import { ResourceService } from './resources/service.js';
 import { ScimGroupService } from './scim/groups-service.js';
 import { ScimSync } from './scim/sync.js';
@@ -64,6 +66,7 @@ export interface Services {
   decisions: DecisionService;
   access: AccessService;
   simulations: SimulationService;
+  delegations: DelegationService;
   authzen: AuthZenService;
   webhooks: WebhookService;
   reports: ReportService;
@@ -80,6 +83,7 @@ export interface Engine {
 export interface RiskUpkeep {
   dormancy: DormancyRisk;
   ownership: OwnershipRisk;
+  delegations: DelegationRisk;
   privileges: PrivilegeRisk;
 }
 
@@ -297,14 +301,20 @@ function wireReports(base: Base, access: AccessService) {
   return { reports };
 }
 
-/** What keeps stored risk current: dormancy with time, ownership and privileges with changes. */
+/**
+ * What keeps stored risk current: dormancy with time; ownership, delegations and privileges with
+ * changes.
+ */
 function wireRisk(base: Base, engine: { index: PolicyIndex; sync: IndexSync }): RiskUpkeep {
   const { logger, db, feed } = base;
   const ownership = new OwnershipRisk(db, logger);
   feed.subscribe(ownership.onChange);
+  const delegations = new DelegationRisk(db, logger);
+  feed.subscribe(delegations.onChange);
   return {
     dormancy: new DormancyRisk(db),
     ownership,
+    delegations,
     privileges: new PrivilegeRisk(db, engine.index, engine.sync, logger),
   };
 }
@@ -318,10 +328,12 @@ function schedule(
     webhooks: ReturnType<typeof wireWebhooks>;
     reports: ReportService;
     risk: RiskUpkeep;
+    delegations: DelegationService;
+    policies: PolicyService;
   },
 ): void {
   const { config, feed, jobs } = base;
-  const { auth, engine, webhooks, reports, risk } = parts;
+  const { auth, engine, webhooks, reports, risk, delegations, policies } = parts;
   const { intervals } = config.jobs;
   jobs.every({
     name: 'events.poll',
@@ -394,11 +406,36 @@ function schedule(
     run: () => webhooks.dispatcher.purge(),
   });
   jobs.every({
+    name: 'delegations.expire',
+    scope: 'cluster',
+    everyMs: config.delegations.expiryIntervalMs,
+    run: async (signal) => {
+      await delegations.expire(signal);
+    },
+  });
+  // Decisions apply a policy's window themselves; this records each close, once across instances.
+  jobs.every({
+    name: 'policies.expiry',
+    scope: 'cluster',
+    everyMs: config.policies.expiryIntervalMs,
+    run: async (signal) => {
+      await policies.recordExpirations(signal);
+    },
+  });
+  jobs.every({
     name: 'risk.ownership',
     scope: 'instance',
     everyMs: intervals.ownershipMs,
     run: async () => {
       await risk.ownership.refresh();
+    },
+  });
+  jobs.every({
+    name: 'risk.delegations',
+    scope: 'instance',
+    everyMs: intervals.delegationRiskMs,
+    run: async () => {
+      await risk.delegations.refresh();
     },
   });
   jobs.every({
@@ -458,6 +495,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const webhooks = wireWebhooks(base);
     const { reports } = wireReports(base, engine.access);
     const risk = wireRisk(base, engine);
+    const policies = new PolicyService(db, events);
+    const delegations = new DelegationService(db, events, engine.index, config.delegations);
     const services: Services = {
       audit: new AuditRepository(db),
       clients: auth.clients,
@@ -471,11 +510,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       oauth: auth.oauth,
       principals,
       groups: new GroupService(db, events),
-      policies: new PolicyService(db, events),
+      policies,
       resources: new ResourceService(db, events),
       decisions: engine.decisions,
       access: engine.access,
       simulations: engine.simulations,
+      delegations,
       authzen: new AuthZenService(
         {
           index: engine.index,
@@ -494,7 +534,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       activePolicies: () => engine.index.activePolicyCount,
       pendingRecords: () => engine.log.pending,
     });
-    schedule(base, { auth, engine, webhooks, reports, risk });
+    schedule(base, { auth, engine, webhooks, reports, risk, delegations, policies });
     jobs.start();
 
     let closing: Promise<void> | undefined;

@@ -17,6 +17,11 @@ export interface AccessEntry {
   granted_by: string[];
   /** RFC 3339 UTC timestamp with milliseconds */
   granted_at: string;
+  /**
+   * When every policy of `granted_by` is time-bound: the earliest close of their windows, when the
+   * entry first changes. Left out when a grant does not end
+   */
+  expires_at?: string;
   /** Some grant depends on the request context */
   conditional: boolean;
   /** With `explain=true`: how each policy of `granted_by` reaches the principal, in the same order */
@@ -98,8 +103,9 @@ export interface AuditEvent {
   /**
    * One of principal.created, principal.updated, principal.deleted, principal.status_changed,
    * group.created, group.updated, group.deleted, group.member_added, group.member_removed,
-   * policy.created, policy.updated, policy.deleted, resource.created, resource.updated,
-   * resource.deleted, client.created, client.deleted, token.revoked, auth.failed, connector.created,
+   * policy.created, policy.updated, policy.deleted, policy.expired, resource.created,
+   * resource.updated, resource.deleted, delegation.created, delegation.revoked, delegation.expired,
+   * client.created, client.deleted, token.revoked, auth.failed, connector.created,
    * connector.updated, connector.deleted, connector.token_rotated, webhook.created, webhook.updated,
    * webhook.deleted, webhook.secret_rotated, webhook.disabled, report.completed, report.failed
    */
@@ -546,6 +552,23 @@ export interface CreateConnector {
   profile?: 'generic' | 'okta' | 'entra';
 }
 
+export interface CreateDelegation {
+  /** Who delegates: any active principal */
+  delegator_id: string;
+  /** Who acts for the delegator: an AI agent or a service account */
+  delegate_id: string;
+  /** In the future, and at most `DELEGATION_MAX_DAYS` (90) days ahead */
+  expires_at: string;
+  /**
+   * What the delegate may do for the delegator: action names, `*`, or prefix wildcards (`repo:*`,
+   * `tools/*`), as in a policy
+   */
+  actions?: string[];
+  /** What it may do it on: exact identifiers or globs, as in a policy */
+  resources?: PolicyResource[];
+  reason?: string;
+}
+
 export interface CreateGroup {
   /** 1-256 characters, not blank; unique among API groups regardless of case */
   name: string;
@@ -690,7 +713,8 @@ export interface Decision {
     type: string;
     identifier: string;
   };
-  on_behalf_of?: string;
+  /** The delegation chain, outermost delegator first */
+  on_behalf_of?: string[];
   reasons: Reason[];
   granted_by: string[];
   /** RFC 3339 UTC timestamp with milliseconds */
@@ -737,7 +761,8 @@ export interface DecisionRecord {
     type: string;
     identifier: string;
   };
-  on_behalf_of?: string;
+  /** The delegation chain, outermost delegator first */
+  on_behalf_of?: string[];
   reasons: Reason[];
   granted_by: string[];
   /** RFC 3339 UTC timestamp with milliseconds */
@@ -793,10 +818,60 @@ export interface DecisionRequest {
   subject_properties?: {
     [key: string]: unknown;
   };
-  /** The principal the caller acts for: ALLOW only if both are allowed */
-  on_behalf_of?: string;
+  /**
+   * Whom the caller acts for: a principal id, or the delegation chain outermost delegator first (at
+   * most 4). ALLOW only if every link is an active delegation covering the request and every
+   * principal of the chain, and the caller, is allowed
+   */
+  on_behalf_of?: string | string[];
   /** Add a `trace` of every candidate policy */
   explain?: boolean;
+}
+
+export interface Delegation {
+  id: string;
+  delegator_id: string;
+  delegate_id: string;
+  actions: string[];
+  /** `null`: every resource (the delegator’s own access still bounds it) */
+  resources:
+    | {
+        type: string;
+        identifier: string;
+      }[]
+    | null;
+  /** RFC 3339 UTC timestamp with milliseconds */
+  expires_at: string;
+  reason: string | null;
+  /**
+   * `active` until revoked or expired; an active delegation applies only while both principals are
+   * active
+   */
+  status: 'active' | 'revoked' | 'expired';
+  /** Whether it takes effect now: active, not past `expires_at`, and both principals active */
+  applies: boolean;
+  /** The status of the delegator now */
+  delegator_status: string;
+  /** The status of the delegate now */
+  delegate_status: string;
+  /** RFC 3339 UTC timestamp with milliseconds */
+  created_at: string;
+  created_by: string;
+  /** RFC 3339 UTC timestamp with milliseconds */
+  revoked_at?: string;
+  revoked_by?: string;
+  /** RFC 3339 UTC timestamp with milliseconds */
+  expired_at?: string;
+  /**
+   * For an active delegation in a principal’s view: the principal ids from the outermost delegator
+   * to this delegate
+   */
+  chain?: string[];
+}
+
+export interface DelegationList {
+  data: Delegation[];
+  pagination: Pagination;
 }
 
 export interface DeletedClient {
@@ -983,6 +1058,10 @@ export interface Policy {
   version: number;
   /** When the policy last became active (null if it never was) */
   activated_at: string | null;
+  /** When its window opens (null: no lower bound) */
+  valid_from: string | null;
+  /** When its window closes (null: it does not end) */
+  valid_until: string | null;
   /** RFC 3339 UTC timestamp with milliseconds */
   created_at: string;
   created_by: string;
@@ -1025,6 +1104,16 @@ export interface PolicyBody {
   };
   /** Default `active` */
   status?: 'active' | 'disabled' | 'draft';
+  /**
+   * RFC 3339: the policy applies from this instant on (inclusive); before it, decisions are made as
+   * if it were not there
+   */
+  valid_from?: string;
+  /**
+   * RFC 3339: the policy applies until this instant (exclusive), then decisions are made as if it
+   * were not there and `policy.expired` is recorded. Must be in the future and after `valid_from`
+   */
+  valid_until?: string;
 }
 
 export interface PolicyList {
@@ -1091,6 +1180,13 @@ export interface Principal {
   /** RFC 3339 UTC timestamp with milliseconds */
   deleted_at?: string;
   deleted_by?: string;
+}
+
+export interface PrincipalDelegations {
+  principal_id: string;
+  /** Its own delegations, then the active ones further down the chains that start at it */
+  given: Delegation[];
+  received: Delegation[];
 }
 
 export interface PrincipalList {
@@ -1188,11 +1284,17 @@ export interface Reason {
     | 'PRINCIPAL_INACTIVE'
     | 'TOOL_NOT_ALLOWED'
     | 'DELEGATOR_DENIED'
+    | 'NO_DELEGATION'
     | 'AMBIGUOUS_SUBJECT';
   policy_id?: string;
   policy_version?: number;
-  /** Whom the reason is about, when it is not the requesting principal */
+  /**
+   * Whom the reason is about, when it is not the requesting principal (for `NO_DELEGATION`, the
+   * delegator of the link)
+   */
   principal_id?: string;
+  /** For `NO_DELEGATION`: the delegate of the link */
+  delegate_id?: string;
   message?: string;
 }
 
@@ -1309,6 +1411,8 @@ export interface ResourceAccess {
     actions: string[];
     denied_actions?: string[];
     granted_by: string[];
+    /** As in an access entry: when every grant is time-bound, the earliest close */
+    expires_at?: string;
     conditional: boolean;
   }[];
   pagination: Pagination;
@@ -1385,7 +1489,9 @@ export type Scope =
   | 'webhooks:read'
   | 'webhooks:write'
   | 'clients:admin'
-  | 'connectors:admin';
+  | 'connectors:admin'
+  | 'delegations:read'
+  | 'delegations:write';
 
 /** Operators on the risk score (integers 0-100). */
 export interface ScoreCondition {
@@ -1612,6 +1718,10 @@ export interface Trace {
   }[];
   /** Every active policy naming the resource and the action, and why it did or did not apply */
   candidates: TraceCandidate[];
+  /** With `on_behalf_of`: each link of the chain, outermost first, and the delegation covering it */
+  links?: TraceLink[];
+  /** With `on_behalf_of`: each principal’s own decision, the caller first */
+  verdicts?: TraceVerdict[];
 }
 
 export interface TraceCandidate {
@@ -1639,6 +1749,23 @@ export interface TraceCandidate {
   }[];
   applied: boolean;
   why: string;
+}
+
+export interface TraceLink {
+  delegator_id: string;
+  delegate_id: string;
+  /** The delegation that covers it */
+  delegation_id?: string;
+  /** RFC 3339 UTC timestamp with milliseconds */
+  expires_at?: string;
+  covered: boolean;
+  why: string;
+}
+
+export interface TraceVerdict {
+  principal_id: string;
+  allowed: boolean;
+  reasons: Reason[];
 }
 
 export interface UpdateConnector {

@@ -13,6 +13,8 @@ export const WRITABLE = [
   'resources',
   'conditions',
   'status',
+  'valid_from',
+  'valid_until',
 ] as const;
 const REQUIRED = ['name', 'effect', 'subjects', 'actions', 'resources'] as const;
 

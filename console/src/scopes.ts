@@ -11,6 +11,7 @@ export const FEATURES = {
   policies: { scope: 'policies:read', label: 'Policy what-if' },
   decisions: { scope: 'decisions:evaluate', label: 'Decisions explorer' },
   findings: { scope: 'audit:reports', label: 'Orphaned and dormant identities' },
+  delegations: { scope: 'delegations:read', label: 'Delegations' },
 } as const;
 
 export type Feature = keyof typeof FEATURES;

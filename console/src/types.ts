@@ -48,7 +48,12 @@ export type AccessChange = NonNullable<Api.SimulationResult['access_changes']>[n
 export type Simulation = Api.SimulationResult;
 
 export type TraceCandidate = Api.TraceCandidate;
+export type TraceLink = Api.TraceLink;
+export type TraceVerdict = Api.TraceVerdict;
 export type Decision = Api.Decision;
+
+export type Delegation = Api.Delegation;
+export type PrincipalDelegations = Api.PrincipalDelegations;
 
 export type Report = Api.Report;
 

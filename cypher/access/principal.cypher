@@ -16,7 +16,8 @@
 // principal's creation. Each row also says how the policy selects the principal (`via`: by
 // id, through a group, or by `match`, in the decision engine's order of preference) and names
 // the policy, so that an explained answer holds even where the decision index has yet to learn
-// of a change.
+// of a change. A time-bound policy counts only inside its window at $now, as in a decision; its
+// grant dates from the window's opening when that came later, and says when the window closes.
 MATCH (p:Principal {id: $id})
 OPTIONAL CALL (p) {
   WITH p
@@ -37,6 +38,8 @@ OPTIONAL CALL (p) {
   }
   WITH pol, min(since) AS since, collect(DISTINCT via) AS vias
   WHERE pol.status = 'active'
+    AND (pol.valid_from IS NULL OR pol.valid_from <= datetime($now))
+    AND (pol.valid_until IS NULL OR datetime($now) < pol.valid_until)
   CALL (pol) {
     MATCH (pol)-[:ALLOWS|DENIES]->(r:Resource)
     RETURN collect([r.type, r.identifier]) AS exact
@@ -63,7 +66,9 @@ OPTIONAL CALL (p) {
     glob_types: coalesce(pol.glob_types, []),
     glob_patterns: coalesce(pol.glob_patterns, []),
     candidates: candidates,
-    granted_at: CASE WHEN pol.activated_at > since THEN pol.activated_at ELSE since END
+    granted_at: reduce(t = since, at IN [pol.activated_at, pol.valid_from] |
+      CASE WHEN at > t THEN at ELSE t END),
+    valid_until: pol.valid_until
   }) AS grants
 }
 RETURN p.status AS status, p.type AS type, p.`attr.allowed_tools` AS allowed_tools, grants

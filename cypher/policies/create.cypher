@@ -1,7 +1,10 @@
 // A new policy and its first version. $props holds the body as node properties
-// (src/policies/model.ts); its subjects and resources are linked by policies/relink.
+// (src/policies/model.ts) but for its window, $window, whose bounds are stored as datetimes (a
+// null bound stores nothing); its subjects and resources are linked by policies/relink.
 CREATE (pol:Policy {id: $id})
 SET pol += $props,
+    pol.valid_from = datetime($window.valid_from),
+    pol.valid_until = datetime($window.valid_until),
     pol.version = 1,
     pol.activated_at = CASE WHEN $props.status = 'active' THEN datetime($now) END,
     pol.created_at = datetime($now),

@@ -1,12 +1,15 @@
 // Bulk load of policies (benchmarks and imports): the same nodes and edges as policies/create
 // followed by policies/relink. Each row holds the node properties of src/policies/repository.ts
-// (`props`), the resources named exactly (`exact`) and the body its first version records.
+// (`props`), its window (`window`), the resources named exactly (`exact`) and the body its first
+// version records.
 // APPLIES_TO goes to each subject principal and group that exists; ALLOWS or DENIES (by effect)
 // to each exact resource, whose (:Resource) node is created unregistered when new. Rows naming
 // the same new resource must come in one transaction or one after another, never concurrently.
 UNWIND $rows AS row
 CREATE (pol:Policy {id: row.id})
 SET pol += row.props,
+    pol.valid_from = datetime(row.window.valid_from),
+    pol.valid_until = datetime(row.window.valid_until),
     pol.version = 1,
     pol.activated_at = CASE WHEN row.props.status = 'active' THEN datetime(row.createdAt) END,
     pol.created_at = datetime(row.createdAt),

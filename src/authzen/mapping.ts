@@ -109,6 +109,32 @@ export function resolveSubject(
   return { principal: chosen[0]! };
 }
 
+/**
+ * The principal `context.agent` names (§5.8, §10): an agent acting for the subject, as an MCP
+ * gateway names it from the token's `client_id`. A principal id names its principal; otherwise a
+ * connector id, else an AI agent's `attributes.client_id`, each only when exactly one principal
+ * holds it: a reference two principals share names neither of them.
+ */
+export function resolveAgent(
+  index: PolicyIndex,
+  ref: string,
+): { principal: IxPrincipal } | { refusal: Reason } {
+  const named = JSON.stringify(ref);
+  const byId = index.principals.get(ref);
+  if (byId) return { principal: byId };
+  const { byConnectorId } = index.principalsNamed(ref);
+  const candidates = byConnectorId.length > 0 ? byConnectorId : index.agentsWithClientId(ref);
+  if (candidates.length === 1) return { principal: candidates[0]! };
+  if (candidates.length === 0) {
+    return notFound(
+      `context.agent ${named} names no principal: no principal id, connector id or AI agent client_id is ${named}`,
+    );
+  }
+  return ambiguous(
+    `context.agent ${named} is the ${byConnectorId.length > 0 ? 'connector id' : 'client_id'} of ${candidates.length} principals: send the agent's principal id`,
+  );
+}
+
 const RESOURCE_TYPE = new RegExp(RESOURCE_TYPE_PATTERN);
 const ACTION_NAME = new RegExp(ACTION_NAME_PATTERN);
 

@@ -39,6 +39,7 @@ import {
   isIdentifier,
   isResourceType,
   outsideVocabulary,
+  resolveAgent,
   resolveSubject,
   typeFilter,
   typeFits,
@@ -290,20 +291,35 @@ export class AuthZenService {
     return this.connectors.sourceOf(properties['connector']);
   }
 
-  /** One evaluation through the decision service, so that it is recorded; fails closed. */
+  /**
+   * One evaluation through the decision service, so that it is recorded; fails closed. With a
+   * `context.agent` naming another principal, the agent is the one deciding, on behalf of the
+   * subject (§10): the engine then asks for a delegation from the subject to the agent that
+   * covers the request, and both principals must be allowed.
+   */
   private decideOne(evaluation: Evaluation, scope: SourceScope): AuthZenDecision {
     const { subject, action, resource, context } = evaluation;
     const found = resolveSubject(this.deps.index, subject, scope);
     const principal = 'principal' in found ? found.principal : undefined;
+    const named = context?.['agent'];
+    const agentRef = typeof named === 'string' ? named : undefined;
+    const agent = agentRef === undefined ? undefined : resolveAgent(this.deps.index, agentRef);
+    const agentPrincipal = agent && 'principal' in agent ? agent.principal : undefined;
+    const subjectId = principal?.id ?? subject.id;
+    // An agent that is the subject itself acts for no one; one that names no principal is
+    // recorded as it was named.
+    const actor = agentPrincipal?.id === subjectId ? undefined : (agentPrincipal?.id ?? agentRef);
     // An inactive principal is the engine's to refuse, whatever else the request names.
     const refusal =
       'refusal' in found
         ? found.refusal
-        : found.principal.status === 'active'
-          ? outsideVocabulary(action.name, resource)
-          : undefined;
+        : agent && 'refusal' in agent
+          ? agent.refusal
+          : found.principal.status === 'active' && (agentPrincipal?.status ?? 'active') === 'active'
+            ? outsideVocabulary(action.name, resource)
+            : undefined;
     const request: DecisionRequest = {
-      principal_id: principal?.id ?? subject.id,
+      principal_id: actor ?? subjectId,
       action: requestAction(action),
       resource: {
         type: resource.type,
@@ -313,6 +329,7 @@ export class AuthZenService {
       },
       ...(context !== undefined ? { context } : {}),
       ...(subject.properties !== undefined ? { subject_properties: subject.properties } : {}),
+      ...(actor !== undefined ? { on_behalf_of: [subjectId] } : {}),
     };
     const decision = this.deps.decisions.evaluate(request, refusal);
     return { decision: decision.allowed, context: { id: decision.id, reasons: decision.reasons } };

@@ -81,6 +81,9 @@ export const ConfigSchema = Type.Object({
   DECISION_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
   DECISION_RECORDING: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off-for-benchmark')])),
   PRIVILEGE_RISK_INTERVAL_S: Type.Optional(PositiveInt),
+  POLICY_EXPIRY_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
+  DELEGATION_MAX_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
+  DELEGATION_EXPIRY_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
   SYNC_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1_024, maximum: 2_147_483_647 })),
 
   WEBHOOKS_ALLOW_INSECURE_URLS: Type.Optional(Bool),
@@ -246,12 +249,21 @@ function settings(c: RawConfig) {
         indexRetryMs: 1_000,
         /** Bringing the ownership factor of the risk score up to date with owners' changes. */
         ownershipMs: 1_000,
+        /** Bringing DELEGATION_ORPHANED up to date with delegations and delegators' changes. */
+        delegationRiskMs: 1_000,
       },
     },
     risk: {
       refreshIntervalMs: (c.RISK_REFRESH_INTERVAL_S ?? 3_600) * 1000,
       /** How often the privilege factors are brought up to date after policies or memberships change. */
       privilegeIntervalMs: (c.PRIVILEGE_RISK_INTERVAL_S ?? 15) * 1000,
+    },
+    policies: {
+      /**
+       * How often the close of time-bound policies' windows is looked for and recorded
+       * (`policy.expired`): at most a minute, so that each close is recorded within one.
+       */
+      expiryIntervalMs: (c.POLICY_EXPIRY_INTERVAL_S ?? 15) * 1000,
     },
     decisions: {
       retentionDays: c.DECISION_RETENTION_DAYS ?? 30,
@@ -261,6 +273,12 @@ function settings(c: RawConfig) {
       maxPending: c.DECISION_MAX_PENDING ?? 200_000,
       /** Off only to measure what recording costs; decisions then go unrecorded. */
       recording: (c.DECISION_RECORDING ?? 'on') === 'on',
+    },
+    delegations: {
+      /** How far ahead a delegation may expire. */
+      maxDays: c.DELEGATION_MAX_DAYS ?? 90,
+      /** How often expired delegations are looked for and their expiry recorded (at most a minute). */
+      expiryIntervalMs: (c.DELEGATION_EXPIRY_INTERVAL_S ?? 15) * 1000,
     },
     connectors: {
       /** Where the SCIM service provider answers: resource locations and discovery name it. */

@@ -1,12 +1,14 @@
 import type { Reader } from '../db/database.js';
-import { notFound } from '../errors/errors.js';
+import { AppError, notFound } from '../errors/errors.js';
 import type { Page } from '../pagination.js';
+import { nowIso } from '../time.js';
 import { evaluateConditions, readsOnlyPrincipal } from '../policies/conditions.js';
 import { globMatches } from '../policies/patterns.js';
 import { accessEntries, entryFor, entryGrants, type AccessEntry, type Grant } from './access.js';
 import { coveringPolicies, groupPath, toolAllowed, type Overlay } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
-import type { IxPolicy, IxPrincipal, SubjectVia } from './model.js';
+import { intersectAccess } from './delegated-access.js';
+import { inWindow, type IxDelegation, type IxPolicy, type IxPrincipal, type SubjectVia } from './model.js';
 import { decisionRepository as repo, type PrincipalGrants } from './repository.js';
 
 const grants = new WeakMap<IxPolicy, Grant>();
@@ -22,6 +24,7 @@ export function grantOf(policy: IxPolicy): Grant {
       conditional: policy.conditions !== null,
       resources: policy.resources,
       grantedAt: null,
+      validUntil: policy.policy.valid_until,
       conditions: policy.conditions,
     };
     grants.set(policy, grant);
@@ -79,13 +82,34 @@ export function settleFor(index: PolicyIndex, p: IxPrincipal, grants: readonly G
   return out;
 }
 
-/** The grants reaching a principal in the index, seen through an overlay when one is given. */
+/**
+ * Whether a policy takes effect at `now` (epoch milliseconds; read when first needed), as a
+ * decision would see it: a time-bound policy outside its window does not.
+ */
+export function inEffect(policy: IxPolicy, now: () => number): boolean {
+  return (policy.validFrom === null && policy.validUntil === null) || inWindow(policy, now());
+}
+
+/** Reads the clock once, when first asked, for everything one answer decides. */
+export function clock(): () => number {
+  let now: number | undefined;
+  return () => (now ??= Date.now());
+}
+
+/**
+ * The grants reaching a principal in the index now (policies outside their window left out),
+ * seen through an overlay when one is given.
+ */
 export function grantsOf(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay): Grant[] {
   const out: Grant[] = [];
-  for (const policy of index.policiesOf(p)) if (!overlay?.has(policy.id)) out.push(grantOf(policy));
+  const now = clock();
+  for (const policy of index.policiesOf(p)) {
+    if (!overlay?.has(policy.id) && inEffect(policy, now)) out.push(grantOf(policy));
+  }
   if (overlay) {
     for (const replacement of overlay.values()) {
-      if (replacement?.active && index.subjectVia(replacement, p) !== null) out.push(grantOf(replacement));
+      if (replacement?.active && inEffect(replacement, now) && index.subjectVia(replacement, p) !== null)
+        out.push(grantOf(replacement));
     }
   }
   return out;
@@ -121,6 +145,7 @@ export interface ResourceAccess {
     actions: string[];
     denied_actions?: string[];
     granted_by: string[];
+    expires_at?: string;
     conditional: boolean;
   }[];
   pagination: { total: number; page: number; per_page: number; pages: number };
@@ -187,27 +212,40 @@ export class AccessService {
     private readonly index: PolicyIndex,
   ) {}
 
-  /** With `explain`, each entry also says how each of its policies reaches the principal. */
+  /**
+   * With `explain`, each entry also says how each of its policies reaches the principal. With
+   * `onBehalfOf` (a delegation chain, outermost delegator first), the entries are what the
+   * principal may reach for them: the intersection of its own, each delegator's, and what the
+   * delegations in force hand on (docs/api.md §10).
+   */
   async principalAccess(
     id: string,
     filter: { resourceType?: string | undefined; action?: string | undefined },
     page: Page | undefined,
     explain = false,
+    onBehalfOf: readonly string[] = [],
   ): Promise<AccessRecord> {
-    const known = this.index.principals.get(id);
-    const matched = known && known.status === 'active' ? this.index.matchPoliciesOf(known) : [];
-    const found = await repo.principalGrants(this.db, id, matched);
-    if (!found) throw notFound('principal', id);
-    const tools = found.allowedTools === null ? [] : [found.allowedTools].flat();
-    const entries =
-      found.status !== 'active'
-        ? []
-        : accessEntries(
-            known ? settleFor(this.index, known, found.grants) : found.grants,
-            (type, glob) => found.globMatches.get(`${type}:${glob.pattern}`) ?? [],
-            { type: found.type, attributes: { allowed_tools: tools } },
-            filter,
-          );
+    const own = await this.walkedEntries(id, filter);
+    if (!own) throw notFound('principal', id);
+    const { known, found } = own;
+    let entries = own.entries;
+    if (onBehalfOf.length > 0 && !(onBehalfOf.length === 1 && onBehalfOf[0] === id)) {
+      const delegators: AccessEntry[][] = [];
+      for (const delegator of onBehalfOf) {
+        const theirs = await this.walkedEntries(delegator, filter);
+        if (!theirs) {
+          throw new AppError('REFERENCE_NOT_FOUND', `principal ${delegator} does not exist`, {
+            errors: [{ pointer: '/on_behalf_of', message: `names no existing principal (${delegator})` }],
+          });
+        }
+        delegators.push(theirs.entries);
+      }
+      const now = Date.now();
+      const links = onBehalfOf.map((delegator, i) =>
+        this.linkInForce(delegator, onBehalfOf[i + 1] ?? id, now),
+      );
+      entries = intersectAccess(entries, delegators, links);
+    }
     const access = entries.map((e) => ({ ...e, granted_at: e.granted_at ?? '' }));
     const shown = page ? access.slice(page.skip, page.skip + page.limit) : access;
     let listed: AccessRecord['access'] = shown;
@@ -222,6 +260,35 @@ export class AccessService {
       total_resources: access.length,
       pagination: pagination(access.length, page),
     };
+  }
+
+  /** A principal's entries from its grants as the graph walk finds them; undefined when it does not exist. */
+  private async walkedEntries(
+    id: string,
+    filter: { resourceType?: string | undefined; action?: string | undefined },
+  ): Promise<{ known: IxPrincipal | undefined; found: PrincipalGrants; entries: AccessEntry[] } | undefined> {
+    const known = this.index.principals.get(id);
+    const matched = known && known.status === 'active' ? this.index.matchPoliciesOf(known) : [];
+    const found = await repo.principalGrants(this.db, id, matched, nowIso());
+    if (!found) return undefined;
+    const tools = found.allowedTools === null ? [] : [found.allowedTools].flat();
+    const entries =
+      found.status !== 'active'
+        ? []
+        : accessEntries(
+            known ? settleFor(this.index, known, found.grants) : found.grants,
+            (type, glob) => found.globMatches.get(`${type}:${glob.pattern}`) ?? [],
+            { type: found.type, attributes: { allowed_tools: tools } },
+            filter,
+          );
+    return { known, found, entries };
+  }
+
+  /** The delegations in force from one principal to another: unexpired, both principals active. */
+  private linkInForce(delegatorId: string, delegateId: string, now: number): IxDelegation[] {
+    const active = (pid: string): boolean => this.index.principals.get(pid)?.status === 'active';
+    if (!active(delegatorId) || !active(delegateId)) return [];
+    return this.index.delegationsBetween(delegatorId, delegateId).filter((d) => d.expiresAt > now);
   }
 
   /**
@@ -305,10 +372,12 @@ export class AccessService {
    */
   whoCanAccess(type: string, identifier: string, action: string | undefined, page: Page): ResourceAccess {
     const { index } = this;
-    // Allows first: only principals some allow reaches can have access.
-    const covering = [...coveringPolicies(index, type, identifier)].sort((a, b) =>
-      a.effect === b.effect ? 0 : a.effect === 'allow' ? -1 : 1,
-    );
+    // Allows first: only principals some allow reaches can have access. Policies outside their
+    // window take no part, as in a decision.
+    const now = clock();
+    const covering = coveringPolicies(index, type, identifier)
+      .filter((policy) => inEffect(policy, now))
+      .sort((a, b) => (a.effect === b.effect ? 0 : a.effect === 'allow' ? -1 : 1));
     const grants = covering.map(grantOf);
     const target = { type, identifier, pattern: false };
     // The grants of each principal on this resource, gathered policy by policy from their
@@ -366,6 +435,7 @@ export class AccessService {
       actions: entry.actions,
       ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
       granted_by: entry.granted_by,
+      ...(entry.expires_at !== undefined ? { expires_at: entry.expires_at } : {}),
       conditional: entry.conditional,
     }));
     return {

@@ -26,6 +26,8 @@ export interface Grant {
   resources: readonly { type: string; identifier: string }[];
   /** When the grant took effect for the principal (the traversal knows; the index does not). */
   grantedAt: string | null;
+  /** When the policy's window closes (RFC 3339); null when it does not end. */
+  validUntil: string | null;
   /** The policy's compiled conditions, when the grant comes from a policy at hand. */
   conditions?: readonly CompiledCondition[] | null;
 }
@@ -37,6 +39,8 @@ export interface AccessEntry {
   denied_actions?: string[];
   granted_by: string[];
   granted_at: string | null;
+  /** When the entry's grants end, if they all do: the last close of their windows. */
+  expires_at?: string;
   conditional: boolean;
 }
 
@@ -157,6 +161,17 @@ export function entryFor(
     ...new Set(hardDenies.filter((d) => sorted.some((a) => a !== d && actionCovers(a, d)))),
   ].sort();
   const times = grantedBy.map((g) => g.grantedAt).filter((t): t is string => t !== null);
+  // An entry ends only if each of its grants does, when the last of their windows closes (until
+  // then some grant still gives access to the resource). Every close is a UTC timestamp of one
+  // form: as text, it orders in time.
+  let expiresAt: string | undefined;
+  for (const g of grantedBy) {
+    if (g.validUntil === null) {
+      expiresAt = undefined;
+      break;
+    }
+    if (expiresAt === undefined || g.validUntil > expiresAt) expiresAt = g.validUntil;
+  }
   return {
     resource: { type: candidate.type, identifier: candidate.identifier },
     ...(candidate.pattern ? { pattern: true as const } : {}),
@@ -164,6 +179,7 @@ export function entryFor(
     ...(denied.length > 0 ? { denied_actions: denied } : {}),
     granted_by: grantedBy.map((g) => g.policyId).sort(),
     granted_at: times.length > 0 ? times.reduce((a, b) => (a < b ? a : b)) : null,
+    ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}),
     conditional,
   };
 }

@@ -6,9 +6,9 @@ import {
   type ConditionOutcome,
 } from '../policies/conditions.js';
 import { actionMatches, globMatches } from '../policies/patterns.js';
-import type { Reason, TraceCandidate, TracePrincipal } from '../schemas/decisions.js';
+import type { Reason, TraceCandidate, TraceLink, TracePrincipal } from '../schemas/decisions.js';
 import type { PolicyIndex } from './policy-index.js';
-import type { IxPolicy, IxPrincipal } from './model.js';
+import { inWindow, type IxDelegation, type IxPolicy, type IxPrincipal } from './model.js';
 
 /** An action as a request names it: its name, or its name with the properties the caller claims. */
 export type RequestAction = string | { name: string; properties?: Claims | undefined };
@@ -21,7 +21,8 @@ export interface AccessRequest {
   context?: Readonly<Record<string, unknown>> | undefined;
   /** What the caller claims about the subject (`subject.properties.*` conditions). */
   subject_properties?: Claims | undefined;
-  on_behalf_of?: string | undefined;
+  /** Whom the principal acts for: a principal id, or a delegation chain, outermost delegator first. */
+  on_behalf_of?: string | readonly string[] | undefined;
 }
 
 export const actionNameOf = (action: RequestAction): string =>
@@ -37,7 +38,12 @@ export interface Verdict {
   allowed: boolean;
   reasons: Reason[];
   grantedBy: string[];
-  trace?: { principals: TracePrincipal[]; candidates: TraceCandidate[] };
+  trace?: {
+    principals: TracePrincipal[];
+    candidates: TraceCandidate[];
+    links?: TraceLink[];
+    verdicts?: { principal_id: string; allowed: boolean; reasons: Reason[] }[];
+  };
 }
 
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -153,7 +159,14 @@ function decideFor(
   const candidates = overlay
     ? coveringPolicies(index, type, identifier, overlay)
     : index.candidates(type, identifier);
+  // The clock is read once per decision, and only when a time-bound policy is among the
+  // candidates: a policy outside its window is decided as if it were not there.
+  let now: number | undefined;
   for (const policy of candidates) {
+    if (policy.validFrom !== null || policy.validUntil !== null) {
+      now ??= Date.now();
+      if (!inWindow(policy, now)) continue;
+    }
     if (!grantsAction(policy, action)) continue;
     const via = index.subjectVia(policy, p);
     if (via === null) {
@@ -281,9 +294,73 @@ export function groupPath(
   );
 }
 
+/** A request's delegation chain, outermost delegator first; empty when it acts for itself. */
+export function chainOf(request: Pick<AccessRequest, 'principal_id' | 'on_behalf_of'>): readonly string[] {
+  const chain = request.on_behalf_of;
+  if (chain === undefined) return NO_CHAIN;
+  const list = typeof chain === 'string' ? [chain] : chain;
+  // On behalf of oneself is deciding for oneself.
+  if (list.length === 1 && list[0] === request.principal_id) return NO_CHAIN;
+  return list;
+}
+
+const NO_CHAIN: readonly string[] = Object.freeze([]);
+
+/** Whether a delegation covers an action on a resource: one of its actions and its resources. */
+export function delegationCovers(d: IxDelegation, action: string, type: string, identifier: string): boolean {
+  let covers = false;
+  for (const pattern of d.actions) {
+    if (actionMatches(pattern, action)) {
+      covers = true;
+      break;
+    }
+  }
+  if (!covers || d.resources === null) return covers;
+  return d.resources.some(
+    (r) => r.type === type && (r.glob ? globMatches(r.glob, identifier) : r.identifier === identifier),
+  );
+}
+
 /**
- * Decides a request (docs/api.md §5.2). With `on_behalf_of`, the delegator is decided on the same
- * request as well and the answer is ALLOW only if both are allowed.
+ * The delegation that lets `delegateId` act for `delegatorId` on this request now, or why none
+ * does: it must be active and unexpired, cover the action and the resource, and both principals
+ * must be active (a suspended, deprovisioned or deleted principal's delegations stop at once).
+ */
+export function coveringDelegation(
+  index: PolicyIndex,
+  delegatorId: string,
+  delegateId: string,
+  action: string,
+  resource: { type: string; identifier: string },
+  now: number,
+): { delegation: IxDelegation } | { why: string } {
+  for (const id of [delegatorId, delegateId]) {
+    const p = index.principals.get(id);
+    if (!p) return { why: `principal ${id} does not exist` };
+    if (p.status !== 'active') return { why: `principal ${id} is ${p.status}` };
+  }
+  const all = index.delegationsBetween(delegatorId, delegateId);
+  let sawLive = false;
+  for (const d of all) {
+    if (d.expiresAt <= now) continue;
+    sawLive = true;
+    if (delegationCovers(d, action, resource.type, resource.identifier)) return { delegation: d };
+  }
+  if (sawLive)
+    return { why: `no delegation from ${delegatorId} to ${delegateId} covers ${action} on this resource` };
+  return {
+    why:
+      all.length > 0
+        ? `the delegation from ${delegatorId} to ${delegateId} has expired`
+        : `${delegatorId} has not delegated to ${delegateId}`,
+  };
+}
+
+/**
+ * Decides a request (docs/api.md §5.2, §10). With `on_behalf_of` (a principal id or a chain,
+ * outermost delegator first), the request is allowed only if the caller is allowed, every link
+ * of the chain (each delegator to the next, the last to the caller) is an active delegation
+ * covering the request, and every delegator is allowed too.
  */
 export function decide(
   index: PolicyIndex,
@@ -292,37 +369,98 @@ export function decide(
 ): Verdict {
   const explain = options.explain ?? false;
   const own = decideFor(index, request.principal_id, request, explain, options.overlay);
-  const delegator = request.on_behalf_of;
-  if (delegator === undefined || delegator === request.principal_id) return own;
-  const theirs = decideFor(index, delegator, request, explain, options.overlay);
-  const trace =
-    own.trace && theirs.trace
-      ? {
-          principals: [...own.trace.principals, ...theirs.trace.principals],
-          candidates: [...own.trace.candidates, ...theirs.trace.candidates],
+  const chain = chainOf(request);
+  if (chain.length === 0) return own;
+  // The caller's own answer comes first; then each delegator's, innermost first; then the
+  // links. Without `explain` the work stops at the first refusal.
+  const theirs: { id: string; verdict: Verdict }[] = [];
+  let refused = !own.allowed;
+  if (explain || !refused) {
+    for (let i = chain.length - 1; i >= 0; i -= 1) {
+      const id = chain[i]!;
+      const verdict = decideFor(index, id, request, explain, options.overlay);
+      theirs.push({ id, verdict });
+      if (!verdict.allowed) {
+        refused = true;
+        if (!explain) break;
+      }
+    }
+  }
+  const links: TraceLink[] = [];
+  let missing: Reason | undefined;
+  if (explain || !refused) {
+    const action = actionNameOf(request.action);
+    const now = Date.now();
+    for (let i = 0; i < chain.length; i += 1) {
+      const delegator = chain[i]!;
+      const delegate = chain[i + 1] ?? request.principal_id;
+      const found = coveringDelegation(index, delegator, delegate, action, request.resource, now);
+      if ('delegation' in found) {
+        if (explain) {
+          links.push({
+            delegator_id: delegator,
+            delegate_id: delegate,
+            delegation_id: found.delegation.id,
+            expires_at: new Date(found.delegation.expiresAt).toISOString(),
+            covered: true,
+            why: 'an active delegation covers the action and the resource',
+          });
         }
-      : undefined;
-  const about = (reasons: Reason[]): Reason[] => reasons.map((r) => ({ ...r, principal_id: delegator }));
-  if (!own.allowed) return { ...own, ...(trace ? { trace } : {}) };
-  if (!theirs.allowed) {
+        continue;
+      }
+      missing ??= {
+        code: 'NO_DELEGATION',
+        principal_id: delegator,
+        delegate_id: delegate,
+        message: found.why,
+      };
+      if (!explain) break;
+      links.push({ delegator_id: delegator, delegate_id: delegate, covered: false, why: found.why });
+    }
+  }
+  const trace = explain
+    ? {
+        principals: [own, ...theirs.map((t) => t.verdict)].flatMap((v) => v.trace?.principals ?? []),
+        candidates: [own, ...theirs.map((t) => t.verdict)].flatMap((v) => v.trace?.candidates ?? []),
+        links,
+        verdicts: [
+          { principal_id: request.principal_id, allowed: own.allowed, reasons: own.reasons },
+          ...theirs.map((t) => ({
+            principal_id: t.id,
+            allowed: t.verdict.allowed,
+            reasons: about(t.verdict.reasons, t.id),
+          })),
+        ],
+      }
+    : undefined;
+  const traced = trace ? { trace } : {};
+  if (!own.allowed) return { ...own, ...traced };
+  const denied = theirs.find((t) => !t.verdict.allowed);
+  if (denied) {
     return {
       allowed: false,
       reasons: [
         {
           code: 'DELEGATOR_DENIED',
-          principal_id: delegator,
-          message: `${delegator}, on whose behalf the request is made, is not allowed`,
+          principal_id: denied.id,
+          message: `${denied.id}, on whose behalf the request is made, is not allowed`,
         },
-        ...about(theirs.reasons),
+        ...about(denied.verdict.reasons, denied.id),
       ],
       grantedBy: [],
-      ...(trace ? { trace } : {}),
+      ...traced,
     };
   }
+  if (missing) return { allowed: false, reasons: [missing], grantedBy: [], ...traced };
+  const granted = new Set(own.grantedBy);
+  for (const t of theirs) for (const id of t.verdict.grantedBy) granted.add(id);
   return {
     allowed: true,
-    reasons: [...own.reasons, ...about(theirs.reasons)],
-    grantedBy: [...new Set([...own.grantedBy, ...theirs.grantedBy])].sort(),
-    ...(trace ? { trace } : {}),
+    reasons: [...own.reasons, ...theirs.flatMap((t) => about(t.verdict.reasons, t.id))],
+    grantedBy: [...granted].sort(),
+    ...traced,
   };
 }
+
+/** Reasons of a delegator's decision, each naming the delegator. */
+const about = (reasons: Reason[], id: string): Reason[] => reasons.map((r) => ({ ...r, principal_id: id }));

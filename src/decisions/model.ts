@@ -1,5 +1,5 @@
 import { parseConditions, type CompiledCondition } from '../policies/conditions.js';
-import type { Policy } from '../policies/model.js';
+import { resourceOf, type Policy } from '../policies/model.js';
 import { compileGlob, isGlob, type Glob } from '../policies/patterns.js';
 import { toQuery } from '../principals/search/service.js';
 import { compilePredicate, type Predicate, type Subject } from '../principals/search/evaluate.js';
@@ -68,7 +68,22 @@ export interface IxPolicy {
   /** Null when the policy has no conditions. */
   readonly conditions: readonly CompiledCondition[] | null;
   readonly activatedAt: string | null;
+  /**
+   * The window of a time-bound policy, in epoch milliseconds (null: unbounded on that side). It
+   * is applied when a decision is made, so a policy takes and loses effect on time without any
+   * change to the index.
+   */
+  readonly validFrom: number | null;
+  readonly validUntil: number | null;
   readonly policy: Policy;
+}
+
+/** Whether a policy's window holds the instant `now`: from `validFrom` on, until `validUntil`. */
+export function inWindow(policy: IxPolicy, now: number): boolean {
+  return (
+    (policy.validFrom === null || policy.validFrom <= now) &&
+    (policy.validUntil === null || now < policy.validUntil)
+  );
 }
 
 /** A registered resource: its attributes feed `resource.attributes.*` conditions. */
@@ -100,6 +115,8 @@ export function compilePolicy(policy: Policy): IxPolicy {
     })),
     conditions: hasConditions ? parseConditions(policy.conditions).conditions : null,
     activatedAt: policy.activated_at,
+    validFrom: policy.valid_from === null ? null : Date.parse(policy.valid_from),
+    validUntil: policy.valid_until === null ? null : Date.parse(policy.valid_until),
     policy,
   };
 }
@@ -150,5 +167,49 @@ export function toIxPrincipal(row: PrincipalRow): IxPrincipal {
     groups: row.groups,
     privileges: row.privileges ?? '[]',
     order: nameOrder(row.name ?? ''),
+  };
+}
+
+/**
+ * A delegation as the decision index holds it (only active ones are held): who may act for
+ * whom, for which actions and resources, until when.
+ */
+export interface IxDelegation {
+  readonly id: string;
+  readonly delegatorId: string;
+  readonly delegateId: string;
+  readonly actions: readonly string[];
+  /** Null: every resource. */
+  readonly resources: readonly IxResourceSpec[] | null;
+  /** Epoch milliseconds. */
+  readonly expiresAt: number;
+}
+
+/** A delegation as decisions/index_delegations reads it. */
+export interface DelegationRow {
+  id: string;
+  delegator_id: string;
+  delegate_id: string;
+  actions: string[] | null;
+  resources: string[] | null;
+  expires_at: string;
+  status: string;
+}
+
+/** A delegation row → the index's delegation. */
+export function toIxDelegation(row: DelegationRow): IxDelegation {
+  return {
+    id: row.id,
+    delegatorId: row.delegator_id,
+    delegateId: row.delegate_id,
+    actions: row.actions ?? ['*'],
+    resources:
+      row.resources === null
+        ? null
+        : row.resources.map((key) => {
+            const { type, identifier } = resourceOf(key);
+            return { type, identifier, glob: isGlob(identifier) ? compileGlob(identifier) : null };
+          }),
+    expiresAt: Date.parse(row.expires_at),
   };
 }

@@ -1,6 +1,9 @@
 import { globMatches } from '../policies/patterns.js';
 import type { Predicate } from '../principals/search/evaluate.js';
-import type { IxGroup, IxPolicy, IxPrincipal, IxResource } from './model.js';
+import type { IxDelegation, IxGroup, IxPolicy, IxPrincipal, IxResource } from './model.js';
+
+const NO_DELEGATIONS: readonly IxDelegation[] = Object.freeze([]);
+const NO_DELEGATION_SET: ReadonlySet<IxDelegation> = new Set();
 
 /** Resources whose candidates are remembered at most; the memory is emptied beyond. */
 const CANDIDATE_CACHE_SIZE = 100_000;
@@ -76,6 +79,12 @@ export class PolicyIndex {
   readonly policies = new Map<string, IxPolicy>();
   /** Registered resources by type, then identifier. */
   readonly resources = new Map<string, Map<string, IxResource>>();
+  /** Active delegations by id (revoked and expired ones leave the index). */
+  readonly delegations = new Map<string, IxDelegation>();
+  /** Active delegations by delegate, then delegator: what a link of a chain looks up. */
+  private readonly delegationsTo = new Map<string, Map<string, IxDelegation[]>>();
+  /** Active delegations by delegator: the chains that start at a principal. */
+  private readonly delegationsFrom = new Map<string, Set<IxDelegation>>();
 
   /**
    * Principals by lower-cased email and by connector id, for standard interfaces naming them so.
@@ -84,6 +93,11 @@ export class PolicyIndex {
    */
   private readonly byEmail = new Map<string, Set<string>>();
   private readonly byConnectorId = new Map<string, Set<string>>();
+  /**
+   * AI agents by `attributes.client_id`, the OAuth client an agent's tokens are issued to: how an
+   * MCP gateway names the agent (AuthZEN `context.agent`). Not unique either.
+   */
+  private readonly byClientId = new Map<string, Set<string>>();
   private readonly byType = new Map<string, TypeEntry>();
   /**
    * Candidates by `type:identifier`, remembered until a policy changes: a resource asked about
@@ -123,6 +137,16 @@ export class PolicyIndex {
       byConnectorId: of(this.byConnectorId.get(ref)),
       byEmail: of(this.byEmail.get(ref.toLowerCase())),
     };
+  }
+
+  /** The AI agents (deleted ones aside) whose `attributes.client_id` is `clientId`. */
+  agentsWithClientId(clientId: string): IxPrincipal[] {
+    const out: IxPrincipal[] = [];
+    for (const id of this.byClientId.get(clientId) ?? []) {
+      const p = this.principals.get(id);
+      if (p) out.push(p);
+    }
+    return out;
   }
 
   /**
@@ -319,7 +343,49 @@ export class PolicyIndex {
     return this.resources.get(type)?.values() ?? [];
   }
 
+  /** The active delegations from `delegatorId` to `delegateId` (expired ones may still be held). */
+  delegationsBetween(delegatorId: string, delegateId: string): readonly IxDelegation[] {
+    return this.delegationsTo.get(delegateId)?.get(delegatorId) ?? NO_DELEGATIONS;
+  }
+
+  /** The active delegations a principal receives. */
+  *delegationsReceived(delegateId: string): Iterable<IxDelegation> {
+    for (const list of this.delegationsTo.get(delegateId)?.values() ?? []) yield* list;
+  }
+
+  /** The active delegations a principal gives. */
+  delegationsGiven(delegatorId: string): ReadonlySet<IxDelegation> {
+    return this.delegationsFrom.get(delegatorId) ?? NO_DELEGATION_SET;
+  }
+
   // ---- changes ----
+
+  /** Puts an active delegation, or takes one out (undefined: revoked, expired or gone). */
+  putDelegation(id: string, next: IxDelegation | undefined): void {
+    const old = this.delegations.get(id);
+    if (old) {
+      this.delegations.delete(id);
+      const byDelegator = this.delegationsTo.get(old.delegateId);
+      const list = byDelegator?.get(old.delegatorId)?.filter((d) => d.id !== id);
+      if (byDelegator && list) {
+        if (list.length > 0) byDelegator.set(old.delegatorId, list);
+        else byDelegator.delete(old.delegatorId);
+        if (byDelegator.size === 0) this.delegationsTo.delete(old.delegateId);
+      }
+      const given = this.delegationsFrom.get(old.delegatorId);
+      given?.delete(old);
+      if (given?.size === 0) this.delegationsFrom.delete(old.delegatorId);
+    }
+    if (!next) return;
+    this.delegations.set(id, next);
+    let byDelegator = this.delegationsTo.get(next.delegateId);
+    if (!byDelegator)
+      this.delegationsTo.set(next.delegateId, (byDelegator = new Map<string, IxDelegation[]>()));
+    byDelegator.set(next.delegatorId, [...(byDelegator.get(next.delegatorId) ?? []), next]);
+    let given = this.delegationsFrom.get(next.delegatorId);
+    if (!given) this.delegationsFrom.set(next.delegatorId, (given = new Set<IxDelegation>()));
+    given.add(next);
+  }
 
   /** Empties the index, before it is loaded again. */
   clear(): void {
@@ -327,9 +393,13 @@ export class PolicyIndex {
       this.principals,
       this.byEmail,
       this.byConnectorId,
+      this.byClientId,
       this.groups,
       this.policies,
       this.resources,
+      this.delegations,
+      this.delegationsTo,
+      this.delegationsFrom,
       this.byType,
       this.byPrincipal,
       this.byGroup,
@@ -418,10 +488,13 @@ export class PolicyIndex {
     };
     drop(this.byEmail, old?.email?.toLowerCase());
     drop(this.byConnectorId, old?.connector_id);
+    drop(this.byClientId, clientIdOf(old));
     // Deleted principals keep their id only: a name that comes back belongs to someone new.
     if (!next || next.status === 'deleted') return;
     if (next.email) addTo(this.byEmail, next.email.toLowerCase(), id);
     if (next.connector_id) addTo(this.byConnectorId, next.connector_id, id);
+    const clientId = clientIdOf(next);
+    if (clientId) addTo(this.byClientId, clientId, id);
   }
 
   /** A group as now stored: its name and the groups it is nested in. True when its nesting changed. */
@@ -480,6 +553,12 @@ export class PolicyIndex {
     }
     return group;
   }
+}
+
+/** An AI agent's OAuth client id, when its attributes give one. */
+function clientIdOf(p: IxPrincipal | undefined): string | undefined {
+  const value = p?.type === 'AI_AGENT' ? p.attributes['client_id'] : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {

@@ -5,7 +5,10 @@ import { compileGlob, globMatches as matchesGlob } from '../policies/patterns.js
 import { resourceFromProperties } from '../resources/repository.js';
 import type { Grant } from './access.js';
 import {
+  toIxDelegation,
   toIxPrincipal,
+  type DelegationRow,
+  type IxDelegation,
   type IxPrincipal,
   type IxResource,
   type PrincipalRow,
@@ -21,6 +24,8 @@ const Q = defineQueries('decisions', [
   'policies_by_id',
   'index_resources',
   'resources_by_key',
+  'index_delegations',
+  'delegations_by_id',
   'record',
   'get',
   'purge',
@@ -99,6 +104,22 @@ export const decisionRepository = {
     return rows.map((r) => policyFromProperties(r.props));
   },
 
+  /** Every active delegation. */
+  async delegations(db: Reader): Promise<IxDelegation[]> {
+    return (await db.run<DelegationRow>(Q.index_delegations)).map(toIxDelegation);
+  },
+
+  /** Delegations by id as they now are, whatever their status. */
+  async delegationsById(
+    db: Reader,
+    ids: readonly string[],
+  ): Promise<{ delegation: IxDelegation; active: boolean }[]> {
+    return (await db.run<DelegationRow>(Q.delegations_by_id, { ids: [...ids] })).map((row) => ({
+      delegation: toIxDelegation(row),
+      active: row.status === 'active',
+    }));
+  },
+
   async resources(db: Reader): Promise<IxResource[]> {
     const rows = await db.run<{ props: Record<string, unknown> }>(Q.index_resources);
     return rows.map((r) => toResource(r.props));
@@ -113,13 +134,14 @@ export const decisionRepository = {
   },
 
   /**
-   * A principal's grants found by walking the graph, with `matched` the policies selecting it
-   * by `match`. Undefined when the principal does not exist.
+   * A principal's grants at `now` found by walking the graph, with `matched` the policies
+   * selecting it by `match`. Undefined when the principal does not exist.
    */
   async principalGrants(
     db: Reader,
     id: string,
     matched: readonly string[],
+    now: string,
   ): Promise<PrincipalGrants | undefined> {
     const row = await db.first<{
       status: string;
@@ -139,9 +161,10 @@ export const decisionRepository = {
             /** Registered identifiers holding each run of a glob, in any order. */
             candidates: [string, string, string][];
             granted_at: string;
+            valid_until: string | null;
           }[]
         | null;
-    }>(A.principal, { id, matched: [...matched] });
+    }>(A.principal, { id, matched: [...matched], now });
     if (!row) return undefined;
     const globMatches = new Map<string, string[]>();
     const subjects = new Map<string, { name: string; via: SubjectVia }>();
@@ -164,6 +187,7 @@ export const decisionRepository = {
           ...g.glob_types.map((type, i) => ({ type, identifier: g.glob_patterns[i]! })),
         ],
         grantedAt: g.granted_at,
+        validUntil: g.valid_until,
       };
     });
     return {

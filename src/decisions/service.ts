@@ -72,7 +72,10 @@ export class DecisionService {
     };
     // Optional members are added after: an object literal of one shape is what every answer
     // shares, and what serialises fastest.
-    if (request.on_behalf_of !== undefined) decision.on_behalf_of = request.on_behalf_of;
+    if (request.on_behalf_of !== undefined) {
+      decision.on_behalf_of =
+        typeof request.on_behalf_of === 'string' ? [request.on_behalf_of] : [...request.on_behalf_of];
+    }
     if (verdict.trace) decision.trace = { index_version: this.index.version, ...verdict.trace };
     const json = JSON.stringify(decision);
     const actionProperties = typeof request.action === 'string' ? undefined : request.action.properties;

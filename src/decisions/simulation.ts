@@ -8,7 +8,7 @@ import type { SimulateBody } from '../schemas/policies.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
 import { timeSlices } from '../time.js';
 import { candidatesOf, entryFor, toolFilter, type Candidate } from './access.js';
-import { grantOf, registeredMatching, settleFor } from './access-service.js';
+import { clock, grantOf, inEffect, registeredMatching, settleFor } from './access-service.js';
 import { coveringPolicies, decide } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
 import { compilePolicy, type IxPolicy } from './model.js';
@@ -46,6 +46,8 @@ function proposedPolicy(current: Policy, proposed: PolicyBody | null | undefined
     resources: proposed.resources,
     conditions: proposed.conditions ?? {},
     status: proposed.status ?? 'active',
+    valid_from: proposed.valid_from ?? null,
+    valid_until: proposed.valid_until ?? null,
     version: current.version + 1,
   });
 }
@@ -97,8 +99,14 @@ export async function simulate(index: PolicyIndex, input: SimulationInput): Prom
     };
   }
 
-  const versions = [before?.active ? before : null, proposed?.active ? proposed : null].filter(
-    (p): p is IxPolicy => p !== null,
+  // What grants now, as a decision now would see it: a version whose window is not open (the
+  // proposed one included) grants nothing, and neither does any other policy outside its window.
+  const now = clock();
+  const live = (policies: readonly IxPolicy[]): IxPolicy[] => policies.filter((p) => inEffect(p, now));
+  const versions = live(
+    [before?.active ? before : null, proposed?.active ? proposed : null].filter(
+      (p): p is IxPolicy => p !== null,
+    ),
   );
   // Subject sets of the policy's two versions, computed once (the proposed one is not in the
   // index, so the index could not remember it).
@@ -114,8 +122,8 @@ export async function simulate(index: PolicyIndex, input: SimulationInput): Prom
     { was: readonly IxPolicy[]; will: readonly IxPolicy[]; resources: Candidate[] }
   >();
   for (const resource of candidatesOf(versions.map(grantOf), registeredMatching(index), 'any')) {
-    const was = coveringPolicies(index, resource.type, resource.identifier, baseOverlay);
-    const will = coveringPolicies(index, resource.type, resource.identifier, overlay);
+    const was = live(coveringPolicies(index, resource.type, resource.identifier, baseOverlay));
+    const will = live(coveringPolicies(index, resource.type, resource.identifier, overlay));
     const key = `${resource.pattern ? 'p' : 'r'}${was.map((x) => x.id).join()}|${will.map((x) => `${x.id}.${x.version}`).join()}`;
     const group = groups.get(key);
     if (group) group.resources.push(resource);

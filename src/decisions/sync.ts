@@ -14,6 +14,7 @@ interface Pending {
   removedGroups: Set<string>;
   policies: Set<string>;
   resources: Set<string>;
+  delegations: Set<string>;
 }
 
 /** What changed since the privilege factors of the risk were last brought up to date. */
@@ -46,6 +47,7 @@ const nothing = (): Pending => ({
   removedGroups: new Set(),
   policies: new Set(),
   resources: new Set(),
+  delegations: new Set(),
 });
 
 /**
@@ -88,6 +90,7 @@ export class IndexSync {
     }
     const resources = await repo.resources(db);
     for (const r of resources) index.putResource(r.type, r.identifier, r);
+    for (const d of await repo.delegations(db)) index.putDelegation(d.id, d);
     index.version += 1;
     return {
       principals: index.principals.size,
@@ -135,6 +138,9 @@ export class IndexSync {
       case 'resource':
         p.resources.add(id);
         return true;
+      case 'delegation':
+        p.delegations.add(id);
+        return true;
       case 'group': {
         if (event.type === 'group.deleted') {
           p.removedGroups.add(id);
@@ -181,11 +187,12 @@ export class IndexSync {
     this.pending = nothing();
     const { index, db } = this;
     try {
-      const [policies, groups, principals, resources] = await Promise.all([
+      const [policies, groups, principals, resources, delegations] = await Promise.all([
         work.policies.size > 0 ? repo.policiesById(db, [...work.policies]) : [],
         work.groups.size > 0 ? repo.groupsById(db, [...work.groups]) : [],
         work.principals.size > 0 ? principalsInSlices(db, [...work.principals]) : [],
         work.resources.size > 0 ? repo.resourcesByKey(db, [...work.resources].map(resourceOf)) : [],
+        work.delegations.size > 0 ? repo.delegationsById(db, [...work.delegations]) : [],
       ]);
       const dirty = this.dirty;
       const touched = (ids: Iterable<string>): void => {
@@ -231,6 +238,12 @@ export class IndexSync {
           index.putResource(type, identifier, undefined);
         }
       }
+      const foundDelegations = new Set<string>();
+      for (const { delegation, active } of delegations) {
+        foundDelegations.add(delegation.id);
+        index.putDelegation(delegation.id, active ? delegation : undefined);
+      }
+      for (const id of work.delegations) if (!foundDelegations.has(id)) index.putDelegation(id, undefined);
       index.version += 1;
     } catch (err) {
       // Nothing is lost: the keys go back to wait for the next batch.

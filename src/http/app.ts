@@ -20,6 +20,7 @@ import { connectorRoutes } from './routes/connectors.js';
 import { groupRoutes } from './routes/groups.js';
 import { operationRoutes } from './routes/operations.js';
 import { decisionRoutes } from './routes/decisions.js';
+import { delegationRoutes } from './routes/delegations.js';
 import { policyRoutes } from './routes/policies.js';
 import { principalSearchRoutes } from './routes/principal-search.js';
 import { resourceRoutes } from './routes/resources.js';
@@ -74,6 +75,7 @@ function allRoutes(
     ...principalRoutes(services),
     ...policyRoutes(services),
     ...decisionRoutes(services),
+    ...delegationRoutes(services),
     ...resourceRoutes(services),
     ...authzenRoutes(services),
     ...scimRoutes(services),

@@ -6,6 +6,7 @@ import type { PolicyEffect } from '../vocabulary/policies.js';
 import { toQuery } from '../principals/search/service.js';
 import { normalise } from '../principals/search/normal.js';
 import { AppError } from '../errors/errors.js';
+import { parseInstant } from '../time.js';
 import { parseConditions } from './conditions.js';
 import { compileGlob, globProblem, isGlob } from './patterns.js';
 
@@ -18,12 +19,23 @@ const INACTIVE_STATUSES = new Set(['suspended', 'deprovisioned', 'deleted']);
  * A policy body checked beyond its schema, so that a policy that can never match is refused at
  * write time with pointers into the body: subjects that select nobody, a `match` query that is
  * invalid, too complex or names only principals every decision denies, a glob with `**`,
- * conditions with an unknown path or operator, a malformed CIDR or a `$ref` to an unknown path.
- * Duplicate resources are dropped. Pointers are prefixed with `prefix` (`/policy` when the body
- * is nested in a simulation).
+ * conditions with an unknown path or operator, a malformed CIDR, a `$ref` to an unknown path, or
+ * a window that can never be open at or after `now` (epoch milliseconds). Duplicate resources are
+ * dropped and the window's bounds are kept to the millisecond, in UTC, as every other timestamp.
+ * Pointers are prefixed with `prefix` (`/policy` when the body is nested in a simulation).
  */
-export function checkPolicyBody(body: PolicyBody, prefix = ''): PolicyBody {
+export function checkPolicyBody(body: PolicyBody, prefix = '', now = Date.now()): PolicyBody {
   const errors: FieldError[] = [];
+  const validFrom = instantMs(body.valid_from, `${prefix}/valid_from`, errors);
+  const validUntil = instantMs(body.valid_until, `${prefix}/valid_until`, errors);
+  if (validUntil !== undefined && validUntil <= now) {
+    errors.push({ pointer: `${prefix}/valid_until`, message: 'is not in the future: the window has closed' });
+  } else if (validUntil !== undefined && validFrom !== undefined && validUntil <= validFrom) {
+    errors.push({
+      pointer: `${prefix}/valid_until`,
+      message: 'is not after valid_from: the window is empty',
+    });
+  }
   const { subjects } = body;
   const selects =
     (subjects.principals?.length ?? 0) > 0 ||
@@ -49,7 +61,19 @@ export function checkPolicyBody(body: PolicyBody, prefix = ''): PolicyBody {
     seen.add(key);
     return true;
   });
-  return { ...body, resources };
+  const checked: PolicyBody = { ...body, resources };
+  if (validFrom !== undefined) checked.valid_from = new Date(validFrom).toISOString();
+  if (validUntil !== undefined) checked.valid_until = new Date(validUntil).toISOString();
+  return checked;
+}
+
+/** A bound of a policy's window in epoch milliseconds (undefined when absent or not an instant). */
+function instantMs(text: string | undefined, pointer: string, errors: FieldError[]): number | undefined {
+  if (text === undefined) return undefined;
+  const normal = parseInstant(text);
+  if (normal !== undefined) return Date.parse(normal);
+  errors.push({ pointer, message: 'is not an RFC 3339 date-time' });
+  return undefined;
 }
 
 function matchErrors(match: SearchQueryInput, pointer: string): FieldError[] {
@@ -108,6 +132,9 @@ export interface PolicyProperties {
   subjectGroups: string[];
   match: string | null;
   conditions: string | null;
+  /** The window's bounds (RFC 3339), stored as datetimes: the expiry sweep finds them by range. */
+  validFrom: string | null;
+  validUntil: string | null;
   /** Resources named exactly: each becomes a `(:Resource)` with an ALLOWS or DENIES edge. */
   exact: ResourceRef[];
   globTypes: string[];
@@ -132,6 +159,8 @@ export function toProperties(body: PolicyBody): PolicyProperties {
     subjectGroups: [...(body.subjects.groups ?? [])],
     match: body.subjects.match === undefined ? null : JSON.stringify(body.subjects.match),
     conditions: conditions === null ? null : JSON.stringify(conditions),
+    validFrom: body.valid_from ?? null,
+    validUntil: body.valid_until ?? null,
     exact,
     globTypes: globs.map((r) => r.type),
     globPatterns: globs.map((r) => r.identifier),
@@ -160,6 +189,8 @@ export function fromProperties(props: Record<string, unknown>): Policy {
     status: props['status'] as Policy['status'],
     version: props['version'] as number,
     activated_at: text('activated_at'),
+    valid_from: text('valid_from'),
+    valid_until: text('valid_until'),
     created_at: props['created_at'] as string,
     created_by: props['created_by'] as string,
     updated_at: props['updated_at'] as string,
@@ -187,5 +218,7 @@ export function bodyOf(policy: Policy): PolicyBody {
     resources: policy.resources,
     ...(Object.keys(policy.conditions).length > 0 ? { conditions: policy.conditions } : {}),
     status: policy.status === 'deleted' ? 'disabled' : policy.status,
+    ...(policy.valid_from === null ? {} : { valid_from: policy.valid_from }),
+    ...(policy.valid_until === null ? {} : { valid_until: policy.valid_until }),
   };
 }

@@ -12,6 +12,8 @@ const Q = defineQueries('policies', [
   'delete',
   'page',
   'versions',
+  'expired_due',
+  'expire',
 ]);
 
 export interface PolicyVersionRow {
@@ -23,8 +25,15 @@ export interface PolicyVersionRow {
   created_by: string;
 }
 
-/** A checked body as the node properties and exact resources the statements write. */
-export function nodeProperties(body: PolicyBody): { props: Record<string, unknown>; exact: unknown[] } {
+/**
+ * A checked body as the node properties and exact resources the statements write, and its window
+ * (RFC 3339 texts or null), which the statements store as datetimes.
+ */
+export function nodeProperties(body: PolicyBody): {
+  props: Record<string, unknown>;
+  exact: unknown[];
+  window: { valid_from: string | null; valid_until: string | null };
+} {
   const p = toProperties(body);
   return {
     props: {
@@ -44,15 +53,17 @@ export function nodeProperties(body: PolicyBody): { props: Record<string, unknow
       glob_prefixes: p.globPrefixes,
     },
     exact: p.exact,
+    window: { valid_from: p.validFrom, valid_until: p.validUntil },
   };
 }
 
 export const policyRepository = {
   async create(tx: Tx, id: string, body: PolicyBody, actor: string, now: string): Promise<Policy> {
-    const { props, exact } = nodeProperties(body);
+    const { props, exact, window } = nodeProperties(body);
     const row = await tx.first<{ props: Record<string, unknown> }>(Q.create, {
       id,
       props,
+      window,
       body: JSON.stringify(body),
       actor,
       now,
@@ -72,10 +83,11 @@ export const policyRepository = {
   },
 
   async replace(tx: Tx, id: string, body: PolicyBody, actor: string, now: string): Promise<Policy> {
-    const { props, exact } = nodeProperties(body);
+    const { props, exact, window } = nodeProperties(body);
     const row = await tx.first<{ props: Record<string, unknown> }>(Q.update, {
       id,
       props,
+      window,
       body: JSON.stringify(body),
       actor,
       now,
@@ -107,6 +119,16 @@ export const policyRepository = {
       limit: page.limit,
     });
     return { total: row?.total ?? 0, policies: (row?.policies ?? []).map(fromProperties) };
+  },
+
+  /**
+   * Marks recorded the close of the windows that closed by `now` and were not recorded yet, at
+   * most `limit`; answers the policies it marked, with when their windows closed.
+   */
+  async expire(tx: Tx, now: string, limit: number): Promise<{ id: string; valid_until: string }[]> {
+    const due = await tx.first<{ ids: string[] }>(Q.expired_due, { now, limit });
+    if (!due || due.ids.length === 0) return [];
+    return tx.run<{ id: string; valid_until: string }>(Q.expire, { ids: due.ids, now });
   },
 
   async versions(

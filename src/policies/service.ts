@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { DeletedPolicy as DeletedPolicySchema } from '../schemas/policies.js';
-import type { Changes, OperationContext } from '../audit/audit.js';
+import { SYSTEM_CONTEXT, type Changes, type OperationContext } from '../audit/audit.js';
 import type { Database, Tx } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
 import type { EventSink } from '../events/sink.js';
@@ -10,6 +10,9 @@ import { POLICY_STATUSES } from '../vocabulary/policies.js';
 import { nowIso } from '../time.js';
 import { bodyOf, checkPolicyBody, type Policy, type PolicyBody } from './model.js';
 import { policyRepository as repo, type PolicyVersionRow } from './repository.js';
+
+/** Policies whose expiry one transaction records at most. */
+const EXPIRY_BATCH = 500;
 
 /** What deleting a policy answers. */
 export type DeletedPolicy = Static<typeof DeletedPolicySchema>;
@@ -51,6 +54,8 @@ function bodyChanges(before: PolicyBody | undefined, after: PolicyBody | undefin
     ['actions', (b) => b.actions],
     ['resources', (b) => b.resources.map((r) => `${r.type}:${r.identifier}`)],
     ['conditions', (b) => b.conditions ?? {}],
+    ['valid_from', (b) => b.valid_from ?? null],
+    ['valid_until', (b) => b.valid_until ?? null],
   ];
   const changes: Changes = {};
   for (const [field, read] of fields) {
@@ -153,6 +158,34 @@ export class PolicyService {
     const rows = await repo.versions(this.db, id, page);
     if (!rows) throw notFound('policy', id);
     return { total: rows.total, items: rows.versions, page };
+  }
+
+  /**
+   * Records `policy.expired` for each active policy whose window has closed, once: the event
+   * commits with the mark that says it was recorded, so several instances (or a run retried)
+   * never record a close twice, and a replacement that gives the policy a new window clears the
+   * mark. Decisions do not wait for this: they apply the window themselves. Answers how many
+   * closes it recorded.
+   */
+  async recordExpirations(signal?: AbortSignal): Promise<number> {
+    let recorded = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      const now = nowIso();
+      const marked = await this.db.write('policies/expire', async (tx) => {
+        const closed = await repo.expire(tx, now, EXPIRY_BATCH);
+        for (const policy of closed) {
+          this.events.record(tx, SYSTEM_CONTEXT, {
+            type: 'policy.expired',
+            target: { type: 'policy', id: policy.id },
+            reason: `its window closed at ${policy.valid_until}`,
+          });
+        }
+        return closed.length;
+      });
+      recorded += marked;
+      if (marked < EXPIRY_BATCH) return recorded;
+    }
   }
 
   /** The policy under its write lock, unless it is deleted. */

@@ -6,12 +6,17 @@ export type { AttributeValue, Attributes, Metadata, Principal, RiskFactor };
 /** Where the owner of a non-USER principal stands, when it does not live. */
 export type OwnerState = NonNullable<Principal['owner_state']>;
 
+/** Where the delegations an AI agent holds stand, when it holds any. */
+export type DelegationState = NonNullable<Principal['delegation_state']>;
+
 /** What a principal's risk is scored from. */
 export type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'metadata' | 'last_login'> & {
   /** Factors from what the principal can access (src/risk/privileges.ts). */
   privilege_factors?: readonly RiskFactor[];
   /** Where its owner stands when it does not live (src/risk/ownership.ts). */
   owner_state?: Principal['owner_state'] | undefined;
+  /** Where the delegations it holds stand (src/risk/delegations.ts). */
+  delegation_state?: Principal['delegation_state'] | undefined;
 };
 
 /**
@@ -115,6 +120,7 @@ export function fromProperties(props: Record<string, unknown>): Principal {
         ? (JSON.parse(props['privilege_factors']) as RiskFactor[])
         : [],
     owner_state: (props['owner_state'] as OwnerState | undefined) ?? null,
+    delegation_state: (props['delegation_state'] as DelegationState | undefined) ?? null,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   type Attributes,
   type AttributeValue,
   type Card,
+  type DelegationState,
   type Metadata,
   type OwnerState,
   type Principal,
@@ -34,6 +35,9 @@ const Q = defineQueries('principals', [
   'owner_states',
   'owned_page',
   'set_owner_state',
+  'delegation_states',
+  'delegating_page',
+  'set_delegation_state',
 ]);
 
 /**
@@ -297,6 +301,42 @@ export const principalRepository = {
     rows: readonly { id: string; state: OwnerState | null; score: number; factors: string }[],
   ): Promise<number> {
     const row = await tx.first<{ updated: number }>(Q.set_owner_state, { rows: [...rows] });
+    return row?.updated ?? 0;
+  },
+
+  /**
+   * Of the AI agents named in `ids`, those principals of `ids` delegate to, and the delegates of
+   * the delegations named in `delegations`, the living ones whose stored delegation state is out of
+   * date at `now`, with the state they are in (`null`: they hold no active delegation).
+   */
+  async delegationStates(
+    tx: Tx,
+    ids: readonly string[],
+    delegations: readonly string[],
+    now: string,
+  ): Promise<{ id: string; state: DelegationState | null }[]> {
+    return tx.run<{ id: string; state: DelegationState | null }>(Q.delegation_states, {
+      ids: [...ids],
+      delegations: [...delegations],
+      now,
+    });
+  },
+
+  /**
+   * The ids of the next `limit` living AI agents after `after`, in id order, that hold or once held
+   * a delegation.
+   */
+  async delegatingPage(tx: Reader, after: string, limit: number): Promise<string[]> {
+    const rows = await tx.run<{ id: string }>(Q.delegating_page, { after, limit });
+    return rows.map((r) => r.id);
+  },
+
+  /** Writes delegation states with the risk they make, where they changed; returns how many. */
+  async setDelegationState(
+    tx: Tx,
+    rows: readonly { id: string; state: DelegationState | null; score: number; factors: string }[],
+  ): Promise<number> {
+    const row = await tx.first<{ updated: number }>(Q.set_delegation_state, { rows: [...rows] });
     return row?.updated ?? 0;
   },
 

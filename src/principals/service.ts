@@ -309,7 +309,10 @@ export class PrincipalService {
         attributes,
         metadata,
         last_login: current.last_login,
+        // Inputs kept current elsewhere (src/risk/) stay as stored: this write does not change them.
         privilege_factors: current.privilege_factors,
+        owner_state: current.owner_state,
+        delegation_state: current.delegation_state,
       });
       const updated = await repo.update(
         tx,

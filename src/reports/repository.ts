@@ -22,6 +22,7 @@ const Q = defineQueries('reports', [
   'rows_orphaned_principals',
   'rows_audit_log',
   'rows_access_review',
+  'acts_for',
   'count_principals',
   'count_living_principals',
   'count_active_principals',
@@ -118,6 +119,20 @@ export interface AuditEventRows extends SourceRows<StoredEvent> {
 
 /** A report row as its query gives it, keyed by column. */
 export type SourceRow = Record<string, unknown>;
+
+/**
+ * A delegation a principal holds, as the reports show it: whom it acts for and with what
+ * (`resources` as stored, `type:identifier` texts; null: every resource).
+ */
+export interface HeldDelegation {
+  delegation_id: string;
+  delegator_id: string;
+  delegator_name: string;
+  delegator_status: string;
+  actions: string[];
+  resources: string[] | null;
+  expires_at: string;
+}
 
 /** A half-open range of time, [since, until), as RFC 3339 strings. */
 export interface TimeRange {
@@ -256,10 +271,23 @@ export const reportRepository = {
 
   /**
    * The next `limit` living non-USER principals after the id `after`, and as rows those among
-   * them without a living owner.
+   * them without a living owner or, for AI agents, acting at `now` for someone who is gone.
    */
-  async orphanedPrincipals(tx: Reader, after: string, limit: number): Promise<SourceRows<SourceRow>> {
-    return sourceRows(await tx.first<SourceRows<SourceRow>>(Q.rows_orphaned_principals, { after, limit }));
+  async orphanedPrincipals(
+    tx: Reader,
+    after: string,
+    limit: number,
+    now: string,
+  ): Promise<SourceRows<SourceRow>> {
+    return sourceRows(
+      await tx.first<SourceRows<SourceRow>>(Q.rows_orphaned_principals, { after, limit, now }),
+    );
+  },
+
+  /** The delegations each of `ids` holds at `now`, by principal id; those holding none are left out. */
+  async actsFor(tx: Reader, ids: readonly string[], now: string): Promise<Map<string, HeldDelegation[]>> {
+    const rows = await tx.run<{ id: string; held: HeldDelegation[] }>(Q.acts_for, { ids: [...ids], now });
+    return new Map(rows.map((r) => [r.id, r.held]));
   },
 
   /** The ids of the next `limit` active principals after the id `after`. */

@@ -1,7 +1,8 @@
 import { fromStored } from '../audit/audit.js';
 import type { Reader } from '../db/database.js';
 import type { AccessEntry } from '../decisions/access.js';
-import { reportRepository as repo, type SourceRows } from './repository.js';
+import { resourceOf } from '../policies/model.js';
+import { reportRepository as repo, type HeldDelegation, type SourceRows } from './repository.js';
 import type { ReportType } from '../vocabulary/report-types.js';
 
 /** A report's parameters once checked, with their defaults filled in (so a resumed run sees the same). */
@@ -59,6 +60,10 @@ function byPrincipalId<R>(
     };
   };
 }
+
+/** The delegations a principal holds, as its rows show them: resources written as the API writes them. */
+const actsFor = (held: readonly HeldDelegation[]) =>
+  held.map((h) => ({ ...h, resources: h.resources ? h.resources.map(resourceOf) : null }));
 
 const PAGE_ROWS = 1_000;
 /** The columns that say who a principal is, first in the reports about principals. */
@@ -126,12 +131,14 @@ export function reportSource(
           'owner_name',
           'risk_score',
           'created_at',
+          'delegation_orphaned',
+          'acts_for',
         ],
         total: (db) => repo.countLivingPrincipals(db, true),
         page: byPrincipalId(
-          (db, after, limit) => repo.orphanedPrincipals(db, after, limit),
+          (db, after, limit) => repo.orphanedPrincipals(db, after, limit, new Date().toISOString()),
           pageSize.principals,
-          (r) => [r],
+          (r) => [{ ...r, acts_for: actsFor(r['acts_for'] as HeldDelegation[]) }],
         ),
       };
     case 'access_review':
@@ -148,12 +155,20 @@ export function reportSource(
           'denied_actions',
           'granted_by',
           'conditional',
+          'expires_at',
+          'acts_for',
         ],
         total: (db) => repo.countActivePrincipals(db),
         page: byPrincipalId(
-          (db, after, limit) => repo.activePrincipalIds(db, after, limit),
+          async (db, after, limit) => {
+            const page = await repo.activePrincipalIds(db, after, limit);
+            // Whom each principal of the page acts for, read with it: an agent's rows carry them.
+            const held =
+              page.rows.length > 0 ? await repo.actsFor(db, page.rows, new Date().toISOString()) : null;
+            return { ...page, rows: page.rows.map((id) => ({ id, held: held?.get(id) ?? [] })) };
+          },
           pageSize.review,
-          (id) => {
+          ({ id, held }) => {
             const found = access.entriesOf(id);
             if (!found) return [];
             const { principal } = found;
@@ -169,6 +184,8 @@ export function reportSource(
               denied_actions: e.denied_actions ?? [],
               granted_by: e.granted_by,
               conditional: e.conditional,
+              expires_at: e.expires_at ?? null,
+              acts_for: actsFor(held),
             }));
           },
         ),

@@ -43,6 +43,10 @@ export function assessRisk(p: RiskInput, now: number = Date.now()): ReturnType<R
     );
     if (risky.length > 0)
       factors.push({ code: 'HIGH_RISK_CAPABILITY', points: Math.min(30, 15 * risky.length) });
+    // An agent still acting for someone who is gone, or whose own owner is gone: nobody living
+    // answers for what it does under those delegations.
+    if (p.delegation_state === 'orphaned' || (p.delegation_state === 'acting' && p.owner_state))
+      factors.push({ code: 'DELEGATION_ORPHANED', points: 30 });
   }
   if (p.status === 'suspended') factors.push({ code: 'SUSPENDED', points: 10 });
   factors.push(...(p.privilege_factors ?? []));

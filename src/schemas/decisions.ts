@@ -3,6 +3,8 @@ import { Id, KeyedMap, PageQuery, Pagination, Timestamp } from './common.js';
 import { FreeForm } from './free-form.js';
 import { literals } from './principals.js';
 import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../vocabulary/policies.js';
+import { idPattern } from '../ids.js';
+import { MAX_CHAIN } from '../vocabulary/delegations.js';
 import { KEY_PATTERN, MAX_KEYS } from '../vocabulary/principals.js';
 
 export const MAX_BATCH = 1000;
@@ -67,7 +69,10 @@ export const DecisionRequestSchema = Type.Object(
       ),
     ),
     on_behalf_of: Type.Optional(
-      Id('principal', 'The principal the caller acts for: ALLOW only if both are allowed'),
+      Type.Union([Id('principal'), Type.Array(Id('principal'), { minItems: 1, maxItems: MAX_CHAIN })], {
+        description:
+          'Whom the caller acts for: a principal id, or the delegation chain outermost delegator first (at most 4). ALLOW only if every link is an active delegation covering the request and every principal of the chain, and the caller, is allowed',
+      }),
     ),
     explain: Type.Optional(Type.Boolean({ description: 'Add a `trace` of every candidate policy' })),
   },
@@ -83,6 +88,7 @@ export const REASON_CODES = [
   'PRINCIPAL_INACTIVE',
   'TOOL_NOT_ALLOWED',
   'DELEGATOR_DENIED',
+  'NO_DELEGATION',
   'AMBIGUOUS_SUBJECT',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
@@ -93,8 +99,12 @@ export const ReasonSchema = Type.Object(
     policy_id: Type.Optional(Id('policy')),
     policy_version: Type.Optional(Type.Integer({ minimum: 1 })),
     principal_id: Type.Optional(
-      Type.String({ description: 'Whom the reason is about, when it is not the requesting principal' }),
+      Type.String({
+        description:
+          'Whom the reason is about, when it is not the requesting principal (for `NO_DELEGATION`, the delegator of the link)',
+      }),
     ),
+    delegate_id: Type.Optional(Type.String({ description: 'For `NO_DELEGATION`: the delegate of the link' })),
     message: Type.Optional(Type.String()),
   },
   { additionalProperties: false, title: 'Reason' },
@@ -153,6 +163,31 @@ const TracePrincipalSchema = Type.Object(
 );
 export type TracePrincipal = Static<typeof TracePrincipalSchema>;
 
+/** A link of a delegation chain: whether a delegation covers the request. */
+const TraceLinkSchema = Type.Object(
+  {
+    delegator_id: Type.String(),
+    delegate_id: Type.String(),
+    delegation_id: Type.Optional(Type.String({ description: 'The delegation that covers it' })),
+    expires_at: Type.Optional(Timestamp),
+    covered: Type.Boolean(),
+    why: Type.String(),
+  },
+  { additionalProperties: false, title: 'TraceLink' },
+);
+export type TraceLink = Static<typeof TraceLinkSchema>;
+
+/** One principal's own decision in a chain. */
+const TraceVerdictSchema = Type.Object(
+  {
+    principal_id: Type.String(),
+    allowed: Type.Boolean(),
+    reasons: Type.Array(ReasonSchema),
+  },
+  { additionalProperties: false, title: 'TraceVerdict' },
+);
+export type TraceVerdict = Static<typeof TraceVerdictSchema>;
+
 export const TraceSchema = Type.Object(
   {
     index_version: Type.Integer({ minimum: 0, description: 'Version of the policy index that answered' }),
@@ -160,6 +195,17 @@ export const TraceSchema = Type.Object(
     candidates: Type.Array(TraceCandidateSchema, {
       description: 'Every active policy naming the resource and the action, and why it did or did not apply',
     }),
+    links: Type.Optional(
+      Type.Array(TraceLinkSchema, {
+        description:
+          'With `on_behalf_of`: each link of the chain, outermost first, and the delegation covering it',
+      }),
+    ),
+    verdicts: Type.Optional(
+      Type.Array(TraceVerdictSchema, {
+        description: 'With `on_behalf_of`: each principal’s own decision, the caller first',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'Trace' },
 );
@@ -175,7 +221,9 @@ export const DecisionSchema = Type.Object(
       { type: Type.String(), identifier: Type.String() },
       { additionalProperties: false },
     ),
-    on_behalf_of: Type.Optional(Type.String()),
+    on_behalf_of: Type.Optional(
+      Type.Array(Type.String(), { description: 'The delegation chain, outermost delegator first' }),
+    ),
     reasons: Type.Array(ReasonSchema),
     granted_by: Type.Array(Id('policy')),
     evaluated_at: Timestamp,
@@ -270,6 +318,13 @@ export const AccessEntrySchema = Type.Object(
     ),
     granted_by: Type.Array(Id('policy')),
     granted_at: Timestamp,
+    expires_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When every policy of `granted_by` is time-bound: the earliest close of their windows, when the entry first changes. Left out when a grant does not end',
+      }),
+    ),
     conditional: Type.Boolean({ description: 'Some grant depends on the request context' }),
     grants: Type.Optional(
       Type.Array(AccessGrantSchema, {
@@ -293,6 +348,13 @@ export const AccessRecordSchema = Type.Object(
 
 export const AccessQuery = Type.Object({
   resource_type: Type.Optional(Type.String({ pattern: RESOURCE_TYPE_PATTERN })),
+  on_behalf_of: Type.Optional(
+    Type.String({
+      pattern: `^${idPattern('principal').slice(1, -1)}(,${idPattern('principal').slice(1, -1)}){0,${MAX_CHAIN - 1}}$`,
+      description:
+        'What the principal may reach acting for this principal (or comma-separated chain, outermost delegator first): the intersection of its access, theirs, and what the delegations in force hand on',
+    }),
+  ),
   action: Type.Optional(
     Type.String({ pattern: ACTION_NAME_PATTERN, description: 'Entries granting this action' }),
   ),
@@ -327,6 +389,12 @@ export const ResourceAccessSchema = Type.Object(
           actions: Type.Array(Type.String()),
           denied_actions: Type.Optional(Type.Array(Type.String())),
           granted_by: Type.Array(Id('policy')),
+          expires_at: Type.Optional(
+            Type.String({
+              format: 'date-time',
+              description: 'As in an access entry: when every grant is time-bound, the earliest close',
+            }),
+          ),
           conditional: Type.Boolean(),
         },
         { additionalProperties: false },

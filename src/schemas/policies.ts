@@ -35,7 +35,7 @@ export const ResourceRefSchema = Type.Object(
 );
 export type ResourceRef = Static<typeof ResourceRefSchema>;
 
-const ResourcePatternSchema = Type.Object(
+export const ResourcePatternSchema = Type.Object(
   {
     type: ResourceRefSchema.properties.type,
     identifier: Type.String({
@@ -105,6 +105,22 @@ export const PolicyBodySchema = Type.Object(
       ),
     ),
     status: Type.Optional(literals(POLICY_STATUSES, { default: 'active', description: 'Default `active`' })),
+    valid_from: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        maxLength: 64,
+        description:
+          'RFC 3339: the policy applies from this instant on (inclusive); before it, decisions are made as if it were not there',
+      }),
+    ),
+    valid_until: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        maxLength: 64,
+        description:
+          'RFC 3339: the policy applies until this instant (exclusive), then decisions are made as if it were not there and `policy.expired` is recorded. Must be in the future and after `valid_from`',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'PolicyBody' },
 );
@@ -133,6 +149,12 @@ export const PolicySchema = Type.Object(
     version: Type.Integer({ minimum: 1, description: 'Counts the changes; the ETag is `"<version>"`' }),
     activated_at: Type.Union([Timestamp, Type.Null()], {
       description: 'When the policy last became active (null if it never was)',
+    }),
+    valid_from: Type.Union([Timestamp, Type.Null()], {
+      description: 'When its window opens (null: no lower bound)',
+    }),
+    valid_until: Type.Union([Timestamp, Type.Null()], {
+      description: 'When its window closes (null: it does not end)',
     }),
     created_at: Timestamp,
     created_by: Type.String(),

@@ -149,6 +149,12 @@ export const PrincipalRecord = Type.Object(
       Type.Literal('deleted'),
       Type.Null(),
     ]),
+    /**
+     * Where the delegations an AI agent holds stand: `acting` while it holds active ones, all from
+     * active delegators; `orphaned` when one comes from a delegator who is no longer active; null
+     * when it holds none (src/risk/delegations.ts).
+     */
+    delegation_state: Type.Union([Type.Literal('acting'), Type.Literal('orphaned'), Type.Null()]),
   },
   { additionalProperties: false },
 );

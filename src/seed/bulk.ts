@@ -17,6 +17,7 @@ import { nodeProperties } from '../policies/repository.js';
 import { type PrincipalType } from '../vocabulary/principals.js';
 
 const Q = defineQueries('seed', [
+  'delegations',
   'principals',
   'managers',
   'groups',
@@ -60,6 +61,17 @@ export interface SeedPolicy {
   id: string;
   /** Checked as the API checks it: a body the API would refuse is refused here too. */
   body: PolicyBody;
+  createdAt: string;
+}
+
+export interface SeedDelegation {
+  id: string;
+  delegatorId: string;
+  delegateId: string;
+  actions: string[];
+  /** `type:identifier` texts; null: every resource. */
+  resources: string[] | null;
+  expiresAt: string;
   createdAt: string;
 }
 
@@ -191,10 +203,22 @@ export class BulkLoader {
     const params = rows.map((p) => {
       // As the API stores it: the schema's default status filled in.
       const body = checkPolicyBody({ ...p.body, status: p.body.status ?? 'active' });
-      const { props, exact } = nodeProperties(body);
-      return { id: p.id, props, exact, body: JSON.stringify(body), createdAt: p.createdAt };
+      const { props, exact, window } = nodeProperties(body);
+      return { id: p.id, props, exact, window, body: JSON.stringify(body), createdAt: p.createdAt };
     });
     await this.db.write(Q.policies, (tx) => tx.run(Q.policies, { rows: params, actor: this.actor }));
+  }
+
+  /** Active delegations between principals that exist. */
+  async delegations(rows: SeedDelegation[]): Promise<void> {
+    const params = rows.map((d) => ({
+      delegatorId: d.delegatorId,
+      delegateId: d.delegateId,
+      expiresAt: d.expiresAt,
+      createdAt: d.createdAt,
+      props: { id: d.id, actions: d.actions, resources: d.resources, reason: null, created_by: this.actor },
+    }));
+    await this.db.write(Q.delegations, (tx) => tx.run(Q.delegations, { rows: params }));
   }
 
   /** Registered resources with their attributes and owner. */

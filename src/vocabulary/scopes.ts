@@ -19,6 +19,8 @@ export const SCOPES = [
   'webhooks:write',
   'clients:admin',
   'connectors:admin',
+  'delegations:read',
+  'delegations:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -38,4 +40,6 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'webhooks:write': 'Manage webhooks, rotate their secrets and send test deliveries',
   'clients:admin': 'Manage API clients',
   'connectors:admin': 'Manage identity connectors and their SCIM tokens',
+  'delegations:read': 'Read who may act for whom (delegations)',
+  'delegations:write': 'Create and revoke delegations',
 };

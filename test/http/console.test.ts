@@ -29,12 +29,16 @@ interface Graph {
   platform: string;
   engineering: string;
   ledgerPolicy: string;
+  triageBot: string;
+  ledgerHelper: string;
 }
 
 /**
  * A small organisation: Grace manages Ada, who manages Alan, who manages Katherine; Ada and
  * Katherine are in Platform, which is in Engineering; Engineering may read the ledger. Plus an
- * agent whose owner left, an unowned service account and someone not seen for 200 days.
+ * agent whose owner left (still acting for Katherine), an unowned service account and someone not
+ * seen for 200 days, and a chain of delegations: triage-bot administers billing for Ada, and
+ * ledger-helper for triage-bot.
  */
 async function seed(app: TestApp, admin: HttpClient): Promise<Graph> {
   const grace = await insertPrincipal(app, {
@@ -114,6 +118,47 @@ async function seed(app: TestApp, admin: HttpClient): Promise<Graph> {
   expect(registered.status, registered.text).to.be.oneOf([200, 201]);
   const patched = await admin.patch(`/v1/principals/${ada.id}`, { attributes: { title: 'VP Engineering' } });
   expect(patched.status, patched.text).to.equal(200);
+
+  const ownedAgent = async (name: string): Promise<string> => {
+    const created = await admin.post('/v1/principals', {
+      type: 'AI_AGENT',
+      name,
+      metadata: { owner: grace.id },
+    });
+    expect(created.status, created.text).to.equal(201);
+    return created.body.id as string;
+  };
+  const triageBot = await ownedAgent('triage-bot');
+  const ledgerHelper = await ownedAgent('ledger-helper');
+  await policy({
+    name: 'agents-admin-billing',
+    effect: 'allow',
+    subjects: { principals: [triageBot, ledgerHelper] },
+    actions: ['admin'],
+    resources: [{ type: 'service', identifier: 'billing' }],
+  });
+  // deploy-bot's owner left: the delegation it holds from Katherine outlives its owner.
+  const orphaned = await admin.post('/v1/delegations', {
+    delegator_id: katherine.id,
+    delegate_id: agent.body.id,
+    expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+    actions: ['deploy'],
+  });
+  expect(orphaned.status, orphaned.text).to.equal(201);
+  for (const [delegator, delegate] of [
+    [ada.id, triageBot],
+    [triageBot, ledgerHelper],
+  ]) {
+    const created = await admin.post('/v1/delegations', {
+      delegator_id: delegator,
+      delegate_id: delegate,
+      expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+      actions: ['admin'],
+      resources: [{ type: 'service', identifier: 'billing' }],
+      reason: 'billing on-call',
+    });
+    expect(created.status, created.text).to.equal(201);
+  }
   return {
     ada: ada.id,
     grace: grace.id,
@@ -122,6 +167,8 @@ async function seed(app: TestApp, admin: HttpClient): Promise<Graph> {
     platform,
     engineering,
     ledgerPolicy,
+    triageBot,
+    ledgerHelper,
   };
 }
 
@@ -513,6 +560,77 @@ describe('analyst console in a browser', function () {
     expect(await page.locator('.reasons').textContent()).to.include('NO_MATCHING_POLICY');
   });
 
+  it("shows an agent's delegations with their chain, and a decision's delegation links and verdicts", async () => {
+    await goWithin(page, `/principals/${graph.ledgerHelper}`);
+    await page.getByRole('heading', { level: 1, name: 'ledger-helper' }).waitFor();
+    const delegations = page.locator('#delegations');
+    const received = delegations.locator('table.delegations').nth(1).locator('tbody tr[data-delegation]');
+    await received.first().waitFor();
+    expect(await received.count()).to.equal(1);
+    expect(await received.locator('.chain').textContent()).to.equal(
+      'Ada Lovelace → triage-bot → ledger-helper',
+    );
+    const row = await received.textContent();
+    expect(row).to.include('applies').and.include('admin').and.include('service:billing');
+    expect(await delegations.locator('table.delegations').first().textContent()).to.include(
+      'It delegates to nobody.',
+    );
+    // Each principal of the chain but this one opens its own page.
+    expect(await received.getByRole('link', { name: 'Ada Lovelace' }).getAttribute('href')).to.equal(
+      `/console/principals/${graph.ada}`,
+    );
+    await shot(page, 'delegations', true);
+
+    await received.getByRole('link', { name: 'triage-bot' }).click();
+    await page.getByRole('heading', { level: 1, name: 'triage-bot' }).waitFor();
+    const tables = page.locator('#delegations table.delegations');
+    const given = tables.nth(0).locator('tbody tr[data-delegation]');
+    await given.first().waitFor();
+    expect(await given.locator('.chain').allTextContents()).to.deep.equal([
+      'Ada Lovelace → triage-bot → ledger-helper',
+    ]);
+    expect(await tables.nth(1).locator('tbody tr[data-delegation] .chain').allTextContents()).to.deep.equal([
+      'Ada Lovelace → triage-bot',
+    ]);
+
+    // ledger-helper administers billing for Ada, through triage-bot: every link is covered.
+    await goWithin(page, `/principals/${graph.ledgerHelper}`);
+    await page.getByRole('link', { name: 'Evaluate a request' }).click();
+    await page.getByRole('heading', { name: 'Decisions explorer' }).waitFor();
+    await page.getByLabel('Action').fill('admin');
+    await page.getByLabel('Resource type').fill('service');
+    await page.getByLabel('Resource identifier').fill('billing');
+    await page.getByLabel('On behalf of (optional)').fill(`${graph.ada}, ${graph.triageBot}`);
+    await page.getByRole('button', { name: 'Evaluate with explanation' }).click();
+    await page.locator('.verdict.allow').waitFor();
+    const links = page.locator('table.links tbody tr');
+    await links.first().waitFor();
+    expect(await links.count()).to.equal(2);
+    await links.first().getByRole('link', { name: 'Ada Lovelace' }).waitFor();
+    expect(await links.nth(0).textContent())
+      .to.include('Ada Lovelace')
+      .and.include('triage-bot');
+    expect(await links.nth(1).textContent())
+      .to.include('triage-bot')
+      .and.include('ledger-helper');
+    for (const link of await links.all()) expect(await link.textContent()).to.include('covered');
+    expect(await page.locator('table.links td code').allTextContents()).to.have.length(2);
+    const verdicts = page.locator('table.verdicts tbody tr');
+    await verdicts.nth(2).getByRole('link', { name: 'Ada Lovelace' }).waitFor();
+    expect(await verdicts.allTextContents()).to.have.length(3);
+    for (const verdict of await verdicts.all()) expect(await verdict.textContent()).to.include('allowed');
+    await shot(page, 'decision-chain', true);
+
+    // Straight for Ada, nothing delegates to ledger-helper: the link is not covered.
+    await page.getByLabel('On behalf of (optional)').fill(graph.ada);
+    await page.getByRole('button', { name: 'Evaluate with explanation' }).click();
+    await page.locator('.verdict.deny').waitFor();
+    expect(await page.locator('.reasons').textContent()).to.include('NO_DELEGATION');
+    const missing = page.locator('table.links tbody tr');
+    expect(await missing.count()).to.equal(1);
+    expect(await missing.textContent()).to.include('not covered');
+  });
+
   it('lists orphaned and dormant identities one click from home', async () => {
     await page.getByRole('link', { name: 'Home' }).click();
     await page.getByRole('link', { name: 'Orphaned identities' }).click();
@@ -520,9 +638,10 @@ describe('analyst console in a browser', function () {
     await rows.waitFor();
     const orphans = await rows.locator('tbody tr td:first-child').allTextContents();
     expect(orphans.sort()).to.deep.equal(['deploy-bot', 'legacy-sync']);
-    expect(await rows.locator('tbody tr', { hasText: 'deploy-bot' }).textContent()).to.include(
-      'deprovisioned',
-    );
+    const deployBot = await rows.locator('tbody tr', { hasText: 'deploy-bot' }).textContent();
+    expect(deployBot).to.include('deprovisioned');
+    // Whom it acts for, with its owner gone.
+    expect(deployBot).to.include('Katherine Johnson').and.include('orphaned delegation');
     await shot(page, 'orphaned');
 
     await page.getByRole('link', { name: 'Home' }).click();

@@ -194,7 +194,7 @@ describe('decisions', () => {
       expect(no.reasons.map((r: any) => r.code)).to.deep.equal(['TOOL_NOT_ALLOWED']);
     });
 
-    it('allows on behalf of another principal only when both are allowed', async () => {
+    it('allows on behalf of another principal only when both are allowed and a delegation covers it', async () => {
       const agent = await principal('AI_AGENT', { allowed_tools: ['*'] });
       const user = await insertPrincipal(app, { name: uniq('user') });
       const t = type();
@@ -206,9 +206,18 @@ describe('decisions', () => {
         subjects: { principals: [user.id] },
         resources: [{ type: t, identifier: 'shared' }],
       });
+      const undelegated = await decision(agent, t, 'shared', { on_behalf_of: user.id });
+      expect(undelegated.decision).to.equal('DENY');
+      expect(undelegated.reasons.map((r: any) => r.code)).to.deep.equal(['NO_DELEGATION']);
+      const delegated = await api.post('/v1/delegations', {
+        delegator_id: user.id,
+        delegate_id: agent,
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      expect(delegated.status, delegated.text).to.equal(201);
       const both = await decision(agent, t, 'shared', { on_behalf_of: user.id });
       expect(both.decision).to.equal('ALLOW');
-      expect(both.on_behalf_of).to.equal(user.id);
+      expect(both.on_behalf_of).to.deep.equal([user.id]);
       expect(both.granted_by).to.deep.equal([agentPolicy.id, userPolicy.id].sort());
       const onlyAgent = await decision(agent, t, 'private', { on_behalf_of: user.id });
       expect(onlyAgent.decision).to.equal('DENY');

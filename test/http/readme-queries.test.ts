@@ -31,6 +31,8 @@ function pageQueries(heading: string): string[] {
  *   Ada in SRE, Edsger in Data, Grace in Engineering, invoice-triage in Platform, Alan in Finance
  *   AI agents: invoice-triage (owner: Ada's id), release-notes (owner: Grace's email),
  *   stray-bot (no owner); the service account ci-deploy has an owner but is no agent.
+ *   Delegations: Ada → invoice-triage → release-notes, Grace → release-notes (reading tickets),
+ *   Alan → ci-deploy revoked.
  */
 describe('docs/graph-model.md: Explore the graph', function () {
   // A dozen writes through the service before the first query; a busy machine needs a while.
@@ -104,6 +106,28 @@ describe('docs/graph-model.md: Explore the graph', function () {
         { type: 'database', identifier: 'payments-*' },
       ],
     });
+    const delegate = async (
+      from: string,
+      to: string,
+      extra: Record<string, unknown> = {},
+    ): Promise<string> => {
+      const res = await api.post('/v1/delegations', {
+        delegator_id: from,
+        delegate_id: to,
+        expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+        ...extra,
+      });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.id as string;
+    };
+    await delegate(p['ada'].id, p['triage'].id);
+    await delegate(p['triage'].id, p['notes'].id);
+    await delegate(p['grace'].id, p['notes'].id, {
+      actions: ['read'],
+      resources: [{ type: 'ticket', identifier: '*' }],
+    });
+    const revoked = await delegate(p['alan'].id, p['deploy'].id);
+    expect((await api.delete(`/v1/delegations/${revoked}`)).status).to.equal(200);
     await policy({
       name: 'ada-write-ledger',
       effect: 'allow',
@@ -181,6 +205,21 @@ describe('docs/graph-model.md: Explore the graph', function () {
         { member: 'Edsger Dijkstra', type: 'USER' },
         { member: 'Grace Hopper', type: 'USER' },
         { member: 'invoice-triage', type: 'AI_AGENT' },
+      ],
+    },
+    {
+      about: "DELEGATES_TO {status: 'active'}",
+      rows: () => [
+        { delegator: 'Ada Lovelace', delegate: 'invoice-triage', actions: ['*'], resources: null },
+        { delegator: 'Grace Hopper', delegate: 'release-notes', actions: ['read'], resources: ['ticket:*'] },
+        { delegator: 'invoice-triage', delegate: 'release-notes', actions: ['*'], resources: null },
+      ],
+    },
+    {
+      about: 'DELEGATES_TO*1..4',
+      rows: () => [
+        { agent: 'invoice-triage', links: 1, chain: ['Ada Lovelace', 'invoice-triage'] },
+        { agent: 'release-notes', links: 2, chain: ['Ada Lovelace', 'invoice-triage', 'release-notes'] },
       ],
     },
   ];

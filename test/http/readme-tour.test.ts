@@ -12,11 +12,11 @@ const SECTION = 'Five-minute tour';
 const TOUR_BASE_URL = 'http://localhost:8080';
 const ID = '[0-7][0-9A-HJKMNP-TV-Z]{25}';
 
-/** The fenced blocks of one language in the README's tour, in the order they appear. */
-function tourBlocks(language: 'sh' | 'cypher'): string[] {
+/** The fenced blocks of one language in a section of the README (the tour), in the order they appear. */
+function tourBlocks(language: 'sh' | 'cypher', heading = SECTION): string[] {
   const readme = readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n## ${SECTION}\n`);
-  if (start === -1) throw new Error(`README.md has no "## ${SECTION}" section`);
+  const start = readme.indexOf(`\n## ${heading}\n`);
+  if (start === -1) throw new Error(`README.md has no "## ${heading}" section`);
   const rest = readme.slice(start + 1);
   const end = rest.indexOf('\n## ');
   const section = end === -1 ? rest : rest.slice(0, end);
@@ -46,8 +46,8 @@ interface TourRun {
  * script stops at the first command that fails, and a line of its own before each block tells
  * which block printed what.
  */
-async function runTour(baseUrl: string): Promise<TourRun> {
-  const blocks = tourBlocks('sh');
+async function runTour(baseUrl: string, after: string[] = []): Promise<TourRun> {
+  const blocks = [...tourBlocks('sh'), ...after.flatMap((heading) => tourBlocks('sh', heading))];
   const marker = (i: number): string => `@@tour block ${i}@@`;
   const script = [
     'set -euo pipefail',
@@ -198,5 +198,59 @@ describe('README: Five-minute tour', function () {
     expect(row!['sa']).to.include({ id: sa, type: 'SERVICE_ACCOUNT', name: 'invoice-exporter' });
     expect(row!['policy']).to.include({ id: policy, name: 'invoice-exporter-reads-invoices' });
     expect(row!['db']).to.include({ type: 'database', identifier: 'invoices' });
+  });
+});
+
+describe('README: Agents and delegation, after the tour', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let run: TourRun;
+
+  before(async () => {
+    app = await startTestApp();
+    run = await runTour(app.http.baseUrl, ['Agents and delegation']);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  it('runs its example in the tour’s shell and answers the explained ALLOW it describes', async () => {
+    expect(
+      run.code,
+      `the example failed (exit ${run.code}):\n${run.stderr}\n${run.printed.join('\n')}`,
+    ).to.equal(0);
+    expect(run.stderr).to.equal('');
+    // The block prints the new policy's id, then the decision.
+    const [policyId, ...rest] = run.printed.at(-1)!.split('\n');
+    expect(policyId).to.match(new RegExp(`^pol_${ID}$`));
+    const decision = JSON.parse(rest.join('\n'));
+    expect(decision.decision).to.equal('ALLOW');
+    expect(decision.on_behalf_of).to.have.length(1);
+    expect(decision.reasons.map((r: any) => r.code)).to.deep.equal(['POLICY_ALLOW', 'POLICY_ALLOW']);
+    expect(decision.trace.links).to.have.length(1);
+    expect(decision.trace.links[0]).to.include({ covered: true, delegate_id: decision.principal_id });
+    const api = await authed(app);
+    const list = await api.get(`/v1/delegations?delegate_id=${decision.principal_id}`);
+    expect(list.body.data).to.have.length(1);
+    expect(list.body.data[0]).to.include({ reason: 'month-end close', status: 'active' });
+    const payroll = await api.post('/v1/decisions/evaluate', {
+      principal_id: decision.principal_id,
+      action: 'read',
+      resource: { type: 'database', identifier: 'payroll' },
+      on_behalf_of: decision.on_behalf_of,
+    });
+    expect(payroll.body.reasons.map((r: any) => r.code)).to.deep.equal([
+      'DELEGATOR_DENIED',
+      'NO_MATCHING_POLICY',
+    ]);
+    const revoked = await api.delete(`/v1/delegations/${list.body.data[0].id}`);
+    expect(revoked.status).to.equal(200);
+    const after = await api.post('/v1/decisions/evaluate', {
+      principal_id: decision.principal_id,
+      action: 'read',
+      resource: { type: 'database', identifier: 'invoices' },
+      on_behalf_of: decision.on_behalf_of,
+    });
+    expect(after.body.reasons.map((r: any) => r.code)).to.deep.equal(['NO_DELEGATION']);
   });
 });

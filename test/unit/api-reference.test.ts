@@ -13,6 +13,7 @@ import { authzenRoutes } from '../../src/http/routes/authzen.js';
 import { clientRoutes } from '../../src/http/routes/clients.js';
 import { connectorRoutes } from '../../src/http/routes/connectors.js';
 import { decisionRoutes } from '../../src/http/routes/decisions.js';
+import { delegationRoutes } from '../../src/http/routes/delegations.js';
 import { groupRoutes } from '../../src/http/routes/groups.js';
 import { operationRoutes } from '../../src/http/routes/operations.js';
 import { policyRoutes } from '../../src/http/routes/policies.js';
@@ -80,6 +81,7 @@ const BUILDERS: Record<string, () => AnyRoute[]> = {
   principalRoutes: () => principalRoutes(services),
   policyRoutes: () => policyRoutes(services),
   decisionRoutes: () => decisionRoutes(services),
+  delegationRoutes: () => delegationRoutes(services),
   resourceRoutes: () => resourceRoutes(services),
   authzenRoutes: () => authzenRoutes(services),
   scimRoutes: () => scimRoutes(services),
@@ -258,10 +260,10 @@ describe('API reference (docs/api.md)', () => {
   describe('the checks themselves', () => {
     // Doctored from the document itself, so that these hold whatever state docs/api.md is in.
     it('report an operation the reference invents', () => {
-      const doctored = [...operations, 'POST /v1/delegations'];
+      const doctored = [...operations, 'POST /v1/delegations/{id}/renew'];
       expect(drift(operations, doctored)).to.deep.equal({
         missing: [],
-        unknown: ['POST /v1/delegations'],
+        unknown: ['POST /v1/delegations/{id}/renew'],
         repeated: [],
       });
     });

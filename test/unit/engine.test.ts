@@ -68,11 +68,7 @@ interface World {
   groups: GroupSpec[];
   policies: PolicySpec[];
   resources?: ResourceSpec[];
-  /**
-   * Who may act for whom (`delegator → delegate`). The index holds no delegations, so these only
-   * document the world the delegation cases assume: every request on behalf of someone that is
-   * expected to pass relies on a delegation listed here.
-   */
+  /** Who may act for whom (`delegator → delegate`): active delegations of every action and resource. */
   delegations?: [string, string][];
 }
 
@@ -1258,7 +1254,6 @@ const SUITES: Suite[] = [
         resource: 'doc:future',
         allowed: false,
         reasons: NO_MATCH,
-        skip: 'policies have no valid_from/valid_until in the engine: the window is ignored',
       },
       {
         name: 'an expired time-bound allow is as if it were not there',
@@ -1266,7 +1261,6 @@ const SUITES: Suite[] = [
         resource: 'doc:expired',
         allowed: false,
         reasons: NO_MATCH,
-        skip: 'policies have no valid_from/valid_until in the engine: the window is ignored',
       },
       {
         name: 'an expired time-bound deny takes nothing away',
@@ -1274,7 +1268,6 @@ const SUITES: Suite[] = [
         resource: 'doc:expired-deny',
         allowed: true,
         reasons: ['POLICY_ALLOW pol_base'],
-        skip: 'policies have no valid_from/valid_until in the engine: the window is ignored',
       },
       {
         name: 'a time-bound deny not yet valid takes nothing away',
@@ -1282,7 +1275,6 @@ const SUITES: Suite[] = [
         resource: 'doc:future-deny',
         allowed: true,
         reasons: ['POLICY_ALLOW pol_base'],
-        skip: 'policies have no valid_from/valid_until in the engine: the window is ignored',
       },
     ],
   },
@@ -1780,7 +1772,6 @@ const SUITES: Suite[] = [
         on_behalf_of: 'prn_key',
         allowed: false,
         reasons: ['NO_DELEGATION @prn_key'],
-        skip: 'the engine holds no delegations: on_behalf_of is never checked against one',
       },
       {
         name: 'a chain, every link delegated and every principal allowed: ALLOW',
@@ -1793,7 +1784,6 @@ const SUITES: Suite[] = [
           'POLICY_ALLOW pol_agent_read @prn_agent',
           'POLICY_ALLOW pol_alice_read @prn_alice',
         ],
-        skip: 'the engine takes on_behalf_of as one principal id, not a delegation chain',
       },
       {
         name: 'a chain whose outermost delegator is denied: DELEGATOR_DENIED',
@@ -1802,7 +1792,6 @@ const SUITES: Suite[] = [
         on_behalf_of: ['prn_svc', 'prn_agent'],
         allowed: false,
         reasons: ['DELEGATOR_DENIED @prn_svc', 'NO_MATCHING_POLICY @prn_svc'],
-        skip: 'the engine takes on_behalf_of as one principal id, not a delegation chain',
       },
     ],
   },
@@ -1915,21 +1904,30 @@ function actionCases(resource: string, policy: string, yes: string[], no: string
 
 function storedPolicy(spec: PolicySpec): Policy {
   const at = '2026-01-01T00:00:00.000Z';
-  const body: PolicyBody = checkPolicyBody({
-    name: spec.id,
-    effect: spec.effect,
-    subjects: {
-      ...(spec.principals?.length ? { principals: spec.principals } : {}),
-      ...(spec.groups?.length ? { groups: spec.groups } : {}),
-      ...(spec.match ? { match: spec.match } : {}),
+  // Checked as the API checked it when it was written, a month ago: a window that has closed
+  // since was still ahead then.
+  const writtenAt = NOW - 30 * DAY;
+  const body: PolicyBody = checkPolicyBody(
+    {
+      name: spec.id,
+      effect: spec.effect,
+      subjects: {
+        ...(spec.principals?.length ? { principals: spec.principals } : {}),
+        ...(spec.groups?.length ? { groups: spec.groups } : {}),
+        ...(spec.match ? { match: spec.match } : {}),
+      },
+      actions: spec.actions ?? ['read'],
+      resources: spec.resources.map(resourceOf),
+      ...(spec.conditions ? { conditions: spec.conditions } : {}),
+      status: spec.status ?? 'active',
+      ...(spec.valid_from ? { valid_from: spec.valid_from } : {}),
+      ...(spec.valid_until ? { valid_until: spec.valid_until } : {}),
     },
-    actions: spec.actions ?? ['read'],
-    resources: spec.resources.map(resourceOf),
-    ...(spec.conditions ? { conditions: spec.conditions } : {}),
-    status: spec.status ?? 'active',
-  });
+    '',
+    writtenAt,
+  );
   const status = body.status ?? 'active';
-  const policy: Policy = {
+  return {
     id: spec.id,
     name: body.name,
     description: null,
@@ -1945,17 +1943,13 @@ function storedPolicy(spec: PolicySpec): Policy {
     status,
     version: spec.version ?? 1,
     activated_at: status === 'active' ? at : null,
+    valid_from: body.valid_from ?? null,
+    valid_until: body.valid_until ?? null,
     created_at: at,
     created_by: 'cli_test',
     updated_at: at,
     updated_by: 'cli_test',
   };
-  // The window of a time-bound policy, as the contract names its fields.
-  const window = {
-    ...(spec.valid_from ? { valid_from: spec.valid_from } : {}),
-    ...(spec.valid_until ? { valid_until: spec.valid_until } : {}),
-  };
-  return { ...policy, ...window };
 }
 
 function buildIndex(world: World): PolicyIndex {
@@ -1988,6 +1982,17 @@ function buildIndex(world: World): PolicyIndex {
     index.putResource(type, identifier, { type, identifier, attributes: r.attributes });
   }
   for (const spec of world.policies) index.putPolicy(compilePolicy(storedPolicy(spec)));
+  for (const [delegator, delegate] of world.delegations ?? []) {
+    const id = `dlg_${delegator}_${delegate}`;
+    index.putDelegation(id, {
+      id,
+      delegatorId: delegator,
+      delegateId: delegate,
+      actions: ['*'],
+      resources: null,
+      expiresAt: NOW + DAY,
+    });
+  }
   return index;
 }
 
@@ -1999,8 +2004,7 @@ function requestOf(c: Case): AccessRequest {
     resource: { type, identifier, ...(c.attributes ? { attributes: c.attributes } : {}) },
     ...(c.context ? { context: c.context } : {}),
     ...(c.subject_properties ? { subject_properties: c.subject_properties } : {}),
-    // A chain is what the contract asks for; the engine's type takes one id (those cases are skipped).
-    ...(c.on_behalf_of !== undefined ? { on_behalf_of: c.on_behalf_of as string } : {}),
+    ...(c.on_behalf_of !== undefined ? { on_behalf_of: c.on_behalf_of } : {}),
   };
 }
 

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
-import { Badge, Gate, heads, Link, Panel, ProblemBox, Table, useFocusHeading } from '../components/ui';
+import { Badge, Gate, heads, Link, Panel, ProblemBox, Table, useFocusHeading, when } from '../components/ui';
 import { PrincipalRef } from '../components/principal-ref';
-import type { Decision, TraceCandidate } from '../types';
+import type { Decision, TraceCandidate, TraceLink, TraceVerdict } from '../types';
 
 interface Form {
   principal_id: string;
@@ -28,9 +28,20 @@ function objectField(label: string, text: string): Record<string, unknown> | und
   return value as Record<string, unknown>;
 }
 
+/**
+ * `on_behalf_of` as typed: one principal id, or a delegation chain written outermost delegator
+ * first, separated by commas, spaces or arrows.
+ */
+function onBehalfOf(text: string): string | string[] | undefined {
+  const ids = text.split(/(?:\s|,|→|->)+/).filter((id) => id !== '');
+  if (ids.length === 0) return undefined;
+  return ids.length === 1 ? ids[0] : ids;
+}
+
 function requestOf(form: Form): Record<string, unknown> {
   const attributes = objectField('Resource attributes', form.attributes);
   const context = objectField('Context', form.context);
+  const chain = onBehalfOf(form.on_behalf_of);
   return {
     principal_id: form.principal_id.trim(),
     action: form.action.trim(),
@@ -40,7 +51,7 @@ function requestOf(form: Form): Record<string, unknown> {
       ...(attributes ? { attributes } : {}),
     },
     ...(context ? { context } : {}),
-    ...(form.on_behalf_of.trim() ? { on_behalf_of: form.on_behalf_of.trim() } : {}),
+    ...(chain ? { on_behalf_of: chain } : {}),
     explain: true,
   };
 }
@@ -90,6 +101,62 @@ function Candidate(props: { c: TraceCandidate }) {
       <td>
         <strong>{c.applied ? 'applies' : 'does not apply'}</strong>
         <div class="muted">{c.why}</div>
+      </td>
+    </tr>
+  );
+}
+
+/** One link of the delegation chain: whether a delegation covers the request, and which. */
+function ChainLink(props: { link: TraceLink }) {
+  const { link } = props;
+  return (
+    <tr class={link.covered ? 'applied' : 'not-applied'}>
+      <td>
+        <PrincipalRef reference={link.delegator_id} />
+        <span aria-label="delegates to"> → </span>
+        <PrincipalRef reference={link.delegate_id} />
+      </td>
+      <td>
+        {link.delegation_id ? (
+          <>
+            <code>{link.delegation_id}</code>
+            {link.expires_at && <div class="muted">until {when(link.expires_at)}</div>}
+          </>
+        ) : (
+          <span class="muted">none</span>
+        )}
+      </td>
+      <td>
+        <strong>{link.covered ? 'covered' : 'not covered'}</strong>
+        <div class="muted">{link.why}</div>
+      </td>
+    </tr>
+  );
+}
+
+/** One principal's own decision on the request, the caller first. */
+function Verdict(props: { verdict: TraceVerdict }) {
+  const { verdict } = props;
+  return (
+    <tr>
+      <td>
+        <PrincipalRef reference={verdict.principal_id} />
+      </td>
+      <td>
+        <Badge kind={verdict.allowed ? 'allow' : 'deny'}>{verdict.allowed ? 'allowed' : 'denied'}</Badge>
+      </td>
+      <td>
+        {verdict.reasons.map((r, i) => (
+          <div key={i}>
+            <code>{r.code}</code>
+            {r.policy_id && (
+              <>
+                {' '}
+                <Link to={`/what-if?policy=${r.policy_id}`}>{r.policy_id}</Link>
+              </>
+            )}
+          </div>
+        ))}
       </td>
     </tr>
   );
@@ -173,7 +240,7 @@ export function Decisions(props: { initial: URLSearchParams }) {
               onInput={(e) => set({ context: e.currentTarget.value })}
             />
           </label>
-          {field('on_behalf_of', 'On behalf of (optional)', 'prn_…', false)}
+          {field('on_behalf_of', 'On behalf of (optional)', 'prn_…, or a chain: outermost first', false)}
         </div>
         <button type="submit" disabled={state.busy}>
           {state.busy ? 'Evaluating…' : 'Evaluate with explanation'}
@@ -188,6 +255,18 @@ export function Decisions(props: { initial: URLSearchParams }) {
             <code>
               {d.resource.type}:{d.resource.identifier}
             </code>
+            {d.on_behalf_of && d.on_behalf_of.length > 0 && (
+              <>
+                {' '}
+                on behalf of{' '}
+                {d.on_behalf_of.map((id, i) => (
+                  <span key={id}>
+                    {i > 0 && ' → '}
+                    <code>{id}</code>
+                  </span>
+                ))}
+              </>
+            )}
           </p>
           <ul class="reasons">
             {d.reasons.map((r, i) => (
@@ -197,6 +276,12 @@ export function Decisions(props: { initial: URLSearchParams }) {
                   <>
                     {' '}
                     <Link to={`/what-if?policy=${r.policy_id}`}>{r.policy_id}</Link>
+                  </>
+                )}
+                {r.principal_id && (
+                  <>
+                    {' '}
+                    about <PrincipalRef reference={r.principal_id} />
                   </>
                 )}
                 {r.message && <span class="muted"> {r.message}</span>}
@@ -232,6 +317,36 @@ export function Decisions(props: { initial: URLSearchParams }) {
                   <Candidate key={`${c.principal_id}:${c.policy_id}`} c={c} />
                 ))}
               </Table>
+              {d.trace.links && (
+                <>
+                  <h3>Delegation chain</h3>
+                  <Table
+                    class="links"
+                    head={heads('Link', 'Delegation', 'Outcome')}
+                    rows={d.trace.links.length}
+                    empty="No link."
+                  >
+                    {d.trace.links.map((l) => (
+                      <ChainLink key={`${l.delegator_id}>${l.delegate_id}`} link={l} />
+                    ))}
+                  </Table>
+                </>
+              )}
+              {d.trace.verdicts && (
+                <>
+                  <h3>Each principal’s own decision</h3>
+                  <Table
+                    class="verdicts"
+                    head={heads('Principal', 'Decision', 'Reasons')}
+                    rows={d.trace.verdicts.length}
+                    empty="No principal."
+                  >
+                    {d.trace.verdicts.map((v) => (
+                      <Verdict key={v.principal_id} verdict={v} />
+                    ))}
+                  </Table>
+                </>
+              )}
             </>
           )}
         </Panel>

@@ -15,7 +15,23 @@ import {
 import { navigate } from '../router';
 import type { Report } from '../types';
 
-type Row = Record<string, string | number | null>;
+/** A delegation an identity holds, as the reports list it (`acts_for`). */
+interface Held {
+  delegation_id: string;
+  delegator_id: string;
+  delegator_name: string;
+  delegator_status: string;
+}
+
+type Cell = string | number | boolean | null;
+/** A report row; only `acts_for` holds a list. */
+type Row = Record<string, Cell | Held[]>;
+
+/** The id of the principal a row is about. */
+const idOf = (row: Row): string => {
+  const id = row['id'];
+  return typeof id === 'string' ? id : '';
+};
 
 interface Finding {
   kind: 'orphaned' | 'dormant';
@@ -28,13 +44,14 @@ const FINDINGS: Record<Finding['kind'], Omit<Finding, 'kind'>> = {
   orphaned: {
     title: 'Orphaned identities',
     explain:
-      'Service accounts, API keys and AI agents without a living owner: no owner recorded, an owner that names nobody, or one who was deprovisioned or deleted.',
+      'Service accounts, API keys and AI agents without a living owner: no owner recorded, an owner that names nobody, or one who was deprovisioned or deleted. Also AI agents still acting for someone who is no longer active, or holding delegations once their owner is gone.',
     columns: [
       ['name', 'Name'],
       ['type', 'Type'],
       ['status', 'Status'],
       ['owner', 'Owner recorded'],
       ['owner_state', 'Owner state'],
+      ['acts_for', 'Acts for'],
       ['risk_score', 'Risk'],
       ['created_at', 'Created'],
     ],
@@ -90,10 +107,26 @@ async function runReport(
 
 const PER_PAGE = 50;
 
+/** Whom an identity acts for, each delegator linked with its status when it is not active. */
+function ActsFor(props: { held: Held[]; orphaned: boolean }) {
+  if (props.held.length === 0) return <span class="muted">—</span>;
+  return (
+    <>
+      {props.held.map((h) => (
+        <div key={h.delegation_id}>
+          <Link to={`/principals/${h.delegator_id}`}>{h.delegator_name}</Link>
+          {h.delegator_status !== 'active' && <Badge kind={h.delegator_status}>{h.delegator_status}</Badge>}
+        </div>
+      ))}
+      {props.orphaned && <span class="warn">orphaned delegation</span>}
+    </>
+  );
+}
+
 function cell(key: string, row: Row) {
   const value = row[key];
-  if (key === 'name')
-    return <Link to={`/principals/${String(row['id'])}`}>{String(value ?? row['id'])}</Link>;
+  if (Array.isArray(value)) return <ActsFor held={value} orphaned={row['delegation_orphaned'] === true} />;
+  if (key === 'name') return <Link to={`/principals/${idOf(row)}`}>{String(value ?? idOf(row))}</Link>;
   if (key === 'type' || key === 'status' || key === 'owner_state') {
     return value ? <Badge kind={String(value)}>{String(value)}</Badge> : <span class="muted">—</span>;
   }
@@ -200,7 +233,7 @@ function FindingsView(props: { kind: Finding['kind']; days: number }) {
             empty="None found."
           >
             {rows.slice((page - 1) * PER_PAGE, page * PER_PAGE).map((row) => (
-              <tr key={String(row['id'])}>
+              <tr key={idOf(row)}>
                 {finding.columns.map(([key]) => (
                   <td key={key}>{cell(key, row)}</td>
                 ))}

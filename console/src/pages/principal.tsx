@@ -20,9 +20,11 @@ import type {
   AccessEntry,
   AccessRecord,
   AuditEvent,
+  Delegation,
   List,
   PathStep,
   Principal,
+  PrincipalDelegations,
   Relationship,
   RelationshipRecord,
 } from '../types';
@@ -38,6 +40,7 @@ const FACTORS: Record<string, string> = {
   SUSPENDED: 'Suspended.',
   PRIVILEGED_ACCESS: 'Holds privileged actions through its policies.',
   BROAD_ACCESS: 'Reaches very many resources, or resources by wide patterns.',
+  DELEGATION_ORPHANED: 'Acts for someone no longer active, or holds delegations while its owner is gone.',
 };
 
 function Record(props: { p: Principal }) {
@@ -367,6 +370,151 @@ function Access(props: { p: Principal }) {
   );
 }
 
+/** A principal of a delegation chain, named; null when the id names nobody. */
+type Named = Pick<Principal, 'id' | 'name' | 'status'> | null;
+
+/** The principals a delegation runs through: its chain while active, else its two ends. */
+const chainOf = (d: Delegation): string[] => d.chain ?? [d.delegator_id, d.delegate_id];
+
+/**
+ * A principal's delegations with the principals of their chains named: one read per distinct
+ * principal, however many chains it appears in.
+ */
+async function loadDelegations(
+  id: string,
+  signal: AbortSignal,
+): Promise<{ delegations: PrincipalDelegations; names: Map<string, Named> }> {
+  const delegations = await get<PrincipalDelegations>(
+    `/v1/principals/${seg(id)}/delegations`,
+    undefined,
+    signal,
+  );
+  const ids = new Set([...delegations.given, ...delegations.received].flatMap(chainOf));
+  const named = await Promise.all(
+    [...ids].map((pid) =>
+      get<Principal>(`/v1/principals/${seg(pid)}`, undefined, signal).then(
+        (p): [string, Named] => [pid, { id: p.id, name: p.name, status: p.status }],
+        (): [string, Named] => [pid, null],
+      ),
+    ),
+  );
+  return { delegations, names: new Map(named) };
+}
+
+/** A delegation chain, outermost delegator first: each principal named, linked unless it is this page's. */
+function Chain(props: { ids: string[]; names: Map<string, Named>; current: string }) {
+  return (
+    <span class="path chain">
+      {props.ids.map((id, i) => {
+        const p = props.names.get(id);
+        return (
+          <span key={id}>
+            {i > 0 && <span aria-label="delegates to"> → </span>}
+            {id === props.current ? (
+              <strong>{p?.name ?? id}</strong>
+            ) : (
+              <Link to={`/principals/${id}`}>{p?.name ?? id}</Link>
+            )}
+            {p && p.status !== 'active' && <Badge kind={p.status}>{p.status}</Badge>}
+          </span>
+        );
+      })}
+    </span>
+  );
+}
+
+/** Why an active delegation does not apply: time, or a principal at either end. */
+function notApplying(d: Delegation): string {
+  if (d.status !== 'active') return d.status;
+  if (Date.parse(d.expires_at) <= Date.now()) return 'past its expiry';
+  if (d.delegator_status !== 'active') return `the delegator is ${d.delegator_status}`;
+  return `the delegate is ${d.delegate_status}`;
+}
+
+function DelegationTable(props: {
+  rows: Delegation[];
+  names: Map<string, Named>;
+  current: string;
+  empty: string;
+}) {
+  return (
+    <Table
+      class="delegations"
+      head={heads('Chain', 'Status', 'Actions', 'Resources', 'Expires')}
+      rows={props.rows.length}
+      empty={props.empty}
+    >
+      {props.rows.map((d) => (
+        <tr key={d.id} data-delegation={d.id}>
+          <td>
+            <Chain ids={chainOf(d)} names={props.names} current={props.current} />
+            {d.reason && <div class="muted">{d.reason}</div>}
+          </td>
+          <td>
+            <Badge kind={d.status}>{d.status}</Badge>
+            <div class={d.applies ? 'ok' : 'muted'}>
+              {d.applies ? 'applies' : `does not apply: ${notApplying(d)}`}
+            </div>
+          </td>
+          <td>{d.actions.join(', ')}</td>
+          <td>
+            {d.resources === null ? (
+              <span class="muted">every resource</span>
+            ) : (
+              d.resources.map((r) => (
+                <div key={`${r.type}:${r.identifier}`}>
+                  <code>
+                    {r.type}:{r.identifier}
+                  </code>
+                </div>
+              ))
+            )}
+          </td>
+          <td>{when(d.expires_at)}</td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+function Delegations(props: { p: Principal }) {
+  return (
+    <Panel id="delegations" title="Delegations">
+      <Gate feature="delegations">
+        <DelegationLists p={props.p} />
+      </Gate>
+    </Panel>
+  );
+}
+
+function DelegationLists(props: { p: Principal }) {
+  const loaded = useLoad((signal) => loadDelegations(props.p.id, signal), [props.p.id]);
+  return (
+    <Shown loaded={loaded} what="delegations" context="Delegations">
+      {({ delegations, names }) => (
+        <>
+          <h3>Given</h3>
+          <p class="muted">Who acts for this principal, and further down the chains that start here.</p>
+          <DelegationTable
+            rows={delegations.given}
+            names={names}
+            current={props.p.id}
+            empty="It delegates to nobody."
+          />
+          <h3>Received</h3>
+          <p class="muted">For whom this principal acts.</p>
+          <DelegationTable
+            rows={delegations.received}
+            names={names}
+            current={props.p.id}
+            empty="It acts for nobody."
+          />
+        </>
+      )}
+    </Shown>
+  );
+}
+
 function describeChanges(event: AuditEvent): string {
   if (!event.changes) return '';
   return Object.entries(event.changes)
@@ -446,7 +594,7 @@ function PrincipalPageView(props: { id: string }) {
               <Badge kind={p.status}>{p.status}</Badge>
               <nav aria-label="On this page" class="toc">
                 <a href="#record">Record</a> · <a href="#graph">Graph</a> · <a href="#access">Access</a> ·{' '}
-                <a href="#audit">Audit trail</a> ·{' '}
+                <a href="#delegations">Delegations</a> · <a href="#audit">Audit trail</a> ·{' '}
                 <Link to={`/decisions?principal_id=${p.id}`}>Evaluate a request</Link>
               </nav>
             </header>
@@ -456,6 +604,7 @@ function PrincipalPageView(props: { id: string }) {
             </div>
             <Graph p={p} />
             <Access p={p} />
+            <Delegations p={p} />
             <AuditTrail p={p} />
           </>
         )}

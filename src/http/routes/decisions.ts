@@ -29,7 +29,7 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
       operationId: 'evaluateDecision',
       summary: 'Decide an access request',
       description:
-        'Answered from memory, without a database round trip. Deny overrides allow; no applicable allow means deny; an unknown or inactive principal is a DENY (200), never a 404. AI agents reach a `tool` only if it is in their `allowed_tools`. With `on_behalf_of`, both principals must be allowed. `explain: true` adds a `trace` of every candidate policy. Every decision is recorded (`GET /v1/decisions/{id}`) within a second, without delaying the answer.',
+        'Answered from memory, without a database round trip. Deny overrides allow; no applicable allow means deny; an unknown or inactive principal is a DENY (200), never a 404. AI agents reach a `tool` only if it is in their `allowed_tools`. With `on_behalf_of` (a principal id, or a delegation chain outermost delegator first), every link must be an active delegation covering the request (else `NO_DELEGATION`) and every principal of the chain must be allowed (else `DELEGATOR_DENIED`). `explain: true` adds a `trace` of every candidate policy. Every decision is recorded (`GET /v1/decisions/{id}`) within a second, without delaying the answer.',
       body: DecisionRequestSchema,
       responses: { 200: { description: 'The decision', schema: DecisionSchema } },
       handler: ({ body }) => ({ body: deps.decisions.answer(body) }),
@@ -69,16 +69,20 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
       operationId: 'getPrincipalAccess',
       summary: 'The effective access of a principal',
       description:
-        'Walks the graph: principal → groups (nested) → active policies → resources. One entry per resource (ordered by type, then identifier): the allowed actions less those an unconditional deny removes, the allow policies granting them, when the grant took effect, and whether it depends on the request. A glob appears as its own entry (`pattern: true`) besides the registered resources it matches. A principal that is not active has no access. With `page` or `limit`, `access` is paginated. With `explain=true`, each entry also has `grants`: for each policy of `granted_by`, in its order, the policy name and how it selects the principal (`via`), with the membership `path` of a group grant as the decision trace gives it.',
+        'Walks the graph: principal → groups (nested) → active policies → resources. One entry per resource (ordered by type, then identifier): the allowed actions less those an unconditional deny removes, the allow policies granting them, when the grant took effect, and whether it depends on the request. A glob appears as its own entry (`pattern: true`) besides the registered resources it matches. A principal that is not active has no access. With `page` or `limit`, `access` is paginated. With `explain=true`, each entry also has `grants`: for each policy of `granted_by`, in its order, the policy name and how it selects the principal (`via`), with the membership `path` of a group grant as the decision trace gives it. With `on_behalf_of` (a principal id, or a comma-separated delegation chain, outermost first), what the principal may reach acting for them: the entries every principal of the chain reaches too, narrowed to what the delegations in force hand on, ending at the earliest of their ends; none when a link has no delegation in force.',
       params: Type.Object({ id: Id('principal') }),
       query: AccessQuery,
-      responses: { 200: { description: 'The access record', schema: AccessRecordSchema } },
+      responses: {
+        200: { description: 'The access record', schema: AccessRecordSchema },
+        422: { description: '`REFERENCE_NOT_FOUND`: `on_behalf_of` names no principal' },
+      },
       handler: async ({ params, query }) => ({
         body: await deps.access.principalAccess(
           params.id,
           { resourceType: query.resource_type, action: query.action },
           query.page !== undefined || query.limit !== undefined ? pageOf(query) : undefined,
           query.explain ?? false,
+          query.on_behalf_of?.split(',') ?? [],
         ),
       }),
     }),

@@ -27,7 +27,7 @@ const ifMatch = (ctx: Context): number[] | undefined => ifMatchVersions(ctx.get(
 
 const NEVER_MATCHES = {
   description:
-    '`VALIDATION_FAILED` with pointers: a schema violation, or a policy that can never match (subjects selecting nobody, an unknown condition path or operator, a malformed glob or CIDR, a `$ref` to an unknown path)',
+    '`VALIDATION_FAILED` with pointers: a schema violation, or a policy that can never match (subjects selecting nobody, an unknown condition path or operator, a malformed glob or CIDR, a `$ref` to an unknown path, a window whose `valid_until` is not in the future or not after `valid_from`)',
 };
 
 export function policyRoutes(deps: { policies: PolicyService; simulations: SimulationService }): AnyRoute[] {
@@ -65,7 +65,7 @@ export function policyRoutes(deps: { policies: PolicyService; simulations: Simul
       operationId: 'createPolicy',
       summary: 'Create a policy',
       description:
-        'Deny overrides allow; no applicable allow means deny. Subjects and resources that do not exist yet are allowed. The name is unique among policies that are not deleted, regardless of case.',
+        'Deny overrides allow; no applicable allow means deny. Subjects and resources that do not exist yet are allowed. The name is unique among policies that are not deleted, regardless of case. With `valid_from`/`valid_until` the policy applies only inside that window.',
       body: PolicyBodySchema,
       responses: {
         201: { description: 'Created', schema: PolicySchema, headers: ETAG },
@@ -103,7 +103,7 @@ export function policyRoutes(deps: { policies: PolicyService; simulations: Simul
       operationId: 'replacePolicy',
       summary: 'Replace a policy',
       description:
-        'A full replacement: the version goes up by one and is kept (`GET /v1/policies/{id}/versions`). Honours `If-Match`. A policy becomes active again (`activated_at`) when its status moves to `active`.',
+        'A full replacement: the version goes up by one and is kept (`GET /v1/policies/{id}/versions`). Honours `If-Match`. A policy becomes active again (`activated_at`) when its status moves to `active`. The window is replaced too (a bound left out is no bound), and the close of the new one is recorded (`policy.expired`) in turn.',
       params: PolicyIdParams,
       body: PolicyBodySchema,
       responses: {
@@ -157,7 +157,7 @@ export function policyRoutes(deps: { policies: PolicyService; simulations: Simul
       operationId: 'simulatePolicy',
       summary: 'Simulate a change to a policy',
       description:
-        'Nothing is written. With `requests`, each is decided with the policy as stored and as proposed. Without, the blast radius: every principal the current or the proposed policy selects, with the actions gained and lost on every resource either names (at most 10,000 changes listed; `summary` counts all). `policy` replaces the policy, `delete: true` removes it; with neither, the stored policy is made active.',
+        'Nothing is written. With `requests`, each is decided with the policy as stored and as proposed. Without, the blast radius: every principal the current or the proposed policy selects, with the actions gained and lost on every resource either names (at most 10,000 changes listed; `summary` counts all). Both count windows: a version whose window is not open now grants nothing now. `policy` replaces the policy, `delete: true` removes it; with neither, the stored policy is made active.',
       params: PolicyIdParams,
       body: SimulateBodySchema,
       responses: {
