@@ -384,6 +384,7 @@ async function components(
       if (decide(index, three).allowed) forAgent.push(three);
     }
   }
+  const agentAlone = forPerson.map(({ on_behalf_of: _chain, ...r }) => r);
   log(
     `  ${forPerson.length} allowed requests of an agent for a person, ${forAgent.length} of a sub-agent for them`,
   );
@@ -400,6 +401,7 @@ async function components(
     'schema validation of the request': (i) => validate(JSON.parse(bodies[i % bodies.length]!.body)),
     'decide (the engine alone)': (i) => decide(runtime.engine.index, requests[i % requests.length]!),
     'decide, a person alone': (i) => decide(runtime.engine.index, alone[i % alone.length]!),
+    'decide, the agent alone': (i) => decide(runtime.engine.index, agentAlone[i % agentAlone.length]!),
     'decide, an agent for the person (chain of 2)': (i) =>
       decide(runtime.engine.index, forPerson[i % forPerson.length]!),
     'decide, a sub-agent for the agent for the person (chain of 3)': (i) =>

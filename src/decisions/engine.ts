@@ -96,7 +96,13 @@ function decideFor(
   principalId: string,
   request: AccessRequest,
   explain: boolean,
-  overlay: Overlay | undefined,
+  /**
+   * The active policies naming the resource and the action, inside their window now: the same
+   * for every principal of a chain, so they are found once.
+   */
+  candidates: readonly IxPolicy[],
+  /** Set when deciding for a delegator: every reason names it. */
+  about?: string,
 ): Verdict {
   const p = index.principals.get(principalId);
   const trace = explain
@@ -104,12 +110,10 @@ function decideFor(
     : undefined;
   if (!p) {
     trace?.principals.push({ id: principalId, found: false });
-    return {
-      allowed: false,
-      reasons: [{ code: 'PRINCIPAL_NOT_FOUND', message: `principal ${principalId} does not exist` }],
-      grantedBy: [],
-      ...(trace ? { trace } : {}),
-    };
+    return refusal(
+      tagged({ code: 'PRINCIPAL_NOT_FOUND', message: `principal ${principalId} does not exist` }, about),
+      trace,
+    );
   }
   trace?.principals.push({
     id: p.id,
@@ -119,55 +123,18 @@ function decideFor(
     groups: [...index.groupsOf(p)].sort(),
   });
   if (p.status !== 'active') {
-    return {
-      allowed: false,
-      reasons: [{ code: 'PRINCIPAL_INACTIVE', message: `principal ${p.id} is ${p.status}` }],
-      grantedBy: [],
-      ...(trace ? { trace } : {}),
-    };
+    return refusal(
+      tagged({ code: 'PRINCIPAL_INACTIVE', message: `principal ${p.id} is ${p.status}` }, about),
+      trace,
+    );
   }
   const { type, identifier } = request.resource;
   const action = actionNameOf(request.action);
   // What conditions read, made when the first candidate with conditions needs it.
   let input: ConditionInput | undefined;
-  const inputOf = (): ConditionInput => {
-    if (input) return input;
-    const registered = index.registered(type, identifier)?.attributes;
-    const requested = request.resource.attributes;
-    input = {
-      principal: p,
-      resource: {
-        type,
-        identifier,
-        attributes: requested
-          ? registered
-            ? { ...registered, ...requested }
-            : requested
-          : (registered ?? EMPTY),
-      },
-      context: request.context,
-      action: {
-        name: action,
-        properties: typeof request.action === 'string' ? undefined : request.action.properties,
-      },
-      subject: { properties: request.subject_properties },
-    };
-    return input;
-  };
   const allows: IxPolicy[] = [];
   const denies: IxPolicy[] = [];
-  const candidates = overlay
-    ? coveringPolicies(index, type, identifier, overlay)
-    : index.candidates(type, identifier);
-  // The clock is read once per decision, and only when a time-bound policy is among the
-  // candidates: a policy outside its window is decided as if it were not there.
-  let now: number | undefined;
   for (const policy of candidates) {
-    if (policy.validFrom !== null || policy.validUntil !== null) {
-      now ??= Date.now();
-      if (!inWindow(policy, now)) continue;
-    }
-    if (!grantsAction(policy, action)) continue;
     const via = index.subjectVia(policy, p);
     if (via === null) {
       trace?.candidates.push(
@@ -175,7 +142,9 @@ function decideFor(
       );
       continue;
     }
-    const outcome = policy.conditions ? evaluateConditions(policy.conditions, inputOf()) : 'true';
+    const outcome = policy.conditions
+      ? evaluateConditions(policy.conditions, (input ??= conditionInput(index, p, request, action)))
+      : 'true';
     const applies = policy.effect === 'allow' ? outcome === 'true' : outcome !== 'false';
     if (applies) (policy.effect === 'allow' ? allows : denies).push(policy);
     if (trace) {
@@ -184,55 +153,142 @@ function decideFor(
         via,
         ...(via === 'group' ? { path: groupPath(index, policy, p) } : {}),
       };
-      const conditions = policy.conditions ? explainConditions(policy.conditions, inputOf()) : [];
+      const conditions = policy.conditions
+        ? explainConditions(policy.conditions, (input ??= conditionInput(index, p, request, action)))
+        : [];
       trace.candidates.push(
         candidate(policy, p, subject, conditions, applies, why(policy, outcome, applies)),
       );
     }
   }
   if (!toolAllowed(p, type, identifier)) {
-    return {
-      allowed: false,
-      reasons: [
+    return refusal(
+      tagged(
         {
           code: 'TOOL_NOT_ALLOWED',
           message: `tool ${identifier} is not among the allowed_tools of agent ${p.id}`,
         },
-      ],
-      grantedBy: [],
-      ...(trace ? { trace } : {}),
-    };
+        about,
+      ),
+      trace,
+    );
   }
   if (denies.length > 0) {
     return {
       allowed: false,
-      reasons: denies.map((d) => ({
-        code: 'POLICY_DENY' as const,
-        policy_id: d.id,
-        policy_version: d.version,
-      })),
+      reasons: policyReasons('POLICY_DENY', denies, about),
       grantedBy: [],
       ...(trace ? { trace } : {}),
     };
   }
   if (allows.length === 0) {
-    return {
-      allowed: false,
-      reasons: [{ code: 'NO_MATCHING_POLICY', message: 'no active policy allows this request' }],
-      grantedBy: [],
-      ...(trace ? { trace } : {}),
-    };
+    return refusal(
+      tagged({ code: 'NO_MATCHING_POLICY', message: 'no active policy allows this request' }, about),
+      trace,
+    );
   }
-  allows.sort((a, b) => (a.id < b.id ? -1 : 1));
+  sortById(allows);
+  const grantedBy: string[] = [];
+  for (const policy of allows) grantedBy.push(policy.id);
   return {
     allowed: true,
-    reasons: allows.map((a) => ({
-      code: 'POLICY_ALLOW' as const,
-      policy_id: a.id,
-      policy_version: a.version,
-    })),
-    grantedBy: allows.map((a) => a.id),
+    reasons: policyReasons('POLICY_ALLOW', allows, about),
+    grantedBy,
     ...(trace ? { trace } : {}),
+  };
+}
+
+/**
+ * The policies naming a resource that stand for an action now: one of their actions covers it,
+ * and a time-bound one is inside its window (the clock is read once, and only when one is
+ * time-bound; outside its window a policy is decided as if it were not there).
+ */
+function applicable(policies: readonly IxPolicy[], action: string): IxPolicy[] {
+  const out: IxPolicy[] = [];
+  let now: number | undefined;
+  for (const policy of policies) {
+    if (policy.validFrom !== null || policy.validUntil !== null) {
+      now ??= Date.now();
+      if (!inWindow(policy, now)) continue;
+    }
+    if (grantsAction(policy, action)) out.push(policy);
+  }
+  return out;
+}
+
+/** A DENY for one reason. */
+function refusal(reason: Reason, trace: Verdict['trace']): Verdict {
+  return { allowed: false, reasons: [reason], grantedBy: [], ...(trace ? { trace } : {}) };
+}
+
+/** A reason, naming the delegator it is about when there is one. */
+function tagged(reason: Reason, about: string | undefined): Reason {
+  if (about !== undefined) reason.principal_id = about;
+  return reason;
+}
+
+/** One reason per policy that decided, each with its version. */
+function policyReasons(
+  code: 'POLICY_ALLOW' | 'POLICY_DENY',
+  policies: readonly IxPolicy[],
+  about: string | undefined,
+): Reason[] {
+  const out: Reason[] = [];
+  for (const policy of policies) {
+    out.push(tagged({ code, policy_id: policy.id, policy_version: policy.version }, about));
+  }
+  return out;
+}
+
+/**
+ * Sorts policies by id in place. A decision has a handful of them: an insertion sort costs a
+ * few comparisons, where `Array.prototype.sort` costs more to set up than to run.
+ */
+function sortById(policies: IxPolicy[]): void {
+  for (let i = 1; i < policies.length; i += 1) {
+    const policy = policies[i]!;
+    let j = i - 1;
+    for (; j >= 0 && policies[j]!.id > policy.id; j -= 1) policies[j + 1] = policies[j]!;
+    policies[j + 1] = policy;
+  }
+}
+
+/** Adds an id to a sorted list of ids, keeping it sorted and without repeats. */
+function insertSorted(ids: string[], id: string): void {
+  let i = ids.length;
+  while (i > 0 && ids[i - 1]! > id) i -= 1;
+  if (i > 0 && ids[i - 1] === id) return;
+  if (i === ids.length) ids.push(id);
+  else ids.splice(i, 0, id);
+}
+
+/** What the conditions of a principal's candidates read: the stored principal, the resource, the request's claims. */
+function conditionInput(
+  index: PolicyIndex,
+  p: IxPrincipal,
+  request: AccessRequest,
+  action: string,
+): ConditionInput {
+  const { type, identifier } = request.resource;
+  const registered = index.registered(type, identifier)?.attributes;
+  const requested = request.resource.attributes;
+  return {
+    principal: p,
+    resource: {
+      type,
+      identifier,
+      attributes: requested
+        ? registered
+          ? { ...registered, ...requested }
+          : requested
+        : (registered ?? EMPTY),
+    },
+    context: request.context,
+    action: {
+      name: action,
+      properties: typeof request.action === 'string' ? undefined : request.action.properties,
+    },
+    subject: { properties: request.subject_properties },
   };
 }
 
@@ -321,6 +377,13 @@ export function delegationCovers(d: IxDelegation, action: string, type: string, 
   );
 }
 
+/** Why a principal cannot take part in a delegation now, if it cannot: unknown, or not active. */
+function inactivePrincipal(index: PolicyIndex, id: string): string | undefined {
+  const p = index.principals.get(id);
+  if (!p) return `principal ${id} does not exist`;
+  return p.status === 'active' ? undefined : `principal ${id} is ${p.status}`;
+}
+
 /**
  * The delegation that lets `delegateId` act for `delegatorId` on this request now, or why none
  * does: it must be active and unexpired, cover the action and the resource, and both principals
@@ -334,11 +397,8 @@ export function coveringDelegation(
   resource: { type: string; identifier: string },
   now: number,
 ): { delegation: IxDelegation } | { why: string } {
-  for (const id of [delegatorId, delegateId]) {
-    const p = index.principals.get(id);
-    if (!p) return { why: `principal ${id} does not exist` };
-    if (p.status !== 'active') return { why: `principal ${id} is ${p.status}` };
-  }
+  const inactive = inactivePrincipal(index, delegatorId) ?? inactivePrincipal(index, delegateId);
+  if (inactive !== undefined) return { why: inactive };
   const all = index.delegationsBetween(delegatorId, delegateId);
   let sawLive = false;
   for (const d of all) {
@@ -368,99 +428,119 @@ export function decide(
   options: { explain?: boolean; overlay?: Overlay } = {},
 ): Verdict {
   const explain = options.explain ?? false;
-  const own = decideFor(index, request.principal_id, request, explain, options.overlay);
+  const { type, identifier } = request.resource;
+  const candidates = applicable(
+    options.overlay
+      ? coveringPolicies(index, type, identifier, options.overlay)
+      : index.candidates(type, identifier),
+    actionNameOf(request.action),
+  );
+  const own = decideFor(index, request.principal_id, request, explain, candidates);
   const chain = chainOf(request);
   if (chain.length === 0) return own;
   // The caller's own answer comes first; then each delegator's, innermost first; then the
-  // links. Without `explain` the work stops at the first refusal.
-  const theirs: { id: string; verdict: Verdict }[] = [];
-  let refused = !own.allowed;
-  if (explain || !refused) {
+  // links. Without `explain` the work stops at the first refusal. (Plain loops: this runs on
+  // every request an agent makes for someone.)
+  const ids: string[] = [];
+  const verdicts: Verdict[] = [];
+  let denied = -1;
+  if (explain || own.allowed) {
     for (let i = chain.length - 1; i >= 0; i -= 1) {
       const id = chain[i]!;
-      const verdict = decideFor(index, id, request, explain, options.overlay);
-      theirs.push({ id, verdict });
-      if (!verdict.allowed) {
-        refused = true;
+      const verdict = decideFor(index, id, request, explain, candidates, id);
+      ids.push(id);
+      verdicts.push(verdict);
+      if (!verdict.allowed && denied === -1) {
+        denied = verdicts.length - 1;
         if (!explain) break;
       }
     }
   }
-  const links: TraceLink[] = [];
+  const links: TraceLink[] | undefined = explain ? [] : undefined;
   let missing: Reason | undefined;
-  if (explain || !refused) {
+  if (explain || (own.allowed && denied === -1)) {
     const action = actionNameOf(request.action);
     const now = Date.now();
     for (let i = 0; i < chain.length; i += 1) {
       const delegator = chain[i]!;
       const delegate = chain[i + 1] ?? request.principal_id;
       const found = coveringDelegation(index, delegator, delegate, action, request.resource, now);
-      if ('delegation' in found) {
-        if (explain) {
-          links.push({
-            delegator_id: delegator,
-            delegate_id: delegate,
-            delegation_id: found.delegation.id,
-            expires_at: new Date(found.delegation.expiresAt).toISOString(),
-            covered: true,
-            why: 'an active delegation covers the action and the resource',
-          });
-        }
-        continue;
+      if (links) links.push(traceLink(delegator, delegate, found));
+      if (!('delegation' in found) && missing === undefined) {
+        missing = {
+          code: 'NO_DELEGATION',
+          principal_id: delegator,
+          delegate_id: delegate,
+          message: found.why,
+        };
+        if (!links) break;
       }
-      missing ??= {
-        code: 'NO_DELEGATION',
-        principal_id: delegator,
-        delegate_id: delegate,
-        message: found.why,
-      };
-      if (!explain) break;
-      links.push({ delegator_id: delegator, delegate_id: delegate, covered: false, why: found.why });
     }
   }
-  const trace = explain
-    ? {
-        principals: [own, ...theirs.map((t) => t.verdict)].flatMap((v) => v.trace?.principals ?? []),
-        candidates: [own, ...theirs.map((t) => t.verdict)].flatMap((v) => v.trace?.candidates ?? []),
-        links,
-        verdicts: [
-          { principal_id: request.principal_id, allowed: own.allowed, reasons: own.reasons },
-          ...theirs.map((t) => ({
-            principal_id: t.id,
-            allowed: t.verdict.allowed,
-            reasons: about(t.verdict.reasons, t.id),
-          })),
-        ],
-      }
-    : undefined;
-  const traced = trace ? { trace } : {};
-  if (!own.allowed) return { ...own, ...traced };
-  const denied = theirs.find((t) => !t.verdict.allowed);
-  if (denied) {
-    return {
+  let verdict: Verdict;
+  if (!own.allowed) verdict = { allowed: false, reasons: own.reasons, grantedBy: own.grantedBy };
+  else if (denied !== -1) {
+    const id = ids[denied]!;
+    verdict = {
       allowed: false,
       reasons: [
         {
           code: 'DELEGATOR_DENIED',
-          principal_id: denied.id,
-          message: `${denied.id}, on whose behalf the request is made, is not allowed`,
+          principal_id: id,
+          message: `${id}, on whose behalf the request is made, is not allowed`,
         },
-        ...about(denied.verdict.reasons, denied.id),
+        ...verdicts[denied]!.reasons,
       ],
       grantedBy: [],
-      ...traced,
     };
+  } else if (missing) verdict = { allowed: false, reasons: [missing], grantedBy: [] };
+  else {
+    const reasons = own.reasons.slice();
+    const granted = own.grantedBy.slice();
+    for (const v of verdicts) {
+      for (const reason of v.reasons) reasons.push(reason);
+      for (const policy of v.grantedBy) insertSorted(granted, policy);
+    }
+    verdict = { allowed: true, reasons, grantedBy: granted };
   }
-  if (missing) return { allowed: false, reasons: [missing], grantedBy: [], ...traced };
-  const granted = new Set(own.grantedBy);
-  for (const t of theirs) for (const id of t.verdict.grantedBy) granted.add(id);
+  if (links) verdict.trace = chainTrace(request.principal_id, own, ids, verdicts, links);
+  return verdict;
+}
+
+/** A link of a chain as the trace shows it: the delegation covering it, or why none does. */
+function traceLink(
+  delegator: string,
+  delegate: string,
+  found: { delegation: IxDelegation } | { why: string },
+): TraceLink {
+  if (!('delegation' in found))
+    return { delegator_id: delegator, delegate_id: delegate, covered: false, why: found.why };
   return {
-    allowed: true,
-    reasons: [...own.reasons, ...theirs.flatMap((t) => about(t.verdict.reasons, t.id))],
-    grantedBy: [...granted].sort(),
-    ...traced,
+    delegator_id: delegator,
+    delegate_id: delegate,
+    delegation_id: found.delegation.id,
+    expires_at: new Date(found.delegation.expiresAt).toISOString(),
+    covered: true,
+    why: 'an active delegation covers the action and the resource',
   };
 }
 
-/** Reasons of a delegator's decision, each naming the delegator. */
-const about = (reasons: Reason[], id: string): Reason[] => reasons.map((r) => ({ ...r, principal_id: id }));
+/** The trace of a decision along a chain: every principal's, every link, each principal's own answer. */
+function chainTrace(
+  caller: string,
+  own: Verdict,
+  ids: readonly string[],
+  verdicts: readonly Verdict[],
+  links: TraceLink[],
+): NonNullable<Verdict['trace']> {
+  const all = [own, ...verdicts];
+  return {
+    principals: all.flatMap((v) => v.trace?.principals ?? []),
+    candidates: all.flatMap((v) => v.trace?.candidates ?? []),
+    links,
+    verdicts: [
+      { principal_id: caller, allowed: own.allowed, reasons: own.reasons },
+      ...verdicts.map((v, k) => ({ principal_id: ids[k]!, allowed: v.allowed, reasons: v.reasons })),
+    ],
+  };
+}
