@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { HttpClient } from './http.js';
+import { eventually } from './wait.js';
 
 /**
  * Names unique to one test, so that tests sharing an app never clash; `type()` is a resource
@@ -44,6 +45,21 @@ export function engineApi(api: HttpClient, uniq: (prefix: string) => string) {
       expect(res.status, res.text).to.equal(201);
       return res.body;
     },
+    /** A delegation from one principal to another, by default of everything for an hour. */
+    async delegation(
+      delegatorId: string,
+      delegateId: string,
+      fields: Record<string, unknown> = {},
+    ): Promise<any> {
+      const res = await api.post('/v1/delegations', {
+        delegator_id: delegatorId,
+        delegate_id: delegateId,
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+        ...fields,
+      });
+      expect(res.status, res.text).to.equal(201);
+      return res.body;
+    },
     async register(
       type: string,
       identifier: string,
@@ -53,4 +69,14 @@ export function engineApi(api: HttpClient, uniq: (prefix: string) => string) {
       expect(res.status, res.text).to.be.within(200, 201);
     },
   };
+}
+
+/** A decision as recorded (`GET /v1/decisions/{id}`), once it has been written (within seconds). */
+export async function recordedDecision(api: HttpClient, id: string): Promise<any> {
+  const { value } = await eventually(
+    () => api.get(`/v1/decisions/${id}`),
+    (res) => res.status === 200,
+    3_000,
+  );
+  return value.body;
 }

@@ -1,14 +1,12 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed } from '../helpers/auth.js';
-import { engineApi, namer } from '../helpers/engine.js';
+import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
-import { eventually } from '../helpers/wait.js';
 
 const EVALUATION = '/access/v1/evaluation';
 const EVALUATIONS = '/access/v1/evaluations';
-const HOUR = 60 * 60 * 1000;
 
 /**
  * AuthZEN `context.agent` (docs/api.md §5.8, §10): the agent an MCP gateway names from the token's
@@ -34,24 +32,10 @@ describe('AuthZEN evaluations with an agent acting for the subject', () => {
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
-  const recorded = async (id: string): Promise<any> =>
-    (
-      await eventually(
-        () => api.get(`/v1/decisions/${id}`),
-        (res) => res.status === 200,
-        3_000,
-      )
-    ).value.body;
+  const recorded = (id: string): Promise<any> => recordedDecision(api, id);
   const codes = (answer: any): string[] => answer.context.reasons.map((r: any) => r.code);
-  const delegate = async (delegatorId: string, delegateId: string): Promise<any> => {
-    const res = await api.post('/v1/delegations', {
-      delegator_id: delegatorId,
-      delegate_id: delegateId,
-      expires_at: new Date(Date.now() + HOUR).toISOString(),
-    });
-    expect(res.status, res.text).to.equal(201);
-    return res.body;
-  };
+  const delegate = (delegatorId: string, delegateId: string): Promise<any> =>
+    world.delegation(delegatorId, delegateId);
 
   /**
    * A person and an AI agent that may act for them, both allowed `read` on a resource type of

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { useApp } from '../helpers/fixture.js';
-import { engineApi, namer } from '../helpers/engine.js';
+import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import { createConnector, type Connector } from '../helpers/identities.js';
-import { eventually } from '../helpers/wait.js';
 
 const EVALUATION = '/access/v1/evaluation';
 const EVALUATIONS = '/access/v1/evaluations';
@@ -37,14 +36,7 @@ describe('AuthZEN subjects from identity connectors', () => {
   const ask = (subject: Record<string, unknown>, t: string, id = 'x'): Promise<any> =>
     post(EVALUATION, { subject, action: { name: 'read' }, resource: { type: t, id } });
   const codes = (answer: any): string[] => answer.context.reasons.map((r: any) => r.code);
-  const recorded = async (id: string): Promise<any> =>
-    (
-      await eventually(
-        () => fx.api.get(`/v1/decisions/${id}`),
-        (res) => res.status === 200,
-        3_000,
-      )
-    ).value.body;
+  const recorded = (id: string): Promise<any> => recordedDecision(fx.api, id);
   /** A resource type only `principals` may read `x` of. */
   const readableBy = async (...principals: string[]): Promise<string> => {
     const t = type();

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ADMIN, authed, createClient } from '../helpers/auth.js';
-import { engineApi, namer } from '../helpers/engine.js';
+import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import type { HttpClient, HttpResponse } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
-import { eventually } from '../helpers/wait.js';
 
 const EVALUATION = '/access/v1/evaluation';
 const EVALUATIONS = '/access/v1/evaluations';
@@ -37,14 +36,7 @@ describe('AuthZEN Authorization API', () => {
   const ask = (subject: Record<string, unknown>, action: string, rtype: string, id: string, extra = {}) =>
     evaluate({ subject, action: { name: action }, resource: { type: rtype, id }, ...extra });
   const service = (id: string) => ({ type: 'service_account', id });
-  const recorded = async (id: string): Promise<any> =>
-    (
-      await eventually(
-        () => api.get(`/v1/decisions/${id}`),
-        (res) => res.status === 200,
-        3_000,
-      )
-    ).value.body;
+  const recorded = (id: string): Promise<any> => recordedDecision(api, id);
   const decisionsOf = (body: any): boolean[] => body.evaluations.map((e: any) => e.decision);
 
   describe('Access Evaluation', () => {

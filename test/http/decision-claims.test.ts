@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { useApp } from '../helpers/fixture.js';
-import { engineApi, namer } from '../helpers/engine.js';
-import { eventually } from '../helpers/wait.js';
+import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 
 /**
  * Claims in decisions: the action's name and properties and the subject's properties that an
@@ -23,14 +22,7 @@ describe('decisions: request claims and action names', () => {
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
-  const recorded = async (id: string): Promise<any> =>
-    (
-      await eventually(
-        () => fx.api.get(`/v1/decisions/${id}`),
-        (res) => res.status === 200,
-        3_000,
-      )
-    ).value.body;
+  const recorded = (id: string): Promise<any> => recordedDecision(fx.api, id);
   const policyBody = (fields: Record<string, unknown>) => ({
     name: uniq('policy'),
     effect: 'allow',

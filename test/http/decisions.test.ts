@@ -209,12 +209,7 @@ describe('decisions', () => {
       const undelegated = await decision(agent, t, 'shared', { on_behalf_of: user.id });
       expect(undelegated.decision).to.equal('DENY');
       expect(undelegated.reasons.map((r: any) => r.code)).to.deep.equal(['NO_DELEGATION']);
-      const delegated = await api.post('/v1/delegations', {
-        delegator_id: user.id,
-        delegate_id: agent,
-        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
-      });
-      expect(delegated.status, delegated.text).to.equal(201);
+      await world.delegation(user.id, agent);
       const both = await decision(agent, t, 'shared', { on_behalf_of: user.id });
       expect(both.decision).to.equal('ALLOW');
       expect(both.on_behalf_of).to.deep.equal([user.id]);

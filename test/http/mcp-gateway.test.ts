@@ -13,7 +13,7 @@ import { startDemoServer, type DemoServer } from '../../examples/mcp-gateway/dem
 import { clientCredentials } from '../../examples/mcp-gateway/pdp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { authed, createClient } from '../helpers/auth.js';
-import { engineApi, namer } from '../helpers/engine.js';
+import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
 import { createConnector, type Connector } from '../helpers/identities.js';
 import { eventually, until } from '../helpers/wait.js';
@@ -132,14 +132,7 @@ describe('MCP gateway: agents acting for people', () => {
     return { email, userId, agent, clientId, delegation: granted };
   }
 
-  const recorded = async (id: string): Promise<any> =>
-    (
-      await eventually(
-        () => api.get(`/v1/decisions/${id}`),
-        (res) => res.status === 200,
-        3_000,
-      )
-    ).value.body;
+  const recorded = (id: string): Promise<any> => recordedDecision(api, id);
 
   /** The request failed with the binding's denial; answers the recorded decision it names. */
   async function denied(request: Promise<unknown>, reason: string): Promise<any> {
