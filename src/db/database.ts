@@ -112,6 +112,13 @@ export function createDriver(
  *   (so `work` must be idempotent), with before- and after-commit hooks.
  * - `schema(statement)`: a schema statement in a transaction of its own (migrations).
  * - `ping()`: a cheap round trip for the readiness check and the recovery probe.
+ *
+ * Reads go in read-mode sessions and writes in write-mode ones, so that with a routing URI
+ * (`neo4j://`, `neo4j+s://`) a cluster serves reads from its secondaries; Neo4j refuses a write
+ * in a read-mode session, so a write sent the wrong way fails loudly instead of being routed to a
+ * follower. Every session of this instance shares one bookmark manager: a statement starts only
+ * once the server has every transaction this instance committed before it, so a request that
+ * follows a write reads that write, whichever cluster member answers it.
  */
 /** What a service needs of the database: transactions and single statements, nothing else. */
 export type Transactions = Pick<Database, 'read' | 'write' | 'run' | 'first'>;
@@ -119,6 +126,8 @@ export type Transactions = Pick<Database, 'read' | 'write' | 'run' | 'first'>;
 export class Database implements Reader {
   readonly health: DbHealth;
   private txTimeoutMs: number;
+  /** The bookmarks of what this instance has committed, shared by all its sessions. */
+  private readonly bookmarks = neo4j.bookmarkManager();
 
   constructor(
     readonly driver: Driver,
@@ -163,7 +172,7 @@ export class Database implements Reader {
   }
 
   async schema(statement: string): Promise<void> {
-    const session = this.driver.session({ database: this.options.database });
+    const session = this.driver.session({ database: this.options.database, bookmarkManager: this.bookmarks });
     try {
       // Migrations backfill whole labels and wait for indexes: background work, whoever calls.
       await session.run(statement, {}, { timeout: this.options.backgroundTxTimeoutMs });
@@ -212,6 +221,7 @@ export class Database implements Reader {
         const session = this.driver.session({
           database: this.options.database,
           defaultAccessMode: neo4j.session.READ,
+          bookmarkManager: this.bookmarks,
         });
         try {
           const result = await session.run(text, toNeo4jParams(params), {
@@ -256,6 +266,7 @@ export class Database implements Reader {
       session = this.driver.session({
         database: this.options.database,
         defaultAccessMode: mode === 'read' ? neo4j.session.READ : neo4j.session.WRITE,
+        bookmarkManager: this.bookmarks,
       });
       const txConfig = { metadata: { app: 'principals-access-service', unit }, timeout: this.txTimeoutMs };
       let attempt = 0;
