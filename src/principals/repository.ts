@@ -279,7 +279,7 @@ export const principalRepository = {
    * their owner is in now (`null`: the owner lives, or none is named).
    */
   async ownerStates(
-    tx: Tx,
+    tx: Reader,
     ids: readonly string[],
     refs: readonly string[],
   ): Promise<{ id: string; state: OwnerState | null }[]> {
@@ -310,7 +310,7 @@ export const principalRepository = {
    * date at `now`, with the state they are in (`null`: they hold no active delegation).
    */
   async delegationStates(
-    tx: Tx,
+    tx: Reader,
     ids: readonly string[],
     delegations: readonly string[],
     now: string,

@@ -3,10 +3,8 @@ import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
 import { principalRepository as repo } from '../principals/repository.js';
 import { nowIso } from '../time.js';
+import { FollowedState } from './followed-state.js';
 import { assessRisk } from './score.js';
-
-/** Agents checked per transaction. */
-const BATCH = 500;
 
 /**
  * Keeps the DELEGATION_ORPHANED factor of AI agents' risk in step with the delegations they hold
@@ -18,53 +16,25 @@ const BATCH = 500;
  * the changes the feed brings it, and every agent that holds delegations once at start; a write
  * re-checks the stored state, so the same change is never written twice.
  */
-export class DelegationRisk {
-  private ids = new Set<string>();
-  private delegations = new Set<string>();
-  private everyone = true;
-
-  constructor(
-    private readonly db: Database,
-    private readonly logger: Logger,
-  ) {}
-
-  readonly onChange = (event: ChangeEvent): void => {
-    if (event.type.startsWith('principal.')) this.ids.add(event.target.id);
-    else if (event.type.startsWith('delegation.')) this.delegations.add(event.target.id);
-  };
-
-  async refresh(): Promise<number> {
-    const everyone = this.everyone;
-    const ids = [...this.ids];
-    const delegations = [...this.delegations];
-    this.everyone = false;
-    this.ids = new Set();
-    this.delegations = new Set();
-    try {
-      let written = 0;
-      if (everyone) {
-        for (let after = ''; ;) {
-          const page = await repo.delegatingPage(this.db, after, BATCH);
-          if (page.length > 0) written += await this.check(page, []);
-          if (page.length < BATCH) break;
-          after = page[page.length - 1]!;
-        }
-      }
-      for (let i = 0; i < Math.max(ids.length, delegations.length); i += BATCH) {
-        written += await this.check(ids.slice(i, i + BATCH), delegations.slice(i, i + BATCH));
-      }
-      if (written > 0) this.logger.info({ principals: written }, 'delegation risk updated');
-      return written;
-    } catch (err) {
-      // Nothing is lost: what was taken is looked at again on the next run.
-      if (everyone) this.everyone = true;
-      for (const id of ids) this.ids.add(id);
-      for (const id of delegations) this.delegations.add(id);
-      throw err;
-    }
+export class DelegationRisk extends FollowedState {
+  constructor(db: Database, logger: Logger) {
+    super(db, logger, 'delegation risk');
   }
 
-  private async check(ids: string[], delegations: string[]): Promise<number> {
+  readonly onChange = (event: ChangeEvent): void => {
+    if (event.type.startsWith('principal.')) this.first.add(event.target.id);
+    else if (event.type.startsWith('delegation.')) this.second.add(event.target.id);
+  };
+
+  protected page(after: string, limit: number): Promise<string[]> {
+    return repo.delegatingPage(this.db, after, limit);
+  }
+
+  /** `ids`: principals that changed; `delegations`: delegations that changed. */
+  protected async check(ids: string[], delegations: string[]): Promise<number> {
+    // Most batches change nothing: they are looked at in a read, and only one where something
+    // differs takes a write transaction (which looks again, under the principals' locks).
+    if ((await repo.delegationStates(this.db, ids, delegations, nowIso())).length === 0) return 0;
     return this.db.write('principals/set_delegation_state', async (tx) => {
       const found = await repo.delegationStates(tx, ids, delegations, nowIso());
       if (found.length === 0) return 0;

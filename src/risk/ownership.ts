@@ -2,10 +2,8 @@ import type { Database } from '../db/database.js';
 import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
 import { principalRepository as repo } from '../principals/repository.js';
+import { FollowedState } from './followed-state.js';
 import { assessRisk } from './score.js';
-
-/** Principals checked per transaction. */
-const BATCH = 500;
 
 /**
  * Keeps the ORPHANED factor of non-USER principals' risk in step with their owners: an owner
@@ -16,56 +14,28 @@ const BATCH = 500;
  * share of changes, and everyone once at start; a write re-checks the stored state, so the same
  * change is never written twice.
  */
-export class OwnershipRisk {
-  private ids = new Set<string>();
-  private refs = new Set<string>();
-  private everyone = true;
-
-  constructor(
-    private readonly db: Database,
-    private readonly logger: Logger,
-  ) {}
+export class OwnershipRisk extends FollowedState {
+  constructor(db: Database, logger: Logger) {
+    super(db, logger, 'ownership risk');
+  }
 
   readonly onChange = (event: ChangeEvent): void => {
     if (!event.type.startsWith('principal.')) return;
-    this.ids.add(event.target.id);
-    this.refs.add(event.target.id);
+    this.first.add(event.target.id);
+    this.second.add(event.target.id);
     const email = event.changes?.['email'];
-    for (const value of [email?.from, email?.to]) if (typeof value === 'string') this.refs.add(value);
+    for (const value of [email?.from, email?.to]) if (typeof value === 'string') this.second.add(value);
   };
 
-  async refresh(): Promise<number> {
-    const everyone = this.everyone;
-    const ids = [...this.ids];
-    const refs = [...this.refs];
-    this.everyone = false;
-    this.ids = new Set();
-    this.refs = new Set();
-    try {
-      let written = 0;
-      if (everyone) {
-        for (let after = ''; ;) {
-          const page = await repo.ownedPage(this.db, after, BATCH);
-          if (page.length > 0) written += await this.check(page, []);
-          if (page.length < BATCH) break;
-          after = page[page.length - 1]!;
-        }
-      }
-      for (let i = 0; i < Math.max(ids.length, refs.length); i += BATCH) {
-        written += await this.check(ids.slice(i, i + BATCH), refs.slice(i, i + BATCH));
-      }
-      if (written > 0) this.logger.info({ principals: written }, 'ownership risk updated');
-      return written;
-    } catch (err) {
-      // Nothing is lost: what was taken is looked at again on the next run.
-      if (everyone) this.everyone = true;
-      for (const id of ids) this.ids.add(id);
-      for (const ref of refs) this.refs.add(ref);
-      throw err;
-    }
+  protected page(after: string, limit: number): Promise<string[]> {
+    return repo.ownedPage(this.db, after, limit);
   }
 
-  private async check(ids: string[], refs: string[]): Promise<number> {
+  /** `ids`: principals that changed; `refs`: what may name them as an owner (ids and emails). */
+  protected async check(ids: string[], refs: string[]): Promise<number> {
+    // Most batches change nothing: they are looked at in a read, and only one where something
+    // differs takes a write transaction (which looks again, under the principals' locks).
+    if ((await repo.ownerStates(this.db, ids, refs)).length === 0) return 0;
     return this.db.write('principals/set_owner_state', async (tx) => {
       const found = await repo.ownerStates(tx, ids, refs);
       if (found.length === 0) return 0;

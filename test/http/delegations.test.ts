@@ -55,6 +55,9 @@ describe('delegations (agents acting for people)', () => {
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
+  /** A decision of `agent` acting for `person`: `read` of `t`:`x` unless said otherwise. */
+  const actFor = (agent: any, person: any, t: string, identifier = 'x', action = 'read'): Promise<any> =>
+    evaluate({ principal_id: agent.id, action, resource: { type: t, identifier }, on_behalf_of: person.id });
   const codes = (decision: any): string[] => decision.reasons.map((r: any) => r.code);
   const eventsOf = async (targetId: string): Promise<any[]> => {
     const res = await api.get(`/v1/audit/events?target_id=${targetId}`);
@@ -215,13 +218,7 @@ describe('delegations (agents acting for people)', () => {
   describe('decisions along the chain', () => {
     it('allows an agent on behalf of a person only while an active delegation covers the request', async () => {
       const { u, a, t } = await pair();
-      const ask = () =>
-        evaluate({
-          principal_id: a.id,
-          action: 'read',
-          resource: { type: t, identifier: 'x' },
-          on_behalf_of: u.id,
-        });
+      const ask = () => actFor(a, u, t);
       const before = await ask();
       expect(before.allowed).to.equal(false);
       expect(before.reasons).to.have.length(1);
@@ -250,8 +247,7 @@ describe('delegations (agents acting for people)', () => {
         actions: ['read'],
         resources: [{ type: t, identifier: 'public-*' }],
       });
-      const ask = (action: string, identifier: string) =>
-        evaluate({ principal_id: a.id, action, resource: { type: t, identifier }, on_behalf_of: u.id });
+      const ask = (action: string, identifier: string) => actFor(a, u, t, identifier, action);
       expect((await ask('read', 'public-1')).allowed).to.equal(true);
       expect(codes(await ask('write', 'public-1'))).to.deep.equal(['NO_DELEGATION']);
       expect(codes(await ask('read', 'private-1'))).to.deep.equal(['NO_DELEGATION']);
@@ -270,13 +266,7 @@ describe('delegations (agents acting for people)', () => {
       await world.policy({ subjects: { principals: [a.id] }, resources: [{ type: t, identifier: '*' }] });
       await world.policy({ subjects: { principals: [u.id] }, resources: [{ type: t, identifier: 'mine' }] });
       await delegate({ delegator_id: u.id, delegate_id: a.id });
-      const ask = (identifier: string) =>
-        evaluate({
-          principal_id: a.id,
-          action: 'read',
-          resource: { type: t, identifier },
-          on_behalf_of: u.id,
-        });
+      const ask = (identifier: string) => actFor(a, u, t, identifier);
       expect((await ask('mine')).allowed).to.equal(true);
       const theirs = await ask('theirs');
       expect(theirs.allowed).to.equal(false);
@@ -338,13 +328,7 @@ describe('delegations (agents acting for people)', () => {
         resources: [{ type: t, identifier: '*' }],
       });
       const d = await delegate({ delegator_id: u.id, delegate_id: a.id });
-      const ask = () =>
-        evaluate({
-          principal_id: a.id,
-          action: 'read',
-          resource: { type: t, identifier: 'x' },
-          on_behalf_of: u.id,
-        });
+      const ask = () => actFor(a, u, t);
       expect((await ask()).allowed).to.equal(true);
       expect((await api.patch(`/v1/principals/${u.id}`, { status: 'suspended' })).status).to.equal(200);
       const refused = await ask();
@@ -359,13 +343,7 @@ describe('delegations (agents acting for people)', () => {
     it('stops at expires_at and records delegation.expired within the sweep interval', async () => {
       const { u, a, t } = await pair();
       const d = await delegate({ delegator_id: u.id, delegate_id: a.id, expires_at: ahead(1_500) });
-      const ask = () =>
-        evaluate({
-          principal_id: a.id,
-          action: 'read',
-          resource: { type: t, identifier: 'x' },
-          on_behalf_of: u.id,
-        });
+      const ask = () => actFor(a, u, t);
       expect((await ask()).allowed).to.equal(true);
       await until('the delegation to expire', () => Date.now() > Date.parse(d.expires_at), 5_000);
       const after = await ask();
@@ -439,12 +417,7 @@ describe('delegations (agents acting for people)', () => {
       ]);
       expect(delegated[0].granted_by).to.have.length(2);
       // Each entry is what a decision along the chain allows.
-      const decided = await evaluate({
-        principal_id: a.id,
-        action: 'read',
-        resource: { type: t, identifier: 'a' },
-        on_behalf_of: u.id,
-      });
+      const decided = await actFor(a, u, t, 'a');
       expect(decided.allowed).to.equal(true);
 
       const unknown = await api.get(
