@@ -22,6 +22,7 @@ import { DecisionLog } from './decisions/records.js';
 import { DecisionService } from './decisions/service.js';
 import { SimulationService } from './decisions/simulation.js';
 import { IndexSync } from './decisions/sync.js';
+import { ConsistencyTokens } from './consistency/tokens.js';
 import { ChangeFeed } from './events/feed.js';
 import { EventSink } from './events/sink.js';
 import { GroupService } from './groups/service.js';
@@ -108,6 +109,8 @@ export interface Runtime {
   searchPlans: SearchPlans;
   /** Names this instance in job leases and change messages. */
   instanceId: string;
+  /** What writes answer and later requests send back to be served at least as fresh. */
+  consistency: ConsistencyTokens;
   /** Set once shutdown begins: readiness fails so load balancers stop sending traffic. */
   draining: boolean;
   /**
@@ -552,6 +555,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       risk,
       searchPlans,
       instanceId,
+      consistency: new ConsistencyTokens(db, feed, { kek, waitMs: config.events.consistencyWaitMs }),
       draining: false,
       close: (drainMs = config.shutdownTimeoutMs) => {
         runtime.draining = true;

@@ -70,6 +70,7 @@ export const ConfigSchema = Type.Object({
 
   EVENTS_CHANNEL: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,128}$' })),
   EVENT_POLL_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
+  CONSISTENCY_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
   JOB_POLL_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
   JOB_LEASE_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
   RISK_REFRESH_INTERVAL_S: Type.Optional(PositiveInt),
@@ -237,6 +238,8 @@ function settings(c: RawConfig) {
       channel: c.EVENTS_CHANNEL ?? 'pas:events',
       /** How often each instance asks Neo4j whether changes committed elsewhere. */
       pollIntervalMs: c.EVENT_POLL_INTERVAL_MS ?? 500,
+      /** How long a request with a consistency token waits for this instance to catch up. */
+      consistencyWaitMs: c.CONSISTENCY_WAIT_MS ?? 2_000,
     },
     jobs: {
       pollIntervalMs: c.JOB_POLL_INTERVAL_MS ?? 1_000,

@@ -12,7 +12,7 @@ import neo4j, {
   type Session,
 } from 'neo4j-driver';
 import { setImmediate } from 'node:timers/promises';
-import { AppError, conflict, unavailable } from '../errors/errors.js';
+import { AppError, conflict, unavailable, validationFailed } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
@@ -83,6 +83,9 @@ const CONNECTIVITY_CODES = new Set([
 /** Seconds a client should wait before retrying while the database is away. */
 const RETRY_AFTER_S = 5;
 
+/** How many bookmarks an instance remembers having reached (see `Database.catchUp`). */
+const MAX_REMEMBERED_BOOKMARKS = 10_000;
+
 export function createDriver(
   uri: string,
   user: string,
@@ -127,7 +130,20 @@ export class Database implements Reader {
   readonly health: DbHealth;
   private txTimeoutMs: number;
   /** The bookmarks of what this instance has committed, shared by all its sessions. */
-  private readonly bookmarks = neo4j.bookmarkManager();
+  private readonly bookmarks = neo4j.bookmarkManager({
+    bookmarksConsumer: async (bookmarks) => {
+      const latest = [...bookmarks];
+      this.latestBookmarks = { version: this.latestBookmarks.version + 1, bookmarks: latest };
+      for (const bookmark of latest) this.remember(bookmark);
+    },
+  });
+  /** What the bookmark manager holds, as it last said (it says so as it changes). */
+  private latestBookmarks: { version: number; bookmarks: readonly string[] } = { version: 0, bookmarks: [] };
+  /**
+   * Bookmarks this instance has held or caught up with: its statements start at or after each of
+   * them. Bounded; forgetting one only costs a round trip the next time it comes back.
+   */
+  private readonly reached = new Set<string>();
 
   constructor(
     readonly driver: Driver,
@@ -181,6 +197,61 @@ export class Database implements Reader {
     } finally {
       await session.close();
     }
+  }
+
+  /** The bookmarks of everything this instance has committed so far, and a version of them. */
+  committedBookmarks(): { version: number; bookmarks: readonly string[] } {
+    return this.latestBookmarks;
+  }
+
+  /**
+   * Makes every later statement of this instance start at or after the transactions these
+   * bookmarks (another instance's, perhaps) name: false if the database does not have them within
+   * `waitMs`. A bookmark Neo4j does not recognise is a validation error.
+   */
+  async catchUp(bookmarks: readonly string[], waitMs: number): Promise<boolean> {
+    const missing = bookmarks.filter((bookmark) => !this.reached.has(bookmark));
+    if (missing.length === 0) return true;
+    if (!this.health.isUp) {
+      throw unavailable('the database is unreachable; retry shortly', RETRY_AFTER_S);
+    }
+    const session = this.driver.session({
+      database: this.options.database,
+      defaultAccessMode: neo4j.session.READ,
+      bookmarks: missing,
+      bookmarkManager: this.bookmarks,
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const reached = await Promise.race([
+        session.run(this.catalogue.get(Q.ping), {}, { timeout: waitMs }).then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), waitMs);
+        }),
+      ]);
+      if (!reached) return false;
+    } catch (err) {
+      if (err instanceof Neo4jError && err.code.startsWith('Neo.ClientError.Transaction.InvalidBookmark')) {
+        throw validationFailed('the consistency token names a state this database never had', [
+          { pointer: '/headers/Consistency-Token', message: 'is not a token of this database' },
+        ]);
+      }
+      if (err instanceof Neo4jError && err.code === 'Neo.TransientError.Transaction.BookmarkTimeout')
+        return false;
+      throw this.mapError(err);
+    } finally {
+      clearTimeout(timer);
+      void session.close().catch(() => undefined);
+    }
+    // Whatever the server answered, later statements carry these bookmarks too.
+    await this.bookmarks.updateBookmarks([], missing);
+    for (const bookmark of missing) this.remember(bookmark);
+    return true;
+  }
+
+  private remember(bookmark: string): void {
+    if (this.reached.size >= MAX_REMEMBERED_BOOKMARKS) this.reached.clear();
+    this.reached.add(bookmark);
   }
 
   async ping(timeoutMs = 2_000): Promise<void> {

@@ -31,6 +31,16 @@ export interface ChangeFeedOptions {
 /** How many sequence numbers one poll reads at most; a backlog takes several polls. */
 const POLL_SPAN = 1_000;
 
+/** A place in the change feed: the shard of the event sequence and a number of it. */
+export type FeedPosition = readonly [shard: number, seq: number];
+
+/** An event delivered ahead of the poll (local or through Redis), and its delivery. */
+interface EarlyEvent {
+  shard: number;
+  seq: number;
+  delivered: Promise<void> | undefined;
+}
+
 interface Message {
   from: string;
   events: ChangeEvent[];
@@ -47,7 +57,17 @@ export class ChangeFeed {
   /** Per shard: every event up to this number has been delivered here. */
   private readonly heads = new Map<number, number>();
   /** Events delivered ahead of the poll (local or through Redis), by id, with their place. */
-  private readonly early = new Map<string, { shard: number; seq: number }>();
+  private readonly early = new Map<string, EarlyEvent>();
+  /** Per shard, numbers above its head whose events were delivered ahead of the poll. */
+  private readonly deliveredEarly = new Map<number, Set<number>>();
+  /** Per shard, the last number this instance committed: where its writes stand in the feed. */
+  private readonly committedHere = new Map<number, number>();
+  /** Changes whenever `committedHere` does. */
+  private positionVersion = 0;
+  private lastPosition: { version: number; places: readonly FeedPosition[] } = { version: 0, places: [] };
+  /** The poll running and the one queued behind it: polls never overlap. */
+  private polling: Promise<void> | undefined;
+  private queuedPoll: Promise<void> | undefined;
   private publisher: Redis | undefined;
   private subscriber: Redis | undefined;
 
@@ -99,23 +119,97 @@ export class ChangeFeed {
 
   /** Changes just committed on this instance: listeners first, then the other instances. */
   async committed(events: ChangeEvent[]): Promise<void> {
-    for (const event of events) this.early.set(event.id, { shard: event.shard, seq: event.seq });
-    await this.deliver(events);
+    for (const event of events) {
+      if (event.seq > (this.committedHere.get(event.shard) ?? 0)) {
+        this.committedHere.set(event.shard, event.seq);
+        this.positionVersion += 1;
+      }
+    }
+    await this.deliverEarly(events);
     if (this.publisher?.status === 'ready') {
       const message: Message = { from: this.options.instanceId, events };
       this.publisher.publish(this.options.channel, JSON.stringify(message)).catch(() => undefined);
     }
   }
 
-  /** Delivers every change committed since the last poll that has not reached this instance. */
-  async poll(): Promise<void> {
+  /**
+   * Where this instance's writes stand in the feed: per shard, the last number it committed. Every
+   * change a write of this instance made, up to the moment of the call, is at or before it.
+   */
+  position(): { version: number; places: readonly FeedPosition[] } {
+    if (this.lastPosition.version !== this.positionVersion) {
+      const places: FeedPosition[] = [];
+      for (const [shard, seq] of this.committedHere) places.push([shard, seq]);
+      this.lastPosition = { version: this.positionVersion, places };
+    }
+    return this.lastPosition;
+  }
+
+  /** Whether every listener of this instance has had every change up to these places. */
+  hasReached(places: readonly FeedPosition[]): boolean {
+    for (const [shard, seq] of places) {
+      if ((this.heads.get(shard) ?? 0) >= seq) continue;
+      if (this.deliveredEarly.get(shard)?.has(seq) !== true) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Waits until this instance's listeners have had every change up to these places, polling the
+   * sequence for what has not arrived: true once they have, false if `waitMs` passes first. The
+   * places must be committed ones (from `position()` of some instance), and the statements this
+   * instance runs must already see them (see `Database.catchUp`), or the poll cannot find them.
+   */
+  async reach(places: readonly FeedPosition[], waitMs: number): Promise<boolean> {
+    if (this.hasReached(places)) return true;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.poll().catch(() => undefined),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (this.hasReached(places)) return true;
+      // A listener that failed leaves its place unreached until a later poll delivers it again.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(20, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  /**
+   * Delivers every change committed since the last poll that has not reached this instance. A
+   * call made while a poll runs waits for it and then polls again (once for all such calls), so
+   * that what it asks for starts after the call.
+   */
+  poll(): Promise<void> {
+    if (this.queuedPoll) return this.queuedPoll;
+    const previous = this.polling ?? Promise.resolve();
+    const next: Promise<void> = previous
+      .catch(() => undefined)
+      .then(() => {
+        this.queuedPoll = undefined;
+        this.polling = next;
+        return this.pollOnce();
+      })
+      .finally(() => {
+        if (this.polling === next) this.polling = undefined;
+      });
+    this.queuedPoll = next;
+    return next;
+  }
+
+  private async pollOnce(): Promise<void> {
     for (const { shard, head } of await this.shardHeads()) {
       for (;;) {
         const known = this.heads.get(shard) ?? 0;
         if (head <= known) break;
         const upTo = Math.min(head, known + POLL_SPAN);
         if (this.allLocal(shard, known, upTo)) {
-          // Every change numbered there was committed here and delivered already.
+          // Every change numbered there reached this instance ahead of the poll.
+          await this.earlyDeliveries(shard, upTo);
           this.forgetEarly(shard, upTo);
           continue;
         }
@@ -128,6 +222,8 @@ export class ChangeFeed {
           .map(({ event }) => ({ ...fromStored(event), shard, seq: event.seq }))
           .filter((event) => !this.early.has(event.id));
         await this.deliver(missed);
+        // The head moves past changes that came ahead of the poll only once they are delivered.
+        await this.earlyDeliveries(shard, upTo);
         this.forgetEarly(shard, upTo);
       }
     }
@@ -142,11 +238,24 @@ export class ChangeFeed {
     return seqs.size === upTo - after;
   }
 
+  /** Settles once every change of a shard up to `upTo` that came ahead of the poll is delivered. */
+  private async earlyDeliveries(shard: number, upTo: number): Promise<void> {
+    const pending = new Set<Promise<void>>();
+    for (const place of this.early.values()) {
+      if (place.shard === shard && place.seq <= upTo && place.delivered) pending.add(place.delivered);
+    }
+    if (pending.size > 0) await Promise.all(pending);
+  }
+
   /** The shard is delivered up to `upTo`: what arrived early up to there need not be remembered. */
   private forgetEarly(shard: number, upTo: number): void {
     this.heads.set(shard, upTo);
     for (const [id, place] of this.early)
       if (place.shard === shard && place.seq <= upTo) this.early.delete(id);
+    const delivered = this.deliveredEarly.get(shard);
+    if (delivered) {
+      for (const seq of delivered) if (seq <= upTo) delivered.delete(seq);
+    }
   }
 
   private async shardHeads(): Promise<{ shard: number; head: number }[]> {
@@ -177,8 +286,29 @@ export class ChangeFeed {
     const fresh = message.events.filter(
       (event) => event.seq > (this.heads.get(event.shard) ?? 0) && !this.early.has(event.id),
     );
-    for (const event of fresh) this.early.set(event.id, { shard: event.shard, seq: event.seq });
-    await this.deliver(fresh);
+    await this.deliverEarly(fresh);
+  }
+
+  /**
+   * Delivers changes ahead of the poll, remembering their places (so the poll neither delivers
+   * them again nor moves past them before they are delivered) and, once delivered, that they are.
+   */
+  private async deliverEarly(events: ChangeEvent[]): Promise<void> {
+    const places: EarlyEvent[] = [];
+    for (const event of events) {
+      const place: EarlyEvent = { shard: event.shard, seq: event.seq, delivered: undefined };
+      this.early.set(event.id, place);
+      places.push(place);
+    }
+    const delivered = this.deliver(events);
+    for (const place of places) place.delivered = delivered;
+    await delivered;
+    for (const { shard, seq } of places) {
+      if (seq <= (this.heads.get(shard) ?? 0)) continue;
+      let seqs = this.deliveredEarly.get(shard);
+      if (!seqs) this.deliveredEarly.set(shard, (seqs = new Set()));
+      seqs.add(seq);
+    }
   }
 
   /**

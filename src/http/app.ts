@@ -4,6 +4,7 @@ import { projectRoot } from '../paths.js';
 import type { Runtime } from '../runtime.js';
 import { consoleAssets } from './console.js';
 import { authenticate, authorize } from './middleware/auth.js';
+import { consistency } from './middleware/consistency.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestContext } from './middleware/request-context.js';
@@ -162,6 +163,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
   koa.use(authenticate(runtime.services.verifier, runtime.services.connectors));
   koa.use(rateLimit(runtime.rateLimiting.limiter, config));
   koa.use(authorize);
+  koa.use(consistency(runtime.consistency));
   koa.use(routes.dispatch);
   return { koa, routes, openapi: document, conformance };
 }

@@ -254,3 +254,28 @@ describe('README: Agents and delegation, after the tour', function () {
     expect(after.body.reasons.map((r: any) => r.code)).to.deep.equal(['NO_DELEGATION']);
   });
 });
+
+describe('README: Several instances, after the tour', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let run: TourRun;
+
+  before(async () => {
+    app = await startTestApp();
+    run = await runTour(app.http.baseUrl, ['Several instances']);
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  it('runs its example: the write answers a token, and the read sent with it sees the write', async () => {
+    expect(
+      run.code,
+      `the example failed (exit ${run.code}):\n${run.stderr}\n${run.printed.join('\n')}`,
+    ).to.equal(0);
+    expect(run.stderr).to.equal('');
+    const [token, description] = run.printed.at(-1)!.trim().split('\n');
+    expect(token).to.match(/^ct1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
+    expect(description).to.equal('exports invoices nightly');
+  });
+});

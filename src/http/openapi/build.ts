@@ -5,6 +5,7 @@ import { ScimErrorSchema } from '../../schemas/scim.js';
 import { Problem } from '../../schemas/common.js';
 import { MAX_HEADER_BYTES } from '../client-errors.js';
 import type { AnyRoute } from '../route.js';
+import { MAX_TOKEN_LENGTH } from '../../consistency/tokens.js';
 
 export interface OpenApiInfo {
   title: string;
@@ -104,6 +105,27 @@ const RATE_HEADERS: Record<string, Json> = {
   'X-RateLimit-Reset': { description: 'End of the window, Unix epoch seconds', schema: { type: 'integer' } },
 };
 
+const CONSISTENCY_HEADER: Json = {
+  description:
+    'Opaque token of everything this instance had committed when it answered; send it back as the ' +
+    '`Consistency-Token` request header, to any instance, to be answered at least as fresh',
+  schema: { type: 'string' },
+};
+
+const CONSISTENCY_PARAMETER: Json = {
+  name: 'Consistency-Token',
+  in: 'header',
+  required: false,
+  description:
+    'A token a write answered: this request is then answered at least as fresh as that write ' +
+    '(400 if it is not a token of this service, 503 if the instance cannot catch up in time)',
+  schema: { type: 'string', maxLength: MAX_TOKEN_LENGTH },
+};
+
+/** Writes of the REST API and SCIM answer a consistency token with every success. */
+const answersToken = (route: AnyRoute): boolean =>
+  route.method !== 'GET' && (route.path.startsWith('/v1/') || route.path.startsWith('/scim/v2/'));
+
 export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Record<string, Json> {
   const components = new Components();
   components.reference(Problem);
@@ -133,14 +155,16 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
         headers[name] = { description: h.description, schema: components.reference(h.schema) };
       }
       if (route.rateLimit !== 'none') Object.assign(headers, RATE_HEADERS);
+      if (answersToken(route) && Number(status) < 300) headers['Consistency-Token'] = CONSISTENCY_HEADER;
       if (Object.keys(headers).length > 0) entry['headers'] = headers;
       responses[status] = entry;
     }
     const errors: Record<string, string> = {};
     if (route.errors === 'authzen' && route.body) {
       errors['400'] = 'The body is not JSON, or lacks a required member';
-    } else if (route.params || route.query || route.body) {
-      errors['400'] = 'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`)';
+    } else {
+      errors['400'] =
+        'Invalid request (`VALIDATION_FAILED`, `MALFORMED_JSON`), or a consistency token this service did not issue';
     }
     if (route.auth === 'connector') {
       errors['401'] = 'Missing token, or not the SCIM token of an active connector';
@@ -160,7 +184,8 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     }
     if (route.rateLimit !== 'none') errors['429'] = 'Over the rate limit (`RATE_LIMITED`)';
     errors['500'] = 'Internal error (`INTERNAL`)';
-    errors['503'] = 'The database is unreachable or too busy to finish in time (`UNAVAILABLE`)';
+    errors['503'] =
+      'The database is unreachable or too busy to finish in time, or the instance could not catch up with the consistency token in time (`UNAVAILABLE`)';
     for (const [status, description] of Object.entries(errors)) {
       if (!(status in responses)) {
         const entry: Record<string, Json> = { description, content: errorContent(route, Number(status)) };
@@ -182,6 +207,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
       parameters: [
         ...parameters(route.params, 'path', components),
         ...parameters(route.query, 'query', components),
+        CONSISTENCY_PARAMETER,
       ],
       responses,
       security:
