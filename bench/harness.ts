@@ -162,22 +162,37 @@ export async function cypher(
  * Principals through the bulk loader: `batch` rows per transaction, `loaders` transactions at a
  * time, then the manager links whose manager was not in the graph yet when its report was written.
  */
-export async function loadPrincipals(
+export function loadPrincipals(
   loader: BulkLoader,
   rows: SeedPrincipal[],
   options: { batch: number; loaders: number },
 ): Promise<{ nodesMs: number; managersMs: number }> {
   const { batch } = options;
+  function* slices(): Generator<SeedPrincipal[]> {
+    for (let from = 0; from < rows.length; from += batch) yield rows.slice(from, from + batch);
+  }
+  return loadPrincipalBatches(loader, slices(), options);
+}
+
+/**
+ * Principals through the bulk loader as `loadPrincipals` writes them, from batches made while
+ * the load runs (one transaction each, `loaders` at a time): an organisation too big to hold
+ * whole is loaded as it is generated.
+ */
+export async function loadPrincipalBatches(
+  loader: BulkLoader,
+  batches: Iterator<SeedPrincipal[]>,
+  options: { loaders: number },
+): Promise<{ nodesMs: number; managersMs: number }> {
   const started = Date.now();
+  const pending: SeedPrincipal[] = [];
   // The first batch alone: it creates most of the attribute vocabulary, which the concurrent
   // batches below then mostly read.
-  const pending = await loader.principals(rows.slice(0, batch));
-  let next = batch;
+  const first = batches.next();
+  if (!first.done) pending.push(...(await loader.principals(first.value)));
   const worker = async (): Promise<void> => {
-    while (next < rows.length) {
-      const from = next;
-      next += batch;
-      pending.push(...(await loader.principals(rows.slice(from, from + batch))));
+    for (let next = batches.next(); !next.done; next = batches.next()) {
+      pending.push(...(await loader.principals(next.value)));
     }
   };
   await Promise.all(Array.from({ length: options.loaders }, worker));
@@ -194,8 +209,15 @@ export const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
 /** The key that encrypts the signing keys, shared by every service a benchmark starts on one database. */
 export const BENCH_KEY_ENCRYPTION_KEY = Buffer.alloc(32, 3).toString('base64');
 
-/** The Neo4j at NEO4J_URI, else an embedded one in a throwaway directory. */
-export function benchNeo4j(progress: (m: string) => void = log): Promise<Neo4jEndpoint> {
+/**
+ * The Neo4j at NEO4J_URI, else an embedded one in a throwaway directory, with a 2 GB heap and a
+ * 1 GB page cache unless `memory` asks for more (the embedded one only: a Neo4j at NEO4J_URI or in
+ * Docker keeps its own settings).
+ */
+export function benchNeo4j(
+  progress: (m: string) => void = log,
+  memory: { heap?: string; pageCache?: string } = {},
+): Promise<Neo4jEndpoint> {
   return provideNeo4j(
     {
       uri: process.env['NEO4J_URI'] || undefined,
@@ -206,8 +228,8 @@ export function benchNeo4j(progress: (m: string) => void = log): Promise<Neo4jEn
       provider: 'auto',
       dataDir: undefined,
       port: 0,
-      heap: '2g',
-      pageCache: '1g',
+      heap: memory.heap ?? '2g',
+      pageCache: memory.pageCache ?? '1g',
       progress: (m) => progress(`[neo4j] ${m}`),
     },
   );

@@ -1,7 +1,7 @@
-import type { SeedPolicy, SeedResource } from '../src/seed/bulk.js';
+import type { SeedMembership, SeedPolicy, SeedResource } from '../src/seed/bulk.js';
 import type { PolicyBody } from '../src/policies/model.js';
 import { globMatches, compileGlob, isGlob, actionMatches } from '../src/policies/patterns.js';
-import type { Org } from './org.js';
+import type { Org, OrgOutline } from './org.js';
 import { DEPARTMENTS, ENVIRONMENTS, MODELS, rng, seededId, TEAMS } from './org.js';
 
 /**
@@ -105,15 +105,33 @@ export interface PolicySet {
   blastPolicy: string;
 }
 
-/** Transitive membership of the organisation's groups, for generating and choosing subjects. */
+/**
+ * Transitive membership of the organisation's groups, for generating and choosing subjects: from
+ * an organisation's memberships, or built up with `nest` and `add` (before the first question).
+ */
 export class Membership {
   private readonly children = new Map<string, string[]>();
   private readonly direct = new Map<string, string[]>();
   private readonly cache = new Map<string, string[]>();
 
-  constructor(org: Org) {
-    for (const n of org.nesting) push(this.children, n.groupId, n.memberId);
-    for (const m of org.memberships) push(this.direct, m.groupId, m.memberId);
+  constructor(org?: Pick<Org, 'nesting' | 'memberships'>) {
+    for (const n of org?.nesting ?? []) this.nest(n.groupId, n.memberId);
+    for (const m of org?.memberships ?? []) this.add(m.groupId, m.memberId);
+  }
+
+  /** A group nested in another. */
+  nest(groupId: string, childId: string): void {
+    push(this.children, groupId, childId);
+  }
+
+  /** A principal made a direct member of a group. */
+  add(groupId: string, memberId: string): void {
+    push(this.direct, groupId, memberId);
+  }
+
+  /** Every direct membership of a principal, group by group. */
+  *memberships(): Generator<SeedMembership> {
+    for (const [groupId, members] of this.direct) for (const memberId of members) yield { groupId, memberId };
   }
 
   /** Every principal in the group, through nesting. */
@@ -135,7 +153,7 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 }
 
 /** Registered resources: `<system>-<environment>-<n>` per type, and the agents' tools. */
-export function generateResources(org: Org, count: number, seed: number, now: number): SeedResource[] {
+export function generateResources(org: OrgOutline, count: number, seed: number, now: number): SeedResource[] {
   const random = rng(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const weighted = (): string => {
@@ -192,7 +210,7 @@ function matchQuery(random: () => number): NonNullable<PolicyBody['subjects']['m
 
 /** Policies of realistic shape, and the one reaching `blastPrincipals` principals. */
 export function generatePolicies(
-  org: Org,
+  org: OrgOutline,
   resources: readonly SeedResource[],
   membership: Membership,
   shape: PolicySetShape,
@@ -201,8 +219,7 @@ export function generatePolicies(
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const byType = new Map<string, SeedResource[]>();
   for (const r of resources) push(byType, r.type, r);
-  const groupsByLevel: string[][] = [[], [], [], []];
-  org.groups.forEach((g, i) => groupsByLevel[i < 100 ? 0 : i < 700 ? 1 : i < 2500 ? 2 : 3]!.push(g.id));
+  const groupsByLevel = org.groupLevels;
   const pickGroup = (): string => {
     const roll = random();
     const level = roll < 0.03 ? 0 : roll < 0.15 ? 1 : roll < 0.5 ? 2 : 3;
@@ -318,7 +335,7 @@ export interface BenchRequest {
  * and conditions all come up; the rest random principal, registered resource and action.
  */
 export function requestStream(
-  org: Org,
+  org: OrgOutline,
   set: { resources: readonly SeedResource[]; policies: readonly SeedPolicy[] },
   membership: Membership,
   count: number,

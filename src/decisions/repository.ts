@@ -71,8 +71,9 @@ export const decisionRepository = {
    * Every principal, a page of `batch` at a time, in id order. The next page is asked for as soon
    * as a page arrives, so that the database reads it while this one is taken in.
    */
-  async *principals(db: Reader, batch = 5_000): AsyncGenerator<IxPrincipal[]> {
-    const page = (after: string) => db.run<PrincipalRow>(Q.index_principals, { after, batch });
+  async *principals(db: Database, batch = 5_000): AsyncGenerator<IxPrincipal[]> {
+    // Every value of the statement is text, a number or a list of them: no conversion needed.
+    const page = (after: string) => db.runPlain<PrincipalRow>(Q.index_principals, { after, batch });
     let next: Promise<PrincipalRow[]> | undefined = page('');
     while (next) {
       const rows: PrincipalRow[] = await next;
