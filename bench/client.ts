@@ -38,6 +38,8 @@ export interface TimedAnswer {
 export interface TimedOptions extends Omit<RequestOptions, 'expect'> {
   /** How the answer is read while the clock runs: its bytes (the default) or its decoded text. */
   read?: 'bytes' | 'text';
+  /** Gives up on the request (an error) after this many milliseconds. */
+  timeoutMs?: number;
 }
 
 const is2xx = (status: number): boolean => status >= 200 && status < 300;
@@ -101,6 +103,7 @@ export class BenchClient {
     options: TimedOptions = {},
   ): Promise<TimedAnswer> {
     const init = await this.init(method, this.payload(body), options);
+    if (options.timeoutMs !== undefined) init.signal = AbortSignal.timeout(options.timeoutMs);
     const t0 = process.hrtime.bigint();
     const res = await fetch(`${this.base}${path}`, init);
     let text: string | undefined;

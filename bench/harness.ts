@@ -323,6 +323,11 @@ export async function withBenchService<T>(
       shutdownTimeoutMs: 5_000,
       logger,
     });
+    // The benchmark's client runs in this process: a long synchronous step of the benchmark (a
+    // generator, an estimate over a million principals) would otherwise let the server close idle
+    // keep-alive sockets (after 5 s) at the very moment the client takes them up again, and the
+    // next request would fail with ECONNRESET. Idle sockets still close at shutdown.
+    server.http.keepAliveTimeout = 120_000;
     try {
       if (setup.empty) {
         const [existing] = await cypher(runtime.db, setup.empty);

@@ -96,6 +96,8 @@ import {
 const FULL_SIZE = 1_000_000;
 const TARGET_INDEX_S = 60;
 const TARGET_INDEX_MB = 3 * 1024;
+/** A lookup taking longer than this is given up on and counted as failed. */
+const LOOKUP_TIMEOUT_MS = env('BENCH_LOOKUP_TIMEOUT_MS', 30_000);
 const TARGET_LOOKUP_P99_MS = 50;
 const TARGET_P99_RATIO = 1.2;
 
@@ -685,7 +687,26 @@ async function lookups(ctx: Context, world: World): Promise<Lookup[]> {
   );
   const resourceAccess = (r: { type: string; identifier: string }): string =>
     `/v1/resources/access?type=${encodeURIComponent(r.type)}&identifier=${encodeURIComponent(r.identifier)}`;
-  const get = (path: () => string) => async (): Promise<number> => (await client.timed('GET', path())).ms;
+  // A lookup that fails or takes longer than LOOKUP_TIMEOUT_MS is counted, not fatal: its time
+  // (the time it failed after) stays in the latencies, and the first failure of a series is shown.
+  const failures = new Map<string, number>();
+  const get = (name: string, path: () => string) => async (): Promise<number> => {
+    const started = performance.now();
+    const url = path();
+    try {
+      return (await client.timed('GET', url, undefined, { timeoutMs: LOOKUP_TIMEOUT_MS })).ms;
+    } catch (err) {
+      const seen = failures.get(name) ?? 0;
+      failures.set(name, seen + 1);
+      if (seen === 0) {
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        log(
+          `  ${name}: ${url} failed: ${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`,
+        );
+      }
+      return performance.now() - started;
+    }
+  };
   const series: { name: string; target?: number; path: () => string; profileAs: string }[] = [
     {
       name: 'GET /v1/principals/{id}/access (any principal)',
@@ -733,7 +754,7 @@ async function lookups(ctx: Context, world: World): Promise<Lookup[]> {
       name: s.name,
       count: requests,
       warmup: 50,
-      next: get(s.path),
+      next: get(s.name, s.path),
       profileAs: s.profileAs,
     })),
     {
@@ -746,7 +767,10 @@ async function lookups(ctx: Context, world: World): Promise<Lookup[]> {
   );
   return series.map(({ name, target }) => {
     const rounds = measured[name]!;
-    log(`${name}: median ${fmt(rounds.median)} ms, p99 ${fmt(rounds.p99)} ms`);
+    const failed = failures.get(name) ?? 0;
+    log(
+      `${name}: median ${fmt(rounds.median)} ms, p99 ${fmt(rounds.p99)} ms${failed > 0 ? `, ${failed} failed` : ''}`,
+    );
     return { name, ...(target !== undefined ? { target } : {}), rounds };
   });
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
@@ -79,4 +80,19 @@ export class Receiver {
   }[] {
     return this.received.map((r) => JSON.parse(r.body) as never);
   }
+}
+
+/**
+ * A delivery checked as a receiver checks it, with the Standard Webhooks library rather than the
+ * service's own code: its payload, or an error if the signature does not hold.
+ */
+export function verifyDelivery<T = { type: string; data: { id: string; type: string } }>(
+  secret: string,
+  r: Received,
+): T {
+  return new Webhook(secret).verify(r.body, {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature']),
+  }) as T;
 }

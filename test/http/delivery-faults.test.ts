@@ -5,7 +5,6 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
 import neo4j, { type Driver } from 'neo4j-driver';
-import { Webhook } from 'standardwebhooks';
 import { stripComments } from '../../src/db/catalogue.js';
 import { fromNeo4j, toNeo4jParams } from '../../src/db/database.js';
 import { LocalNeo4j } from '../../src/dev/local-neo4j.js';
@@ -17,7 +16,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ADMIN, authed, tokenFor } from '../helpers/auth.js';
 import { resetDatabaseAt } from '../helpers/db.js';
 import type { HttpClient } from '../helpers/http.js';
-import { Receiver, type Received } from '../helpers/receiver.js';
+import { Receiver, verifyDelivery } from '../helpers/receiver.js';
 import {
   killServiceProcesses,
   startServiceProcess,
@@ -47,15 +46,6 @@ const FAULT_ENV = {
 };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Standard Webhooks verification, as a receiver does it (with the library, not our own code). */
-function verify(secret: string, r: Received): { type: string; data: { id: string; type: string } } {
-  return new Webhook(secret).verify(r.body, {
-    'webhook-id': String(r.headers['webhook-id']),
-    'webhook-timestamp': String(r.headers['webhook-timestamp']),
-    'webhook-signature': String(r.headers['webhook-signature']),
-  }) as never;
-}
 
 /** The test's own connection to a Neo4j, to look at the graph (and write to it) behind the service. */
 function connect(uri: string): Driver {
@@ -226,7 +216,7 @@ describe('delivery under faults', function () {
         50,
       );
       for (const r of receiver.received) {
-        const payload = verify(hook.secret, r);
+        const payload = verifyDelivery(hook.secret, r);
         expect(payload.type).to.equal('principal.created');
         expect(payload.data.id).to.equal(r.headers['webhook-id']);
         expect(committedIds.has(payload.data.id), `${payload.data.id} was committed`).to.equal(true);
@@ -448,7 +438,7 @@ describe('delivery under faults', function () {
         100,
       );
       for (const r of receiver.received) {
-        const payload = verify(hook.secret, r);
+        const payload = verifyDelivery(hook.secret, r);
         expect(eventIds.has(payload.data.id), `${payload.data.id} was committed`).to.equal(true);
       }
     });

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { Webhook } from 'standardwebhooks';
+import type { Redis } from 'ioredis';
 import { ADMIN, tokenFor } from '../helpers/auth.js';
 import { resetDatabaseAt } from '../helpers/db.js';
 import { HttpClient, type HttpResponse, type RequestOptions } from '../helpers/http.js';
-import { Receiver, type Received } from '../helpers/receiver.js';
+import { Receiver, verifyDelivery } from '../helpers/receiver.js';
+import { connectTestRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 import { RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import {
   killServiceProcesses,
@@ -20,7 +20,7 @@ import { eventually } from '../helpers/wait.js';
  * webhook deliveries. What a client sees must not depend on which instance answers it.
  */
 
-const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 /** Names this run in Redis (channel, counters) and in the names it gives, apart from any other run. */
 const RUN = `${process.pid}-${Date.now().toString(36)}`;
 const TOKEN_HEADER = 'Consistency-Token';
@@ -47,24 +47,6 @@ const neo4jTarget = () => ({
   user: process.env['NEO4J_USER'] ?? 'neo4j',
   password: process.env['NEO4J_PASSWORD'] ?? '',
 });
-
-async function connectRedis(): Promise<Redis> {
-  const client = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    return client;
-  } catch (err) {
-    client.disconnect();
-    throw new Error(`these tests need a Redis at ${REDIS_URL}: ${(err as Error).message}`, { cause: err });
-  }
-}
 
 async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
   const keys = await redis.keys(pattern);
@@ -115,15 +97,6 @@ class ConsistentClient extends HttpClient {
 }
 
 const ids = (res: HttpResponse): string[] => (res.body.data as { id: string }[]).map((x) => x.id);
-
-/** Standard Webhooks verification, as a receiver does it (with the library, not our own code). */
-function verify(secret: string, r: Received): { type: string; data: { id: string; type: string } } {
-  return new Webhook(secret).verify(r.body, {
-    'webhook-id': String(r.headers['webhook-id']),
-    'webhook-timestamp': String(r.headers['webhook-timestamp']),
-    'webhook-signature': String(r.headers['webhook-signature']),
-  }) as never;
-}
 
 /** Every item of a paginated list (the caller's query, all pages). */
 async function everyPage(api: HttpClient, path: string): Promise<Record<string, any>[]> {
@@ -356,7 +329,7 @@ describe('three instances behind a round-robin proxy', function () {
     const receiver = new Receiver();
 
     before(async () => {
-      redis = await connectRedis();
+      redis = await connectTestRedis(REDIS_URL);
       proxy = new RoundRobinProxy();
       await proxy.start();
       // One deployment: every instance knows itself by the proxy's address, so that a token one
@@ -689,7 +662,7 @@ describe('three instances behind a round-robin proxy', function () {
         );
         expect(unique(last.logged), 'logged as delivered: the trail').to.deep.equal(last.trail);
         for (const r of receiver.received) {
-          const payload = verify(hook.secret, r);
+          const payload = verifyDelivery(hook.secret, r);
           expect(payload.data.id).to.equal(r.headers['webhook-id']);
           expect(payload.type).to.match(/^(principal|group|policy)\./);
         }
@@ -861,7 +834,7 @@ describe('three instances behind a round-robin proxy', function () {
     let proxy: RoundRobinProxy;
 
     before(async () => {
-      redis = await connectRedis();
+      redis = await connectTestRedis(REDIS_URL);
       proxy = new RoundRobinProxy();
       await proxy.start();
       instances = await startThree(

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { Webhook } from 'standardwebhooks';
 import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer } from '../helpers/engine.js';
-import { Receiver } from '../helpers/receiver.js';
+import { Receiver, verifyDelivery } from '../helpers/receiver.js';
 import { eventually } from '../helpers/wait.js';
 
 /** An instant `ms` from now, as the API writes timestamps. */
@@ -311,11 +310,10 @@ describe('time-bound policies', () => {
           (list) => list.length > 0,
           10_000,
         );
-        const payload = new Webhook(hook.body.secret).verify(delivered[0]!.body, {
-          'webhook-id': String(delivered[0]!.headers['webhook-id']),
-          'webhook-timestamp': String(delivered[0]!.headers['webhook-timestamp']),
-          'webhook-signature': String(delivered[0]!.headers['webhook-signature']),
-        }) as { type: string; data: { id: string; target: { id: string } } };
+        const payload = verifyDelivery<{ type: string; data: { id: string; target: { id: string } } }>(
+          hook.body.secret,
+          delivered[0]!,
+        );
         expect(payload.type).to.equal('policy.expired');
         expect(payload.data).to.deep.include({ id: first[0].id, target: { type: 'policy', id: policy.id } });
 

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server as HttpServer } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import Koa from 'koa';
 import { freePort } from '../../src/dev/local-neo4j.js';
 import { errorHandler } from '../../src/http/middleware/errors.js';
@@ -15,9 +15,10 @@ import { LogCapture, startTestApp, testConfig, type TestApp } from '../helpers/a
 import { ADMIN, authed } from '../helpers/auth.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
 import type { HttpResponse } from '../helpers/http.js';
+import { connectTestRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 import { until as waitUntil } from '../helpers/wait.js';
 
-const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 const ID = 'prn_01JD0000000000000000000000';
 
 let prefixCount = 0;
@@ -25,27 +26,6 @@ let prefixCount = 0;
 function uniquePrefix(): string {
   prefixCount += 1;
   return `test:rl:${process.pid}:${Date.now().toString(36)}:${prefixCount}`;
-}
-
-async function connectRedis(url: string): Promise<Redis> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-    return client;
-  } catch (err) {
-    client.disconnect();
-    throw new Error(
-      `the rate-limit tests need a Redis at ${url} (set TEST_REDIS_URL to use another): ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
 }
 
 async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
@@ -138,7 +118,7 @@ describe('rate limits', function () {
   };
 
   before(async () => {
-    redis = await connectRedis(REDIS_URL);
+    redis = await connectTestRedis(REDIS_URL);
   });
   after(async () => {
     if (!redis) return;
@@ -427,7 +407,7 @@ describe('rate limits', function () {
         failed,
         until('the test Redis to accept connections', async () => {
           try {
-            const probe = await connectRedis(url);
+            const probe = await connectTestRedis(url);
             await probe.quit();
             return true;
           } catch {
@@ -464,7 +444,7 @@ describe('rate limits', function () {
       };
       one = await startTestApp({ extraRoutes: edgeRoutes(() => one.runtime.db), env });
       two = await startTestApp({ env, keepData: true });
-      const probe = await connectRedis(url);
+      const probe = await connectTestRedis(url);
       try {
         await warmUp(one, probe, prefix, '192.0.2.1');
         await warmUp(two, probe, prefix, '192.0.2.2');
@@ -482,7 +462,7 @@ describe('rate limits', function () {
       const ip = '10.5.0.1';
       const first = await one.http.get('/v1/_edge/db', from(ip));
       expectRateHeaders(first, 'standard', 100, 99);
-      const probe = await connectRedis(url);
+      const probe = await connectTestRedis(url);
       const count = await probe.get(`${prefix}:standard:ip:${ip}`);
       await probe.quit();
       expect(count, 'the count is in the test Redis').to.equal('1');
