@@ -80,3 +80,15 @@ export function timeSlices(sliceMs = 2): () => Promise<void> | undefined {
     );
   };
 }
+
+/**
+ * What `work` settles with, or, if `ms` pass first, what `late` returns (or throws): the one way
+ * to bound a wait. The work itself goes on; its outcome is then ignored.
+ */
+export function within<T, L>(work: Promise<T>, ms: number, late: () => L): Promise<T | L> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<L>((resolve) => {
+    timer = setTimeout(() => resolve(Promise.resolve().then(late)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}

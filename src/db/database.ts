@@ -15,6 +15,7 @@ import { setImmediate } from 'node:timers/promises';
 import { AppError, conflict, unavailable, validationFailed } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics.js';
+import { within } from '../time.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
 import { DbHealth } from './health.js';
 
@@ -231,15 +232,16 @@ export class Database implements Reader {
       bookmarks: missing,
       bookmarkManager: this.bookmarks,
     });
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const reached = await Promise.race([
-        session.run(this.catalogue.get(Q.ping), {}, { timeout: waitMs }).then(() => true),
-        new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), waitMs);
-        }),
-      ]);
-      if (!reached) return false;
+      const statement = session.run(this.catalogue.get(Q.ping), {}, { timeout: waitMs });
+      if (
+        !(await within(
+          statement.then(() => true),
+          waitMs,
+          () => false,
+        ))
+      )
+        return false;
     } catch (err) {
       if (err instanceof Neo4jError && err.code.startsWith('Neo.ClientError.Transaction.InvalidBookmark')) {
         throw validationFailed('the consistency token names a state this database never had', [
@@ -250,7 +252,6 @@ export class Database implements Reader {
         return false;
       throw this.mapError(err);
     } finally {
-      clearTimeout(timer);
       void session.close().catch(() => undefined);
     }
     // Whatever the server answered, later statements carry these bookmarks too.
@@ -266,16 +267,16 @@ export class Database implements Reader {
 
   async ping(timeoutMs = 2_000): Promise<void> {
     const session = this.driver.session({ database: this.options.database });
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        session.run(this.catalogue.get(Q.ping), {}, { timeout: timeoutMs }).then(() => undefined),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`ping timed out after ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      const statement = session.run(this.catalogue.get(Q.ping), {}, { timeout: timeoutMs });
+      await within(
+        statement.then(() => undefined),
+        timeoutMs,
+        () => {
+          throw new Error(`ping timed out after ${timeoutMs} ms`);
+        },
+      );
     } finally {
-      clearTimeout(timer);
       void session.close().catch(() => undefined);
     }
   }

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { projectRoot } from '../paths.js';
+import { within } from '../time.js';
 import { PortInUseError } from '../errors/port-in-use.js';
 
 /**
@@ -399,9 +400,7 @@ async function startMavenNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoin
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Neo4jUnavailableError(`${what} timed out after ${ms} ms`)), ms);
+  return within(promise, ms, (): never => {
+    throw new Neo4jUnavailableError(`${what} timed out after ${ms} ms`);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -3,6 +3,7 @@ import { fromStored, type AuditEvent, type StoredEvent } from '../audit/audit.js
 import { defineQueries } from '../db/catalogue.js';
 import type { Reader } from '../db/database.js';
 import type { Logger } from '../logging/logger.js';
+import { within } from '../time.js';
 
 const Q = defineQueries('events', ['head', 'range']);
 
@@ -104,17 +105,11 @@ export class ChangeFeed {
     });
     // Subscribed before serving, when Redis answers; otherwise the poll alone keeps this instance
     // current until the subscription (which ioredis renews on every reconnection) succeeds.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.subscriber.subscribe(this.options.channel),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('no answer from Redis')), 2_000);
-      }),
-    ])
-      .catch((err: unknown) => {
-        this.options.logger.warn({ err }, 'not subscribed to change events in Redis yet; polling meanwhile');
-      })
-      .finally(() => clearTimeout(timer));
+    await within(this.subscriber.subscribe(this.options.channel), 2_000, () => {
+      throw new Error('no answer from Redis');
+    }).catch((err: unknown) => {
+      this.options.logger.warn({ err }, 'not subscribed to change events in Redis yet; polling meanwhile');
+    });
   }
 
   /** Changes just committed on this instance: listeners first, then the other instances. */
@@ -166,13 +161,11 @@ export class ChangeFeed {
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
+      await within(
         this.poll().catch(() => undefined),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, left);
-        }),
-      ]).finally(() => clearTimeout(timer));
+        left,
+        () => undefined,
+      );
       if (this.hasReached(places)) return true;
       // A listener that failed leaves its place unreached until a later poll delivers it again.
       await new Promise((resolve) => setTimeout(resolve, Math.min(20, Math.max(0, deadline - Date.now()))));
