@@ -41,7 +41,6 @@ import { decide } from '../src/decisions/engine.js';
 import { PolicyIndex } from '../src/decisions/policy-index.js';
 import type { IxPolicy } from '../src/decisions/model.js';
 import { DecisionService } from '../src/decisions/service.js';
-import { bodyOf } from '../src/policies/model.js';
 import type { Runtime } from '../src/runtime.js';
 import { BulkLoader } from '../src/seed/bulk.js';
 import type { BenchClient } from './client.js';
@@ -624,7 +623,7 @@ async function blastRadius(ctx: Context): Promise<Record<string, LatencyRounds>>
   const { simulations } = ctx.options;
   const blast = ctx.runtime.engine.index.policies.get(set.blastPolicy)!;
   const reachedByBlast = ctx.runtime.engine.index.subjectsOf(blast).size;
-  const body = bodyOf(blast.policy);
+  const body = set.policies.find((p) => p.id === set.blastPolicy)!.body;
   const widened = {
     ...body,
     actions: [...body.actions, 'write'],
@@ -767,7 +766,7 @@ function subsetIndex(index: PolicyIndex, policies: readonly IxPolicy[]): PolicyI
   const copy = new PolicyIndex();
   for (const g of index.groups.values()) copy.putGroup(g.id, g.name, [...g.parents]);
   for (const p of index.principals.values()) copy.putPrincipal(p.id, { ...p, groups: [...p.groups] });
-  for (const [type, byId] of index.resources) for (const [id, r] of byId) copy.putResource(type, id, r);
+  for (const r of index.resourceTable.all()) copy.putResource(r.type, r.identifier, r);
   for (const p of policies) copy.putPolicy(p);
   return copy;
 }
@@ -854,8 +853,9 @@ async function compare(ctx: Context, size: number): Promise<Comparison> {
     );
     return engine;
   };
-  const casbin = await build(() => buildCasbin(index, policies));
-  const cedar = await build(() => buildCedar(index, policies));
+  const bodies = new Map(seeds.map((p) => [p.id, p.body]));
+  const casbin = await build(() => buildCasbin(index, policies, bodies));
+  const cedar = await build(() => buildCedar(index, policies, bodies));
   const preparedCasbin = requests.map((r) => casbin.prepare(r));
   const preparedCedar = requests.map((r) => cedar.prepare(r));
 

@@ -22,6 +22,7 @@ import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { newEnforcer, newModelFromString, type Adapter, type Enforcer, type Model } from 'casbin';
 import type { PolicyIndex } from '../src/decisions/policy-index.js';
 import type { IxPolicy, IxPrincipal } from '../src/decisions/model.js';
+import type { PolicyBody } from '../src/policies/model.js';
 import type { BenchRequest } from './policy-set.js';
 
 /** One engine of the comparison: built once, then asked the requests of the stream. */
@@ -41,8 +42,11 @@ interface MatchSpec {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-function matchSpec(policy: IxPolicy): MatchSpec | null {
-  const match = policy.policy.subjects.match;
+/** The bodies of the policies translated, by id (the index keeps only their compiled form). */
+export type PolicyBodies = ReadonlyMap<string, Pick<PolicyBody, 'subjects' | 'conditions'>>;
+
+function matchSpec(policy: IxPolicy, bodies: PolicyBodies): MatchSpec | null {
+  const match = bodies.get(policy.id)?.subjects.match;
   if (!match) return null;
   const { type, attributes, ...rest } = match;
   if (Object.keys(rest).length > 0) throw new Error(`${policy.id}: match beyond type and attributes`);
@@ -62,9 +66,9 @@ interface ConditionSpec {
   notEqual?: { key: string; value: string };
 }
 
-function conditionSpec(policy: IxPolicy): ConditionSpec {
+function conditionSpec(policy: IxPolicy, bodies: PolicyBodies): ConditionSpec {
   const out: ConditionSpec = {};
-  for (const [path, spec] of Object.entries(policy.policy.conditions)) {
+  for (const [path, spec] of Object.entries(bodies.get(policy.id)?.conditions ?? {})) {
     const op = spec as Record<string, unknown>;
     if (path === 'context.ip' && typeof op['$cidr'] === 'string' && Object.keys(op).length === 1) {
       out.cidr = op['$cidr'];
@@ -149,6 +153,7 @@ const escapeRegex = (text: string): string => text.replace(/[\\^$.|?*+()[\]{}]/g
 export async function buildCasbin(
   index: PolicyIndex,
   policies: readonly IxPolicy[],
+  bodies: PolicyBodies,
 ): Promise<OtherEngine & { enforcer: Enforcer }> {
   const p: string[][] = [];
   const g: string[][] = [];
@@ -159,8 +164,8 @@ export async function buildCasbin(
   for (const policy of policies) {
     if (!policy.active) continue;
     translated += 1;
-    const match = matchSpec(policy);
-    const cond = conditionSpec(policy);
+    const match = matchSpec(policy, bodies);
+    const cond = conditionSpec(policy, bodies);
     const ids = [...policy.principals, ...policy.groups];
     const subjects: { sub: string; match: MatchSpec | null }[] = [];
     if (ids.length === 1) subjects.push({ sub: ids[0]!, match: null });
@@ -247,9 +252,9 @@ const resourceId = (type: string, identifier: string): string => `${type}:${iden
 const resourceUid = (type: string, identifier: string): string =>
   `Resource::${str(resourceId(type, identifier))}`;
 
-function cedarPolicy(policy: IxPolicy): string {
-  const match = matchSpec(policy);
-  const cond = conditionSpec(policy);
+function cedarPolicy(policy: IxPolicy, bodies: PolicyBodies): string {
+  const match = matchSpec(policy, bodies);
+  const cond = conditionSpec(policy, bodies);
   const clauses: string[] = [];
   const ids = [...[...policy.principals].map(principalUid), ...policy.groups.map(groupUid)];
   let principal = 'principal';
@@ -315,9 +320,10 @@ let cedarSets = 0;
 export function buildCedar(
   index: PolicyIndex,
   policies: readonly IxPolicy[],
+  bodies: PolicyBodies,
 ): OtherEngine & { text: string } {
   const active = policies.filter((p) => p.active);
-  const text = [...active.map(cedarPolicy), GUARDRAIL].join('\n');
+  const text = [...active.map((p) => cedarPolicy(p, bodies)), GUARDRAIL].join('\n');
   const id = `bench-${(cedarSets += 1)}`;
   const parsed = cedar.preparsePolicySet(id, { staticPolicies: text });
   if (parsed.type !== 'success')

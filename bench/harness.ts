@@ -217,6 +217,8 @@ export const BENCH_KEY_ENCRYPTION_KEY = Buffer.alloc(32, 3).toString('base64');
 export function benchNeo4j(
   progress: (m: string) => void = log,
   memory: { heap?: string; pageCache?: string } = {},
+  /** Where the embedded Neo4j keeps its store (kept after the run); a throwaway directory if unset. */
+  dataDir?: string,
 ): Promise<Neo4jEndpoint> {
   return provideNeo4j(
     {
@@ -226,7 +228,7 @@ export function benchNeo4j(
     },
     {
       provider: 'auto',
-      dataDir: undefined,
+      dataDir,
       port: 0,
       heap: memory.heap ?? '2g',
       pageCache: memory.pageCache ?? '1g',

@@ -159,6 +159,7 @@ function readOptions() {
     reportFormat: process.env['BENCH_REPORT_FORMAT'] === 'json' ? ('json' as const) : ('csv' as const),
     reportTimeoutS: env('BENCH_REPORT_TIMEOUT_S', 900),
     privileges: process.env['BENCH_PRIVILEGES'] === '1',
+    store: process.env['BENCH_SCALE_STORE'] || undefined,
     neo4j: {
       heap: process.env['BENCH_NEO4J_HEAP'] || (principals >= 500_000 ? '4g' : '2g'),
       pageCache:
@@ -209,7 +210,7 @@ async function main(): Promise<void> {
         : '; no baseline') +
       `; embedded Neo4j (if started) with heap ${options.neo4j.heap}, page cache ${options.neo4j.pageCache}`,
   );
-  const neo4j = await benchNeo4j(log, options.neo4j);
+  const neo4j = await benchNeo4j(log, options.neo4j, options.store);
   try {
     await withBenchService(
       {
@@ -222,7 +223,8 @@ async function main(): Promise<void> {
           PRIVILEGE_RISK_INTERVAL_S: '86400',
           RISK_REFRESH_INTERVAL_S: '86400',
         }),
-        empty: 'MATCH (n) WHERE n:Principal OR n:Policy RETURN count(n) AS n',
+        // A kept store may already hold the organisation (`run` checks that it is this one).
+        ...(options.store ? {} : { empty: 'MATCH (n) WHERE n:Principal OR n:Policy RETURN count(n) AS n' }),
       },
       async ({ runtime, base, client }) => {
         const loadGenerator = forkBench('load-generator.ts');
@@ -262,14 +264,19 @@ async function run(ctx: Context): Promise<void> {
     }
   };
   let small: { index: IndexBuild; http: HttpFigures; load: LoadFigures } | undefined;
-  if (baseline) {
+  const [held] = await cypher(ctx.runtime.db, 'MATCH (p:Principal) RETURN count(p) AS n');
+  const loaded = (held?.['n'] as number) ?? 0;
+  if (loaded > 0 && loaded !== full.principals) {
+    throw new Error(`the store holds ${loaded} principals, not ${full.principals}: empty it or pick another`);
+  }
+  if (baseline && loaded === 0) {
     const world = await timed(`load ${baseline.label}`, () => loadWorld(ctx, baseline));
     const index = await timed(`index ${baseline.label}`, () => buildIndex(ctx, baseline));
     const http = await timed(`decisions ${baseline.label}`, () => decisions(ctx, world));
     await timed(`remove ${baseline.label}`, () => emptyGraph(ctx.runtime));
     small = { index, http, load: world.load };
   }
-  const world = await timed(`load ${full.label}`, () => loadWorld(ctx, full));
+  const world = await timed(`load ${full.label}`, () => loadWorld(ctx, full, loaded === 0));
   const index = await timed(`index ${full.label}`, () => buildIndex(ctx, full));
   const privileges = ctx.options.privileges
     ? await timed(`privilege refresh ${full.label}`, () => privilegeRefresh(ctx))
@@ -308,14 +315,15 @@ interface LoadFigures {
  * groups first, then the principals as they are drawn (their memberships kept aside), the
  * memberships, the resources, the policies and the delegations.
  */
-async function loadWorld(ctx: Context, scale: Scale): Promise<World> {
+async function loadWorld(ctx: Context, scale: Scale, write = true): Promise<World> {
   const { batch, loaders } = ctx.options;
   const now = Date.UTC(2026, 10, 1);
   const at = new Date(now - 30 * 86_400_000).toISOString();
   log(
     `loading ${scale.label}: ${scale.principals} principals, ${scale.groups} groups, ${scale.resources} resources, ${scale.policies} policies`,
   );
-  const loader = new BulkLoader(ctx.runtime.db);
+  // A kept store that holds the organisation already: it is only drawn again, nothing written.
+  const loader = write ? new BulkLoader(ctx.runtime.db) : nothingWritten();
   const started = performance.now();
   const org = new OrgStream({
     principals: scale.principals,
@@ -415,6 +423,21 @@ async function loadWorld(ctx: Context, scale: Scale): Promise<World> {
   };
   log(`loaded ${scale.label}: ${JSON.stringify(load)}`);
   return { scale, org, membership, set, load };
+}
+
+/** A loader that writes nothing: the organisation is drawn again over a store that holds it. */
+function nothingWritten(): BulkLoader {
+  const none = async (): Promise<void> => {};
+  return {
+    groups: none,
+    nesting: none,
+    principals: async () => [],
+    managers: none,
+    memberships: none,
+    resources: none,
+    policies: none,
+    delegations: none,
+  } as unknown as BulkLoader;
 }
 
 /**

@@ -1,6 +1,6 @@
 // The decision index at start: principals in pages of $batch by id, each with what the index
-// holds of it (src/decisions/model.ts) and the groups it is a direct member of. Timestamps come
-// as text, which costs the driver far less to read than temporal values.
+// holds of it (src/decisions/principal-table.ts) and the groups it is a direct member of.
+// Timestamps come as epoch seconds and nanoseconds, numbers the index stores as they are.
 MATCH (p:Principal)
 WHERE p.id > $after
 WITH p
@@ -8,7 +8,8 @@ ORDER BY p.id
 LIMIT $batch
 RETURN p.id AS id, p.type AS type, p.status AS status, p.name AS name, p.email AS email,
   p.connector_source AS connector_source, p.connector_id AS connector_id,
-  toString(p.created_at) AS created_at, toString(p.updated_at) AS updated_at,
-  toString(p.last_login) AS last_login, p.risk_score AS risk_score, p.privilege_factors AS privileges,
+  [p.created_at.epochSeconds, p.created_at.nanosecond, p.updated_at.epochSeconds,
+   p.updated_at.nanosecond, p.last_login.epochSeconds, p.last_login.nanosecond] AS times,
+  p.risk_score AS risk_score, p.privilege_factors AS privileges,
   [k IN keys(p) WHERE k STARTS WITH 'attr.' OR k STARTS WITH 'meta.' | [k, p[k]]] AS fields,
   [(p)-[:MEMBER_OF]->(g:Group) | g.id] AS groups

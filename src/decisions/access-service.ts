@@ -3,7 +3,7 @@ import { AppError, notFound } from '../errors/errors.js';
 import type { Page } from '../pagination.js';
 import { nowIso } from '../time.js';
 import { evaluateConditions, readsOnlyPrincipal } from '../policies/conditions.js';
-import { globMatches } from '../policies/patterns.js';
+import type { Glob } from '../policies/patterns.js';
 import { accessEntries, entryFor, entryGrants, type AccessEntry, type Grant } from './access.js';
 import { coveringPolicies, groupPath, toolAllowed, type Overlay } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
@@ -24,7 +24,7 @@ export function grantOf(policy: IxPolicy): Grant {
       conditional: policy.conditions !== null,
       resources: policy.resources,
       grantedAt: null,
-      validUntil: policy.policy.valid_until,
+      validUntil: policy.validUntilText,
       conditions: policy.conditions,
     };
     grants.set(policy, grant);
@@ -116,10 +116,8 @@ export function grantsOf(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay):
 }
 
 /** Registered identifiers of a type that a glob matches, from the index. */
-export function registeredMatching(index: PolicyIndex) {
-  return function* (type: string, glob: Parameters<typeof globMatches>[0]): Iterable<string> {
-    for (const r of index.registeredOf(type)) if (globMatches(glob, r.identifier)) yield r.identifier;
-  };
+export function registeredMatching(index: PolicyIndex): (type: string, glob: Glob) => Iterable<string> {
+  return (type, glob) => index.registeredMatching(type, glob);
 }
 
 /** How one policy of an entry's `granted_by` reaches the principal. */
@@ -332,7 +330,7 @@ export class AccessService {
    * Registered identifiers a glob matches, remembered until the index changes: a review asks it
    * for every principal a glob policy reaches, and the answer depends on the glob alone.
    */
-  private matchesNow(): (type: string, glob: Parameters<typeof globMatches>[0]) => Iterable<string> {
+  private matchesNow(): (type: string, glob: Glob) => Iterable<string> {
     if (this.matchedAt !== this.index.version) {
       this.matched = new Map();
       this.matchedAt = this.index.version;
@@ -366,12 +364,20 @@ export class AccessService {
     return { principal: { id: p.id, name: p.name, type: p.type, email: p.email }, entries };
   }
 
+  /** Per principal row, the node of the tree of grant lists it has reached (0: none yet). */
+  private scratch = new Int32Array(0);
+
   /**
-   * Every active principal with access to a resource, and through which policies: the
-   * principals the allow policies naming it select, each with the entry its own grants make.
+   * Every active principal with access to a resource, and through which policies, from the
+   * index's row sets: the principals the policies naming it select, each with the entry its own
+   * grants make. Principals reached by the same list of policies share one node of a tree of
+   * such lists (a row's node is a number in a scratch array, not an object), and an entry is
+   * made once per node, unless a condition reading the principal may settle it differently for
+   * each. Only the page is made into principal objects.
    */
   whoCanAccess(type: string, identifier: string, action: string | undefined, page: Page): ResourceAccess {
     const { index } = this;
+    const table = index.table;
     // Allows first: only principals some allow reaches can have access. Policies outside their
     // window take no part, as in a decision.
     const now = clock();
@@ -380,66 +386,100 @@ export class AccessService {
       .sort((a, b) => (a.effect === b.effect ? 0 : a.effect === 'allow' ? -1 : 1));
     const grants = covering.map(grantOf);
     const target = { type, identifier, pattern: false };
-    // The grants of each principal on this resource, gathered policy by policy from their
-    // subject sets (every covering policy covers the target: entries need not check).
-    const own = new Map<string, Grant[]>();
+    if (this.scratch.length < table.rows) this.scratch = new Int32Array(Math.ceil(table.rows * 1.25));
+    const node = this.scratch;
+    // The tree: node 0 is the empty list; each other node is its parent's list and one grant more.
+    const parent = [0];
+    const last = [-1];
+    const children = new Map<number, number>();
+    const step = (from: number, grant: number): number => {
+      const key = from * grants.length + grant;
+      let to = children.get(key);
+      if (to === undefined) {
+        to = parent.length;
+        parent.push(from);
+        last.push(grant);
+        children.set(key, to);
+      }
+      return to;
+    };
+    const touched: number[] = [];
     for (let i = 0; i < covering.length; i += 1) {
-      const grant = grants[i]!;
-      const allow = grant.effect === 'allow';
-      for (const ids of index.subjectSets(covering[i]!)) {
-        for (const pid of ids) {
-          const list = own.get(pid);
-          if (list === undefined) {
-            if (allow) own.set(pid, [grant]);
-          } else if (list[list.length - 1] !== grant) list.push(grant);
-        }
+      const allow = grants[i]!.effect === 'allow';
+      for (const rows of index.subjectRowSets(covering[i]!)) {
+        rows.forEach((row) => {
+          const at = node[row]!;
+          if (at === 0) {
+            if (!allow) return;
+            node[row] = step(0, i);
+            touched.push(row);
+          } else if (last[at] !== i) node[row] = step(at, i);
+        });
       }
     }
-    // Principals reached by the same policies share an entry (found by walking the list of
-    // grants down a tree of them), unless a condition may settle differently for each of them.
-    interface Shared {
-      entry?: AccessEntry | undefined;
-      done?: boolean;
-      next?: Map<Grant, Shared>;
-    }
-    const root: Shared = {};
+    const listOf = (at: number): Grant[] => {
+      const list: Grant[] = [];
+      for (; at !== 0; at = parent[at]!) list.push(grants[last[at]!]!);
+      return list.reverse();
+    };
     // Grants whose conditions read the principal settle differently for each principal.
-    const personal = new Set(grants.filter((g) => readsPrincipal(index, g)));
-    const found: { p: IxPrincipal; entry: AccessEntry }[] = [];
-    for (const [pid, list] of own) {
-      const p = index.principals.get(pid);
-      if (!p || p.status !== 'active') continue;
-      let node = root;
-      let mine = false;
-      for (const grant of list) {
-        if (personal.size > 0 && personal.has(grant)) mine = true;
-        node.next ??= new Map();
-        let child = node.next.get(grant);
-        if (!child) {
-          child = {};
-          node.next.set(grant, child);
-        }
-        node = child;
+    const personal = grants.map((g) => readsPrincipal(index, g));
+    const mine = new Map<number, boolean>();
+    const isMine = (at: number): boolean => {
+      let found = mine.get(at);
+      if (found === undefined) {
+        found = false;
+        for (let n = at; n !== 0; n = parent[n]!) if (personal[last[n]!]) found = true;
+        mine.set(at, found);
       }
-      if (!mine && !node.done) {
-        node.entry = entryFor(target, list, true);
-        node.done = true;
+      return found;
+    };
+    const shared = new Map<number, AccessEntry | undefined>();
+    const entries = new Map<number, AccessEntry>();
+    const found: number[] = [];
+    const agentsMatter = type === 'tool';
+    for (const row of touched) {
+      const at = node[row]!;
+      node[row] = 0;
+      if (!table.isActive(row)) continue;
+      let entry: AccessEntry | undefined;
+      let p: IxPrincipal | undefined;
+      if (isMine(at)) {
+        p = index.principalAt(row);
+        entry = entryFor(target, settleFor(index, p, listOf(at)), true);
+      } else {
+        if (!shared.has(at)) shared.set(at, entryFor(target, listOf(at), true));
+        entry = shared.get(at);
       }
-      const entry = mine ? entryFor(target, settleFor(index, p, list), true) : node.entry;
-      if (!entry || !toolAllowed(p, type, identifier)) continue;
+      if (!entry) continue;
+      if (
+        agentsMatter &&
+        table.typeOf(row) === 'AI_AGENT' &&
+        !toolAllowed(p ?? index.principalAt(row), type, identifier)
+      )
+        continue;
       if (action !== undefined && !entryGrants(entry, action)) continue;
-      found.push({ p, entry });
+      entries.set(row, entry);
+      found.push(row);
     }
-    const rows = pageBy(found, page, (a, b) => compareNames(a.p, b.p)).map(({ p, entry }) => ({
-      principal: { id: p.id, name: p.name, type: p.type, email: p.email },
-      actions: entry.actions,
-      ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
-      granted_by: entry.granted_by,
-      ...(entry.expires_at !== undefined ? { expires_at: entry.expires_at } : {}),
-      conditional: entry.conditional,
-    }));
+    const rows = pageBy(found, page, (a, b) => table.compareRows(a, b)).map((row) => {
+      const entry = entries.get(row)!;
+      return {
+        principal: {
+          id: table.idOf(row),
+          name: table.nameOf(row),
+          type: table.typeOf(row),
+          email: table.emailOf(row),
+        },
+        actions: entry.actions,
+        ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
+        granted_by: entry.granted_by,
+        ...(entry.expires_at !== undefined ? { expires_at: entry.expires_at } : {}),
+        conditional: entry.conditional,
+      };
+    });
     return {
-      resource: { type, identifier, registered: index.registered(type, identifier) !== undefined },
+      resource: { type, identifier, registered: index.resourceTable.has(type, identifier) },
       principals: rows,
       pagination: pagination(found.length, page),
     };

@@ -3,6 +3,7 @@ import { resourceOf, type Policy } from '../policies/model.js';
 import { compileGlob, isGlob, type Glob } from '../policies/patterns.js';
 import { toQuery } from '../principals/search/service.js';
 import { compilePredicate, type Predicate, type Subject } from '../principals/search/evaluate.js';
+import type { Query } from '../principals/search/model.js';
 import { instantKey } from '../time.js';
 
 /**
@@ -30,17 +31,6 @@ export function nameOrder(name: string): number {
   return (unit(0) * 65537 + unit(1)) * 65537 + unit(2);
 }
 
-export interface IxGroup {
-  readonly id: string;
-  name: string;
-  /** Groups this group is nested in, directly. */
-  readonly parents: Set<string>;
-  /** Groups nested in this group, directly. */
-  readonly children: Set<string>;
-  /** Principals that are direct members. */
-  readonly members: Set<string>;
-}
-
 export interface IxResourceSpec {
   readonly type: string;
   readonly identifier: string;
@@ -61,6 +51,8 @@ export interface IxPolicy {
   readonly principals: ReadonlySet<string>;
   readonly groups: readonly string[];
   readonly match: Predicate | null;
+  /** The `match` query as the search representation (what the index reads to find its candidates). */
+  readonly matchQuery: Query | null;
   /** The `match` query as text: policies with the same query share its evaluation. */
   readonly matchKey: string | null;
   readonly actions: readonly string[];
@@ -75,7 +67,8 @@ export interface IxPolicy {
    */
   readonly validFrom: number | null;
   readonly validUntil: number | null;
-  readonly policy: Policy;
+  /** `valid_until` as stored (RFC 3339), for what answers show. */
+  readonly validUntilText: string | null;
 }
 
 /** Whether a policy's window holds the instant `now`: from `validFrom` on, until `validUntil`. */
@@ -95,7 +88,8 @@ export interface IxResource {
 
 /** Compiles a stored (or proposed) policy; its body has been checked at write time. */
 export function compilePolicy(policy: Policy): IxPolicy {
-  const match = policy.subjects.match ? compilePredicate(toQuery({ query: policy.subjects.match })) : null;
+  const matchQuery = policy.subjects.match ? toQuery({ query: policy.subjects.match }) : null;
+  const match = matchQuery ? compilePredicate(matchQuery) : null;
   const hasConditions = Object.keys(policy.conditions).length > 0;
   return {
     id: policy.id,
@@ -106,6 +100,7 @@ export function compilePolicy(policy: Policy): IxPolicy {
     principals: new Set(policy.subjects.principals),
     groups: [...policy.subjects.groups],
     match,
+    matchQuery,
     matchKey: policy.subjects.match ? JSON.stringify(policy.subjects.match) : null,
     actions: [...policy.actions],
     resources: policy.resources.map((r) => ({
@@ -117,11 +112,80 @@ export function compilePolicy(policy: Policy): IxPolicy {
     activatedAt: policy.activated_at,
     validFrom: policy.valid_from === null ? null : Date.parse(policy.valid_from),
     validUntil: policy.valid_until === null ? null : Date.parse(policy.valid_until),
-    policy,
+    validUntilText: policy.valid_until,
   };
 }
 
-/** A principal as decisions/index_principals reads it. */
+/** A timestamp as the table stores it: epoch seconds (NaN: none) and the nanoseconds within. */
+export type Instant = readonly [seconds: number, nanos: number];
+
+/** What a principal is written from: a row the index reads, or a principal made in memory. */
+export interface PrincipalFields {
+  id: string;
+  type: string;
+  status: string;
+  name: string;
+  email: string | null;
+  connector_source: string | null;
+  connector_id: string | null;
+  created: Instant;
+  updated: Instant;
+  last_login: Instant;
+  risk_score: number;
+  privileges: string;
+  attributes: Readonly<Record<string, string | readonly string[]>>;
+  metadata: Readonly<Record<string, string>>;
+}
+
+/**
+ * A principal as decisions/index_principals and decisions/principals_by_id read it: timestamps as
+ * epoch seconds and nanoseconds (created, updated, last login; null where there is none).
+ */
+export interface StoredPrincipalRow {
+  id: string;
+  type: string;
+  status: string;
+  name: string | null;
+  email: string | null;
+  connector_source: string | null;
+  connector_id: string | null;
+  times: (number | null)[];
+  risk_score: number | null;
+  privileges: string | null;
+  /** `attr.<key>` and `meta.<key>` properties with their values. */
+  fields: [string, unknown][];
+  groups: string[];
+}
+
+/** A stored principal row → what the index's principal table writes. */
+export function fieldsOfRow(row: StoredPrincipalRow): PrincipalFields {
+  const attributes: Record<string, string | readonly string[]> = {};
+  const metadata: Record<string, string> = {};
+  for (const [name, value] of row.fields) {
+    if (name.startsWith('attr.')) attributes[name.slice(5)] = value as string | string[];
+    else metadata[name.slice(5)] = value as string;
+  }
+  const t = row.times;
+  const at = (i: number): Instant => (t[i] === null || t[i] === undefined ? [NaN, 0] : [t[i], t[i + 1] ?? 0]);
+  return {
+    id: row.id,
+    type: row.type,
+    status: row.status,
+    name: row.name ?? '',
+    email: row.email,
+    connector_source: row.connector_source,
+    connector_id: row.connector_id,
+    created: at(0),
+    updated: at(2),
+    last_login: at(4),
+    risk_score: row.risk_score ?? 0,
+    privileges: row.privileges ?? '[]',
+    attributes,
+    metadata,
+  };
+}
+
+/** A principal as a test or a tool writes it, timestamps as text (RFC 3339). */
 export interface PrincipalRow {
   id: string;
   type: string;
@@ -142,7 +206,7 @@ export interface PrincipalRow {
 
 const key = (v: string | null): string | null => (v === null ? null : (instantKey(v) ?? v));
 
-/** A principal row → the index's principal. */
+/** A principal row with text timestamps → the index's principal. */
 export function toIxPrincipal(row: PrincipalRow): IxPrincipal {
   const attributes: Record<string, string | readonly string[]> = {};
   const metadata: Record<string, string> = {};

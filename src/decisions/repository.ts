@@ -6,12 +6,10 @@ import { resourceFromProperties } from '../resources/repository.js';
 import type { Grant } from './access.js';
 import {
   toIxDelegation,
-  toIxPrincipal,
   type DelegationRow,
   type IxDelegation,
-  type IxPrincipal,
   type IxResource,
-  type PrincipalRow,
+  type StoredPrincipalRow,
   type SubjectVia,
 } from './model.js';
 
@@ -71,20 +69,20 @@ export const decisionRepository = {
    * Every principal, a page of `batch` at a time, in id order. The next page is asked for as soon
    * as a page arrives, so that the database reads it while this one is taken in.
    */
-  async *principals(db: Database, batch = 5_000): AsyncGenerator<IxPrincipal[]> {
+  async *principals(db: Database, batch = 5_000): AsyncGenerator<StoredPrincipalRow[]> {
     // Every value of the statement is text, a number or a list of them: no conversion needed.
-    const page = (after: string) => db.runPlain<PrincipalRow>(Q.index_principals, { after, batch });
-    let next: Promise<PrincipalRow[]> | undefined = page('');
+    const page = (after: string) => db.runPlain<StoredPrincipalRow>(Q.index_principals, { after, batch });
+    let next: Promise<StoredPrincipalRow[]> | undefined = page('');
     while (next) {
-      const rows: PrincipalRow[] = await next;
+      const rows: StoredPrincipalRow[] = await next;
       next = rows.length === batch ? page(rows[rows.length - 1]!.id) : undefined;
-      if (rows.length > 0) yield rows.map(toIxPrincipal);
+      if (rows.length > 0) yield rows;
     }
   },
 
-  async principalsById(db: Reader, ids: readonly string[]): Promise<IxPrincipal[]> {
-    const rows = await db.run<PrincipalRow>(Q.principals_by_id, { ids: [...ids] });
-    return rows.map(toIxPrincipal);
+  /** Principals by id as they are now; ids that no longer exist give no row. */
+  principalsById(db: Database, ids: readonly string[]): Promise<StoredPrincipalRow[]> {
+    return db.runPlain<StoredPrincipalRow>(Q.principals_by_id, { ids: [...ids] });
   },
 
   groups(db: Reader): Promise<GroupRow[]> {

@@ -4,9 +4,21 @@ import type { ChangeEvent } from '../events/feed.js';
 import { isId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { resourceOf } from '../policies/model.js';
-import type { PolicyIndex } from './policy-index.js';
-import { compilePolicy, type IxPolicy, type IxPrincipal } from './model.js';
-import { decisionRepository as repo } from './repository.js';
+import type { Policy } from '../policies/model.js';
+import { timeSlices } from '../time.js';
+import { PolicyIndex } from './policy-index.js';
+import {
+  compilePolicy,
+  fieldsOfRow,
+  type IxDelegation,
+  type IxPolicy,
+  type IxResource,
+  type StoredPrincipalRow,
+} from './model.js';
+import { decisionRepository as repo, type GroupRow } from './repository.js';
+
+/** The longest the event loop waits while an index is built or a new `match` query evaluated. */
+const BUILD_SLICE_MS = 5;
 
 interface Pending {
   principals: Set<string>;
@@ -32,14 +44,31 @@ export interface Dirty {
  */
 const PRINCIPAL_SLICE = 1_000;
 
-async function principalsInSlices(db: Database, ids: string[]): Promise<IxPrincipal[]> {
+async function principalsInSlices(db: Database, ids: string[]): Promise<StoredPrincipalRow[]> {
   if (ids.length <= PRINCIPAL_SLICE) return repo.principalsById(db, ids);
-  const out: IxPrincipal[] = [];
+  const out: StoredPrincipalRow[] = [];
   for (let i = 0; i < ids.length; i += PRINCIPAL_SLICE) {
     out.push(...(await repo.principalsById(db, ids.slice(i, i + PRINCIPAL_SLICE))));
   }
   return out;
 }
+
+/** What one batch read of the keys it names. */
+interface Fetched {
+  policies: Policy[];
+  groups: GroupRow[];
+  principals: StoredPrincipalRow[];
+  resources: IxResource[];
+  delegations: { delegation: IxDelegation; active: boolean }[];
+}
+
+/** How many of each the index holds after a build. */
+export type IndexCounts = {
+  principals: number;
+  groups: number;
+  policies: number;
+  resources: number;
+};
 
 const nothing = (): Pending => ({
   principals: new Set(),
@@ -64,6 +93,8 @@ export class IndexSync {
   /** A batch failed to read: its keys wait for the next change or the periodic retry. */
   private failed = false;
   private dirty: Dirty = { all: true, principals: new Set(), policies: [] };
+  /** While a full build runs beside the index in use: every key noted since it started. */
+  private noted: Pending | null = null;
 
   constructor(
     private readonly db: Database,
@@ -71,16 +102,52 @@ export class IndexSync {
     private readonly logger: Logger,
   ) {}
 
-  /** Reads everything the index holds; call before serving, after the feed has opened. */
-  async load(): Promise<{ principals: number; groups: number; policies: number; resources: number }> {
-    const { index, db } = this;
-    index.clear();
-    this.dirty = { all: true, principals: new Set(), policies: [] };
+  /**
+   * Builds the index from the database beside the one in use, then swaps it in: decisions see
+   * the old contents until then, never a partial build. Changes that arrive meanwhile are applied
+   * to the index in use as always, and their keys noted; once the build has read everything,
+   * those keys are read again into the new index (and any that arrive while they are), and the
+   * new index replaces the old one between two batches. Call it after the feed has opened.
+   */
+  async load(): Promise<IndexCounts> {
+    const built = new PolicyIndex();
+    this.noted = nothing();
+    try {
+      await this.build(built);
+      return await this.serialized(async () => {
+        for (let work = this.noted!; !isEmpty(work); work = this.noted!) {
+          this.noted = nothing();
+          await this.applyTo(built, work, await this.read(work), null);
+        }
+        this.noted = null;
+        const counts = {
+          principals: built.principals.size,
+          groups: built.groups.size,
+          policies: built.policies.size,
+          resources: built.resourceTable.size,
+        };
+        this.index.replaceWith(built);
+        this.dirty = { all: true, principals: new Set(), policies: [] };
+        return counts;
+      });
+    } finally {
+      this.noted = null;
+    }
+  }
+
+  /** Reads everything into an empty index, letting the event loop turn every few milliseconds. */
+  private async build(index: PolicyIndex): Promise<void> {
+    const { db } = this;
+    const turn = timeSlices(BUILD_SLICE_MS);
     for (const g of await repo.groups(db)) index.putGroup(g.id, g.name, g.parents);
-    for await (const page of repo.principals(db)) for (const p of page) index.putPrincipal(p.id, p);
+    for await (const page of repo.principals(db)) {
+      for (const row of page) index.putFields(row.id, fieldsOfRow(row), row.groups);
+      await turn();
+    }
+    const compiled: IxPolicy[] = [];
     for (const policy of await repo.policies(db)) {
       try {
-        index.putPolicy(compilePolicy(policy));
+        compiled.push(compilePolicy(policy));
       } catch (err) {
         this.logger.error(
           { err, policy: policy.id },
@@ -88,16 +155,20 @@ export class IndexSync {
         );
       }
     }
-    const resources = await repo.resources(db);
-    for (const r of resources) index.putResource(r.type, r.identifier, r);
+    await index.prepareMatches(compiled, turn);
+    for (const policy of compiled) index.putPolicy(policy);
+    for (const r of await repo.resources(db)) index.putResource(r.type, r.identifier, r);
     for (const d of await repo.delegations(db)) index.putDelegation(d.id, d);
-    index.version += 1;
-    return {
-      principals: index.principals.size,
-      groups: index.groups.size,
-      policies: index.policies.size,
-      resources: resources.length,
-    };
+  }
+
+  /** Runs work after every batch queued before it, and before any queued after it. */
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(work);
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   /** What changed since the last call (everything, after a load). */
@@ -126,7 +197,12 @@ export class IndexSync {
   }
 
   private note(event: ChangeEvent): boolean {
-    const p = this.pending;
+    const noted = this.noteIn(this.pending, event);
+    if (noted && this.noted) this.noteIn(this.noted, event);
+    return noted;
+  }
+
+  private noteIn(p: Pending, event: ChangeEvent): boolean {
     const id = event.target.id;
     switch (event.type.slice(0, event.type.indexOf('.'))) {
       case 'principal':
@@ -185,66 +261,8 @@ export class IndexSync {
   private async apply(): Promise<void> {
     const work = this.pending;
     this.pending = nothing();
-    const { index, db } = this;
     try {
-      const [policies, groups, principals, resources, delegations] = await Promise.all([
-        work.policies.size > 0 ? repo.policiesById(db, [...work.policies]) : [],
-        work.groups.size > 0 ? repo.groupsById(db, [...work.groups]) : [],
-        work.principals.size > 0 ? principalsInSlices(db, [...work.principals]) : [],
-        work.resources.size > 0 ? repo.resourcesByKey(db, [...work.resources].map(resourceOf)) : [],
-        work.delegations.size > 0 ? repo.delegationsById(db, [...work.delegations]) : [],
-      ]);
-      const dirty = this.dirty;
-      const touched = (ids: Iterable<string>): void => {
-        for (const id of ids) dirty.principals.add(id);
-      };
-      for (const id of work.removedGroups) touched(index.removeGroup(id));
-      const foundGroups = new Set<string>();
-      for (const g of groups) {
-        foundGroups.add(g.id);
-        if (index.putGroup(g.id, g.name, g.parents)) touched(index.membersOf(g.id));
-      }
-      for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
-      const foundPrincipals = new Set<string>();
-      for (const [i, p] of principals.entries()) {
-        // A batch of tens of thousands is put in slices, the event loop turning between them.
-        if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
-        foundPrincipals.add(p.id);
-        index.putPrincipal(p.id, p);
-      }
-      for (const id of work.principals) if (!foundPrincipals.has(id)) index.putPrincipal(id, undefined);
-      touched(work.principals);
-      const foundPolicies = new Set<string>();
-      const replacePolicy = (id: string, next: IxPolicy | undefined): void => {
-        const old = index.policies.get(id);
-        if (old?.active) dirty.policies.push(old);
-        if (next) index.putPolicy(next);
-        else index.removePolicy(id);
-        if (next?.active) dirty.policies.push(next);
-      };
-      for (const policy of policies) {
-        foundPolicies.add(policy.id);
-        replacePolicy(policy.id, policy.status === 'deleted' ? undefined : compilePolicy(policy));
-      }
-      for (const id of work.policies) if (!foundPolicies.has(id)) replacePolicy(id, undefined);
-      const foundResources = new Set<string>();
-      for (const r of resources) {
-        foundResources.add(`${r.type}:${r.identifier}`);
-        index.putResource(r.type, r.identifier, r);
-      }
-      for (const key of work.resources) {
-        if (!foundResources.has(key)) {
-          const { type, identifier } = resourceOf(key);
-          index.putResource(type, identifier, undefined);
-        }
-      }
-      const foundDelegations = new Set<string>();
-      for (const { delegation, active } of delegations) {
-        foundDelegations.add(delegation.id);
-        index.putDelegation(delegation.id, active ? delegation : undefined);
-      }
-      for (const id of work.delegations) if (!foundDelegations.has(id)) index.putDelegation(id, undefined);
-      index.version += 1;
+      await this.applyTo(this.index, work, await this.read(work), this.dirty);
     } catch (err) {
       // Nothing is lost: the keys go back to wait for the next batch.
       for (const key of Object.keys(work) as (keyof Pending)[]) {
@@ -255,4 +273,88 @@ export class IndexSync {
       throw err;
     }
   }
+
+  /** Reads what a batch names, as it now is. */
+  private async read(work: Pending): Promise<Fetched> {
+    const { db } = this;
+    const [policies, groups, principals, resources, delegations] = await Promise.all([
+      work.policies.size > 0 ? repo.policiesById(db, [...work.policies]) : [],
+      work.groups.size > 0 ? repo.groupsById(db, [...work.groups]) : [],
+      work.principals.size > 0 ? principalsInSlices(db, [...work.principals]) : [],
+      work.resources.size > 0 ? repo.resourcesByKey(db, [...work.resources].map(resourceOf)) : [],
+      work.delegations.size > 0 ? repo.delegationsById(db, [...work.delegations]) : [],
+    ]);
+    return { policies, groups, principals, resources, delegations };
+  }
+
+  /**
+   * Puts what a batch read into an index. With `dirty`, notes what the privilege risk must look
+   * at again (the index in use; a build beside it is looked at whole once swapped in).
+   */
+  private async applyTo(
+    index: PolicyIndex,
+    work: Pending,
+    fetched: Fetched,
+    dirty: Dirty | null,
+  ): Promise<void> {
+    const touched = (ids: Iterable<string>): void => {
+      if (dirty) for (const id of ids) dirty.principals.add(id);
+    };
+    for (const id of work.removedGroups) touched(index.removeGroup(id));
+    const foundGroups = new Set<string>();
+    for (const g of fetched.groups) {
+      foundGroups.add(g.id);
+      if (index.putGroup(g.id, g.name, g.parents) && dirty) touched(index.membersOf(g.id));
+    }
+    for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
+    const foundPrincipals = new Set<string>();
+    for (const [i, row] of fetched.principals.entries()) {
+      // A batch of tens of thousands is put in slices, the event loop turning between them.
+      if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
+      foundPrincipals.add(row.id);
+      index.putFields(row.id, fieldsOfRow(row), row.groups);
+    }
+    for (const id of work.principals) if (!foundPrincipals.has(id)) index.putFields(id, undefined, []);
+    touched(work.principals);
+    const replacePolicy = (id: string, next: IxPolicy | undefined): void => {
+      const old = index.policies.get(id);
+      if (old?.active) dirty?.policies.push(old);
+      if (next) index.putPolicy(next);
+      else index.removePolicy(id);
+      if (next?.active) dirty?.policies.push(next);
+    };
+    const foundPolicies = new Set<string>();
+    const compiled: IxPolicy[] = [];
+    for (const policy of fetched.policies) {
+      foundPolicies.add(policy.id);
+      if (policy.status !== 'deleted') compiled.push(compilePolicy(policy));
+    }
+    // A new `match` query is evaluated over every principal here, in slices, before any
+    // decision can ask about it.
+    await index.prepareMatches(compiled, timeSlices(BUILD_SLICE_MS));
+    for (const policy of fetched.policies)
+      if (policy.status === 'deleted') replacePolicy(policy.id, undefined);
+    for (const policy of compiled) replacePolicy(policy.id, policy);
+    for (const id of work.policies) if (!foundPolicies.has(id)) replacePolicy(id, undefined);
+    const foundResources = new Set<string>();
+    for (const r of fetched.resources) {
+      foundResources.add(`${r.type}:${r.identifier}`);
+      index.putResource(r.type, r.identifier, r);
+    }
+    for (const key of work.resources) {
+      if (!foundResources.has(key)) {
+        const { type, identifier } = resourceOf(key);
+        index.putResource(type, identifier, undefined);
+      }
+    }
+    const foundDelegations = new Set<string>();
+    for (const { delegation, active } of fetched.delegations) {
+      foundDelegations.add(delegation.id);
+      index.putDelegation(delegation.id, active ? delegation : undefined);
+    }
+    for (const id of work.delegations) if (!foundDelegations.has(id)) index.putDelegation(id, undefined);
+    index.version += 1;
+  }
 }
+
+const isEmpty = (work: Pending): boolean => Object.values(work).every((set: Set<string>) => set.size === 0);

@@ -106,10 +106,7 @@ export class PrivilegeRisk {
       return principalRepository.setPrivileges(tx, updates);
     });
     // This instance's view follows at once; the others read it again on their next change.
-    for (const { id, privileges } of rows) {
-      const p = this.index.principals.get(id);
-      if (p) p.privileges = privileges;
-    }
+    for (const { id, privileges } of rows) this.index.setPrivileges(id, privileges);
     return written;
   }
 }

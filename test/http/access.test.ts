@@ -411,7 +411,7 @@ describe('who can reach what', () => {
       // As on an instance that has not yet heard of the principal.
       const { index } = fx.app.runtime.engine;
       const known = index.principals.get(p.id)!;
-      index.principals.delete(p.id);
+      index.putPrincipal(p.id, undefined);
       try {
         const [entry] = (await accessOf(p.id, `?resource_type=${t}&explain=true`)).access;
         expect(entry.grants).to.deep.equal(
@@ -422,7 +422,7 @@ describe('who can reach what', () => {
           ),
         );
       } finally {
-        index.principals.set(p.id, known);
+        index.putPrincipal(p.id, known);
       }
     });
   });

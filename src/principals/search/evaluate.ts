@@ -20,6 +20,11 @@ export interface Subject {
   readonly last_login: string | null;
   readonly risk_score: number;
   readonly attributes: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * One attribute, for a subject that reads its attributes one at a time rather than all at once
+   * (a principal of the decision index's tables); `attributes[key]` otherwise.
+   */
+  attribute?(key: string): string | readonly string[] | undefined;
 }
 
 export type Predicate = (subject: Subject) => boolean;
@@ -69,7 +74,7 @@ function reader(condition: Condition): Reader {
   const target = condition.target;
   if (isAttribute(target)) {
     const key = target.attribute;
-    return (s) => s.attributes[key] ?? null;
+    return (s) => (s.attribute ? s.attribute(key) : s.attributes[key]) ?? null;
   }
   const field: Field = target.field;
   return (s) => s[field] ?? null;

@@ -1,0 +1,199 @@
+import { i32, u32 } from './column.js';
+
+/**
+ * Many small sorted lists of integers in one arena: an adjacency (a principal's groups, a group's
+ * members) with a list per owner. Each list is a run of the arena with room to grow; a list that
+ * outgrows its run moves to the end of the arena with twice the room, leaving its old run unused
+ * until the arena is compacted (when the unused part passes the used one). Lists stay sorted,
+ * so membership is a binary search.
+ */
+export class ListArena {
+  private readonly start = u32(1024);
+  private readonly length = u32(1024);
+  private readonly capacity = u32(1024);
+  private data = i32(4096);
+  private used = 0;
+  private unused = 0;
+  /** Owners with a list: every owner below this number has a slot. */
+  private owners = 0;
+
+  /** Bytes held off the heap. */
+  get bytes(): number {
+    return this.start.bytes + this.length.bytes + this.capacity.bytes + this.data.bytes;
+  }
+
+  /** How many values the list of `owner` holds. */
+  size(owner: number): number {
+    return owner < this.owners ? this.length.array[owner]! : 0;
+  }
+
+  /** The `i`th value of `owner`'s list (no bounds check). */
+  at(owner: number, i: number): number {
+    return this.data.array[this.start.array[owner]! + i]!;
+  }
+
+  /** The list of `owner` as a fresh array. */
+  values(owner: number): number[] {
+    const n = this.size(owner);
+    const out = new Array<number>(n);
+    const base = n > 0 ? this.start.array[owner]! : 0;
+    for (let i = 0; i < n; i += 1) out[i] = this.data.array[base + i]!;
+    return out;
+  }
+
+  has(owner: number, value: number): boolean {
+    return this.position(owner, value) >= 0;
+  }
+
+  /** Adds a value to a list; true when it was not there. */
+  add(owner: number, value: number): boolean {
+    this.own(owner);
+    const at = this.position(owner, value);
+    if (at >= 0) return false;
+    const insert = -at - 1;
+    const n = this.length.array[owner]!;
+    if (n === this.capacity.array[owner]) this.move(owner, Math.max(2, n * 2));
+    const base = this.start.array[owner]!;
+    const data = this.data.array;
+    data.copyWithin(base + insert + 1, base + insert, base + n);
+    data[base + insert] = value;
+    this.length.array[owner] = n + 1;
+    return true;
+  }
+
+  /** Removes a value from a list; true when it was there. */
+  delete(owner: number, value: number): boolean {
+    const at = this.position(owner, value);
+    if (at < 0) return false;
+    const base = this.start.array[owner]!;
+    const n = this.length.array[owner]!;
+    this.data.array.copyWithin(base + at, base + at + 1, base + n);
+    this.length.array[owner] = n - 1;
+    return true;
+  }
+
+  /** Replaces a list with these values (any order, repeats dropped). */
+  set(owner: number, values: ArrayLike<number>): void {
+    this.own(owner);
+    const sorted = Int32Array.from(values).sort();
+    let n = 0;
+    for (let i = 0; i < sorted.length; i += 1)
+      if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]!;
+    if (n > this.capacity.array[owner]!) this.move(owner, n, false);
+    this.data.array.set(sorted.subarray(0, n), this.start.array[owner]);
+    this.length.array[owner] = n;
+  }
+
+  /** Whether the list of `owner` holds exactly these values (sorted, no repeats). */
+  equals(owner: number, sorted: ArrayLike<number>): boolean {
+    const n = this.size(owner);
+    if (n !== sorted.length) return false;
+    const base = n > 0 ? this.start.array[owner]! : 0;
+    for (let i = 0; i < n; i += 1) if (this.data.array[base + i] !== sorted[i]) return false;
+    return true;
+  }
+
+  clear(owner: number): void {
+    if (owner < this.owners) this.length.array[owner] = 0;
+  }
+
+  /** The parts a snapshot stores. */
+  parts(): {
+    start: Uint32Array;
+    length: Uint32Array;
+    capacity: Uint32Array;
+    data: Int32Array;
+    used: number;
+    owners: number;
+  } {
+    return {
+      start: this.start.array.subarray(0, this.owners),
+      length: this.length.array.subarray(0, this.owners),
+      capacity: this.capacity.array.subarray(0, this.owners),
+      data: this.data.array.subarray(0, this.used),
+      used: this.used,
+      owners: this.owners,
+    };
+  }
+
+  restore(parts: { start: Uint32Array; length: Uint32Array; capacity: Uint32Array; data: Int32Array }): void {
+    const owners = parts.start.length;
+    for (const [column, source] of [
+      [this.start, parts.start],
+      [this.length, parts.length],
+      [this.capacity, parts.capacity],
+    ] as const) {
+      column.ensure(owners);
+      column.array.set(source);
+    }
+    this.data.ensure(parts.data.length);
+    this.data.array.set(parts.data);
+    this.owners = owners;
+    this.used = parts.data.length;
+    let live = 0;
+    for (let o = 0; o < owners; o += 1) live += this.capacity.array[o]!;
+    this.unused = this.used - live;
+  }
+
+  private own(owner: number): void {
+    if (owner < this.owners) return;
+    const n = owner + 1;
+    this.start.ensure(n);
+    this.length.ensure(n);
+    this.capacity.ensure(n);
+    for (let o = this.owners; o < n; o += 1) {
+      this.start.array[o] = 0;
+      this.length.array[o] = 0;
+      this.capacity.array[o] = 0;
+    }
+    this.owners = n;
+  }
+
+  private position(owner: number, value: number): number {
+    if (owner >= this.owners) return -1;
+    const data = this.data.array;
+    const base = this.start.array[owner]!;
+    let lo = 0;
+    let hi = this.length.array[owner]! - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = data[base + mid]!;
+      if (v < value) lo = mid + 1;
+      else if (v > value) hi = mid - 1;
+      else return mid;
+    }
+    return -lo - 1;
+  }
+
+  /** Gives a list a run of `room` values at the end of the arena, its values copied when `keep`. */
+  private move(owner: number, room: number, keep = true): void {
+    if (this.unused > 1024 && this.unused > this.used - this.unused) this.compact();
+    this.data.ensure(this.used + room);
+    const from = this.start.array[owner]!;
+    const n = this.length.array[owner]!;
+    if (keep && n > 0) this.data.array.copyWithin(this.used, from, from + n);
+    this.unused += this.capacity.array[owner]!;
+    this.start.array[owner] = this.used;
+    this.capacity.array[owner] = room;
+    this.used += room;
+  }
+
+  /** Copies every list into a fresh arena, with no unused runs between them. */
+  private compact(): void {
+    let live = 0;
+    for (let o = 0; o < this.owners; o += 1) live += this.length.array[o]!;
+    const next = i32(Math.max(4096, live * 2));
+    let at = 0;
+    for (let o = 0; o < this.owners; o += 1) {
+      const n = this.length.array[o]!;
+      const from = this.start.array[o]!;
+      next.array.set(this.data.array.subarray(from, from + n), at);
+      this.start.array[o] = at;
+      this.capacity.array[o] = n;
+      at += n;
+    }
+    this.data = next;
+    this.used = at;
+    this.unused = 0;
+  }
+}

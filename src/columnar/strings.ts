@@ -1,0 +1,200 @@
+import { i32, u32, u8, type Column } from './column.js';
+
+/** Node's own slicing methods of a Buffer, which its typings leave out. */
+type SliceableBuffer = Buffer & {
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+};
+
+/** No string: the code of a null. */
+export const NONE = -1;
+
+/**
+ * Interned strings: each distinct string is stored once, as UTF-8 bytes in one growing arena,
+ * and named by a dense code (0, 1, 2, … in the order they were first seen). Codes never change
+ * and strings are never removed; a table of the decision index that stops using a string leaves
+ * it here until the index is built anew. Lookup is an open-addressing hash table of codes.
+ */
+export class StringPool {
+  /** The bytes of every string, one after another. */
+  private readonly bytes: Column<Uint8Array>;
+  /** Where each code's bytes start; they end where the next code's start (`ends` of the last). */
+  private readonly starts = u32(1024);
+  private readonly hashes = u32(1024);
+  /** 1 where the string is ASCII: it decodes as Latin-1, which is quicker. */
+  private readonly ascii = u8(1024);
+  private used = 0;
+  private count = 0;
+  /** Slots of codes (−1: empty); its length is a power of two, at most half full. */
+  private table: Int32Array;
+  private view: SliceableBuffer;
+  private scratch = Buffer.allocUnsafe(256);
+
+  constructor(capacityBytes = 64 * 1024) {
+    this.bytes = u8(capacityBytes);
+    this.view = Buffer.from(this.bytes.array.buffer) as SliceableBuffer;
+    this.table = new Int32Array(1024).fill(NONE);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Bytes held off the heap (reserved, used or not). */
+  get bytesHeld(): number {
+    return (
+      this.bytes.bytes + this.starts.bytes + this.hashes.bytes + this.ascii.bytes + this.table.byteLength
+    );
+  }
+
+  /** The code of a string, interning it when it is new. */
+  intern(text: string): number {
+    const length = this.encode(text);
+    const hash = hashBytes(this.scratch, length);
+    const mask = this.table.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const code = this.table[slot]!;
+      if (code === NONE) return this.append(slot, hash, length);
+      if (this.hashes.array[code] === hash && this.equals(code, length)) return code;
+    }
+  }
+
+  /** The code of a string, or NONE when it was never interned. */
+  find(text: string): number {
+    const length = this.encode(text);
+    const hash = hashBytes(this.scratch, length);
+    const mask = this.table.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const code = this.table[slot]!;
+      if (code === NONE) return NONE;
+      if (this.hashes.array[code] === hash && this.equals(code, length)) return code;
+    }
+  }
+
+  /** The string of a code. */
+  text(code: number): string {
+    const start = this.starts.array[code]!;
+    const end = code + 1 < this.count ? this.starts.array[code + 1]! : this.used;
+    // The slices themselves, without the checks `toString` makes of its arguments.
+    return this.ascii.array[code] === 1 ? this.view.latin1Slice(start, end) : this.view.utf8Slice(start, end);
+  }
+
+  /** The string of a code, or null for NONE. */
+  textOrNull(code: number): string | null {
+    return code === NONE ? null : this.text(code);
+  }
+
+  /** The parts a snapshot stores: enough to rebuild the pool exactly. */
+  parts(): { bytes: Uint8Array; starts: Uint32Array; ascii: Uint8Array; count: number; used: number } {
+    return {
+      bytes: this.bytes.array.subarray(0, this.used),
+      starts: this.starts.array.subarray(0, this.count),
+      ascii: this.ascii.array.subarray(0, this.count),
+      count: this.count,
+      used: this.used,
+    };
+  }
+
+  /** Takes the parts of a snapshot (an empty pool only), and hashes every string again. */
+  restore(parts: { bytes: Uint8Array; starts: Uint32Array; ascii: Uint8Array }): void {
+    const count = parts.starts.length;
+    this.bytes.ensure(parts.bytes.length);
+    this.bytes.array.set(parts.bytes);
+    this.view = Buffer.from(this.bytes.array.buffer) as SliceableBuffer;
+    this.starts.ensure(count);
+    this.starts.array.set(parts.starts);
+    this.ascii.ensure(count);
+    this.ascii.array.set(parts.ascii);
+    this.hashes.ensure(count);
+    this.used = parts.bytes.length;
+    this.count = count;
+    let size = 1024;
+    while (size < count * 2) size *= 2;
+    this.table = new Int32Array(size).fill(NONE);
+    const mask = size - 1;
+    const bytes = this.bytes.array;
+    for (let code = 0; code < count; code += 1) {
+      const start = this.starts.array[code]!;
+      const end = code + 1 < count ? this.starts.array[code + 1]! : this.used;
+      const hash = hashRange(bytes, start, end);
+      this.hashes.array[code] = hash;
+      let slot = hash & mask;
+      while (this.table[slot] !== NONE) slot = (slot + 1) & mask;
+      this.table[slot] = code;
+    }
+  }
+
+  /** Writes the string's UTF-8 bytes into the scratch buffer; returns their count. */
+  private encode(text: string): number {
+    const n = text.length;
+    if (n * 3 > this.scratch.length)
+      this.scratch = Buffer.allocUnsafe(Math.max(n * 3, this.scratch.length * 2));
+    const scratch = this.scratch;
+    // Most strings here are ASCII: copied by hand, short ones skip the native call.
+    for (let i = 0; i < n; i += 1) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) return scratch.write(text, 0, 'utf8');
+      scratch[i] = c;
+    }
+    return n;
+  }
+
+  private equals(code: number, length: number): boolean {
+    const start = this.starts.array[code]!;
+    const end = code + 1 < this.count ? this.starts.array[code + 1]! : this.used;
+    if (end - start !== length) return false;
+    const bytes = this.bytes.array;
+    const scratch = this.scratch;
+    for (let i = 0; i < length; i += 1) if (bytes[start + i] !== scratch[i]) return false;
+    return true;
+  }
+
+  private append(slot: number, hash: number, length: number): number {
+    const code = this.count;
+    this.bytes.ensure(this.used + length);
+    if (this.bytes.array.buffer !== this.view.buffer)
+      this.view = Buffer.from(this.bytes.array.buffer) as SliceableBuffer;
+    this.bytes.array.set(this.scratch.subarray(0, length), this.used);
+    this.starts.ensure(code + 1);
+    this.hashes.ensure(code + 1);
+    this.ascii.ensure(code + 1);
+    this.starts.array[code] = this.used;
+    this.hashes.array[code] = hash;
+    let ascii = 1;
+    for (let i = 0; i < length; i += 1) if (this.scratch[i]! >= 0x80) ascii = 0;
+    this.ascii.array[code] = ascii;
+    this.used += length;
+    this.count += 1;
+    this.table[slot] = code;
+    if (this.count * 2 > this.table.length) this.rehash();
+    return code;
+  }
+
+  private rehash(): void {
+    const table = new Int32Array(this.table.length * 2).fill(NONE);
+    const mask = table.length - 1;
+    for (let code = 0; code < this.count; code += 1) {
+      let slot = this.hashes.array[code]! & mask;
+      while (table[slot] !== NONE) slot = (slot + 1) & mask;
+      table[slot] = code;
+    }
+    this.table = table;
+  }
+}
+
+/** FNV-1a over bytes, mixed at the end so that the low bits (the slot) depend on every byte. */
+function hashBytes(bytes: Uint8Array, length: number): number {
+  return hashRange(bytes, 0, length);
+}
+
+function hashRange(bytes: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i += 1) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 12;
+  return h >>> 0;
+}
+
+/** The Int32 column type used for codes (NONE when unset). */
+export const codes = (capacity?: number) => i32(capacity, NONE);
