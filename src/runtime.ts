@@ -22,6 +22,7 @@ import { DecisionLog } from './decisions/records.js';
 import { DecisionService } from './decisions/service.js';
 import { SimulationService } from './decisions/simulation.js';
 import { IndexSync } from './decisions/sync.js';
+import { within } from './time.js';
 import { ConsistencyTokens } from './consistency/tokens.js';
 import { ChangeFeed } from './events/feed.js';
 import { EventSink } from './events/sink.js';
@@ -232,8 +233,12 @@ async function wireEngine(base: Base) {
   const sync = new IndexSync(db.background(), index, logger);
   feed.subscribe(sync.onChange);
   const building = Date.now();
-  const built = await sync.load();
-  logger.info({ ms: Date.now() - building, ...built }, 'decision index built');
+  const { snapshotFile } = config.index;
+  const started = await sync.start(snapshotFile ? { file: snapshotFile, feed } : undefined);
+  logger.info(
+    { ms: Date.now() - building, ...started, offHeapMb: Math.round(index.offHeapBytes / 2 ** 20) },
+    started.from === 'snapshot' ? 'decision index read from its snapshot' : 'decision index built',
+  );
   const log = new DecisionLog(db, {
     logger,
     retentionDays: config.decisions.retentionDays,
@@ -376,6 +381,15 @@ function schedule(
     everyMs: config.decisions.flushIntervalMs,
     run: () => engine.log.flush(),
   });
+  const { snapshotFile, snapshotIntervalMs } = config.index;
+  if (snapshotFile) {
+    jobs.every({
+      name: 'decisions.snapshot',
+      scope: 'instance',
+      everyMs: snapshotIntervalMs,
+      run: () => writeIndexSnapshot(base, engine.sync, snapshotFile),
+    });
+  }
   jobs.every({
     name: 'decisions.index_retry',
     scope: 'instance',
@@ -450,6 +464,37 @@ function schedule(
     },
   });
 }
+
+/** Writes the decision index's snapshot, logging its size and how long it took. */
+async function writeIndexSnapshot(base: Base, sync: IndexSync, file: string): Promise<void> {
+  const started = Date.now();
+  const bytes = await sync.writeSnapshot(file, base.feed);
+  if (bytes === undefined)
+    base.logger.warn('decision index snapshot skipped: a batch of changes waits for its retry');
+  else
+    base.logger.info(
+      { file, mb: Math.round(bytes / 2 ** 20), ms: Date.now() - started },
+      'decision index snapshot written',
+    );
+}
+
+/** A last snapshot as the service stops, so that the next start reads it: a few seconds at most. */
+async function snapshotAtStop(base: Base, sync: IndexSync): Promise<void> {
+  const file = base.config.index.snapshotFile;
+  if (!file) return;
+  await within(
+    writeIndexSnapshot(base, sync, file).catch((err: unknown) => {
+      base.logger.warn({ err }, 'could not write the decision index snapshot at stop');
+    }),
+    SNAPSHOT_AT_STOP_MS,
+    () =>
+      base.logger.warn(
+        'the decision index snapshot at stop took too long; the next start may build the index',
+      ),
+  );
+}
+
+const SNAPSHOT_AT_STOP_MS = 5_000;
 
 /**
  * Wires the service together on a database and starts its background work. `main.ts` adds the
@@ -563,6 +608,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         closing ??= jobs
           .stop(drainMs)
           .then(() => engine.log.flush())
+          .then(() => snapshotAtStop(base, engine.sync))
           .then(() => webhooks.transport.close())
           .then(closeAll);
         return closing;

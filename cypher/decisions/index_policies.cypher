@@ -1,4 +1,8 @@
-// Every policy that is not deleted (inactive ones too: simulation may make them active).
+// Every policy that is not deleted (inactive ones too: simulation may make them active), its
+// properties as stored but for its timestamps, which come as epoch milliseconds: numbers the
+// driver reads as they are, where temporal values cost it more than the rest of the row.
 MATCH (pol:Policy)
 WHERE pol.status <> 'deleted'
-RETURN properties(pol) AS props
+RETURN pol {.*, activated_at: pol.activated_at.epochMillis, valid_from: pol.valid_from.epochMillis,
+  valid_until: pol.valid_until.epochMillis, created_at: pol.created_at.epochMillis,
+  updated_at: pol.updated_at.epochMillis, deleted_at: pol.deleted_at.epochMillis} AS props

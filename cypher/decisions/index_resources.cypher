@@ -1,3 +1,5 @@
-// Registered resources: their attributes feed conditions, and globs match them.
+// Registered resources: their attributes feed conditions, and globs match them. Only what the
+// index holds, as text and lists of it.
 MATCH (r:Resource:Registered)
-RETURN properties(r) AS props
+RETURN r.type AS type, r.identifier AS identifier,
+  [k IN keys(r) WHERE k STARTS WITH 'attr.' | [substring(k, 5), r[k]]] AS attributes

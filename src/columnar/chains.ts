@@ -1,4 +1,5 @@
 import { i32 } from './column.js';
+import type { SectionSink, SectionSource } from './sections.js';
 
 const EMPTY = -1;
 
@@ -17,6 +18,25 @@ export class Chains {
   /** Bytes held off the heap. */
   get bytes(): number {
     return this.keys.byteLength + this.heads.byteLength + this.next.bytes;
+  }
+
+  /** Writes the lookup as sections named `<name>.*`. */
+  save(out: SectionSink, name: string): void {
+    out.i32(`${name}.keys`, this.keys);
+    out.i32(`${name}.heads`, this.heads);
+    out.i32(`${name}.next`, this.next.array);
+  }
+
+  /** Reads back what `save` wrote, into an empty lookup. */
+  restore(source: SectionSource, name: string): void {
+    this.keys = Int32Array.from(source.i32(`${name}.keys`));
+    this.heads = Int32Array.from(source.i32(`${name}.heads`));
+    const next = source.i32(`${name}.next`);
+    this.next.load(next, next.length);
+    if (this.keys.length !== this.heads.length || (this.keys.length & (this.keys.length - 1)) !== 0)
+      throw new Error(`chains ${name}: keys and heads do not fit`);
+    this.filled = 0;
+    for (const key of this.keys) if (key !== EMPTY) this.filled += 1;
   }
 
   add(key: number, row: number): void {

@@ -4,7 +4,11 @@
  * a worker thread can read them where they are.
  */
 
-export type TypedArray = Uint8Array | Int32Array | Uint32Array | Float64Array;
+export type TypedArray =
+  | Uint8Array<ArrayBufferLike>
+  | Int32Array<ArrayBufferLike>
+  | Uint32Array<ArrayBufferLike>
+  | Float64Array<ArrayBufferLike>;
 
 export interface TypedArrayKind<A extends TypedArray> {
   new (buffer: SharedArrayBuffer): A;
@@ -38,7 +42,7 @@ export class Column<A extends TypedArray> {
   }
 
   /** Replaces the contents with a copy of `source` (a snapshot being read back). */
-  load(source: A, length: number): void {
+  load(source: TypedArray, length: number): void {
     this.array = this.allocate(Math.max(16, length));
     this.array.set(source.subarray(0, length));
   }

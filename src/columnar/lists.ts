@@ -1,4 +1,5 @@
 import { i32, u32 } from './column.js';
+import type { SectionSink, SectionSource } from './sections.js';
 
 /**
  * Many small sorted lists of integers in one arena: an adjacency (a principal's groups, a group's
@@ -97,41 +98,34 @@ export class ListArena {
     if (owner < this.owners) this.length.array[owner] = 0;
   }
 
-  /** The parts a snapshot stores. */
-  parts(): {
-    start: Uint32Array;
-    length: Uint32Array;
-    capacity: Uint32Array;
-    data: Int32Array;
-    used: number;
-    owners: number;
-  } {
-    return {
-      start: this.start.array.subarray(0, this.owners),
-      length: this.length.array.subarray(0, this.owners),
-      capacity: this.capacity.array.subarray(0, this.owners),
-      data: this.data.array.subarray(0, this.used),
-      used: this.used,
-      owners: this.owners,
-    };
+  /** Writes the arena as sections named `<name>.*`. */
+  save(out: SectionSink, name: string): void {
+    out.u32(`${name}.start`, this.start.array.subarray(0, this.owners));
+    out.u32(`${name}.length`, this.length.array.subarray(0, this.owners));
+    out.u32(`${name}.capacity`, this.capacity.array.subarray(0, this.owners));
+    out.i32(`${name}.data`, this.data.array.subarray(0, this.used));
   }
 
-  restore(parts: { start: Uint32Array; length: Uint32Array; capacity: Uint32Array; data: Int32Array }): void {
-    const owners = parts.start.length;
-    for (const [column, source] of [
-      [this.start, parts.start],
-      [this.length, parts.length],
-      [this.capacity, parts.capacity],
-    ] as const) {
-      column.ensure(owners);
-      column.array.set(source);
-    }
-    this.data.ensure(parts.data.length);
-    this.data.array.set(parts.data);
+  /** Reads back what `save` wrote, into an empty arena. */
+  restore(source: SectionSource, name: string): void {
+    const start = source.u32(`${name}.start`);
+    const owners = start.length;
+    this.start.load(start, owners);
+    this.length.load(source.u32(`${name}.length`), owners);
+    this.capacity.load(source.u32(`${name}.capacity`), owners);
+    const data = source.i32(`${name}.data`);
+    this.data.load(data, data.length);
     this.owners = owners;
-    this.used = parts.data.length;
+    this.used = data.length;
     let live = 0;
-    for (let o = 0; o < owners; o += 1) live += this.capacity.array[o]!;
+    for (let o = 0; o < owners; o += 1) {
+      if (
+        this.start.array[o]! + this.capacity.array[o]! > this.used ||
+        this.length.array[o]! > this.capacity.array[o]!
+      )
+        throw new Error(`list arena ${name}: list ${o} lies outside its data`);
+      live += this.capacity.array[o]!;
+    }
     this.unused = this.used - live;
   }
 

@@ -1,4 +1,5 @@
 import { i32, u32, u8, type Column } from './column.js';
+import type { SectionSink, SectionSource } from './sections.js';
 
 /** Node's own slicing methods of a Buffer, which its typings leave out. */
 type SliceableBuffer = Buffer & {
@@ -13,7 +14,8 @@ export const NONE = -1;
  * Interned strings: each distinct string is stored once, as UTF-8 bytes in one growing arena,
  * and named by a dense code (0, 1, 2, … in the order they were first seen). Codes never change
  * and strings are never removed; a table of the decision index that stops using a string leaves
- * it here until the index is built anew. Lookup is an open-addressing hash table of codes.
+ * it here until the index is built anew. Lookup is an open-addressing hash table of codes, each
+ * slot holding a code and its hash side by side, so that a probe reads one place in memory.
  */
 export class StringPool {
   /** The bytes of every string, one after another. */
@@ -25,8 +27,9 @@ export class StringPool {
   private readonly ascii = u8(1024);
   private used = 0;
   private count = 0;
-  /** Slots of codes (−1: empty); its length is a power of two, at most half full. */
+  /** Slots of [code, hash] (code −1: empty); as many slots as a power of two, at most half full. */
   private table: Int32Array;
+  private mask = 511;
   private view: SliceableBuffer;
   private scratch = Buffer.allocUnsafe(256);
 
@@ -34,6 +37,17 @@ export class StringPool {
     this.bytes = u8(capacityBytes);
     this.view = Buffer.from(this.bytes.array.buffer) as SliceableBuffer;
     this.table = new Int32Array(1024).fill(NONE);
+  }
+
+  /** The slot for a hash: a code that holds the string, or an empty one. */
+  private probe(hash: number, length: number): number {
+    const table = this.table;
+    const mask = this.mask;
+    const h = hash | 0;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const code = table[slot * 2]!;
+      if (code === NONE || (table[slot * 2 + 1] === h && this.equals(code, length))) return slot;
+    }
   }
 
   get size(): number {
@@ -51,24 +65,15 @@ export class StringPool {
   intern(text: string): number {
     const length = this.encode(text);
     const hash = hashBytes(this.scratch, length);
-    const mask = this.table.length - 1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const code = this.table[slot]!;
-      if (code === NONE) return this.append(slot, hash, length);
-      if (this.hashes.array[code] === hash && this.equals(code, length)) return code;
-    }
+    const slot = this.probe(hash, length);
+    const code = this.table[slot * 2]!;
+    return code === NONE ? this.append(slot, hash, length) : code;
   }
 
   /** The code of a string, or NONE when it was never interned. */
   find(text: string): number {
     const length = this.encode(text);
-    const hash = hashBytes(this.scratch, length);
-    const mask = this.table.length - 1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const code = this.table[slot]!;
-      if (code === NONE) return NONE;
-      if (this.hashes.array[code] === hash && this.equals(code, length)) return code;
-    }
+    return this.table[this.probe(hashBytes(this.scratch, length), length) * 2]!;
   }
 
   /** The string of a code. */
@@ -84,43 +89,31 @@ export class StringPool {
     return code === NONE ? null : this.text(code);
   }
 
-  /** The parts a snapshot stores: enough to rebuild the pool exactly. */
-  parts(): { bytes: Uint8Array; starts: Uint32Array; ascii: Uint8Array; count: number; used: number } {
-    return {
-      bytes: this.bytes.array.subarray(0, this.used),
-      starts: this.starts.array.subarray(0, this.count),
-      ascii: this.ascii.array.subarray(0, this.count),
-      count: this.count,
-      used: this.used,
-    };
+  /** Writes the pool as sections named `<name>.*`. */
+  save(out: SectionSink, name: string): void {
+    out.u8(`${name}.bytes`, this.bytes.array.subarray(0, this.used));
+    out.u32(`${name}.starts`, this.starts.array.subarray(0, this.count));
+    out.u32(`${name}.hashes`, this.hashes.array.subarray(0, this.count));
+    out.u8(`${name}.ascii`, this.ascii.array.subarray(0, this.count));
+    out.i32(`${name}.table`, this.table);
   }
 
-  /** Takes the parts of a snapshot (an empty pool only), and hashes every string again. */
-  restore(parts: { bytes: Uint8Array; starts: Uint32Array; ascii: Uint8Array }): void {
-    const count = parts.starts.length;
-    this.bytes.ensure(parts.bytes.length);
-    this.bytes.array.set(parts.bytes);
+  /** Reads back what `save` wrote, into an empty pool. */
+  restore(source: SectionSource, name: string): void {
+    const bytes = source.u8(`${name}.bytes`);
+    const starts = source.u32(`${name}.starts`);
+    this.bytes.load(bytes, bytes.length);
     this.view = Buffer.from(this.bytes.array.buffer) as SliceableBuffer;
-    this.starts.ensure(count);
-    this.starts.array.set(parts.starts);
-    this.ascii.ensure(count);
-    this.ascii.array.set(parts.ascii);
-    this.hashes.ensure(count);
-    this.used = parts.bytes.length;
-    this.count = count;
-    let size = 1024;
-    while (size < count * 2) size *= 2;
-    this.table = new Int32Array(size).fill(NONE);
-    const mask = size - 1;
-    const bytes = this.bytes.array;
-    for (let code = 0; code < count; code += 1) {
-      const start = this.starts.array[code]!;
-      const end = code + 1 < count ? this.starts.array[code + 1]! : this.used;
-      const hash = hashRange(bytes, start, end);
-      this.hashes.array[code] = hash;
-      let slot = hash & mask;
-      while (this.table[slot] !== NONE) slot = (slot + 1) & mask;
-      this.table[slot] = code;
+    this.starts.load(starts, starts.length);
+    this.hashes.load(source.u32(`${name}.hashes`), starts.length);
+    this.ascii.load(source.u8(`${name}.ascii`), starts.length);
+    this.table = Int32Array.from(source.i32(`${name}.table`));
+    this.mask = this.table.length / 2 - 1;
+    this.used = bytes.length;
+    this.count = starts.length;
+    const slots = this.table.length / 2;
+    if ((slots & (slots - 1)) !== 0 || this.count * 2 > slots) {
+      throw new Error(`string pool ${name}: its table does not fit its strings`);
     }
   }
 
@@ -165,31 +158,31 @@ export class StringPool {
     this.ascii.array[code] = ascii;
     this.used += length;
     this.count += 1;
-    this.table[slot] = code;
-    if (this.count * 2 > this.table.length) this.rehash();
+    this.table[slot * 2] = code;
+    this.table[slot * 2 + 1] = hash | 0;
+    if (this.count * 4 > this.table.length) this.rehash();
     return code;
   }
 
   private rehash(): void {
     const table = new Int32Array(this.table.length * 2).fill(NONE);
-    const mask = table.length - 1;
+    const mask = table.length / 2 - 1;
     for (let code = 0; code < this.count; code += 1) {
-      let slot = this.hashes.array[code]! & mask;
-      while (table[slot] !== NONE) slot = (slot + 1) & mask;
-      table[slot] = code;
+      const hash = this.hashes.array[code]!;
+      let slot = hash & mask;
+      while (table[slot * 2] !== NONE) slot = (slot + 1) & mask;
+      table[slot * 2] = code;
+      table[slot * 2 + 1] = hash | 0;
     }
     this.table = table;
+    this.mask = mask;
   }
 }
 
 /** FNV-1a over bytes, mixed at the end so that the low bits (the slot) depend on every byte. */
 function hashBytes(bytes: Uint8Array, length: number): number {
-  return hashRange(bytes, 0, length);
-}
-
-function hashRange(bytes: Uint8Array, start: number, end: number): number {
   let h = 0x811c9dc5;
-  for (let i = start; i < end; i += 1) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  for (let i = 0; i < length; i += 1) h = Math.imul(h ^ bytes[i]!, 0x01000193);
   h ^= h >>> 15;
   h = Math.imul(h, 0x2c1b3c6d);
   h ^= h >>> 12;

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { idPattern } from '../ids.js';
@@ -82,6 +83,8 @@ export const ConfigSchema = Type.Object({
   DECISION_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
   DECISION_RECORDING: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off-for-benchmark')])),
   PRIVILEGE_RISK_INTERVAL_S: Type.Optional(PositiveInt),
+  INDEX_SNAPSHOT: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
+  INDEX_SNAPSHOT_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
   POLICY_EXPIRY_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
   DELEGATION_MAX_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
   DELEGATION_EXPIRY_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
@@ -267,6 +270,18 @@ function settings(c: RawConfig) {
        * (`policy.expired`): at most a minute, so that each close is recorded within one.
        */
       expiryIntervalMs: (c.POLICY_EXPIRY_INTERVAL_S ?? 15) * 1000,
+    },
+    index: {
+      /**
+       * Where the decision index is written as a snapshot, which a start reads instead of building
+       * the index from the database; undefined: snapshots off.
+       */
+      snapshotFile:
+        (c.INDEX_SNAPSHOT ?? 'on') === 'on'
+          ? path.join(c.NEO4J_DATA_DIR ?? './data', 'index', 'decision-index.snapshot')
+          : undefined,
+      /** How often the snapshot is written (and once more at a graceful stop). */
+      snapshotIntervalMs: (c.INDEX_SNAPSHOT_INTERVAL_S ?? 600) * 1000,
     },
     decisions: {
       retentionDays: c.DECISION_RETENTION_DAYS ?? 30,

@@ -452,12 +452,14 @@ export class AccessService {
         entry = shared.get(at);
       }
       if (!entry) continue;
-      if (
-        agentsMatter &&
-        table.typeOf(row) === 'AI_AGENT' &&
-        !toolAllowed(p ?? index.principalAt(row), type, identifier)
-      )
-        continue;
+      // An agent's `allowed_tools`, read from its row alone (toolAllowed's rule).
+      if (agentsMatter && table.typeOf(row) === 'AI_AGENT') {
+        const tools = p ? p.attributes['allowed_tools'] : table.attributeOf(row, 'allowed_tools');
+        const attributes: Record<string, string | readonly string[]> =
+          tools === undefined ? {} : { allowed_tools: tools };
+        const agent = { type: 'AI_AGENT', attributes };
+        if (!toolAllowed(agent, type, identifier)) continue;
+      }
       if (action !== undefined && !entryGrants(entry, action)) continue;
       entries.set(row, entry);
       found.push(row);

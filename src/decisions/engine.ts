@@ -49,7 +49,11 @@ export interface Verdict {
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** The AI-agent guardrail: a `tool` resource must be in the agent's `allowed_tools`. */
-export function toolAllowed(p: IxPrincipal, resourceType: string, identifier: string): boolean {
+export function toolAllowed(
+  p: Pick<IxPrincipal, 'type' | 'attributes'>,
+  resourceType: string,
+  identifier: string,
+): boolean {
   if (p.type !== 'AI_AGENT' || resourceType !== 'tool') return true;
   const tools = p.attributes['allowed_tools'];
   if (tools === undefined) return false;

@@ -1,3 +1,4 @@
+import type { SectionSink, SectionSource } from '../columnar/sections.js';
 import { codes, NONE, StringPool } from '../columnar/strings.js';
 import { u8 } from '../columnar/column.js';
 import { ListArena } from '../columnar/lists.js';
@@ -47,6 +48,32 @@ export class GroupTable {
       this.memberOf.bytes;
     for (const set of this.transitiveCache.values()) n += set.bytes;
     return n;
+  }
+
+  /** Writes the table as sections named `groups.*`. */
+  save(out: SectionSink): void {
+    const n = this.ids.size;
+    this.ids.save(out, 'groups.ids');
+    out.u8('groups.exists', this.exists.array.subarray(0, n));
+    out.i32('groups.name', this.name.array.subarray(0, n));
+    this.parents.save(out, 'groups.parents');
+    this.children.save(out, 'groups.children');
+    this.members.save(out, 'groups.members');
+    this.memberOf.save(out, 'groups.memberOf');
+    out.json('groups.removed', [...this.removed]);
+  }
+
+  /** Reads back what `save` wrote, into an empty table. */
+  restore(source: SectionSource): void {
+    this.ids.restore(source, 'groups.ids');
+    const n = this.ids.size;
+    this.exists.load(source.u8('groups.exists'), n);
+    this.name.load(source.i32('groups.name'), n);
+    this.parents.restore(source, 'groups.parents');
+    this.children.restore(source, 'groups.children');
+    this.members.restore(source, 'groups.members');
+    this.memberOf.restore(source, 'groups.memberOf');
+    for (const g of source.json<number[]>('groups.removed')) this.removed.add(g);
   }
 
   /** The number of a group, or −1 when the index has never heard of it (or it was removed). */

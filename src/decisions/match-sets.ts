@@ -1,4 +1,5 @@
 import { RowSet } from '../columnar/row-set.js';
+import type { SectionSink, SectionSource } from '../columnar/sections.js';
 import type { Predicate } from '../principals/search/evaluate.js';
 import { isAttribute, type Query } from '../principals/search/model.js';
 import type { IxPolicy } from './model.js';
@@ -64,6 +65,8 @@ export class MatchSets {
   private readonly anchors = new Anchors<MatchEntry>();
   private readonly subject: RowSubject;
   private stamp = 0;
+  /** Sets read back from a snapshot, by query, until their first policy comes. */
+  private readonly restored = new Map<string, RowSet>();
 
   constructor(private readonly table: PrincipalTable) {
     this.subject = new RowSubject(table);
@@ -103,8 +106,47 @@ export class MatchSets {
   /** Adds an active policy to its query's entry, making the entry (in one pass) if need be. */
   addPolicy(policy: IxPolicy): void {
     const key = policy.matchKey!;
-    if (!this.entries.has(key)) this.addQueriesNow([policy]);
+    if (!this.entries.has(key)) {
+      const rows = this.restored.get(key);
+      if (rows) {
+        this.restored.delete(key);
+        this.file(key, this.entryOf(policy, rows));
+      } else this.addQueriesNow([policy]);
+    }
     this.entries.get(key)!.policies.add(policy);
+  }
+
+  /** Writes the set of every query as sections named `matches.*`. */
+  save(out: SectionSink): void {
+    const keys: string[] = [];
+    const lengths: number[] = [];
+    const sets: Int32Array[] = [];
+    for (const [key, entry] of this.entries) {
+      const rows = entry.rows.toArray();
+      keys.push(key);
+      lengths.push(rows.length);
+      sets.push(rows);
+    }
+    const all = new Int32Array(lengths.reduce((a, b) => a + b, 0));
+    let at = 0;
+    for (const rows of sets) {
+      all.set(rows, at);
+      at += rows.length;
+    }
+    out.json('matches.keys', { keys, lengths });
+    out.i32('matches.rows', all);
+  }
+
+  /** Reads back what `save` wrote: each set waits for the first policy of its query. */
+  restore(source: SectionSource): void {
+    const { keys, lengths } = source.json<{ keys: string[]; lengths: number[] }>('matches.keys');
+    const all = source.i32('matches.rows');
+    let at = 0;
+    keys.forEach((key, i) => {
+      this.restored.set(key, RowSet.of(all.subarray(at, at + lengths[i]!)));
+      at += lengths[i]!;
+    });
+    if (at !== all.length) throw new Error('the sets of match queries do not add up');
   }
 
   removePolicy(policy: IxPolicy): void {
@@ -164,16 +206,8 @@ export class MatchSets {
     for (const policy of policies) {
       const key = policy.matchKey;
       if (!policy.active || key === null || this.entries.has(key) || fresh.has(key)) continue;
-      const anchor = anchorOf(policy.matchQuery!);
-      fresh.set(key, {
-        match: policy.match!,
-        policies: new Set(),
-        rows: new RowSet(),
-        anchor,
-        typeCodes: anchor.types && new Set(anchor.types.map((t) => this.table.typeCode(t))),
-        stamp: 0,
-        hits: 0,
-      });
+      if (this.restored.has(key)) continue;
+      fresh.set(key, this.entryOf(policy, new RowSet()));
     }
     if (fresh.size === 0) return;
     const filed = new Anchors<MatchEntry>();
@@ -191,11 +225,25 @@ export class MatchSets {
       subject.at(row);
       for (const entry of candidates) if (entry.match(subject)) selected.get(entry)!.push(row);
     }
-    for (const [key, entry] of fresh) {
-      const made: MatchEntry = { ...entry, rows: RowSet.of(selected.get(entry)!) };
-      this.entries.set(key, made);
-      this.anchors.add(made, this.table);
-    }
+    for (const [key, entry] of fresh) this.file(key, { ...entry, rows: RowSet.of(selected.get(entry)!) });
+  }
+
+  private entryOf(policy: IxPolicy, rows: RowSet): MatchEntry {
+    const anchor = anchorOf(policy.matchQuery!);
+    return {
+      match: policy.match!,
+      policies: new Set(),
+      rows,
+      anchor,
+      typeCodes: anchor.types && new Set(anchor.types.map((t) => this.table.typeCode(t))),
+      stamp: 0,
+      hits: 0,
+    };
+  }
+
+  private file(key: string, entry: MatchEntry): void {
+    this.entries.set(key, entry);
+    this.anchors.add(entry, this.table);
   }
 }
 

@@ -47,6 +47,8 @@ export interface IxPolicy {
   readonly version: number;
   readonly name: string;
   readonly effect: 'allow' | 'deny';
+  /** Its status as stored; only an active policy is indexed for lookup. */
+  readonly status: Policy['status'];
   readonly active: boolean;
   readonly principals: ReadonlySet<string>;
   readonly groups: readonly string[];
@@ -59,6 +61,8 @@ export interface IxPolicy {
   readonly resources: readonly IxResourceSpec[];
   /** Null when the policy has no conditions. */
   readonly conditions: readonly CompiledCondition[] | null;
+  /** The conditions as written, which `policySource` gives back (null: none). */
+  readonly conditionsSource: Policy['conditions'] | null;
   readonly activatedAt: string | null;
   /**
    * The window of a time-bound policy, in epoch milliseconds (null: unbounded on that side). It
@@ -67,7 +71,8 @@ export interface IxPolicy {
    */
   readonly validFrom: number | null;
   readonly validUntil: number | null;
-  /** `valid_until` as stored (RFC 3339), for what answers show. */
+  /** `valid_from` and `valid_until` as stored (RFC 3339), for what answers show. */
+  readonly validFromText: string | null;
   readonly validUntilText: string | null;
 }
 
@@ -96,6 +101,7 @@ export function compilePolicy(policy: Policy): IxPolicy {
     version: policy.version,
     name: policy.name,
     effect: policy.effect,
+    status: policy.status,
     active: policy.status === 'active',
     principals: new Set(policy.subjects.principals),
     groups: [...policy.subjects.groups],
@@ -109,10 +115,42 @@ export function compilePolicy(policy: Policy): IxPolicy {
       glob: isGlob(r.identifier) ? compileGlob(r.identifier) : null,
     })),
     conditions: hasConditions ? parseConditions(policy.conditions).conditions : null,
+    conditionsSource: hasConditions ? policy.conditions : null,
     activatedAt: policy.activated_at,
     validFrom: policy.valid_from === null ? null : Date.parse(policy.valid_from),
     validUntil: policy.valid_until === null ? null : Date.parse(policy.valid_until),
+    validFromText: policy.valid_from,
     validUntilText: policy.valid_until,
+  };
+}
+
+/**
+ * What `compilePolicy` needs to compile a policy again, from the compiled policy (the index keeps
+ * no stored body; the bookkeeping the engine never reads is left empty).
+ */
+export function policySource(policy: IxPolicy): Policy {
+  return {
+    id: policy.id,
+    name: policy.name,
+    description: null,
+    effect: policy.effect,
+    subjects: {
+      principals: [...policy.principals],
+      groups: [...policy.groups],
+      ...(policy.matchKey !== null ? { match: JSON.parse(policy.matchKey) as Record<string, unknown> } : {}),
+    },
+    actions: [...policy.actions],
+    resources: policy.resources.map((r) => ({ type: r.type, identifier: r.identifier })),
+    conditions: policy.conditionsSource ?? {},
+    status: policy.status,
+    version: policy.version,
+    activated_at: policy.activatedAt,
+    valid_from: policy.validFromText,
+    valid_until: policy.validUntilText,
+    created_at: '',
+    created_by: '',
+    updated_at: '',
+    updated_by: '',
   };
 }
 
@@ -138,48 +176,43 @@ export interface PrincipalFields {
 }
 
 /**
- * A principal as decisions/index_principals and decisions/principals_by_id read it: timestamps as
- * epoch seconds and nanoseconds (created, updated, last login; null where there is none).
+ * A principal as decisions/index_principals and decisions/principals_by_id read it: its node's
+ * properties, timestamps as [epoch seconds, nanoseconds] (null where there is none), and its
+ * direct groups.
  */
 export interface StoredPrincipalRow {
-  id: string;
-  type: string;
-  status: string;
-  name: string | null;
-  email: string | null;
-  connector_source: string | null;
-  connector_id: string | null;
-  times: (number | null)[];
-  risk_score: number | null;
-  privileges: string | null;
-  /** `attr.<key>` and `meta.<key>` properties with their values. */
-  fields: [string, unknown][];
+  p: Record<string, unknown>;
   groups: string[];
 }
 
+const instant = (value: unknown): Instant => {
+  if (!Array.isArray(value) || typeof value[0] !== 'number') return [NaN, 0];
+  return [value[0], typeof value[1] === 'number' ? value[1] : 0];
+};
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
 /** A stored principal row → what the index's principal table writes. */
 export function fieldsOfRow(row: StoredPrincipalRow): PrincipalFields {
+  const { p } = row;
   const attributes: Record<string, string | readonly string[]> = {};
   const metadata: Record<string, string> = {};
-  for (const [name, value] of row.fields) {
-    if (name.startsWith('attr.')) attributes[name.slice(5)] = value as string | string[];
-    else metadata[name.slice(5)] = value as string;
+  for (const key in p) {
+    if (key.startsWith('attr.')) attributes[key.slice(5)] = p[key] as string | string[];
+    else if (key.startsWith('meta.')) metadata[key.slice(5)] = p[key] as string;
   }
-  const t = row.times;
-  const at = (i: number): Instant => (t[i] === null || t[i] === undefined ? [NaN, 0] : [t[i], t[i + 1] ?? 0]);
   return {
-    id: row.id,
-    type: row.type,
-    status: row.status,
-    name: row.name ?? '',
-    email: row.email,
-    connector_source: row.connector_source,
-    connector_id: row.connector_id,
-    created: at(0),
-    updated: at(2),
-    last_login: at(4),
-    risk_score: row.risk_score ?? 0,
-    privileges: row.privileges ?? '[]',
+    id: p['id'] as string,
+    type: p['type'] as string,
+    status: p['status'] as string,
+    name: text(p['name']) ?? '',
+    email: text(p['email']),
+    connector_source: text(p['connector_source']),
+    connector_id: text(p['connector_id']),
+    created: instant(p['created_at']),
+    updated: instant(p['updated_at']),
+    last_login: instant(p['last_login']),
+    risk_score: typeof p['risk_score'] === 'number' ? p['risk_score'] : 0,
+    privileges: text(p['privilege_factors']) ?? '[]',
     attributes,
     metadata,
   };

@@ -1,7 +1,16 @@
 import { RowSet } from '../columnar/row-set.js';
-import type { Glob } from '../policies/patterns.js';
+import type { SectionSink, SectionSource } from '../columnar/sections.js';
+import type { Policy } from '../policies/model.js';
+import { compileGlob, isGlob, type Glob } from '../policies/patterns.js';
 import { GroupTable } from './group-table.js';
-import type { IxDelegation, IxPolicy, IxPrincipal, IxResource } from './model.js';
+import {
+  compilePolicy,
+  policySource,
+  type IxDelegation,
+  type IxPolicy,
+  type IxPrincipal,
+  type IxResource,
+} from './model.js';
 import { DelegationBook, ResourcePolicies } from './policy-lookup.js';
 import type { PrincipalFields } from './model.js';
 import { MatchSets } from './match-sets.js';
@@ -351,6 +360,38 @@ export class PolicyIndex {
    */
   prepareMatches(policies: Iterable<IxPolicy>, turn: () => Promise<void> | undefined): Promise<void> {
     return this.matching.addQueries(policies, turn);
+  }
+
+  /** Writes everything the index holds as sections (src/decisions/snapshot.ts makes the file). */
+  save(out: SectionSink): void {
+    this.table.save(out);
+    this.groupTable.save(out);
+    this.resourceTable.save(out);
+    this.matching.save(out);
+    out.json('policies', [...this.policies.values()].map(policySource));
+    out.json('delegations', [...this.delegations.values()]);
+    out.json('index', { version: this.version });
+  }
+
+  /** An index made from what `save` wrote. */
+  static restore(source: SectionSource): PolicyIndex {
+    const index = new PolicyIndex();
+    const { data } = index;
+    data.table.restore(source);
+    data.groupTable.restore(source);
+    data.resourceTable.restore(source);
+    data.matching.restore(source);
+    for (const policy of source.json<Policy[]>('policies')) index.putPolicy(compilePolicy(policy));
+    for (const d of source.json<IxDelegation[]>('delegations')) {
+      const resources = d.resources?.map((r) => ({
+        type: r.type,
+        identifier: r.identifier,
+        glob: isGlob(r.identifier) ? compileGlob(r.identifier) : null,
+      }));
+      index.putDelegation(d.id, { ...d, resources: resources ?? null });
+    }
+    index.version = source.json<{ version: number }>('index').version;
+    return index;
   }
 
   /** Empties the index (a benchmark measuring a build from nothing; the service swaps builds in). */

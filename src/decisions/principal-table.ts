@@ -1,5 +1,6 @@
 import { Chains } from '../columnar/chains.js';
 import { f64, i32, u8, u32, type Column } from '../columnar/column.js';
+import type { SectionSink, SectionSource } from '../columnar/sections.js';
 import { NONE, StringPool, codes } from '../columnar/strings.js';
 import type { Subject } from '../principals/search/evaluate.js';
 import { PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../vocabulary/principals.js';
@@ -134,6 +135,89 @@ export class PrincipalTable {
     ])
       n += column.bytes;
     return n + this.byEmail.bytes + this.byConnectorId.bytes + this.byClientId.bytes;
+  }
+
+  /** Every column, with the name of its section. */
+  private columns(): [string, Column<Uint8Array | Int32Array | Uint32Array | Float64Array>][] {
+    return [
+      ['type', this.type],
+      ['status', this.status],
+      ['name', this.name],
+      ['email', this.email],
+      ['emailLower', this.emailLower],
+      ['source', this.source],
+      ['connectorId', this.connectorId],
+      ['privileges', this.privileges],
+      ['clientId', this.clientId],
+      ['risk', this.risk],
+      ['order', this.order],
+      ['attrStart', this.attrStart],
+      ['attrLength', this.attrLength],
+      ...this.times.map((c, i): [string, Column<Float64Array>] => [`time${i}`, c]),
+      ...this.nanos.map((c, i): [string, Column<Int32Array>] => [`nanos${i}`, c]),
+    ];
+  }
+
+  /** Writes the table as sections named `principals.*`. */
+  save(out: SectionSink): void {
+    const rows = this.ids.size;
+    this.ids.save(out, 'principals.ids');
+    this.strings.save(out, 'principals.strings');
+    for (const [name, column] of this.columns()) {
+      const view = column.array.subarray(0, rows);
+      if (view instanceof Uint8Array) out.u8(`principals.${name}`, view);
+      else if (view instanceof Int32Array) out.i32(`principals.${name}`, view);
+      else if (view instanceof Uint32Array) out.u32(`principals.${name}`, view);
+      else out.f64(`principals.${name}`, view);
+    }
+    out.i32('principals.attrs', this.attrs.array.subarray(0, this.attrUsed));
+    this.byEmail.save(out, 'principals.byEmail');
+    this.byConnectorId.save(out, 'principals.byConnectorId');
+    this.byClientId.save(out, 'principals.byClientId');
+    out.json('principals.counts', {
+      live: this.live,
+      attrUnused: this.attrUnused,
+      types: this.types.names,
+      statuses: this.statuses.names,
+    });
+  }
+
+  /** Reads back what `save` wrote, into an empty table. */
+  restore(source: SectionSource): void {
+    this.ids.restore(source, 'principals.ids');
+    this.strings.restore(source, 'principals.strings');
+    const rows = this.ids.size;
+    for (const [name, column] of this.columns()) {
+      const section = `principals.${name}`;
+      const view =
+        column.array instanceof Uint8Array
+          ? source.u8(section)
+          : column.array instanceof Int32Array
+            ? source.i32(section)
+            : column.array instanceof Uint32Array
+              ? source.u32(section)
+              : source.f64(section);
+      if (view.length !== rows) throw new Error(`${section} holds ${view.length} rows, not ${rows}`);
+      column.load(view, rows);
+    }
+    const attrs = source.i32('principals.attrs');
+    this.attrs.load(attrs, attrs.length);
+    this.attrUsed = attrs.length;
+    this.byEmail.restore(source, 'principals.byEmail');
+    this.byConnectorId.restore(source, 'principals.byConnectorId');
+    this.byClientId.restore(source, 'principals.byClientId');
+    const counts = source.json<{ live: number; attrUnused: number; types: string[]; statuses: string[] }>(
+      'principals.counts',
+    );
+    this.live = counts.live;
+    this.attrUnused = counts.attrUnused;
+    for (const name of counts.types.slice(1)) this.types.code(name);
+    for (const name of counts.statuses.slice(1)) this.statuses.code(name);
+    if (
+      this.types.names.join() !== counts.types.join() ||
+      this.statuses.names.join() !== counts.statuses.join()
+    )
+      throw new Error('principal types or statuses are numbered differently');
   }
 
   /** The row of a principal, or −1 when the table does not hold it. */
@@ -316,6 +400,12 @@ export class PrincipalTable {
         at += 2;
       }
     }
+  }
+
+  /** One attribute of a principal; undefined when it has none. */
+  attributeOf(row: number, key: string): string | readonly string[] | undefined {
+    const code = this.strings.find(key);
+    return code < 0 ? undefined : this.attributeByCode(row, code);
   }
 
   /** One attribute of a principal, by the code of its key; undefined when it has none. */

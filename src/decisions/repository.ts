@@ -2,7 +2,6 @@ import { defineQueries } from '../db/catalogue.js';
 import type { Database, Reader } from '../db/database.js';
 import { fromProperties as policyFromProperties, type Policy } from '../policies/model.js';
 import { compileGlob, globMatches as matchesGlob } from '../policies/patterns.js';
-import { resourceFromProperties } from '../resources/repository.js';
 import type { Grant } from './access.js';
 import {
   toIxDelegation,
@@ -27,6 +26,7 @@ const Q = defineQueries('decisions', [
   'record',
   'get',
   'purge',
+  'database_id',
 ]);
 const A = defineQueries('access', ['principal']);
 
@@ -58,9 +58,30 @@ export interface PrincipalGrants {
   subjects: Map<string, { name: string; via: SubjectVia }>;
 }
 
-function toResource(props: Record<string, unknown>): IxResource {
-  const r = resourceFromProperties(props);
-  return { type: r.type, identifier: r.identifier, attributes: r.attributes };
+/** A registered resource as decisions/index_resources reads it. */
+interface ResourceRow {
+  type: string;
+  identifier: string;
+  attributes: [string, unknown][];
+}
+
+function toResource(row: ResourceRow): IxResource {
+  const attributes: Record<string, unknown> = {};
+  for (const [key, value] of row.attributes.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    attributes[key] = value;
+  return { type: row.type, identifier: row.identifier, attributes };
+}
+
+/** Policy timestamps the index reads as epoch milliseconds. */
+const POLICY_TIMES = ['activated_at', 'valid_from', 'valid_until', 'created_at', 'updated_at', 'deleted_at'];
+
+/** A policy as decisions/index_policies reads it (timestamps as epoch milliseconds) → the policy. */
+function policyOf(props: Record<string, unknown>): Policy {
+  for (const key of POLICY_TIMES) {
+    const ms = props[key];
+    props[key] = typeof ms === 'number' ? new Date(ms).toISOString() : null;
+  }
+  return policyFromProperties(props);
 }
 
 /** What the decision index reads from the graph, and the decision records it writes. */
@@ -75,7 +96,7 @@ export const decisionRepository = {
     let next: Promise<StoredPrincipalRow[]> | undefined = page('');
     while (next) {
       const rows: StoredPrincipalRow[] = await next;
-      next = rows.length === batch ? page(rows[rows.length - 1]!.id) : undefined;
+      next = rows.length === batch ? page(rows[rows.length - 1]!.p['id'] as string) : undefined;
       if (rows.length > 0) yield rows;
     }
   },
@@ -93,43 +114,41 @@ export const decisionRepository = {
     return db.run<GroupRow>(Q.groups_by_id, { ids: [...ids] });
   },
 
-  async policies(db: Reader): Promise<Policy[]> {
-    const rows = await db.run<{ props: Record<string, unknown> }>(Q.index_policies);
-    return rows.map((r) => policyFromProperties(r.props));
+  async policies(db: Database): Promise<Policy[]> {
+    const rows = await db.runPlain<{ props: Record<string, unknown> }>(Q.index_policies);
+    return rows.map((r) => policyOf(r.props));
   },
 
-  async policiesById(db: Reader, ids: readonly string[]): Promise<Policy[]> {
-    const rows = await db.run<{ props: Record<string, unknown> }>(Q.policies_by_id, { ids: [...ids] });
-    return rows.map((r) => policyFromProperties(r.props));
+  async policiesById(db: Database, ids: readonly string[]): Promise<Policy[]> {
+    const rows = await db.runPlain<{ props: Record<string, unknown> }>(Q.policies_by_id, { ids: [...ids] });
+    return rows.map((r) => policyOf(r.props));
   },
 
   /** Every active delegation. */
-  async delegations(db: Reader): Promise<IxDelegation[]> {
-    return (await db.run<DelegationRow>(Q.index_delegations)).map(toIxDelegation);
+  async delegations(db: Database): Promise<IxDelegation[]> {
+    return (await db.runPlain<DelegationRow>(Q.index_delegations)).map(toIxDelegation);
   },
 
   /** Delegations by id as they now are, whatever their status. */
   async delegationsById(
-    db: Reader,
+    db: Database,
     ids: readonly string[],
   ): Promise<{ delegation: IxDelegation; active: boolean }[]> {
-    return (await db.run<DelegationRow>(Q.delegations_by_id, { ids: [...ids] })).map((row) => ({
+    return (await db.runPlain<DelegationRow>(Q.delegations_by_id, { ids: [...ids] })).map((row) => ({
       delegation: toIxDelegation(row),
       active: row.status === 'active',
     }));
   },
 
-  async resources(db: Reader): Promise<IxResource[]> {
-    const rows = await db.run<{ props: Record<string, unknown> }>(Q.index_resources);
-    return rows.map((r) => toResource(r.props));
+  async resources(db: Database): Promise<IxResource[]> {
+    return (await db.runPlain<ResourceRow>(Q.index_resources)).map(toResource);
   },
 
   async resourcesByKey(
-    db: Reader,
+    db: Database,
     refs: readonly { type: string; identifier: string }[],
   ): Promise<IxResource[]> {
-    const rows = await db.run<{ props: Record<string, unknown> }>(Q.resources_by_key, { refs: [...refs] });
-    return rows.map((r) => toResource(r.props));
+    return (await db.runPlain<ResourceRow>(Q.resources_by_key, { refs: [...refs] })).map(toResource);
   },
 
   /**
@@ -197,6 +216,12 @@ export const decisionRepository = {
       globMatches,
       subjects,
     };
+  },
+
+  /** What names this database: a snapshot of the index records it, and is read only on the same. */
+  async databaseId(db: Reader): Promise<string> {
+    const row = await db.first<{ id: string }>(Q.database_id);
+    return row?.id ?? '';
   },
 
   async record(db: Database, batch: StoredBatch): Promise<void> {

@@ -1,5 +1,6 @@
 import { u8 } from '../columnar/column.js';
 import { RowSet } from '../columnar/row-set.js';
+import type { SectionSink, SectionSource } from '../columnar/sections.js';
 import { codes, StringPool } from '../columnar/strings.js';
 import { globMatches, type Glob } from '../policies/patterns.js';
 import type { IxResource } from './model.js';
@@ -31,6 +32,35 @@ export class ResourceTable {
       this.identifier.bytes +
       this.attributes.bytes
     );
+  }
+
+  /** Writes the table as sections named `resources.*`. */
+  save(out: SectionSink): void {
+    const n = this.keys.size;
+    this.keys.save(out, 'resources.keys');
+    this.strings.save(out, 'resources.strings');
+    out.u8('resources.live', this.live.array.subarray(0, n));
+    out.i32('resources.identifier', this.identifier.array.subarray(0, n));
+    out.i32('resources.attributes', this.attributes.array.subarray(0, n));
+  }
+
+  /** Reads back what `save` wrote, into an empty table. */
+  restore(source: SectionSource): void {
+    this.keys.restore(source, 'resources.keys');
+    this.strings.restore(source, 'resources.strings');
+    const n = this.keys.size;
+    this.live.load(source.u8('resources.live'), n);
+    this.identifier.load(source.i32('resources.identifier'), n);
+    this.attributes.load(source.i32('resources.attributes'), n);
+    for (let row = 0; row < n; row += 1) {
+      if (this.live.array[row] !== 1) continue;
+      const key = this.keys.text(row);
+      const type = key.slice(0, key.indexOf('\u0000'));
+      let entry = this.byType.get(type);
+      if (!entry) this.byType.set(type, (entry = { rows: new RowSet(), sorted: null }));
+      entry.rows.add(row);
+      this.count += 1;
+    }
   }
 
   get(type: string, identifier: string): IxResource | undefined {

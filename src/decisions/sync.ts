@@ -1,6 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import type { Database } from '../db/database.js';
-import type { ChangeEvent } from '../events/feed.js';
+import type { ChangeEvent, ChangeFeed } from '../events/feed.js';
 import { isId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { resourceOf } from '../policies/model.js';
@@ -16,6 +16,7 @@ import {
   type StoredPrincipalRow,
 } from './model.js';
 import { decisionRepository as repo, type GroupRow } from './repository.js';
+import { readSnapshot, SectionsRefused, writeSnapshot } from './snapshot.js';
 
 /** The longest the event loop waits while an index is built or a new `match` query evaluated. */
 const BUILD_SLICE_MS = 5;
@@ -63,6 +64,17 @@ interface Fetched {
 }
 
 /** How many of each the index holds after a build. */
+/** Where a snapshot of the index is kept, and the feed that says what it lacks. */
+export interface SnapshotPlace {
+  file: string;
+  feed: ChangeFeed;
+}
+
+/** How the index started: from a snapshot (and how many changes it caught up with), or built. */
+export type IndexStart =
+  | { from: 'snapshot'; counts: IndexCounts; writtenAt: string; replayed: number }
+  | { from: 'database'; counts: IndexCounts; refused?: string };
+
 export type IndexCounts = {
   principals: number;
   groups: number;
@@ -114,25 +126,108 @@ export class IndexSync {
     this.noted = nothing();
     try {
       await this.build(built);
-      return await this.serialized(async () => {
-        for (let work = this.noted!; !isEmpty(work); work = this.noted!) {
-          this.noted = nothing();
-          await this.applyTo(built, work, await this.read(work), null);
-        }
-        this.noted = null;
-        const counts = {
-          principals: built.principals.size,
-          groups: built.groups.size,
-          policies: built.policies.size,
-          resources: built.resourceTable.size,
-        };
-        this.index.replaceWith(built);
-        this.dirty = { all: true, principals: new Set(), policies: [] };
-        return counts;
-      });
+      const counts = await this.swapIn(built, null);
+      this.dirty = { all: true, principals: new Set(), policies: [] };
+      return counts;
     } finally {
       this.noted = null;
     }
+  }
+
+  /**
+   * Starts the index: from the snapshot `from` names when there is one this database can use
+   * (the index as it was written, then every change committed since, read from the change feed),
+   * else built from the database (`load`). A snapshot that is missing, damaged, of another
+   * format, of another database, or ahead of the database (restored from an older copy) is
+   * refused, and the reason logged. Call it after the feed has opened.
+   */
+  async start(from?: SnapshotPlace): Promise<IndexStart> {
+    let refused: string | undefined;
+    if (from) {
+      this.noted = nothing();
+      try {
+        return await this.startFrom(from);
+      } catch (err) {
+        refused = err instanceof Error ? err.message : String(err);
+        this.logger.warn(
+          { file: from.file, reason: refused },
+          'the decision index snapshot is not used; building the index from the database',
+        );
+      } finally {
+        this.noted = null;
+      }
+    }
+    const counts = await this.load();
+    return { from: 'database', counts, ...(refused !== undefined ? { refused } : {}) };
+  }
+
+  private async startFrom(from: SnapshotPlace): Promise<IndexStart> {
+    const database = await repo.databaseId(this.db);
+    const { index, meta } = await readSnapshot(from.file, database);
+    const opened = new Map(from.feed.openedAt());
+    for (const [shard, seq] of meta.feed) {
+      if (seq > (opened.get(shard) ?? 0))
+        throw new SectionsRefused('it is ahead of the database, which holds fewer changes');
+    }
+    // What was committed between the snapshot and the feed's opening; what came after, the feed
+    // delivers, and the noting of keys catches both.
+    let replayed = 0;
+    for await (const page of from.feed.since(meta.feed)) {
+      for (const event of page) this.noteIn(this.noted!, event);
+      replayed += page.length;
+    }
+    // Only principals and policies that changed since are looked at again by the privilege risk,
+    // when the factors of the others were up to date as the snapshot was written.
+    this.dirty.all = meta.privilegesPending;
+    const counts = await this.swapIn(index, this.dirty);
+    return { from: 'snapshot', counts, writtenAt: meta.writtenAt, replayed };
+  }
+
+  /**
+   * Reads the keys noted since the build began into the index built, until none is left, then
+   * swaps it in: in one turn of the event loop, between two batches of changes.
+   */
+  private swapIn(built: PolicyIndex, dirty: Dirty | null): Promise<IndexCounts> {
+    return this.serialized(async () => {
+      for (let work = this.noted!; !isEmpty(work); work = this.noted!) {
+        this.noted = nothing();
+        await this.applyTo(built, work, await this.read(work), dirty);
+      }
+      this.noted = null;
+      const counts = {
+        principals: built.principals.size,
+        groups: built.groups.size,
+        policies: built.policies.size,
+        resources: built.resourceTable.size,
+      };
+      this.index.replaceWith(built);
+      return counts;
+    });
+  }
+
+  /**
+   * Writes the index to `file` between two batches of changes, with the place in the feed up to
+   * which it holds every change; nothing changes the index until it is written. Skipped (answers
+   * undefined) while a batch that failed waits for its retry: the feed has moved past it.
+   */
+  writeSnapshot(file: string, feed: ChangeFeed): Promise<number | undefined> {
+    return this.serialized(async () => {
+      if (this.failed) return undefined;
+      const database = await repo.databaseId(this.db);
+      const { all, principals, policies } = this.dirty;
+      return writeSnapshot(this.index, file, {
+        database,
+        feed: feed.delivered(),
+        privilegesPending: all || principals.size > 0 || policies.length > 0,
+      });
+    });
+  }
+
+  /** Sets principals' privilege risk factors as now stored, between two batches of changes. */
+  setPrivileges(rows: readonly { id: string; privileges: string }[]): Promise<void> {
+    return this.serialized(async () => {
+      for (const { id, privileges } of rows) this.index.setPrivileges(id, privileges);
+    });
   }
 
   /** Reads everything into an empty index, letting the event loop turn every few milliseconds. */
@@ -141,7 +236,10 @@ export class IndexSync {
     const turn = timeSlices(BUILD_SLICE_MS);
     for (const g of await repo.groups(db)) index.putGroup(g.id, g.name, g.parents);
     for await (const page of repo.principals(db)) {
-      for (const row of page) index.putFields(row.id, fieldsOfRow(row), row.groups);
+      for (const row of page) {
+        const fields = fieldsOfRow(row);
+        index.putFields(fields.id, fields, row.groups);
+      }
       await turn();
     }
     const compiled: IxPolicy[] = [];
@@ -311,8 +409,9 @@ export class IndexSync {
     for (const [i, row] of fetched.principals.entries()) {
       // A batch of tens of thousands is put in slices, the event loop turning between them.
       if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
-      foundPrincipals.add(row.id);
-      index.putFields(row.id, fieldsOfRow(row), row.groups);
+      const fields = fieldsOfRow(row);
+      foundPrincipals.add(fields.id);
+      index.putFields(fields.id, fields, row.groups);
     }
     for (const id of work.principals) if (!foundPrincipals.has(id)) index.putFields(id, undefined, []);
     touched(work.principals);

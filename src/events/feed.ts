@@ -61,6 +61,8 @@ export class ChangeFeed {
   private readonly early = new Map<string, EarlyEvent>();
   /** Per shard, numbers above its head whose events were delivered ahead of the poll. */
   private readonly deliveredEarly = new Map<number, Set<number>>();
+  /** Where the feed started following, per shard: state loaded after `open` holds every change before. */
+  private readonly opened: FeedPosition[] = [];
   /** Per shard, the last number this instance committed: where its writes stand in the feed. */
   private readonly committedHere = new Map<number, number>();
   /** Changes whenever `committedHere` does. */
@@ -86,7 +88,10 @@ export class ChangeFeed {
    * that listeners keep current, so that no change falls between the two.
    */
   async open(): Promise<void> {
-    for (const { shard, head } of await this.shardHeads()) this.heads.set(shard, head);
+    for (const { shard, head } of await this.shardHeads()) {
+      this.heads.set(shard, head);
+      this.opened.push([shard, head]);
+    }
     const url = this.options.redisUrl;
     if (!url) return;
     const connection = {
@@ -138,6 +143,44 @@ export class ChangeFeed {
       this.lastPosition = { version: this.positionVersion, places };
     }
     return this.lastPosition;
+  }
+
+  /** Where the feed started following, per shard. */
+  openedAt(): FeedPosition[] {
+    return [...this.opened];
+  }
+
+  /**
+   * Per shard, the place up to which every change has been delivered to every listener (changes
+   * delivered ahead of it may have been too): what state kept by the listeners holds at least.
+   */
+  delivered(): FeedPosition[] {
+    return [...this.heads];
+  }
+
+  /**
+   * The changes committed after `from` (places of the feed, as `delivered` gave them) and before
+   * the feed was opened, a page at a time in commit order per shard: what state saved at `from`
+   * lacks, which the feed itself does not deliver. Throws when some of them can no longer be read.
+   */
+  async *since(from: readonly FeedPosition[]): AsyncGenerator<ChangeEvent[]> {
+    const start = new Map(from);
+    for (const [shard, upTo] of this.opened) {
+      for (let after = start.get(shard) ?? 0; after < upTo;) {
+        const end = Math.min(upTo, after + POLL_SPAN);
+        const rows = await this.db.run<{ event: StoredEvent & { seq: number; shard: number } }>(Q.range, {
+          shard,
+          after,
+          upTo: end,
+        });
+        const seqs = new Set(rows.map(({ event }) => event.seq));
+        if (seqs.size !== end - after) {
+          throw new Error(`changes ${after + 1} to ${end} of shard ${shard} are no longer all stored`);
+        }
+        yield rows.map(({ event }) => ({ ...fromStored(event), shard, seq: event.seq }));
+        after = end;
+      }
+    }
   }
 
   /** Whether every listener of this instance has had every change up to these places. */

@@ -74,6 +74,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     RATE_LIMIT_STANDARD: '1000000',
     AUTH_FAILURE_LIMIT: '1000',
     AUTH_FAILURE_IP_LIMIT: '100000',
+    INDEX_SNAPSHOT: 'off',
     ...env,
   });
 }

@@ -53,6 +53,7 @@ export async function startServiceProcess(
       RATE_LIMIT_STANDARD: '1000000',
       AUTH_FAILURE_LIMIT: '1000',
       AUTH_FAILURE_IP_LIMIT: '100000',
+      INDEX_SNAPSHOT: 'off',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

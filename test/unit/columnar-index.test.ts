@@ -11,14 +11,17 @@ import { decide, type Verdict } from '../../src/decisions/engine.js';
 import { compilePolicy, toIxPrincipal, type IxPrincipal } from '../../src/decisions/model.js';
 import { PolicyIndex } from '../../src/decisions/policy-index.js';
 import type { Policy } from '../../src/policies/model.js';
+import { MemorySections } from '../../src/columnar/sections.js';
+import { countPrivileges, privilegeFactors } from '../../src/risk/privileges.js';
 import { MapIndex } from '../helpers/map-index.js';
 import { asIndex, referenceEntries, referenceWhoCanAccess } from '../helpers/reference-access.js';
 
 /**
  * The decision index as typed-array tables (src/decisions/policy-index.ts) against the map-based
  * index it replaced (test/helpers/map-index.ts): both are built from the same random graph and
- * given the same random changes, and every decision (explained or not), every access list,
- * every reverse lookup and every subject set must come out the same.
+ * given the same random changes (the columnar one written as a snapshot and read back half way
+ * through, in half the runs), and every decision (explained or not), every access list, every
+ * reverse lookup and every subject set must come out the same.
  */
 
 const DAY = 86_400_000;
@@ -136,6 +139,7 @@ const world = fc
   .record({ principals: fc.integer({ min: 1, max: 30 }), policies: fc.integer({ min: 1, max: 14 }) })
   .chain(({ principals, policies }) =>
     fc.record({
+      snapshot: fc.boolean(),
       principals: fc.tuple(...Array.from({ length: principals }, (_, i) => principalSpec(pid(i)))),
       groups: fc.array(
         fc.tuple(
@@ -257,7 +261,13 @@ function build(w: World): [MapIndex, PolicyIndex] {
       ix.putResource(type, identifier, { type, identifier, attributes: env ? { env } : {} }),
     );
   for (const spec of w.policies) both(indexes, (ix) => ix.putPolicy(compilePolicy(policyOf(spec))));
-  for (const change of w.changes) {
+  w.changes.forEach((change, i) => {
+    // Half way through the changes, the index may be written as a snapshot and read back.
+    if (w.snapshot && i === Math.floor(w.changes.length / 2)) {
+      const sections = new MemorySections();
+      indexes[1].save(sections);
+      indexes[1] = PolicyIndex.restore(sections);
+    }
     both(indexes, (ix) => {
       switch (change.kind) {
         case 'principal':
@@ -286,11 +296,12 @@ function build(w: World): [MapIndex, PolicyIndex] {
           );
       }
     });
-  }
+  });
   return indexes;
 }
 
 type World = {
+  snapshot: boolean;
   principals: PrincipalSpec[];
   groups: [string, string[]][];
   policies: PolicySpec[];
@@ -341,6 +352,15 @@ describe('decision index: columnar tables against the map-based index', () => {
             const entries = accessEntries(settleFor(next, b, grantsOf(next, b)), registeredMatching(next), b);
             expect(entries, `access of ${id}`).to.deep.equal(referenceEntries(old, a));
           }
+        }
+        // Everyone's privilege risk factors at once, as one principal's at a time.
+        const work = countPrivileges(next);
+        let step = work.next();
+        while (!step.done) step = work.next();
+        for (const id of ids) {
+          const p = next.principals.get(id);
+          if (p)
+            expect(step.value(next.table.rowOf(id)), id).to.equal(JSON.stringify(privilegeFactors(next, p)));
         }
         // Subject sets and group members.
         for (const policy of old.policies.values()) {

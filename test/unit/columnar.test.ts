@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { Chains } from '../../src/columnar/chains.js';
 import { ListArena } from '../../src/columnar/lists.js';
 import { RowSet } from '../../src/columnar/row-set.js';
+import { MemorySections } from '../../src/columnar/sections.js';
 import { NONE, StringPool } from '../../src/columnar/strings.js';
 
 /**
@@ -34,9 +35,15 @@ describe('columnar structures', () => {
             expect(pool.find(s)).to.equal(code);
           }
           expect(pool.find('never interned \u0000')).to.equal(NONE);
+          const sections = new MemorySections();
+          pool.save(sections, 'pool');
           const copy = new StringPool(16);
-          copy.restore(pool.parts());
-          for (const [s, code] of codes) expect(copy.find(s)).to.equal(code);
+          copy.restore(sections, 'pool');
+          for (const [s, code] of codes) {
+            expect(copy.find(s)).to.equal(code);
+            expect(copy.text(code)).to.equal(s);
+          }
+          expect(copy.intern('after the copy')).to.equal(codes.size);
         },
       ),
     );

@@ -1,0 +1,244 @@
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { setImmediate } from 'node:timers/promises';
+import { crc32 } from 'node:zlib';
+
+/**
+ * A file of named sections: typed arrays written as they are in memory and JSON values, each
+ * with its CRC-32, behind a header that lists them. What the decision index's snapshot is made
+ * of (src/decisions/snapshot.ts). Sections start on 8-byte boundaries, so that each can be read
+ * back as a typed array over the file's bytes.
+ *
+ *   bytes 0-7    the magic: `PASSECT1`
+ *   bytes 8-11   the header's length (little-endian)
+ *   then         the header, JSON: { meta, sections: [{ name, kind, offset, length, crc }] }
+ *   then         the sections
+ */
+
+const MAGIC = Buffer.from('PASSECT1', 'latin1');
+/** Bytes checksummed between two turns of the event loop. */
+const CRC_SLICE = 8 * 1024 * 1024;
+
+type Kind = 'u8' | 'i32' | 'u32' | 'f64' | 'json';
+
+interface Entry {
+  name: string;
+  kind: Kind;
+  offset: number;
+  length: number;
+  crc: number;
+}
+
+/** Where a table writes its parts. */
+export interface SectionSink {
+  u8(name: string, view: Uint8Array): void;
+  i32(name: string, view: Int32Array): void;
+  u32(name: string, view: Uint32Array): void;
+  f64(name: string, view: Float64Array): void;
+  json(name: string, value: unknown): void;
+}
+
+/** Where a table reads its parts back (views over the file's bytes: copy what is kept). */
+export interface SectionSource {
+  u8(name: string): Uint8Array;
+  i32(name: string): Int32Array;
+  u32(name: string): Uint32Array;
+  f64(name: string): Float64Array;
+  json<T>(name: string): T;
+}
+
+/** Sections held in memory, copied as they are written: a snapshot without a file. */
+export class MemorySections implements SectionSink, SectionSource {
+  private readonly held = new Map<string, unknown>();
+
+  u8(name: string, view?: Uint8Array): Uint8Array {
+    return this.take(name, view, (v) => Uint8Array.from(v));
+  }
+  i32(name: string, view?: Int32Array): Int32Array {
+    return this.take(name, view, (v) => Int32Array.from(v));
+  }
+  u32(name: string, view?: Uint32Array): Uint32Array {
+    return this.take(name, view, (v) => Uint32Array.from(v));
+  }
+  f64(name: string, view?: Float64Array): Float64Array {
+    return this.take(name, view, (v) => Float64Array.from(v));
+  }
+  json<T>(name: string, value?: unknown): T {
+    if (value !== undefined) this.held.set(name, JSON.stringify(value));
+    const text = this.held.get(name);
+    if (typeof text !== 'string') throw new SectionsRefused(`section ${name} is missing`);
+    return JSON.parse(text) as T;
+  }
+
+  private take<V>(name: string, view: V | undefined, copy: (v: V) => V): V {
+    if (view !== undefined) this.held.set(name, copy(view));
+    const held = this.held.get(name);
+    if (held === undefined) throw new SectionsRefused(`section ${name} is missing`);
+    return held as V;
+  }
+}
+
+/** Why a file could not be read as sections: missing, damaged, or of another format. */
+export class SectionsRefused extends Error {}
+
+/**
+ * Collects sections, then writes them to `file` (through a temporary file renamed over it, so
+ * that a reader never sees half a file). The views are read while the file is written: what
+ * they show must not change until `write` settles.
+ */
+export class SectionWriter implements SectionSink {
+  private readonly parts: { name: string; kind: Kind; bytes: Uint8Array }[] = [];
+
+  u8(name: string, view: Uint8Array): void {
+    this.add(name, 'u8', view);
+  }
+  i32(name: string, view: Int32Array): void {
+    this.add(name, 'i32', view);
+  }
+  u32(name: string, view: Uint32Array): void {
+    this.add(name, 'u32', view);
+  }
+  f64(name: string, view: Float64Array): void {
+    this.add(name, 'f64', view);
+  }
+  json(name: string, value: unknown): void {
+    this.parts.push({ name, kind: 'json', bytes: Buffer.from(JSON.stringify(value), 'utf8') });
+  }
+
+  /** Writes the sections and `meta`; answers the file's size in bytes. */
+  async write(file: string, meta: unknown): Promise<number> {
+    const entries: Entry[] = [];
+    let offset = 0;
+    for (const part of this.parts) {
+      entries.push({
+        name: part.name,
+        kind: part.kind,
+        offset,
+        length: part.bytes.byteLength,
+        crc: await checksum(part.bytes),
+      });
+      offset = align(offset + part.bytes.byteLength);
+    }
+    const header = Buffer.from(JSON.stringify({ meta, sections: entries }), 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(header.byteLength);
+    const start = align(MAGIC.byteLength + 4 + header.byteLength);
+    const temporary = `${file}.${process.pid}.tmp`;
+    await mkdir(path.dirname(file), { recursive: true });
+    const handle = await open(temporary, 'w');
+    try {
+      let at = 0;
+      const put = async (bytes: Uint8Array): Promise<void> => {
+        for (let done = 0; done < bytes.byteLength;) {
+          const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, at + done);
+          done += bytesWritten;
+        }
+        at += bytes.byteLength;
+      };
+      await put(MAGIC);
+      await put(length);
+      await put(header);
+      at = start;
+      for (let i = 0; i < this.parts.length; i += 1) {
+        at = start + entries[i]!.offset;
+        await put(this.parts[i]!.bytes);
+      }
+      await handle.sync();
+    } catch (err) {
+      await handle.close();
+      await rm(temporary, { force: true });
+      throw err;
+    }
+    await handle.close();
+    await rename(temporary, file);
+    return start + offset;
+  }
+
+  private add(name: string, kind: Kind, view: ArrayBufferView): void {
+    this.parts.push({ name, kind, bytes: new Uint8Array(view.buffer, view.byteOffset, view.byteLength) });
+  }
+}
+
+/** A file of sections read whole and checked: every section's CRC, before any is used. */
+export class SectionReader implements SectionSource {
+  private constructor(
+    private readonly data: Buffer,
+    private readonly start: number,
+    private readonly entries: Map<string, Entry>,
+    readonly meta: unknown,
+  ) {}
+
+  static async read(file: string): Promise<SectionReader> {
+    let data: Buffer;
+    try {
+      data = await readFile(file);
+    } catch (err) {
+      throw new SectionsRefused(`cannot read ${file}: ${(err as Error).message}`);
+    }
+    // Typed arrays need their elements aligned: the file's bytes start on an 8-byte boundary.
+    if (data.byteOffset % 8 !== 0) data = Buffer.from(data);
+    if (data.byteLength < MAGIC.byteLength + 4 || !data.subarray(0, MAGIC.byteLength).equals(MAGIC)) {
+      throw new SectionsRefused('not a file of sections of this format');
+    }
+    const headerLength = data.readUInt32LE(MAGIC.byteLength);
+    const headerEnd = MAGIC.byteLength + 4 + headerLength;
+    if (headerEnd > data.byteLength) throw new SectionsRefused('the header is cut short');
+    let header: { meta: unknown; sections: Entry[] };
+    try {
+      header = JSON.parse(data.toString('utf8', MAGIC.byteLength + 4, headerEnd)) as typeof header;
+    } catch {
+      throw new SectionsRefused('the header is not JSON');
+    }
+    const start = align(headerEnd);
+    const entries = new Map<string, Entry>();
+    for (const entry of header.sections) {
+      const end = start + entry.offset + entry.length;
+      if (end > data.byteLength) throw new SectionsRefused(`section ${entry.name} is cut short`);
+      const bytes = data.subarray(start + entry.offset, end);
+      if ((await checksum(bytes)) !== entry.crc)
+        throw new SectionsRefused(`section ${entry.name} is damaged`);
+      entries.set(entry.name, entry);
+    }
+    return new SectionReader(data, start, entries, header.meta);
+  }
+
+  u8(name: string): Uint8Array {
+    const e = this.entry(name, 'u8');
+    return new Uint8Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length);
+  }
+  i32(name: string): Int32Array {
+    const e = this.entry(name, 'i32');
+    return new Int32Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length / 4);
+  }
+  u32(name: string): Uint32Array {
+    const e = this.entry(name, 'u32');
+    return new Uint32Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length / 4);
+  }
+  f64(name: string): Float64Array {
+    const e = this.entry(name, 'f64');
+    return new Float64Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length / 8);
+  }
+  json<T>(name: string): T {
+    const e = this.entry(name, 'json');
+    const at = this.data.byteOffset + this.start + e.offset;
+    return JSON.parse(Buffer.from(this.data.buffer, at, e.length).toString('utf8')) as T;
+  }
+
+  private entry(name: string, kind: Kind): Entry {
+    const entry = this.entries.get(name);
+    if (!entry || entry.kind !== kind) throw new SectionsRefused(`section ${name} (${kind}) is missing`);
+    return entry;
+  }
+}
+
+const align = (n: number): number => Math.ceil(n / 8) * 8;
+
+/** The CRC-32 of some bytes, a slice at a time, letting the event loop turn between slices. */
+async function checksum(bytes: Uint8Array): Promise<number> {
+  let crc = 0;
+  for (let at = 0; at < bytes.byteLength; at += CRC_SLICE) {
+    if (at > 0) await setImmediate();
+    crc = crc32(bytes.subarray(at, Math.min(bytes.byteLength, at + CRC_SLICE)), crc);
+  }
+  return crc;
+}

@@ -1,0 +1,231 @@
+import { expect } from 'chai';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { decide } from '../../src/decisions/engine.js';
+import { decisionRepository } from '../../src/decisions/repository.js';
+import { writeSnapshot } from '../../src/decisions/snapshot.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { authed } from '../helpers/auth.js';
+import { engineApi, namer } from '../helpers/engine.js';
+import type { HttpClient } from '../helpers/http.js';
+
+/**
+ * The decision index started from its snapshot (src/decisions/snapshot.ts): written at a graceful
+ * stop, read at the next start and caught up with every change committed while the service was
+ * down; refused, for a full build, when it is damaged, of another database, or ahead of the
+ * database. And a full build made beside the index in use while writes go on: decisions never
+ * see a partial index, and the index swapped in holds every write.
+ */
+describe('decision index snapshots and reloads', function () {
+  this.timeout(120_000);
+  const { uniq } = namer();
+  let dir: string;
+  let file: string;
+  const snapshotEnv = (): Record<string, string> => ({ INDEX_SNAPSHOT: 'on', NEO4J_DATA_DIR: dir });
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'pas-index-'));
+    file = path.join(dir, 'index', 'decision-index.snapshot');
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** How the app's index started, from its log. */
+  const startOf = (app: TestApp): Record<string, unknown> => {
+    const line = app.logs
+      .entries()
+      .find(
+        (e) => e['msg'] === 'decision index read from its snapshot' || e['msg'] === 'decision index built',
+      );
+    expect(line, app.logs.text).to.not.equal(undefined);
+    return line!;
+  };
+  const decision = async (api: HttpClient, principalId: string, type: string): Promise<string> => {
+    const res = await api.post('/v1/decisions/evaluate', {
+      principal_id: principalId,
+      action: 'read',
+      resource: { type, identifier: 'x' },
+    });
+    expect(res.status, res.text).to.equal(200);
+    return res.body.decision as string;
+  };
+
+  /** A principal allowed to read `<type>:x` by a policy naming it. */
+  const allowed = async (api: HttpClient, type: string): Promise<{ id: string; policy: string }> => {
+    const world = engineApi(api, uniq);
+    const p = await world.principal();
+    const policy = await world.policy({
+      subjects: { principals: [p.id] },
+      resources: [{ type, identifier: 'x' }],
+    });
+    return { id: p.id as string, policy: policy.id as string };
+  };
+
+  it('writes one at a graceful stop and starts from it, caught up with what changed while it was down', async () => {
+    const type = 'snapshotted';
+    const first = await startTestApp({ env: snapshotEnv() });
+    let before: { id: string; policy: string };
+    try {
+      expect(startOf(first)['from']).to.equal('database');
+      before = await allowed(await authed(first), type);
+    } finally {
+      await first.close();
+    }
+    expect((await stat(file)).size).to.be.greaterThan(0);
+
+    // Changes another instance (without snapshots) makes while the first is down.
+    const other = await startTestApp({ keepData: true });
+    let added: { id: string; policy: string };
+    let suspended: string;
+    try {
+      const api = await authed(other);
+      added = await allowed(api, type);
+      const res = await api.patch(`/v1/principals/${before.id}`, { status: 'suspended' });
+      expect(res.status, res.text).to.equal(200);
+      suspended = before.id;
+    } finally {
+      await other.close();
+    }
+
+    const again = await startTestApp({ keepData: true, env: snapshotEnv() });
+    try {
+      const started = startOf(again);
+      expect(started['from'], again.logs.text).to.equal('snapshot');
+      expect(started['replayed']).to.be.greaterThan(0);
+      const api = await authed(again);
+      expect(await decision(api, added.id, type)).to.equal('ALLOW');
+      expect(await decision(api, suspended, type)).to.equal('DENY');
+      // The snapshot's own contents answer too: the first principal's policy is there.
+      const { index } = again.runtime.engine;
+      expect(index.policies.get(before.policy)?.principals.has(before.id)).to.equal(true);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('builds from the database when the snapshot is damaged', async () => {
+    const app = await startTestApp({ env: snapshotEnv() });
+    const type = 'damaged';
+    let p: { id: string; policy: string };
+    try {
+      p = await allowed(await authed(app), type);
+    } finally {
+      await app.close();
+    }
+    const bytes = await readFile(file);
+    bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
+    await writeFile(file, bytes);
+    const again = await startTestApp({ keepData: true, env: snapshotEnv() });
+    try {
+      const started = startOf(again);
+      expect(started['from']).to.equal('database');
+      expect(started['refused']).to.match(/damaged/);
+      expect(await decision(await authed(again), p.id, type)).to.equal('ALLOW');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('builds from the database when the snapshot is of another database, or ahead of this one', async () => {
+    const app = await startTestApp({ env: snapshotEnv() });
+    const type = 'foreign';
+    let p: { id: string; policy: string };
+    try {
+      p = await allowed(await authed(app), type);
+      const { index } = app.runtime.engine;
+      await writeSnapshot(index, file, {
+        database: 'another database',
+        feed: app.runtime.feed.delivered(),
+        privilegesPending: false,
+      });
+    } finally {
+      // No snapshot at this stop: the one written above stays.
+      app.config.index.snapshotFile = undefined;
+      await app.close();
+    }
+    let again = await startTestApp({ keepData: true, env: snapshotEnv() });
+    try {
+      expect(startOf(again)['refused']).to.match(/another database/);
+      expect(await decision(await authed(again), p.id, type)).to.equal('ALLOW');
+      const { index } = again.runtime.engine;
+      const database = await decisionRepository.databaseId(again.runtime.db);
+      const ahead = again.runtime.feed
+        .delivered()
+        .map(([shard, seq]): [number, number] => [shard, seq + 1_000]);
+      await writeSnapshot(index, file, { database, feed: ahead, privilegesPending: false });
+      again.config.index.snapshotFile = undefined;
+    } finally {
+      await again.close();
+    }
+    again = await startTestApp({ keepData: true, env: snapshotEnv() });
+    try {
+      expect(startOf(again)['refused']).to.match(/ahead of the database/);
+      expect(await decision(await authed(again), p.id, type)).to.equal('ALLOW');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('swaps a full build in while writes go on: decisions never see it partial, and it holds every write', async () => {
+    const app = await startTestApp({ keepData: true });
+    try {
+      const api = await authed(app);
+      const world = engineApi(api, uniq);
+      const type = 'reloaded';
+      const group = await world.group();
+      const known: string[] = [];
+      for (let i = 0; i < 20; i += 1) {
+        const p = await world.principal();
+        await world.addMember(group, p.id);
+        known.push(p.id);
+      }
+      await world.policy({ subjects: { groups: [group] }, resources: [{ type, identifier: 'x' }] });
+      const { index, sync } = app.runtime.engine;
+      const request = (id: string) => ({
+        principal_id: id,
+        action: 'read',
+        resource: { type, identifier: 'x' },
+      });
+      // Writes, and decisions checked on every turn of the event loop, while the index is built
+      // again three times.
+      let writing = true;
+      const written: string[] = [];
+      const writes = (async () => {
+        while (writing) {
+          const p = await world.principal();
+          await world.addMember(group, p.id);
+          written.push(p.id);
+        }
+      })();
+      let checked = 0;
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          for (const id of known)
+            expect(decide(index, request(id)).allowed, `${id} during a reload`).to.equal(true);
+          checked += 1;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      for (let i = 0; i < 3; i += 1) await sync.load();
+      writing = false;
+      await writes;
+      watching = false;
+      await watcher;
+      expect(checked).to.be.greaterThan(3);
+      expect(written.length).to.be.greaterThan(0);
+      for (const id of [...known, ...written]) {
+        expect(decide(index, request(id)).allowed, `${id} after the reloads`).to.equal(true);
+      }
+      // And what was swapped in matches a build made now from the database.
+      const version = index.version;
+      await sync.load();
+      expect(index.version).to.be.greaterThan(version);
+      for (const id of [...known, ...written]) expect(decide(index, request(id)).allowed).to.equal(true);
+    } finally {
+      await app.close();
+    }
+  });
+});
