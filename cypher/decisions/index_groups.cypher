@@ -1,3 +1,5 @@
-// Every group with the groups it is nested in directly.
+// Every group with the groups it is nested in directly, each with when it was nested there
+// (epoch milliseconds; null where unknown).
 MATCH (g:Group)
-RETURN g.id AS id, g.name AS name, [(g)-[:MEMBER_OF]->(parent:Group) | parent.id] AS parents
+RETURN g.id AS id, g.name AS name,
+  [(g)-[m:MEMBER_OF]->(parent:Group) | [parent.id, m.added_at.epochMillis]] AS parents

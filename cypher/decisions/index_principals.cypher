@@ -1,8 +1,9 @@
 // The decision index at start: principals in pages of $batch by id, each with its properties (the
 // index keeps what src/decisions/principal-table.ts holds of them, `attr.*` and `meta.*` included)
-// and the groups it is a direct member of. Timestamps come as [epoch seconds, nanoseconds], numbers
-// the driver reads as they are; the search card is left out. A map of the node's properties costs
-// the database far less than reading its keys one by one.
+// and the groups it is a direct member of, each with when it joined (epoch milliseconds).
+// Timestamps come as [epoch seconds, nanoseconds], numbers the driver reads as they are; the search
+// card is left out. A map of the node's properties costs the database far less than reading its
+// keys one by one.
 MATCH (p:Principal)
 WHERE p.id > $after
 WITH p
@@ -11,4 +12,4 @@ LIMIT $batch
 RETURN p {.*, created_at: [p.created_at.epochSeconds, p.created_at.nanosecond],
   updated_at: [p.updated_at.epochSeconds, p.updated_at.nanosecond],
   last_login: [p.last_login.epochSeconds, p.last_login.nanosecond], deleted_at: null, card: null} AS p,
-  [(p)-[:MEMBER_OF]->(g:Group) | g.id] AS groups
+  [(p)-[m:MEMBER_OF]->(g:Group) | [g.id, m.added_at.epochMillis]] AS groups

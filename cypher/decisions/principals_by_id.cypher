@@ -5,4 +5,4 @@ MATCH (p:Principal {id: id})
 RETURN p {.*, created_at: [p.created_at.epochSeconds, p.created_at.nanosecond],
   updated_at: [p.updated_at.epochSeconds, p.updated_at.nanosecond],
   last_login: [p.last_login.epochSeconds, p.last_login.nanosecond], deleted_at: null, card: null} AS p,
-  [(p)-[:MEMBER_OF]->(g:Group) | g.id] AS groups
+  [(p)-[m:MEMBER_OF]->(g:Group) | [g.id, m.added_at.epochMillis]] AS groups

@@ -1,4 +1,4 @@
-import { i32, u32 } from './column.js';
+import { f64, i32, u32, type Column } from './column.js';
 import type { SectionSink, SectionSource } from './sections.js';
 
 /**
@@ -6,9 +6,16 @@ import type { SectionSink, SectionSource } from './sections.js';
  * members) with a list per owner. Each list is a run of the arena with room to grow; a list that
  * outgrows its run moves to the end of the arena with twice the room, leaving its old run unused
  * until the arena is compacted (when the unused part passes the used one). Lists stay sorted,
- * so membership is a binary search.
+ * so membership is a binary search. An arena made `timed` keeps a number beside each value (when
+ * a membership began), given by `set` and moved with its value.
  */
 export class ListArena {
+  private times: Column<Float64Array> | null;
+
+  constructor(timed = false) {
+    this.times = timed ? f64(4096, NaN) : null;
+  }
+
   private readonly start = u32(1024);
   private readonly length = u32(1024);
   private readonly capacity = u32(1024);
@@ -20,7 +27,14 @@ export class ListArena {
 
   /** Bytes held off the heap. */
   get bytes(): number {
-    return this.start.bytes + this.length.bytes + this.capacity.bytes + this.data.bytes;
+    return (
+      this.start.bytes + this.length.bytes + this.capacity.bytes + this.data.bytes + (this.times?.bytes ?? 0)
+    );
+  }
+
+  /** The number kept beside the `i`th value of `owner`'s list (NaN: none). */
+  timeAt(owner: number, i: number): number {
+    return this.times ? this.times.array[this.start.array[owner]! + i]! : NaN;
   }
 
   /** How many values the list of `owner` holds. */
@@ -58,6 +72,10 @@ export class ListArena {
     const data = this.data.array;
     data.copyWithin(base + insert + 1, base + insert, base + n);
     data[base + insert] = value;
+    if (this.times) {
+      this.times.array.copyWithin(base + insert + 1, base + insert, base + n);
+      this.times.array[base + insert] = NaN;
+    }
     this.length.array[owner] = n + 1;
     return true;
   }
@@ -69,28 +87,42 @@ export class ListArena {
     const base = this.start.array[owner]!;
     const n = this.length.array[owner]!;
     this.data.array.copyWithin(base + at, base + at + 1, base + n);
+    this.times?.array.copyWithin(base + at, base + at + 1, base + n);
     this.length.array[owner] = n - 1;
     return true;
   }
 
-  /** Replaces a list with these values (any order, repeats dropped). */
-  set(owner: number, values: ArrayLike<number>): void {
+  /**
+   * Replaces a list with these values (any order, repeats dropped), with the number each keeps
+   * beside it in a timed arena (`times[i]` for `values[i]`; the first of repeats wins).
+   */
+  set(owner: number, values: ArrayLike<number>, times?: ArrayLike<number>): void {
     this.own(owner);
-    const sorted = Int32Array.from(values).sort();
+    const order = Array.from({ length: values.length }, (_, i) => i).sort(
+      (a, b) => values[a]! - values[b]! || a - b,
+    );
     let n = 0;
-    for (let i = 0; i < sorted.length; i += 1)
-      if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]!;
+    for (let k = 0; k < order.length; k += 1) {
+      if (k === 0 || values[order[k]!] !== values[order[n - 1]!]) order[n++] = order[k]!;
+    }
     if (n > this.capacity.array[owner]!) this.move(owner, n, false);
-    this.data.array.set(sorted.subarray(0, n), this.start.array[owner]);
+    const base = this.start.array[owner]!;
+    for (let k = 0; k < n; k += 1) {
+      this.data.array[base + k] = values[order[k]!]!;
+      if (this.times) this.times.array[base + k] = times?.[order[k]!] ?? NaN;
+    }
     this.length.array[owner] = n;
   }
 
-  /** Whether the list of `owner` holds exactly these values (sorted, no repeats). */
-  equals(owner: number, sorted: ArrayLike<number>): boolean {
+  /** Whether the list of `owner` holds exactly these values and numbers (sorted as `set` sorts them). */
+  same(owner: number, values: ArrayLike<number>, times?: ArrayLike<number>): boolean {
     const n = this.size(owner);
-    if (n !== sorted.length) return false;
+    if (n !== values.length) return false;
     const base = n > 0 ? this.start.array[owner]! : 0;
-    for (let i = 0; i < n; i += 1) if (this.data.array[base + i] !== sorted[i]) return false;
+    for (let i = 0; i < n; i += 1) {
+      if (this.data.array[base + i] !== values[i]) return false;
+      if (this.times && !Object.is(this.times.array[base + i], times?.[i] ?? NaN)) return false;
+    }
     return true;
   }
 
@@ -104,6 +136,7 @@ export class ListArena {
     out.u32(`${name}.length`, this.length.array.subarray(0, this.owners));
     out.u32(`${name}.capacity`, this.capacity.array.subarray(0, this.owners));
     out.i32(`${name}.data`, this.data.array.subarray(0, this.used));
+    if (this.times) out.f64(`${name}.times`, this.times.array.subarray(0, this.used));
   }
 
   /** Reads back what `save` wrote, into an empty arena. */
@@ -115,6 +148,7 @@ export class ListArena {
     this.capacity.load(source.u32(`${name}.capacity`), owners);
     const data = source.i32(`${name}.data`);
     this.data.load(data, data.length);
+    this.times?.load(source.f64(`${name}.times`), data.length);
     this.owners = owners;
     this.used = data.length;
     let live = 0;
@@ -163,9 +197,13 @@ export class ListArena {
   private move(owner: number, room: number, keep = true): void {
     if (this.unused > 1024 && this.unused > this.used - this.unused) this.compact();
     this.data.ensure(this.used + room);
+    this.times?.ensure(this.used + room);
     const from = this.start.array[owner]!;
     const n = this.length.array[owner]!;
-    if (keep && n > 0) this.data.array.copyWithin(this.used, from, from + n);
+    if (keep && n > 0) {
+      this.data.array.copyWithin(this.used, from, from + n);
+      this.times?.array.copyWithin(this.used, from, from + n);
+    }
     this.unused += this.capacity.array[owner]!;
     this.start.array[owner] = this.used;
     this.capacity.array[owner] = room;
@@ -177,16 +215,19 @@ export class ListArena {
     let live = 0;
     for (let o = 0; o < this.owners; o += 1) live += this.length.array[o]!;
     const next = i32(Math.max(4096, live * 2));
+    const times = this.times && f64(Math.max(4096, live * 2), NaN);
     let at = 0;
     for (let o = 0; o < this.owners; o += 1) {
       const n = this.length.array[o]!;
       const from = this.start.array[o]!;
       next.array.set(this.data.array.subarray(from, from + n), at);
+      times?.array.set(this.times!.array.subarray(from, from + n), at);
       this.start.array[o] = at;
       this.capacity.array[o] = n;
       at += n;
     }
     this.data = next;
+    this.times = times;
     this.used = at;
     this.unused = 0;
   }

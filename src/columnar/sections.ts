@@ -123,7 +123,7 @@ export class SectionWriter implements SectionSink {
     const length = Buffer.alloc(4);
     length.writeUInt32LE(header.byteLength);
     const start = align(MAGIC.byteLength + 4 + header.byteLength);
-    const temporary = `${file}.${process.pid}.tmp`;
+    const temporary = `${file}.${process.pid}.${(written += 1)}.tmp`;
     await mkdir(path.dirname(file), { recursive: true });
     const handle = await open(temporary, 'w');
     try {
@@ -232,6 +232,9 @@ export class SectionReader implements SectionSource {
 }
 
 const align = (n: number): number => Math.ceil(n / 8) * 8;
+
+/** Files this process has begun to write: each writes through a temporary file of its own. */
+let written = 0;
 
 /** The CRC-32 of some bytes, a slice at a time, letting the event loop turn between slices. */
 async function checksum(bytes: Uint8Array): Promise<number> {

@@ -115,6 +115,48 @@ export function grantsOf(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay):
   return out;
 }
 
+const NO_SUBJECTS: PrincipalGrants['subjects'] = new Map();
+
+/** Epoch ms as the API writes timestamps. */
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The later of two instants (epoch ms); an unknown one (undefined or NaN) does not count. */
+const later = (a: number, b: number | undefined): number =>
+  b === undefined || Number.isNaN(b) || b <= a ? a : b;
+
+/**
+ * The grants reaching a principal of the index now, each dated as the graph dates it
+ * (cypher/access/principal.cypher): through each way the policy selects it, from the latest of
+ * the principal's creation and the subject's coming to the policy (through a group, the
+ * membership along the path that began latest, on the path that makes that earliest); over the
+ * ways, the earliest; then no earlier than the policy's activation and the opening of its window.
+ */
+export function datedGrantsOf(index: PolicyIndex, p: IxPrincipal, row: number): Grant[] {
+  const created = index.table.createdMs(row);
+  const groups = index.groupTable;
+  let joined: Map<number, number> | undefined;
+  const now = clock();
+  const out: Grant[] = [];
+  for (const policy of index.policiesOf(p)) {
+    if (!inEffect(policy, now)) continue;
+    let since = Infinity;
+    if (policy.principals.has(p.id)) since = later(created, policy.subjectSince.get(p.id));
+    for (const g of policy.groups) {
+      const n = groups.numberOf(g);
+      if (n < 0) continue;
+      joined ??= groups.sinceByGroup(row, created);
+      const member = joined.get(n);
+      if (member !== undefined) since = Math.min(since, later(member, policy.subjectSince.get(g)));
+    }
+    if (index.matchSelects(policy, row)) since = Math.min(since, created);
+    if (since === Infinity) since = created;
+    since = later(since, policy.activatedAt === null ? undefined : Date.parse(policy.activatedAt));
+    since = later(since, policy.validFrom ?? undefined);
+    out.push({ ...grantOf(policy), grantedAt: iso(since) });
+  }
+  return out;
+}
+
 /** Registered identifiers of a type that a glob matches, from the index. */
 export function registeredMatching(index: PolicyIndex): (type: string, glob: Glob) => Iterable<string> {
   return (type, glob) => index.registeredMatching(type, glob);
@@ -223,14 +265,14 @@ export class AccessService {
     explain = false,
     onBehalfOf: readonly string[] = [],
   ): Promise<AccessRecord> {
-    const own = await this.walkedEntries(id, filter);
+    const own = await this.entriesFor(id, filter);
     if (!own) throw notFound('principal', id);
-    const { known, found } = own;
+    const { known, subjects } = own;
     let entries = own.entries;
     if (onBehalfOf.length > 0 && !(onBehalfOf.length === 1 && onBehalfOf[0] === id)) {
       const delegators: AccessEntry[][] = [];
       for (const delegator of onBehalfOf) {
-        const theirs = await this.walkedEntries(delegator, filter);
+        const theirs = await this.entriesFor(delegator, filter);
         if (!theirs) {
           throw new AppError('REFERENCE_NOT_FOUND', `principal ${delegator} does not exist`, {
             errors: [{ pointer: '/on_behalf_of', message: `names no existing principal (${delegator})` }],
@@ -248,7 +290,7 @@ export class AccessService {
     const shown = page ? access.slice(page.skip, page.skip + page.limit) : access;
     let listed: AccessRecord['access'] = shown;
     if (explain) {
-      const explained = this.explainer(known, found.subjects);
+      const explained = this.explainer(known, subjects);
       listed = shown.map((e) => ({ ...e, grants: e.granted_by.map(explained) }));
     }
     if (!page) return { principal_id: id, access: listed, total_resources: access.length };
@@ -260,11 +302,49 @@ export class AccessService {
     };
   }
 
+  /**
+   * A principal's entries: from the decision index, which holds every grant and when it took
+   * effect, or, for a principal it does not hold yet (another instance made it a moment ago), from
+   * a walk of the graph. Undefined when the principal does not exist.
+   */
+  private async entriesFor(
+    id: string,
+    filter: { resourceType?: string | undefined; action?: string | undefined },
+  ): Promise<
+    | { known: IxPrincipal | undefined; subjects: PrincipalGrants['subjects']; entries: AccessEntry[] }
+    | undefined
+  > {
+    const row = this.index.table.rowOf(id);
+    if (row < 0) return this.walkedEntries(id, filter);
+    const known = this.index.principalAt(row);
+    const entries =
+      known.status !== 'active'
+        ? []
+        : accessEntries(
+            settleFor(this.index, known, datedGrantsOf(this.index, known, row)),
+            this.matchesNow(),
+            known,
+            filter,
+          );
+    return { known, subjects: NO_SUBJECTS, entries };
+  }
+
+  /**
+   * A principal's entries as a walk of the graph finds them, whatever the index holds: what the
+   * index's answer must agree with. Undefined when the principal does not exist.
+   */
+  async walkedAccess(id: string): Promise<AccessEntry[] | undefined> {
+    return (await this.walkedEntries(id, {}))?.entries;
+  }
+
   /** A principal's entries from its grants as the graph walk finds them; undefined when it does not exist. */
   private async walkedEntries(
     id: string,
     filter: { resourceType?: string | undefined; action?: string | undefined },
-  ): Promise<{ known: IxPrincipal | undefined; found: PrincipalGrants; entries: AccessEntry[] } | undefined> {
+  ): Promise<
+    | { known: IxPrincipal | undefined; subjects: PrincipalGrants['subjects']; entries: AccessEntry[] }
+    | undefined
+  > {
     const known = this.index.principals.get(id);
     const matched = known && known.status === 'active' ? this.index.matchPoliciesOf(known) : [];
     const found = await repo.principalGrants(this.db, id, matched, nowIso());
@@ -279,7 +359,7 @@ export class AccessService {
             { type: found.type, attributes: { allowed_tools: tools } },
             filter,
           );
-    return { known, found, entries };
+    return { known, subjects: found.subjects, entries };
   }
 
   /** The delegations in force from one principal to another: unexpired, both principals active. */

@@ -17,12 +17,13 @@ export class GroupTable {
   /** 1 for a group that exists; 0 for one only named (as a parent or a membership) or removed. */
   private readonly exists = u8();
   private readonly name = codes();
-  private readonly parents = new ListArena();
+  /** Group → the groups it is nested in, each with when it was nested (epoch ms). */
+  private readonly parents = new ListArena(true);
   private readonly children = new ListArena();
   /** Group → principal rows that are direct members. */
   private readonly members = new ListArena();
-  /** Principal row → groups it is a direct member of. */
-  private readonly memberOf = new ListArena();
+  /** Principal row → groups it is a direct member of, each with when it joined (epoch ms). */
+  private readonly memberOf = new ListArena(true);
   /** Numbers of removed groups (a group put again takes its number back). */
   private readonly removed = new Set<number>();
 
@@ -99,17 +100,24 @@ export class GroupTable {
     for (let g = 0; g < this.ids.size; g += 1) if (!this.removed.has(g)) visit(g);
   }
 
-  /** A group as now stored: its name and the groups it is nested in. True when its nesting changed. */
-  put(id: string, name: string, parentIds: readonly string[]): boolean {
+  /**
+   * A group as now stored: its name and the groups it is nested in (with when it was nested in
+   * each, epoch ms; null or missing: unknown). True when its nesting changed.
+   */
+  put(id: string, name: string, parentIds: readonly string[], since?: readonly (number | null)[]): boolean {
     const g = this.numberFor(id);
     this.exists.array[g] = 1;
     this.name.array[g] = this.strings.intern(name);
-    const parents = Int32Array.from(parentIds.map((p) => this.numberFor(p))).sort();
-    const unique = dedupe(parents);
-    if (this.parents.equals(g, unique)) return false;
-    for (const p of this.parents.values(g)) this.children.delete(p, g);
-    this.parents.set(g, unique);
-    for (const p of unique) this.children.add(p, g);
+    const next = sortedPairs(
+      parentIds.map((p) => this.numberFor(p)),
+      since,
+    );
+    if (this.parents.same(g, next.values, next.times)) return false;
+    const before = this.parents.values(g);
+    this.parents.set(g, next.values, next.times);
+    if (sameValues(before, next.values)) return false;
+    for (const p of before) this.children.delete(p, g);
+    for (const p of next.values) this.children.add(p, g);
     this.nestingChanged();
     return true;
   }
@@ -156,12 +164,16 @@ export class GroupTable {
    * Sets the direct groups of a principal row (none when it leaves the index). Returns whether they
    * changed. Transitive member sets already made follow at once.
    */
-  setMemberships(row: number, groupIds: readonly string[]): boolean {
-    const next = dedupe(Int32Array.from(groupIds.map((id) => this.numberFor(id))).sort());
-    if (this.memberOf.equals(row, next)) return false;
+  setMemberships(row: number, groupIds: readonly string[], since?: readonly (number | null)[]): boolean {
+    const { values: next, times } = sortedPairs(
+      groupIds.map((id) => this.numberFor(id)),
+      since,
+    );
+    if (this.memberOf.same(row, next, times)) return false;
     const before = this.memberOf.values(row);
+    this.memberOf.set(row, next, times);
+    if (sameValues(before, next)) return false;
     for (const g of before) this.members.delete(g, row);
-    this.memberOf.set(row, next);
     for (const g of next) this.members.add(g, row);
     if (this.transitiveCache.size > 0) {
       const touched = new Set<number>();
@@ -175,6 +187,34 @@ export class GroupTable {
       }
     }
     return true;
+  }
+
+  /**
+   * When a principal row came to be in each group it is in, at any depth (epoch ms): along a path
+   * of memberships, the latest of its own creation (`created`) and each membership's start; over
+   * the paths, the earliest. A membership of unknown start does not move it.
+   */
+  sinceByGroup(row: number, created: number): Map<number, number> {
+    const best = new Map<number, number>();
+    const open: number[] = [];
+    const reach = (g: number, at: number): void => {
+      const known = best.get(g);
+      if (known !== undefined && known <= at) return;
+      best.set(g, at);
+      open.push(g);
+    };
+    const later = (a: number, b: number): number => (Number.isNaN(b) || b <= a ? a : b);
+    const n = this.memberOf.size(row);
+    for (let i = 0; i < n; i += 1)
+      reach(this.memberOf.at(row, i), later(created, this.memberOf.timeAt(row, i)));
+    // Relaxed until nothing improves: the nesting above a principal is a handful of groups.
+    while (open.length > 0) {
+      const g = open.pop()!;
+      const at = best.get(g)!;
+      const m = this.parents.size(g);
+      for (let i = 0; i < m; i += 1) reach(this.parents.at(g, i), later(at, this.parents.timeAt(g, i)));
+    }
+    return best;
   }
 
   /** Whether a principal row is in a group, directly or through nesting. */
@@ -289,10 +329,24 @@ export class GroupTable {
   }
 }
 
-/** A sorted array without repeats. */
-function dedupe(sorted: Int32Array): Int32Array {
-  let n = 0;
-  for (let i = 0; i < sorted.length; i += 1)
-    if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]!;
-  return sorted.subarray(0, n);
+/** Values sorted without repeats, each with its time (NaN: none), as a timed list arena keeps them. */
+function sortedPairs(
+  values: readonly number[],
+  times: readonly (number | null)[] | undefined,
+): { values: Int32Array; times: Float64Array } {
+  const order = values.map((_, i) => i).sort((a, b) => values[a]! - values[b]! || a - b);
+  const outValues: number[] = [];
+  const outTimes: number[] = [];
+  for (const i of order) {
+    if (outValues.length > 0 && outValues[outValues.length - 1] === values[i]) continue;
+    outValues.push(values[i]!);
+    outTimes.push(times?.[i] ?? NaN);
+  }
+  return { values: Int32Array.from(outValues), times: Float64Array.from(outTimes) };
+}
+
+function sameValues(a: readonly number[], b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -71,6 +71,11 @@ export interface IxPolicy {
    */
   readonly validFrom: number | null;
   readonly validUntil: number | null;
+  /**
+   * When each subject (principal or group id) came to the policy, epoch ms: what dates the grant
+   * of a principal it selects by id or through a group. Empty for a policy not read from storage.
+   */
+  readonly subjectSince: ReadonlyMap<string, number>;
   /** `valid_from` and `valid_until` as stored (RFC 3339), for what answers show. */
   readonly validFromText: string | null;
   readonly validUntilText: string | null;
@@ -91,8 +96,19 @@ export interface IxResource {
   readonly attributes: Readonly<Record<string, unknown>>;
 }
 
-/** Compiles a stored (or proposed) policy; its body has been checked at write time. */
-export function compilePolicy(policy: Policy): IxPolicy {
+const NO_SINCE: ReadonlyMap<string, number> = new Map();
+
+/**
+ * Compiles a stored (or proposed) policy; its body has been checked at write time. `since`: when
+ * each subject came to it, as stored (epoch ms; null: unknown).
+ */
+export function compilePolicy(policy: Policy, since?: Iterable<readonly [string, number | null]>): IxPolicy {
+  let subjectSince = NO_SINCE;
+  if (since) {
+    const known = new Map<string, number>();
+    for (const [id, at] of since) if (typeof at === 'number') known.set(id, at);
+    if (known.size > 0) subjectSince = known;
+  }
   const matchQuery = policy.subjects.match ? toQuery({ query: policy.subjects.match }) : null;
   const match = matchQuery ? compilePredicate(matchQuery) : null;
   const hasConditions = Object.keys(policy.conditions).length > 0;
@@ -119,6 +135,7 @@ export function compilePolicy(policy: Policy): IxPolicy {
     activatedAt: policy.activated_at,
     validFrom: policy.valid_from === null ? null : Date.parse(policy.valid_from),
     validUntil: policy.valid_until === null ? null : Date.parse(policy.valid_until),
+    subjectSince,
     validFromText: policy.valid_from,
     validUntilText: policy.valid_until,
   };
@@ -182,7 +199,8 @@ export interface PrincipalFields {
  */
 export interface StoredPrincipalRow {
   p: Record<string, unknown>;
-  groups: string[];
+  /** Its direct groups, each with when it joined (epoch ms; null where unknown). */
+  groups: [string, number | null][];
 }
 
 const instant = (value: unknown): Instant => {

@@ -191,6 +191,11 @@ export class PolicyIndex {
     return policy.match !== null && this.matchHas(policy, row);
   }
 
+  /** Whether a policy's `match` query selects a principal's row. */
+  matchSelects(policy: IxPolicy, row: number): boolean {
+    return policy.match !== null && this.matchHas(policy, row);
+  }
+
   /** How a policy selects a principal, if it does. */
   subjectVia(policy: IxPolicy, p: IxPrincipal): 'principal' | 'group' | 'match' | null {
     if (policy.principals.has(p.id)) return 'principal';
@@ -368,7 +373,10 @@ export class PolicyIndex {
     this.groupTable.save(out);
     this.resourceTable.save(out);
     this.matching.save(out);
-    out.json('policies', [...this.policies.values()].map(policySource));
+    out.json(
+      'policies',
+      [...this.policies.values()].map((p) => ({ source: policySource(p), since: [...p.subjectSince] })),
+    );
     out.json('delegations', [...this.delegations.values()]);
     out.json('index', { version: this.version });
   }
@@ -381,7 +389,10 @@ export class PolicyIndex {
     data.groupTable.restore(source);
     data.resourceTable.restore(source);
     data.matching.restore(source);
-    for (const policy of source.json<Policy[]>('policies')) index.putPolicy(compilePolicy(policy));
+    for (const { source: policy, since } of source.json<{ source: Policy; since: [string, number][] }[]>(
+      'policies',
+    ))
+      index.putPolicy(compilePolicy(policy, since));
     for (const d of source.json<IxDelegation[]>('delegations')) {
       const resources = d.resources?.map((r) => ({
         type: r.type,
@@ -429,7 +440,13 @@ export class PolicyIndex {
    * A principal as now stored, from the fields the index reads (undefined: it no longer exists),
    * with its direct groups. Returns its row (−1 when it left).
    */
-  putFields(id: string, next: PrincipalFields | undefined, groups: readonly string[]): number {
+  putFields(
+    id: string,
+    next: PrincipalFields | undefined,
+    groups: readonly string[],
+    /** When it joined each of `groups` (epoch ms; null or missing: unknown). */
+    since?: readonly (number | null)[],
+  ): number {
     this.lastMade = undefined;
     const known = this.table.rowOf(id);
     const before = known >= 0 ? this.matching.candidates(known) : [];
@@ -441,7 +458,7 @@ export class PolicyIndex {
       return -1;
     }
     const row = this.table.put(next);
-    this.groupTable.setMemberships(row, groups);
+    this.groupTable.setMemberships(row, groups, since);
     this.matching.update(row, before);
     return row;
   }
@@ -452,9 +469,17 @@ export class PolicyIndex {
     if (row >= 0) this.table.setPrivileges(row, privileges);
   }
 
-  /** A group as now stored: its name and the groups it is nested in. True when its nesting changed. */
-  putGroup(id: string, name: string, parents: readonly string[]): boolean {
-    return this.groupTable.put(id, name, parents);
+  /**
+   * A group as now stored: its name and the groups it is nested in (with when it was nested in
+   * each, epoch ms). True when its nesting changed.
+   */
+  putGroup(
+    id: string,
+    name: string,
+    parents: readonly string[],
+    since?: readonly (number | null)[],
+  ): boolean {
+    return this.groupTable.put(id, name, parents, since);
   }
 
   /** A deleted group: its members and nested groups leave it. Returns the principals that were in it. */

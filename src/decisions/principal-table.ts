@@ -458,6 +458,11 @@ export class PrincipalTable {
     return this.strings.textOrNull(this.connectorId.array[row]!);
   }
 
+  /** When the principal was created, in epoch milliseconds (NaN: unknown). */
+  createdMs(row: number): number {
+    return this.times[0]!.array[row]! * 1000 + Math.floor(this.nanos[0]!.array[row]! / 1e6);
+  }
+
   riskOf(row: number): number {
     return this.risk.array[row]!;
   }

@@ -33,7 +33,8 @@ const A = defineQueries('access', ['principal']);
 export interface GroupRow {
   id: string;
   name: string;
-  parents: string[];
+  /** The groups it is nested in directly, each with when it was nested (epoch ms; null: unknown). */
+  parents: [string, number | null][];
 }
 
 /** A batch of decision records as stored: JSON lines, gzip-compressed, base64, with their id range. */
@@ -71,6 +72,19 @@ function toResource(row: ResourceRow): IxResource {
     attributes[key] = value;
   return { type: row.type, identifier: row.identifier, attributes };
 }
+
+/** A policy as the index reads it, with when each subject came to it (epoch ms; null: unknown). */
+export interface StoredPolicy {
+  policy: Policy;
+  since: [string, number | null][];
+}
+
+interface PolicyRow {
+  props: Record<string, unknown>;
+  since: [string, number | null][];
+}
+
+const storedPolicy = (row: PolicyRow): StoredPolicy => ({ policy: policyOf(row.props), since: row.since });
 
 /** Policy timestamps the index reads as epoch milliseconds. */
 const POLICY_TIMES = ['activated_at', 'valid_from', 'valid_until', 'created_at', 'updated_at', 'deleted_at'];
@@ -114,14 +128,12 @@ export const decisionRepository = {
     return db.run<GroupRow>(Q.groups_by_id, { ids: [...ids] });
   },
 
-  async policies(db: Database): Promise<Policy[]> {
-    const rows = await db.runPlain<{ props: Record<string, unknown> }>(Q.index_policies);
-    return rows.map((r) => policyOf(r.props));
+  async policies(db: Database): Promise<StoredPolicy[]> {
+    return (await db.runPlain<PolicyRow>(Q.index_policies)).map(storedPolicy);
   },
 
-  async policiesById(db: Database, ids: readonly string[]): Promise<Policy[]> {
-    const rows = await db.runPlain<{ props: Record<string, unknown> }>(Q.policies_by_id, { ids: [...ids] });
-    return rows.map((r) => policyOf(r.props));
+  async policiesById(db: Database, ids: readonly string[]): Promise<StoredPolicy[]> {
+    return (await db.runPlain<PolicyRow>(Q.policies_by_id, { ids: [...ids] })).map(storedPolicy);
   },
 
   /** Every active delegation. */

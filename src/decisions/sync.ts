@@ -4,7 +4,6 @@ import type { ChangeEvent, ChangeFeed } from '../events/feed.js';
 import { isId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { resourceOf } from '../policies/model.js';
-import type { Policy } from '../policies/model.js';
 import { timeSlices } from '../time.js';
 import { PolicyIndex } from './policy-index.js';
 import {
@@ -15,7 +14,7 @@ import {
   type IxResource,
   type StoredPrincipalRow,
 } from './model.js';
-import { decisionRepository as repo, type GroupRow } from './repository.js';
+import { decisionRepository as repo, type GroupRow, type StoredPolicy } from './repository.js';
 import { readSnapshot, SectionsRefused, writeSnapshot } from './snapshot.js';
 
 /** The longest the event loop waits while an index is built or a new `match` query evaluated. */
@@ -56,7 +55,7 @@ async function principalsInSlices(db: Database, ids: string[]): Promise<StoredPr
 
 /** What one batch read of the keys it names. */
 interface Fetched {
-  policies: Policy[];
+  policies: StoredPolicy[];
   groups: GroupRow[];
   principals: StoredPrincipalRow[];
   resources: IxResource[];
@@ -105,6 +104,8 @@ export class IndexSync {
   /** A batch failed to read: its keys wait for the next change or the periodic retry. */
   private failed = false;
   private dirty: Dirty = { all: true, principals: new Set(), policies: [] };
+  /** The version of the index last written as a snapshot, or read from one. */
+  private snapshotVersion = -1;
   /** While a full build runs beside the index in use: every key noted since it started. */
   private noted: Pending | null = null;
 
@@ -180,6 +181,7 @@ export class IndexSync {
     // when the factors of the others were up to date as the snapshot was written.
     this.dirty.all = meta.privilegesPending;
     const counts = await this.swapIn(index, this.dirty);
+    if (replayed === 0) this.snapshotVersion = this.index.version;
     return { from: 'snapshot', counts, writtenAt: meta.writtenAt, replayed };
   }
 
@@ -213,13 +215,18 @@ export class IndexSync {
   writeSnapshot(file: string, feed: ChangeFeed): Promise<number | undefined> {
     return this.serialized(async () => {
       if (this.failed) return undefined;
+      // Nothing changed since the snapshot last written or read.
+      if (this.index.version === this.snapshotVersion) return 0;
       const database = await repo.databaseId(this.db);
       const { all, principals, policies } = this.dirty;
-      return writeSnapshot(this.index, file, {
+      const version = this.index.version;
+      const bytes = await writeSnapshot(this.index, file, {
         database,
         feed: feed.delivered(),
         privilegesPending: all || principals.size > 0 || policies.length > 0,
       });
+      this.snapshotVersion = version;
+      return bytes;
     });
   }
 
@@ -234,18 +241,15 @@ export class IndexSync {
   private async build(index: PolicyIndex): Promise<void> {
     const { db } = this;
     const turn = timeSlices(BUILD_SLICE_MS);
-    for (const g of await repo.groups(db)) index.putGroup(g.id, g.name, g.parents);
+    for (const g of await repo.groups(db)) putGroupRow(index, g);
     for await (const page of repo.principals(db)) {
-      for (const row of page) {
-        const fields = fieldsOfRow(row);
-        index.putFields(fields.id, fields, row.groups);
-      }
+      for (const row of page) putPrincipalRow(index, row);
       await turn();
     }
     const compiled: IxPolicy[] = [];
-    for (const policy of await repo.policies(db)) {
+    for (const { policy, since } of await repo.policies(db)) {
       try {
-        compiled.push(compilePolicy(policy));
+        compiled.push(compilePolicy(policy, since));
       } catch (err) {
         this.logger.error(
           { err, policy: policy.id },
@@ -402,16 +406,14 @@ export class IndexSync {
     const foundGroups = new Set<string>();
     for (const g of fetched.groups) {
       foundGroups.add(g.id);
-      if (index.putGroup(g.id, g.name, g.parents) && dirty) touched(index.membersOf(g.id));
+      if (putGroupRow(index, g) && dirty) touched(index.membersOf(g.id));
     }
     for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
     const foundPrincipals = new Set<string>();
     for (const [i, row] of fetched.principals.entries()) {
       // A batch of tens of thousands is put in slices, the event loop turning between them.
       if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
-      const fields = fieldsOfRow(row);
-      foundPrincipals.add(fields.id);
-      index.putFields(fields.id, fields, row.groups);
+      foundPrincipals.add(putPrincipalRow(index, row));
     }
     for (const id of work.principals) if (!foundPrincipals.has(id)) index.putFields(id, undefined, []);
     touched(work.principals);
@@ -424,15 +426,16 @@ export class IndexSync {
     };
     const foundPolicies = new Set<string>();
     const compiled: IxPolicy[] = [];
-    for (const policy of fetched.policies) {
+    for (const { policy, since } of fetched.policies) {
       foundPolicies.add(policy.id);
-      if (policy.status !== 'deleted') compiled.push(compilePolicy(policy));
+      if (policy.status !== 'deleted') compiled.push(compilePolicy(policy, since));
     }
     // A new `match` query is evaluated over every principal here, in slices, before any
     // decision can ask about it.
     await index.prepareMatches(compiled, timeSlices(BUILD_SLICE_MS));
-    for (const policy of fetched.policies)
+    for (const { policy } of fetched.policies) {
       if (policy.status === 'deleted') replacePolicy(policy.id, undefined);
+    }
     for (const policy of compiled) replacePolicy(policy.id, policy);
     for (const id of work.policies) if (!foundPolicies.has(id)) replacePolicy(id, undefined);
     const foundResources = new Set<string>();
@@ -454,6 +457,28 @@ export class IndexSync {
     for (const id of work.delegations) if (!foundDelegations.has(id)) index.putDelegation(id, undefined);
     index.version += 1;
   }
+}
+
+/** A principal as read from the database into an index; answers its id. */
+function putPrincipalRow(index: PolicyIndex, row: StoredPrincipalRow): string {
+  const fields = fieldsOfRow(row);
+  index.putFields(
+    fields.id,
+    fields,
+    row.groups.map(([id]) => id),
+    row.groups.map(([, since]) => since),
+  );
+  return fields.id;
+}
+
+/** A group as read from the database into an index; true when its nesting changed. */
+function putGroupRow(index: PolicyIndex, g: GroupRow): boolean {
+  return index.putGroup(
+    g.id,
+    g.name,
+    g.parents.map(([id]) => id),
+    g.parents.map(([, since]) => since),
+  );
 }
 
 const isEmpty = (work: Pending): boolean => Object.values(work).every((set: Set<string>) => set.size === 0);

@@ -123,6 +123,64 @@ describe('who can reach what', () => {
       expect(Date.parse(entry.granted_at)).to.be.greaterThan(Date.parse(allow.activated_at));
     });
 
+    it('dates each grant from the index as the walk of the graph does, over nested memberships that began apart', async () => {
+      const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+      const t = type();
+      const outer = await group();
+      const inner = await group();
+      const grantOuter = await policy({
+        subjects: { groups: [outer] },
+        resources: [{ type: t, identifier: 'a' }],
+      });
+      await pause();
+      await addMember(outer, inner);
+      await pause();
+      const p = await principal();
+      const other = await principal();
+      await pause();
+      await addMember(inner, p.id);
+      await pause();
+      // A second path to the outer group, which begins later than the first: the first dates it.
+      await addMember(outer, p.id);
+      await pause();
+      await addMember(outer, other.id);
+      await pause();
+      // A principal named later, by a policy already through a group: the earlier way dates it.
+      const both = await policy({ subjects: { groups: [inner] }, resources: [{ type: t, identifier: 'b' }] });
+      await pause();
+      const res = await fx.api.put(`/v1/policies/${both.id}`, {
+        name: both.name,
+        effect: 'allow',
+        subjects: { groups: [inner], principals: [p.id, other.id] },
+        actions: ['read'],
+        resources: [{ type: t, identifier: 'b' }],
+      });
+      expect(res.status, res.text).to.equal(200);
+      const { access } = fx.app.runtime.services;
+      for (const id of [p.id, other.id]) {
+        const listed = (await accessOf(id)).access;
+        const walked = (await access.walkedAccess(id))!.map((e) => ({
+          ...e,
+          granted_at: e.granted_at ?? '',
+        }));
+        expect(listed, id).to.deep.equal(walked);
+      }
+      const mine = (await accessOf(p.id, `?resource_type=${t}`)).access;
+      const theirs = (await accessOf(other.id, `?resource_type=${t}`)).access;
+      // Through the inner group: from when p joined it, after the policy and the nesting.
+      const a = mine.find((e: any) => e.resource.identifier === 'a');
+      expect(Date.parse(a.granted_at)).to.be.greaterThan(Date.parse(grantOuter.activated_at));
+      expect(Date.parse(a.granted_at)).to.be.lessThan(
+        Date.parse(theirs.find((e: any) => e.resource.identifier === 'a').granted_at),
+      );
+      // Through the group since the policy was made, not since the principal was named.
+      const b = mine.find((e: any) => e.resource.identifier === 'b');
+      expect(b.granted_at).to.equal(both.activated_at);
+      expect(Date.parse(theirs.find((e: any) => e.resource.identifier === 'b').granted_at)).to.be.greaterThan(
+        Date.parse(both.activated_at),
+      );
+    });
+
     it('paginates when asked, and gives nothing to a suspended principal', async () => {
       const p = await principal();
       const t = type();

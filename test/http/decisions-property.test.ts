@@ -19,7 +19,8 @@ import { insertPrincipal } from '../helpers/principals.js';
  *   change feed;
  * - the oracle (test/helpers/oracle.ts): the same request answered straight from Neo4j by
  *   plain, separately written Cypher and code;
- * - the access endpoint `GET /v1/principals/{id}/access`, which walks the graph;
+ * - the access endpoint `GET /v1/principals/{id}/access`, which reads the decision index, and gives
+ *   the same entries, dated the same, as a walk of the graph (`AccessService.walkedAccess`);
  * - the reverse lookup `GET /v1/resources/access`, which reads the index from the resource side.
  *
  * Random small worlds (principals of every type and status, nested groups, policies with every
@@ -896,6 +897,16 @@ class World {
   private async accessOf(id: string): Promise<{ status: number; entries: AccessEntryView[] }> {
     const res = await this.api.get(`/v1/principals/${id}/access`);
     expect(res.status, res.text).to.be.oneOf([200, 404]);
+    // The endpoint answers from the index: the same entries, dated the same, as the graph's walk.
+    const walked = await this.app.runtime.services.access.walkedAccess(id);
+    expect(walked === undefined, `${id} exists for the walk as for the endpoint`).to.equal(
+      res.status === 404,
+    );
+    if (walked) {
+      const dated = walked.map((e) => ({ ...e, granted_at: e.granted_at ?? '' }));
+      expect(res.body.access, `access of ${id}: the index and the walk of the graph`).to.deep.equal(dated);
+      this.coverage.note('access from the index equals the walk');
+    }
     return { status: res.status, entries: res.status === 200 ? res.body.access : [] };
   }
 

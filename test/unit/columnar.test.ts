@@ -122,7 +122,7 @@ describe('columnar structures', () => {
           for (let owner = 0; owner <= 21; owner += 1) {
             const expected = [...of(owner)].sort((a, b) => a - b);
             expect(arena.values(owner), `list ${owner}`).to.deep.equal(expected);
-            expect(arena.equals(owner, expected)).to.equal(true);
+            expect(arena.same(owner, expected)).to.equal(true);
             for (const v of expected) expect(arena.has(owner, v)).to.equal(true);
           }
         },
