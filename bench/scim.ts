@@ -24,10 +24,12 @@
  * Knobs: BENCH_SCIM_USERS (5000 per provisioning round), BENCH_SCIM_CLIENTS (8),
  * BENCH_SCIM_WARMUP (500 users provisioned into a connector of their own before the rounds),
  * BENCH_ROUNDS (3: provisioning rounds and filter rounds), BENCH_SYNC_USERS (100000),
- * BENCH_SYNC_GROUPS (300), BENCH_SYNC_ROUNDS (1; 0 skips the sync and bulk-loads the users of
+ * BENCH_SYNC_GROUPS (300), BENCH_SYNC_MEMBERSHIPS (groups per user; unset: one or two, half and
+ * half), BENCH_SYNC_ROUNDS (1; 0 skips the sync and bulk-loads the users of
  * (3)), BENCH_SYNC_TIMEOUT_S (1800), BENCH_REQUESTS
  * (200 per filter scenario and round), BENCH_BATCH (1000 rows per bulk-load transaction).
- * Results also go to bench/results/scim-*.json.
+ * BENCH_CPU_PROFILE (a directory: a CPU profile of the first sync). Results also go to
+ * bench/results/scim-*.json.
  */
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -49,6 +51,7 @@ import {
   median,
   env,
   percentile,
+  profiled,
   ResultTable,
   withBenchService,
   writeResults,
@@ -63,6 +66,8 @@ const WARMUP_USERS = Math.min(env('BENCH_SCIM_WARMUP', 500), USERS);
 const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
 const SYNC_USERS = env('BENCH_SYNC_USERS', 100_000);
 const SYNC_GROUPS = env('BENCH_SYNC_GROUPS', 300);
+/** Groups each user of the snapshot is in: 0 draws one or two (half and half). */
+const SYNC_MEMBERSHIPS = env('BENCH_SYNC_MEMBERSHIPS', 0);
 /** 0 skips the sync: the users of (3) are then bulk-loaded. */
 const SYNC_ROUNDS = Math.max(0, env('BENCH_SYNC_ROUNDS', 1));
 const SYNC_TIMEOUT_S = env('BENCH_SYNC_TIMEOUT_S', 1_800);
@@ -156,9 +161,10 @@ function generateDirectory(count: number, groupCount: number, seed: number): Dir
   if (groups.length > 0) {
     for (let i = 0; i < users.length; i += 1) {
       const chosen = new Set<number>();
-      const wanted = random() < 0.5 ? 2 : 1;
+      const wanted = SYNC_MEMBERSHIPS > 0 ? SYNC_MEMBERSHIPS : random() < 0.5 ? 2 : 1;
       // Skewed towards the first groups: a few large groups, a long tail of small ones.
-      for (let j = 0; j < wanted; j += 1) chosen.add(Math.floor(groups.length * random() ** 1.5));
+      while (chosen.size < Math.min(wanted, groups.length))
+        chosen.add(Math.floor(groups.length * random() ** 1.5));
       for (const g of chosen) groups[g]!.members.push(i);
       memberships += chosen.size;
     }
@@ -693,7 +699,9 @@ async function run({ runtime, client: admin }: BenchService, now: number): Promi
   let unavailable: { status: number; text: string } | undefined;
   for (let round = 1; round <= SYNC_ROUNDS; round += 1) {
     log(`sync round ${round}/${SYNC_ROUNDS}: POST /v1/connectors/{id}/sync`);
-    const attempt = await sync(admin, body, `sync${round}`);
+    const attempt = await profiled(round === 1 ? 'scim-sync' : undefined, () =>
+      sync(admin, body, `sync${round}`),
+    );
     if (!attempt.available) {
       unavailable = attempt;
       log(`  not available: the endpoint answered ${attempt.status} ${attempt.text}`);
