@@ -8,6 +8,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
+import {
+  constants,
+  monitorEventLoopDelay,
+  type PerformanceEntry,
+  PerformanceObserver,
+} from 'node:perf_hooks';
 import path from 'node:path';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
@@ -342,6 +348,53 @@ export async function withBenchService<T>(
     }
   } finally {
     if (!setup.neo4j) await neo4j.stop();
+  }
+}
+
+export interface GcPauses {
+  count: number;
+  /** Mark-compact collections among them. */
+  major: number;
+  max_ms: number;
+  total_ms: number;
+}
+
+export interface Observation {
+  loop_max_ms: number;
+  loop_p99_ms: number;
+  gc: GcPauses;
+}
+
+/**
+ * Runs `work` while watching this process's event loop (the service's, when it runs here), its
+ * delay sampled every millisecond, and the GC pauses it takes.
+ */
+export async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: Observation }> {
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  const gcs: GcPauses = { count: 0, major: 0, max_ms: 0, total_ms: 0 };
+  const take = (entries: PerformanceEntry[]): void => {
+    for (const entry of entries) {
+      const { detail } = entry as { detail?: { kind?: number } };
+      gcs.count += 1;
+      if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) gcs.major += 1;
+      gcs.max_ms = Math.max(gcs.max_ms, entry.duration);
+      gcs.total_ms += entry.duration;
+    }
+  };
+  const observer = new PerformanceObserver((list) => take(list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  loop.enable();
+  try {
+    const result = await work();
+    loop.disable();
+    take(observer.takeRecords());
+    return {
+      result,
+      seen: { loop_max_ms: loop.max / 1e6, loop_p99_ms: loop.percentile(99) / 1e6, gc: gcs },
+    };
+  } finally {
+    loop.disable();
+    observer.disconnect();
   }
 }
 

@@ -49,13 +49,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import {
-  constants,
-  monitorEventLoopDelay,
-  performance,
-  type PerformanceEntry,
-  PerformanceObserver,
-} from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { IxPolicy } from '../src/decisions/model.js';
 import type { Runtime } from '../src/runtime.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
@@ -76,6 +70,9 @@ import {
   log,
   measureRounds,
   median,
+  type GcPauses,
+  observed,
+  type Observation,
   profiled,
   ResultTable,
   withBenchService,
@@ -542,53 +539,6 @@ async function privilegeRefresh(ctx: Context): Promise<{ seconds: number; writte
 }
 
 // ---- 3. decisions over HTTP ----------------------------------------------------------------
-
-interface GcPauses {
-  count: number;
-  /** Mark-compact collections among them. */
-  major: number;
-  max_ms: number;
-  total_ms: number;
-}
-
-interface Observation {
-  loop_max_ms: number;
-  loop_p99_ms: number;
-  gc: GcPauses;
-}
-
-/**
- * Runs `work` while watching this process's event loop (the service's: it runs here), its delay
- * sampled every millisecond, and the GC pauses it takes.
- */
-async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: Observation }> {
-  const loop = monitorEventLoopDelay({ resolution: 1 });
-  const gcs: GcPauses = { count: 0, major: 0, max_ms: 0, total_ms: 0 };
-  const take = (entries: PerformanceEntry[]): void => {
-    for (const entry of entries) {
-      const { detail } = entry as { detail?: { kind?: number } };
-      gcs.count += 1;
-      if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) gcs.major += 1;
-      gcs.max_ms = Math.max(gcs.max_ms, entry.duration);
-      gcs.total_ms += entry.duration;
-    }
-  };
-  const observer = new PerformanceObserver((list) => take(list.getEntries()));
-  observer.observe({ entryTypes: ['gc'] });
-  loop.enable();
-  try {
-    const result = await work();
-    loop.disable();
-    take(observer.takeRecords());
-    return {
-      result,
-      seen: { loop_max_ms: loop.max / 1e6, loop_p99_ms: loop.percentile(99) / 1e6, gc: gcs },
-    };
-  } finally {
-    loop.disable();
-    observer.disconnect();
-  }
-}
 
 interface FixedReading extends OpenLoopResult, Observation {}
 

@@ -1,4 +1,5 @@
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
@@ -159,79 +160,108 @@ export class SectionWriter implements SectionSink {
   }
 }
 
-/** A file of sections read whole and checked: every section's CRC, before any is used. */
+/**
+ * A file of sections, its header read when opened and each section when asked for: read into
+ * memory of its own (so that a file larger than a buffer can be, and no copy of the whole file,
+ * is ever held) and its CRC checked before it is given. Reads block: for a start, before serving.
+ */
 export class SectionReader implements SectionSource {
   private constructor(
-    private readonly data: Buffer,
+    private readonly fd: number,
     private readonly start: number,
     private readonly entries: Map<string, Entry>,
     readonly meta: unknown,
   ) {}
 
-  static async read(file: string): Promise<SectionReader> {
-    let data: Buffer;
+  static async open(file: string): Promise<SectionReader> {
+    let fd: number;
     try {
-      data = await readFile(file);
+      fd = openSync(file, 'r');
     } catch (err) {
       throw new SectionsRefused(`cannot read ${file}: ${(err as Error).message}`);
     }
-    // Typed arrays need their elements aligned: the file's bytes start on an 8-byte boundary.
-    if (data.byteOffset % 8 !== 0) data = Buffer.from(data);
-    if (data.byteLength < MAGIC.byteLength + 4 || !data.subarray(0, MAGIC.byteLength).equals(MAGIC)) {
-      throw new SectionsRefused('not a file of sections of this format');
-    }
-    const headerLength = data.readUInt32LE(MAGIC.byteLength);
-    const headerEnd = MAGIC.byteLength + 4 + headerLength;
-    if (headerEnd > data.byteLength) throw new SectionsRefused('the header is cut short');
-    let header: { meta: unknown; sections: Entry[] };
     try {
-      header = JSON.parse(data.toString('utf8', MAGIC.byteLength + 4, headerEnd)) as typeof header;
-    } catch {
-      throw new SectionsRefused('the header is not JSON');
+      const { size } = fstatSync(fd);
+      const head = Buffer.alloc(MAGIC.byteLength + 4);
+      readAt(fd, head, 0);
+      if (size < head.byteLength || !head.subarray(0, MAGIC.byteLength).equals(MAGIC)) {
+        throw new SectionsRefused('not a file of sections of this format');
+      }
+      const headerLength = head.readUInt32LE(MAGIC.byteLength);
+      const headerEnd = head.byteLength + headerLength;
+      if (headerEnd > size) throw new SectionsRefused('the header is cut short');
+      const text = Buffer.alloc(headerLength);
+      readAt(fd, text, head.byteLength);
+      let header: { meta: unknown; sections: Entry[] };
+      try {
+        header = JSON.parse(text.toString('utf8')) as typeof header;
+      } catch {
+        throw new SectionsRefused('the header is not JSON');
+      }
+      const start = align(headerEnd);
+      const entries = new Map<string, Entry>();
+      for (const entry of header.sections) {
+        if (start + entry.offset + entry.length > size)
+          throw new SectionsRefused(`section ${entry.name} is cut short`);
+        entries.set(entry.name, entry);
+      }
+      return await Promise.resolve(new SectionReader(fd, start, entries, header.meta));
+    } catch (err) {
+      closeSync(fd);
+      throw err;
     }
-    const start = align(headerEnd);
-    const entries = new Map<string, Entry>();
-    for (const entry of header.sections) {
-      const end = start + entry.offset + entry.length;
-      if (end > data.byteLength) throw new SectionsRefused(`section ${entry.name} is cut short`);
-      const bytes = data.subarray(start + entry.offset, end);
-      if ((await checksum(bytes)) !== entry.crc)
-        throw new SectionsRefused(`section ${entry.name} is damaged`);
-      entries.set(entry.name, entry);
-    }
-    return new SectionReader(data, start, entries, header.meta);
+  }
+
+  /** Reads a whole file's sections (the header, then each as it is asked for). */
+  static read(file: string): Promise<SectionReader> {
+    return SectionReader.open(file);
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 
   u8(name: string): Uint8Array {
-    const e = this.entry(name, 'u8');
-    return new Uint8Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length);
+    return new Uint8Array(this.section(name, 'u8'));
   }
   i32(name: string): Int32Array {
-    const e = this.entry(name, 'i32');
-    return new Int32Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length / 4);
+    return new Int32Array(this.section(name, 'i32'));
   }
   u32(name: string): Uint32Array {
-    const e = this.entry(name, 'u32');
-    return new Uint32Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length / 4);
+    return new Uint32Array(this.section(name, 'u32'));
   }
   f64(name: string): Float64Array {
-    const e = this.entry(name, 'f64');
-    return new Float64Array(this.data.buffer, this.data.byteOffset + this.start + e.offset, e.length / 8);
+    return new Float64Array(this.section(name, 'f64'));
   }
   json<T>(name: string): T {
-    const e = this.entry(name, 'json');
-    const at = this.data.byteOffset + this.start + e.offset;
-    return JSON.parse(Buffer.from(this.data.buffer, at, e.length).toString('utf8')) as T;
+    return JSON.parse(Buffer.from(this.section(name, 'json')).toString('utf8')) as T;
   }
 
-  private entry(name: string, kind: Kind): Entry {
+  /** A section's bytes, read and checked. */
+  private section(name: string, kind: Kind): ArrayBuffer {
     const entry = this.entries.get(name);
     if (!entry || entry.kind !== kind) throw new SectionsRefused(`section ${name} (${kind}) is missing`);
-    return entry;
+    const bytes = new Uint8Array(new ArrayBuffer(entry.length));
+    readAt(this.fd, bytes, this.start + entry.offset);
+    let crc = 0;
+    for (let at = 0; at < bytes.byteLength; at += CRC_SLICE) {
+      crc = crc32(bytes.subarray(at, Math.min(bytes.byteLength, at + CRC_SLICE)), crc);
+    }
+    if (crc !== entry.crc) throw new SectionsRefused(`section ${name} is damaged`);
+    return bytes.buffer;
   }
 }
 
 const align = (n: number): number => Math.ceil(n / 8) * 8;
+
+/** Fills `into` from the file at `position`. */
+function readAt(fd: number, into: Uint8Array, position: number): void {
+  for (let done = 0; done < into.byteLength;) {
+    const read = readSync(fd, into, done, into.byteLength - done, position + done);
+    if (read === 0) throw new SectionsRefused('the file is cut short');
+    done += read;
+  }
+}
 
 /** Files this process has begun to write: each writes through a temporary file of its own. */
 let written = 0;

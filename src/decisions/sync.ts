@@ -181,7 +181,9 @@ export class IndexSync {
     // when the factors of the others were up to date as the snapshot was written.
     this.dirty.all = meta.privilegesPending;
     const counts = await this.swapIn(index, this.dirty);
-    if (replayed === 0) this.snapshotVersion = this.index.version;
+    // What it caught up with since is read again at the next start; the next periodic snapshot
+    // (once something changes) holds it.
+    this.snapshotVersion = this.index.version;
     return { from: 'snapshot', counts, writtenAt: meta.writtenAt, replayed };
   }
 

@@ -3,7 +3,15 @@ import fc from 'fast-check';
 import { Chains } from '../../src/columnar/chains.js';
 import { ListArena } from '../../src/columnar/lists.js';
 import { RowSet } from '../../src/columnar/row-set.js';
-import { MemorySections } from '../../src/columnar/sections.js';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  MemorySections,
+  SectionReader,
+  SectionsRefused,
+  SectionWriter,
+} from '../../src/columnar/sections.js';
 import { NONE, StringPool } from '../../src/columnar/strings.js';
 
 /**
@@ -128,6 +136,51 @@ describe('columnar structures', () => {
         },
       ),
     );
+  });
+
+  it('sections written to a file read back as written, and a damaged or cut one is refused', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'pas-sections-'));
+    try {
+      const file = path.join(dir, 'nested', 'sections');
+      const out = new SectionWriter();
+      const big = Float64Array.from({ length: 100_000 }, (_, i) => i / 3);
+      out.u8('bytes', Uint8Array.of(1, 2, 3));
+      out.i32('ints', Int32Array.of(-1, 0, 2 ** 31 - 1));
+      out.f64('floats', big);
+      out.json('meta', { é: ['x', 1] });
+      await out.write(file, { kind: 'test' });
+      const back = await SectionReader.open(file);
+      try {
+        expect(back.meta).to.deep.equal({ kind: 'test' });
+        expect([...back.u8('bytes')]).to.deep.equal([1, 2, 3]);
+        expect([...back.i32('ints')]).to.deep.equal([-1, 0, 2 ** 31 - 1]);
+        expect(back.f64('floats')).to.deep.equal(big);
+        expect(back.json('meta')).to.deep.equal({ é: ['x', 1] });
+        expect(() => back.u32('ints')).to.throw(SectionsRefused, /missing/);
+      } finally {
+        back.close();
+      }
+      const bytes = await readFile(file);
+      const middle = Math.floor(bytes.length / 2);
+      bytes[middle] = bytes[middle]! ^ 1;
+      await writeFile(file, bytes);
+      const damaged = await SectionReader.open(file);
+      try {
+        expect(() => damaged.f64('floats')).to.throw(SectionsRefused, /damaged/);
+      } finally {
+        damaged.close();
+      }
+      await writeFile(file, bytes.subarray(0, bytes.length - 1000));
+      let refused: unknown;
+      await SectionReader.open(file).catch((err: unknown) => (refused = err));
+      expect(refused).to.be.instanceOf(SectionsRefused);
+      await writeFile(file, 'not sections');
+      refused = undefined;
+      await SectionReader.open(file).catch((err: unknown) => (refused = err));
+      expect(String(refused)).to.match(/not a file of sections/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('chains find every row under a key', () => {
