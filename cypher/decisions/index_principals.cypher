@@ -1,11 +1,12 @@
-// The decision index at start: principals in pages of $batch by id, each with its properties (the
-// index keeps what src/decisions/principal-table.ts holds of them, `attr.*` and `meta.*` included)
-// and the groups it is a direct member of, each with when it joined (epoch milliseconds).
+// The decision index at start: principals in pages of $batch by id (after $after, up to $upTo),
+// each with its properties (the index keeps what src/decisions/principal-table.ts holds of them,
+// `attr.*` and `meta.*` included) and the groups it is a direct member of, each with when it
+// joined (epoch milliseconds).
 // Timestamps come as [epoch seconds, nanoseconds], numbers the driver reads as they are; the search
 // card is left out. A map of the node's properties costs the database far less than reading its
 // keys one by one.
 MATCH (p:Principal)
-WHERE p.id > $after
+WHERE p.id > $after AND p.id <= $upTo
 WITH p
 ORDER BY p.id
 LIMIT $batch

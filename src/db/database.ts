@@ -18,6 +18,7 @@ import type { Metrics } from '../metrics.js';
 import { within } from '../time.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
 import { DbHealth } from './health.js';
+import { readRanges } from './range-reader.js';
 
 const Q = defineQueries('system', ['ping']);
 
@@ -72,6 +73,8 @@ export interface DatabaseOptions {
   txTimeoutMs: number;
   /** The same for background work whose statements legitimately run long (see `background()`). */
   backgroundTxTimeoutMs: number;
+  /** Where the database is, for worker threads that read it with drivers of their own (`readRanges`). */
+  connection?: { uri: string; user: string; password: string };
 }
 
 const CONNECTIVITY_CODES = new Set([
@@ -188,6 +191,43 @@ export class Database implements Reader {
    */
   runPlain<T = Row>(query: Query, params: Params = {}): Promise<T[]> {
     return this.statement<T>(query, params, plainRowsOf);
+  }
+
+  /** Whether `readRanges` can read with worker threads (the database's address is known). */
+  get readsInParallel(): boolean {
+    return this.options.connection !== undefined;
+  }
+
+  /**
+   * A statement that pages by a key (`$after` exclusive, `$upTo` inclusive, `$batch` rows in key
+   * order; its values plain, as for `runPlain`) read over key ranges side by side, each in a worker
+   * thread with a driver of its own (src/db/range-reader.ts), from where this instance's writes
+   * stand. `take` has each page as it comes, one at a time, on this thread.
+   */
+  async readRanges<T>(
+    query: Query,
+    ranges: readonly [after: string, upTo: string][],
+    options: { batch: number; key: [column: string, property?: string] },
+    take: (rows: T[]) => void | Promise<void>,
+  ): Promise<void> {
+    const connection = this.options.connection;
+    if (!connection)
+      throw new Error('the database address is not known: reading in parallel is not possible');
+    if (!this.health.isUp) throw unavailable('the database is unreachable; retry shortly', RETRY_AFTER_S);
+    const { name, text } = this.resolve(query);
+    await readRanges(
+      {
+        connection: { ...connection, database: this.options.database },
+        name,
+        text,
+        ranges,
+        batch: options.batch,
+        key: options.key,
+        bookmarks: [...this.latestBookmarks.bookmarks],
+        timeoutMs: this.txTimeoutMs,
+      },
+      take as (rows: Record<string, unknown>[]) => void | Promise<void>,
+    );
   }
 
   read<T>(unit: string, work: (tx: Reader) => Promise<T>): Promise<T> {

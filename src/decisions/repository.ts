@@ -27,6 +27,8 @@ const Q = defineQueries('decisions', [
   'get',
   'purge',
   'database_id',
+  'principal_count',
+  'principal_at',
 ]);
 const A = defineQueries('access', ['principal']);
 
@@ -58,6 +60,9 @@ export interface PrincipalGrants {
   /** Each granting policy's name and how it selects the principal, by policy id. */
   subjects: Map<string, { name: string; via: SubjectVia }>;
 }
+
+/** Above every id (ids are ASCII): the end of the last range of principals. */
+const LAST_ID = '\uffff';
 
 /** A registered resource as decisions/index_resources reads it. */
 interface ResourceRow {
@@ -101,17 +106,50 @@ function policyOf(props: Record<string, unknown>): Policy {
 /** What the decision index reads from the graph, and the decision records it writes. */
 export const decisionRepository = {
   /**
-   * Every principal, a page of `batch` at a time, in id order. The next page is asked for as soon
-   * as a page arrives, so that the database reads it while this one is taken in.
+   * Every principal, a page of `batch` at a time, to `take` (one page at a time). With many
+   * principals and a database whose address is known, the id order is cut into `ranges` read side
+   * by side by worker threads (what the database sends is decoded off this thread); otherwise in
+   * id order here, the next page asked for as soon as a page arrives, so that the database reads
+   * it while this one is taken in.
    */
-  async *principals(db: Database, batch = 5_000): AsyncGenerator<StoredPrincipalRow[]> {
+  async principals(
+    db: Database,
+    take: (rows: StoredPrincipalRow[]) => void | Promise<void>,
+    options: { batch?: number; ranges?: number } = {},
+  ): Promise<void> {
+    const batch = options.batch ?? 5_000;
+    const wanted = options.ranges ?? 1;
+    if (wanted > 1 && db.readsInParallel) {
+      const count = (await db.first<{ n: number }>(Q.principal_count))?.n ?? 0;
+      if (count >= wanted * batch * 4) {
+        const bounds: string[] = [];
+        for (let k = 1; k < wanted; k += 1) {
+          const at = await db.first<{ id: string }>(Q.principal_at, {
+            skip: Math.floor((count * k) / wanted),
+          });
+          if (at && (bounds.length === 0 || at.id > bounds[bounds.length - 1]!)) bounds.push(at.id);
+        }
+        const ranges = [...bounds, LAST_ID].map((upTo, k): [string, string] => [
+          k === 0 ? '' : bounds[k - 1]!,
+          upTo,
+        ]);
+        await db.readRanges<StoredPrincipalRow>(
+          Q.index_principals,
+          ranges,
+          { batch, key: ['p', 'id'] },
+          take,
+        );
+        return;
+      }
+    }
     // Every value of the statement is text, a number or a list of them: no conversion needed.
-    const page = (after: string) => db.runPlain<StoredPrincipalRow>(Q.index_principals, { after, batch });
+    const page = (after: string) =>
+      db.runPlain<StoredPrincipalRow>(Q.index_principals, { after, upTo: LAST_ID, batch });
     let next: Promise<StoredPrincipalRow[]> | undefined = page('');
     while (next) {
       const rows: StoredPrincipalRow[] = await next;
       next = rows.length === batch ? page(rows[rows.length - 1]!.p['id'] as string) : undefined;
-      if (rows.length > 0) yield rows;
+      if (rows.length > 0) await take(rows);
     }
   },
 

@@ -163,19 +163,22 @@ export class PrivilegeRisk {
       : (row: number) => JSON.stringify(privilegeFactors(index, index.principalAt(row)));
     let changed: { id: string; privileges: string }[] = [];
     let written = 0;
-    const look = async (row: number): Promise<void> => {
-      if (!table.has(row) || table.statusOf(row) === 'deleted') return;
+    const all = rows?.toArray();
+    const count = all ? all.length : table.rows;
+    for (let i = 0; i < count; i += 1) {
+      const row = all ? all[i]! : i;
+      if (!table.has(row) || table.statusOf(row) === 'deleted') continue;
       const privileges = factors(row);
       if (privileges !== table.privilegesOf(row)) changed.push({ id: table.idOf(row), privileges });
       if (changed.length >= CHUNK) {
         written += await this.write(changed);
         changed = [];
       }
-      const wait = turn();
-      if (wait) await wait;
-    };
-    if (rows === null) for (let row = 0; row < table.rows; row += 1) await look(row);
-    else for (const row of rows.toArray()) await look(row);
+      if ((i & 255) === 255) {
+        const wait = turn();
+        if (wait) await wait;
+      }
+    }
     if (changed.length > 0) written += await this.write(changed);
     if (written > 0) this.logger.info({ principals: written }, 'privilege risk factors updated');
     return written;

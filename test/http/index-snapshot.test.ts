@@ -171,6 +171,51 @@ describe('decision index snapshots and reloads', function () {
     }
   });
 
+  it('reads the principals over id ranges in worker threads exactly as in one stream', async () => {
+    const app = await startTestApp({ keepData: true });
+    try {
+      const api = await authed(app);
+      const world = engineApi(api, uniq);
+      const group = await world.group();
+      for (let i = 0; i < 160; i += 10) {
+        await Promise.all(
+          Array.from({ length: 10 }, async () => {
+            const p = await world.principal('SERVICE_ACCOUNT', { team: `t${i % 3}` });
+            await world.addMember(group, p.id);
+          }),
+        );
+      }
+      const db = app.runtime.db.background();
+      expect(db.readsInParallel).to.equal(true);
+      const read = async (ranges: number): Promise<{ pages: number; rows: Map<string, unknown> }> => {
+        const rows = new Map<string, unknown>();
+        let pages = 0;
+        await decisionRepository.principals(
+          db,
+          (page) => {
+            pages += 1;
+            for (const row of page) {
+              const id = row.p['id'] as string;
+              expect(rows.has(id), `${id} read twice`).to.equal(false);
+              rows.set(id, row);
+            }
+          },
+          { batch: 10, ranges },
+        );
+        return { pages, rows };
+      };
+      const streamed = await read(1);
+      const ranged = await read(3);
+      expect(streamed.rows.size).to.be.at.least(160);
+      expect(ranged.pages).to.be.greaterThan(3);
+      expect(new Map([...ranged.rows].sort(([a], [b]) => (a < b ? -1 : 1)))).to.deep.equal(
+        new Map([...streamed.rows].sort(([a], [b]) => (a < b ? -1 : 1))),
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
   it('swaps a full build in while writes go on: decisions never see it partial, and it holds every write', async () => {
     const app = await startTestApp({ keepData: true });
     try {
