@@ -78,6 +78,8 @@ import {
   withBenchService,
   writeResults,
   BENCH_KEY_ENCRYPTION_KEY,
+  ROOT,
+  START_FLAGS,
 } from './harness.js';
 import type { GeneratorMessage, LoadResult } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -106,7 +108,6 @@ const SERVICE_ENV = Object.fromEntries(
     .filter(Boolean)
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
 const table = new ResultTable();
 
@@ -119,17 +120,6 @@ interface Service {
   logFile: string;
   stop(): Promise<void>;
 }
-
-/** The node flags `npm start` runs the service with (those before `dist/src/main.js`). */
-const START_FLAGS = ((): string[] => {
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  const flags = /\bnode ((?:--\S+ )*)dist\/src\/main\.js/.exec(pkg.scripts.start)?.[1];
-  if (flags === undefined)
-    throw new Error('package.json: the start script does not run node dist/src/main.js');
-  return flags.split(' ').filter(Boolean);
-})();
 
 /** The compiled service (`npm start` without the console build), as its own process. */
 async function startService(

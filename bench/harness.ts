@@ -5,6 +5,7 @@
  * spoken to over IPC, the results files, and the entry point's error report.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
@@ -209,6 +210,20 @@ export async function loadPrincipalBatches(
 }
 
 // ---- the service under test ------------------------------------------------------------------
+
+/** The repository's root: the compiled service is `dist/src/main.js` below it. */
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+/** The node flags `npm start` runs the service with (those before `dist/src/main.js`). */
+export const START_FLAGS = ((): string[] => {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const flags = /\bnode ((?:--\S+ )*)dist\/src\/main\.js/.exec(pkg.scripts.start)?.[1];
+  if (flags === undefined)
+    throw new Error('package.json: the start script does not run node dist/src/main.js');
+  return flags.split(' ').filter(Boolean);
+})();
 
 export const ADMIN_ID = 'cli_01JBENCH000000000000000000';
 export const ADMIN_SECRET = 'benchmark-admin-secret-0123456789';
