@@ -296,9 +296,9 @@ function wireWebhooks(base: Base) {
 }
 
 /** Report jobs and the service that queues and serves them. */
-function wireReports(base: Base, access: AccessService) {
+function wireReports(base: Base, engine: { access: AccessService; index: PolicyIndex }) {
   const { config, logger, db, events, jobs } = base;
-  const generator = new ReportGenerator(db.background(), events, access, {
+  const generator = new ReportGenerator(db.background(), events, engine.access, engine.index, {
     retentionDays: config.reports.retentionDays,
     logger,
   });
@@ -542,7 +542,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const engine = await wireEngine(base);
     const scim = wireConnectors(base, searchPlans);
     const webhooks = wireWebhooks(base);
-    const { reports } = wireReports(base, engine.access);
+    const { reports } = wireReports(base, engine);
     const risk = wireRisk(base, engine);
     const policies = new PolicyService(db, events);
     const delegations = new DelegationService(db, events, engine.index, config.delegations);

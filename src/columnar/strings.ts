@@ -89,6 +89,40 @@ export class StringPool {
     return code === NONE ? null : this.text(code);
   }
 
+  /**
+   * The order of two strings by code point, as their UTF-8 bytes compare, read in place: negative
+   * when `a` comes first, 0 when they are the same string. For ASCII text (ids), the order in
+   * which JavaScript and Neo4j compare strings too.
+   */
+  compare(a: number, b: number): number {
+    const bytes = this.bytes.array;
+    const startA = this.starts.array[a]!;
+    const startB = this.starts.array[b]!;
+    const lengthA = (a + 1 < this.count ? this.starts.array[a + 1]! : this.used) - startA;
+    const lengthB = (b + 1 < this.count ? this.starts.array[b + 1]! : this.used) - startB;
+    const n = Math.min(lengthA, lengthB);
+    for (let i = 0; i < n; i += 1) {
+      const d = bytes[startA + i]! - bytes[startB + i]!;
+      if (d !== 0) return d;
+    }
+    return lengthA - lengthB;
+  }
+
+  /** `compare` of the string of a code with any text, interned or not. */
+  compareText(code: number, text: string): number {
+    const length = this.encode(text);
+    const bytes = this.bytes.array;
+    const scratch = this.scratch;
+    const start = this.starts.array[code]!;
+    const own = (code + 1 < this.count ? this.starts.array[code + 1]! : this.used) - start;
+    const n = Math.min(own, length);
+    for (let i = 0; i < n; i += 1) {
+      const d = bytes[start + i]! - scratch[i]!;
+      if (d !== 0) return d;
+    }
+    return own - length;
+  }
+
   /** Writes the pool as sections named `<name>.*`. */
   save(out: SectionSink, name: string): void {
     out.u8(`${name}.bytes`, this.bytes.array.subarray(0, this.used));

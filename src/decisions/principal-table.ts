@@ -98,6 +98,11 @@ export class PrincipalTable {
   private attrUnused = 0;
 
   readonly byEmail = new Chains();
+  /**
+   * Deleted principals by their email as it is (case kept): they are not found by name, but the
+   * owner an email names may be one of them (a report says so).
+   */
+  readonly deletedByEmail = new Chains();
   readonly byConnectorId = new Chains();
   readonly byClientId = new Chains();
 
@@ -134,7 +139,9 @@ export class PrincipalTable {
       ...this.nanos,
     ])
       n += column.bytes;
-    return n + this.byEmail.bytes + this.byConnectorId.bytes + this.byClientId.bytes;
+    return (
+      n + this.byEmail.bytes + this.deletedByEmail.bytes + this.byConnectorId.bytes + this.byClientId.bytes
+    );
   }
 
   /** Every column, with the name of its section. */
@@ -172,6 +179,7 @@ export class PrincipalTable {
     }
     out.i32('principals.attrs', this.attrs.array.subarray(0, this.attrUsed));
     this.byEmail.save(out, 'principals.byEmail');
+    this.deletedByEmail.save(out, 'principals.deletedByEmail');
     this.byConnectorId.save(out, 'principals.byConnectorId');
     this.byClientId.save(out, 'principals.byClientId');
     out.json('principals.counts', {
@@ -204,6 +212,7 @@ export class PrincipalTable {
     this.attrs.load(attrs, attrs.length);
     this.attrUsed = attrs.length;
     this.byEmail.restore(source, 'principals.byEmail');
+    this.deletedByEmail.restore(source, 'principals.deletedByEmail');
     this.byConnectorId.restore(source, 'principals.byConnectorId');
     this.byClientId.restore(source, 'principals.byClientId');
     const counts = source.json<{ live: number; attrUnused: number; types: string[]; statuses: string[] }>(
@@ -247,6 +256,10 @@ export class PrincipalTable {
 
   isActive(row: number): boolean {
     return this.status.array[row] === ACTIVE;
+  }
+
+  isDeleted(row: number): boolean {
+    return this.status.array[row] === DELETED;
   }
 
   typeOf(row: number): string {
@@ -295,6 +308,20 @@ export class PrincipalTable {
   rowsWithEmail(lower: string): number[] {
     const code = this.strings.find(lower);
     return code < 0 ? [] : this.byEmail.rows(code);
+  }
+
+  /**
+   * Rows of the principals whose email is exactly `email` (case counts, as Neo4j compares text),
+   * deleted ones included.
+   */
+  rowsWithExactEmail(email: string): number[] {
+    const out: number[] = [];
+    const lower = this.strings.find(email.toLowerCase());
+    if (lower >= 0)
+      for (const row of this.byEmail.rows(lower)) if (this.emailOf(row) === email) out.push(row);
+    const exact = this.strings.find(email);
+    if (exact >= 0) out.push(...this.deletedByEmail.rows(exact));
+    return out;
   }
 
   rowsWithConnectorId(ref: string): number[] {
@@ -408,6 +435,24 @@ export class PrincipalTable {
     return code < 0 ? undefined : this.attributeByCode(row, code);
   }
 
+  /** One metadata value of a principal; undefined when it has none. */
+  metadataOf(row: number, key: string): string | undefined {
+    const code = this.strings.find(key);
+    if (code < 0) return undefined;
+    const data = this.attrs.array;
+    const end = this.attrStart.array[row]! + this.attrLength.array[row]!;
+    for (let at = this.attrStart.array[row]!; at < end;) {
+      const head = data[at]!;
+      if ((head & LIST) !== 0) {
+        at += 2 + data[at + 1]!;
+        continue;
+      }
+      if ((head & META) !== 0 && (head & KEY) === code) return this.strings.text(data[at + 1]!);
+      at += 2;
+    }
+    return undefined;
+  }
+
   /** One attribute of a principal, by the code of its key; undefined when it has none. */
   attributeByCode(row: number, keyCode: number): string | readonly string[] | undefined {
     const s = this.strings;
@@ -460,7 +505,15 @@ export class PrincipalTable {
 
   /** When the principal was created, in epoch milliseconds (NaN: unknown). */
   createdMs(row: number): number {
-    return this.times[0]!.array[row]! * 1000 + Math.floor(this.nanos[0]!.array[row]! / 1e6);
+    return this.timeMs(row, 0);
+  }
+
+  /**
+   * A timestamp in epoch milliseconds, what lies below a millisecond dropped (as the driver makes
+   * a JavaScript date of it); NaN when there is none. 0 created, 1 updated, 2 last login.
+   */
+  timeMs(row: number, which: 0 | 1 | 2): number {
+    return this.times[which]!.array[row]! * 1000 + Math.floor(this.nanos[which]!.array[row]! / 1e6);
   }
 
   riskOf(row: number): number {
@@ -550,15 +603,25 @@ export class PrincipalTable {
     this.attrUnused = 0;
   }
 
-  /** Deleted principals are not found by name: a name that comes back belongs to someone new. */
+  /**
+   * Deleted principals are not found by name: a name that comes back belongs to someone new. Only
+   * their email is kept, on a lookup of its own.
+   */
   private linkNames(row: number): void {
-    if (this.status.array[row] === DELETED) return;
+    if (this.status.array[row] === DELETED) {
+      if (this.email.array[row] !== NONE) this.deletedByEmail.add(this.email.array[row]!, row);
+      return;
+    }
     if (this.emailLower.array[row] !== NONE) this.byEmail.add(this.emailLower.array[row]!, row);
     if (this.connectorId.array[row] !== NONE) this.byConnectorId.add(this.connectorId.array[row]!, row);
     if (this.clientId.array[row] !== NONE) this.byClientId.add(this.clientId.array[row]!, row);
   }
 
   private unlinkNames(row: number): void {
+    if (this.status.array[row] === DELETED) {
+      if (this.email.array[row] !== NONE) this.deletedByEmail.remove(this.email.array[row]!, row);
+      return;
+    }
     if (this.emailLower.array[row] !== NONE) this.byEmail.remove(this.emailLower.array[row]!, row);
     if (this.connectorId.array[row] !== NONE) this.byConnectorId.remove(this.connectorId.array[row]!, row);
     if (this.clientId.array[row] !== NONE) this.byClientId.remove(this.clientId.array[row]!, row);

@@ -6,6 +6,7 @@ import type { Logger } from '../logging/logger.js';
 import { nowIso } from '../time.js';
 import { createEncoder, packChunk } from './encoding.js';
 import { reportRepository as repo } from './repository.js';
+import type { PrincipalIndex } from './principal-order.js';
 import { reportSource, type AccessOracle, type ReportParameters } from './sources.js';
 
 export const REPORT_JOB = 'reports.generate';
@@ -27,6 +28,8 @@ export class ReportGenerator {
     private readonly db: Database,
     private readonly events: EventSink,
     private readonly access: AccessOracle,
+    /** The decision index, which the reports about principals read. */
+    private readonly index: PrincipalIndex,
     private readonly options: {
       retentionDays: number;
       logger: Logger;
@@ -63,7 +66,7 @@ export class ReportGenerator {
     const state = await this.db.write('reports/start', (tx) => repo.start(tx, reportId, nowIso()));
     if (!state || state.status !== 'running') return;
     const parameters = JSON.parse(state.parameters) as ReportParameters;
-    const source = reportSource(state.type, parameters, this.access, this.options.pageSize);
+    const source = reportSource(state.type, parameters, this.access, this.index, this.options.pageSize);
     const encoder = createEncoder(state.format, source.columns);
     let { chunks, cursor, row_count: rowCount } = state;
     let scanned = state.scanned ?? 0;

@@ -17,14 +17,10 @@ const Q = defineQueries('reports', [
   'append',
   'complete',
   'fail',
-  'rows_principal_inventory',
-  'rows_dormant_principals',
-  'rows_orphaned_principals',
   'rows_audit_log',
   'rows_access_review',
   'acts_for',
-  'count_principals',
-  'count_living_principals',
+  'risks',
   'count_active_principals',
   'count_audit_log',
 ]);
@@ -117,8 +113,11 @@ export interface AuditEventRows extends SourceRows<StoredEvent> {
   lastAt: string | null;
 }
 
-/** A report row as its query gives it, keyed by column. */
-export type SourceRow = Record<string, unknown>;
+/** A principal's risk as stored: its score and its factors (JSON text). */
+export interface StoredRisk {
+  score: number | null;
+  factors: string | null;
+}
 
 /**
  * A delegation a principal holds, as the reports show it: whom it acts for and with what
@@ -232,15 +231,6 @@ export const reportRepository = {
     return row !== undefined;
   },
 
-  async countPrincipals(tx: Reader): Promise<number> {
-    return total(tx, Q.count_principals);
-  },
-
-  /** Active and suspended principals; only those that are not users when `nonUser`. */
-  async countLivingPrincipals(tx: Reader, nonUser: boolean): Promise<number> {
-    return total(tx, Q.count_living_principals, { nonUser });
-  },
-
   async countActivePrincipals(tx: Reader): Promise<number> {
     return total(tx, Q.count_active_principals);
   },
@@ -249,39 +239,14 @@ export const reportRepository = {
     return total(tx, Q.count_audit_log, { ...range });
   },
 
-  /** The next `limit` principals after the id `after`, as rows of the principal inventory. */
-  async principalInventory(tx: Reader, after: string, limit: number): Promise<SourceRows<SourceRow>> {
-    return sourceRows(await tx.first<SourceRows<SourceRow>>(Q.rows_principal_inventory, { after, limit }));
-  },
-
   /**
-   * The next `limit` living principals after the id `after`, and as rows those among them not
-   * seen since `before`.
+   * The risk of each of `ids` as stored, by id. The risk upkeep (src/risk/) writes it without a
+   * change event, so the decision index may hold an older one: the reports read it here.
    */
-  async dormantPrincipals(
-    tx: Reader,
-    before: string,
-    after: string,
-    limit: number,
-  ): Promise<SourceRows<SourceRow>> {
-    return sourceRows(
-      await tx.first<SourceRows<SourceRow>>(Q.rows_dormant_principals, { before, after, limit }),
-    );
-  },
-
-  /**
-   * The next `limit` living non-USER principals after the id `after`, and as rows those among
-   * them without a living owner or, for AI agents, acting at `now` for someone who is gone.
-   */
-  async orphanedPrincipals(
-    tx: Reader,
-    after: string,
-    limit: number,
-    now: string,
-  ): Promise<SourceRows<SourceRow>> {
-    return sourceRows(
-      await tx.first<SourceRows<SourceRow>>(Q.rows_orphaned_principals, { after, limit, now }),
-    );
+  async risks(tx: Reader, ids: readonly string[]): Promise<Map<string, StoredRisk>> {
+    if (ids.length === 0) return new Map();
+    const rows = await tx.run<StoredRisk & { id: string }>(Q.risks, { ids: [...ids] });
+    return new Map(rows.map((r) => [r.id, { score: r.score, factors: r.factors }]));
   },
 
   /** The delegations each of `ids` holds at `now`, by principal id; those holding none are left out. */

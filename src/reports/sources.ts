@@ -1,7 +1,20 @@
 import { fromStored } from '../audit/audit.js';
 import type { Reader } from '../db/database.js';
 import type { AccessEntry } from '../decisions/access.js';
+import type { PrincipalTable } from '../decisions/principal-table.js';
 import { resourceOf } from '../policies/model.js';
+import { timeSlices } from '../time.js';
+import { PrincipalOrder, type IndexPage, type PrincipalIndex } from './principal-order.js';
+import {
+  dormantRow,
+  inventoryRow,
+  isLiving,
+  orphanedRow,
+  riskCodes,
+  unseenSince,
+  type ActsFor,
+  type ReportRow,
+} from './principal-rows.js';
 import { reportRepository as repo, type HeldDelegation, type SourceRows } from './repository.js';
 import type { ReportType } from '../vocabulary/report-types.js';
 
@@ -33,15 +46,6 @@ export interface AccessOracle {
     | undefined;
 }
 
-const riskCodes = (factors: unknown): string[] => {
-  if (typeof factors !== 'string') return [];
-  try {
-    return (JSON.parse(factors) as { code: string }[]).map((f) => f.code);
-  } catch {
-    return [];
-  }
-};
-
 /**
  * Pages of principals in id order: the cursor is the last id read. `read` gives the `limit`
  * principals after the id `after`.
@@ -61,9 +65,76 @@ function byPrincipalId<R>(
   };
 }
 
-/** The delegations a principal holds, as its rows show them: resources written as the API writes them. */
-const actsFor = (held: readonly HeldDelegation[]) =>
-  held.map((h) => ({ ...h, resources: h.resources ? h.resources.map(resourceOf) : null }));
+/** Rows made between two looks at whether the event loop is due a turn. */
+const ROWS_PER_LOOK = 64;
+
+/**
+ * Pages of the principals of the decision index that `reads` takes, in id order: the cursor is
+ * the last id read, so a run cut short resumes after it even once the index has been rebuilt.
+ * `make` gives the report's row of a principal of a page read at `now` (undefined: none); the
+ * stored risk of the rows, their score and with `factors` their factors' codes, is read from
+ * Neo4j. The event loop turns between slices of the rows, and between slices of the work of
+ * putting the principals in order, once per run.
+ */
+function byIndexOrder(
+  index: PrincipalIndex,
+  reads: (table: PrincipalTable, row: number) => boolean,
+  limit: number,
+  make: (page: IndexPage, row: number, now: number) => ReportRow | undefined,
+  factors: boolean,
+): Pick<ReportSource, 'total' | 'page'> {
+  const turn = timeSlices();
+  const order = new PrincipalOrder(index, reads, turn);
+  return {
+    total: () => order.count(),
+    page: async (db, cursor) => {
+      const page = await order.after(cursor, limit);
+      const now = Date.now();
+      const rows: ReportRow[] = [];
+      for (let i = 0; i < page.rows.length; i += 1) {
+        const row = make(page, page.rows[i]!, now);
+        if (row) rows.push(row);
+        if (i % ROWS_PER_LOOK === ROWS_PER_LOOK - 1) {
+          const wait = turn();
+          if (wait) await wait;
+        }
+      }
+      const scanned = page.rows.length;
+      return {
+        rows: await withRisk(db, rows, factors),
+        scanned,
+        cursor: scanned < limit ? null : page.table.idOf(page.rows[scanned - 1]!),
+      };
+    },
+  };
+}
+
+/** Rows with the risk of their principal as stored: its score and, with `factors`, their codes. */
+async function withRisk(db: Reader, rows: ReportRow[], factors: boolean): Promise<ReportRow[]> {
+  const ids = rows.map((r) => r['id'] as string);
+  const risks = await repo.risks(db, ids);
+  for (const row of rows) {
+    const risk = risks.get(row['id'] as string);
+    row['risk_score'] = risk?.score ?? null;
+    if (factors) row['risk_factors'] = riskCodes(risk?.factors);
+  }
+  return rows;
+}
+
+/**
+ * The delegations a principal holds, as its rows show them: resources written as the API writes
+ * them, members in the order docs/api.md lists them (as `orphaned_principals` writes them too).
+ */
+const actsFor = (held: readonly HeldDelegation[]): ActsFor[] =>
+  held.map((h) => ({
+    delegation_id: h.delegation_id,
+    delegator_id: h.delegator_id,
+    delegator_name: h.delegator_name,
+    delegator_status: h.delegator_status,
+    actions: h.actions,
+    resources: h.resources ? h.resources.map(resourceOf) : null,
+    expires_at: h.expires_at,
+  }));
 
 const PAGE_ROWS = 1_000;
 /** The columns that say who a principal is, first in the reports about principals. */
@@ -71,11 +142,17 @@ const WHO = ['id', 'type', 'name', 'email', 'status', 'connector_source', 'owner
 /** Principals per page of the access review: each brings all of its entries. */
 const REVIEW_PRINCIPALS = 200;
 
-/** The source of a report of `type` with checked `parameters`. */
+/**
+ * The source of a report of `type` with checked `parameters`. The reports about principals
+ * (`principal_inventory`, `dormant_principals`, `orphaned_principals`) read them from the
+ * decision index, and their stored risk from Neo4j; the access review reads each principal's
+ * access from `access`.
+ */
 export function reportSource(
   type: ReportType,
   parameters: ReportParameters,
   access: AccessOracle,
+  index: PrincipalIndex,
   pageSize: { principals: number; review: number } = { principals: PAGE_ROWS, review: REVIEW_PRINCIPALS },
 ): ReportSource {
   switch (type) {
@@ -91,30 +168,25 @@ export function reportSource(
           'created_at',
           'updated_at',
         ],
-        total: (db) => repo.countPrincipals(db),
-        page: byPrincipalId(
-          (db, after, limit) => repo.principalInventory(db, after, limit),
+        ...byIndexOrder(
+          index,
+          (table, row) => table.has(row),
           pageSize.principals,
-          (r) => [{ ...r, risk_factors: riskCodes(r['risk_factors']) }],
+          ({ table, groups }, row) => inventoryRow(table, groups, row),
+          true,
         ),
       };
     case 'dormant_principals': {
       const asOf = Date.parse(String(parameters['as_of']));
-      const before = new Date(asOf - Number(parameters['days']) * 86_400_000).toISOString();
+      const before = asOf - Number(parameters['days']) * 86_400_000;
       return {
         columns: [...WHO, 'last_login', 'created_at', 'days_inactive', 'risk_score'],
-        total: (db) => repo.countLivingPrincipals(db, false),
-        page: byPrincipalId(
-          (db, after, limit) => repo.dormantPrincipals(db, before, after, limit),
+        ...byIndexOrder(
+          index,
+          isLiving,
           pageSize.principals,
-          (r) => [
-            {
-              ...r,
-              days_inactive: Math.floor(
-                (asOf - Date.parse(String(r['last_login'] ?? r['created_at']))) / 86_400_000,
-              ),
-            },
-          ],
+          ({ table }, row) => (unseenSince(table, row, before) ? dormantRow(table, row, asOf) : undefined),
+          false,
         ),
       };
     }
@@ -134,11 +206,12 @@ export function reportSource(
           'delegation_orphaned',
           'acts_for',
         ],
-        total: (db) => repo.countLivingPrincipals(db, true),
-        page: byPrincipalId(
-          (db, after, limit) => repo.orphanedPrincipals(db, after, limit, new Date().toISOString()),
+        ...byIndexOrder(
+          index,
+          (table, row) => table.typeOf(row) !== 'USER' && isLiving(table, row),
           pageSize.principals,
-          (r) => [{ ...r, acts_for: actsFor(r['acts_for'] as HeldDelegation[]) }],
+          ({ table }, row, now) => orphanedRow(index, table, row, now),
+          false,
         ),
       };
     case 'access_review':

@@ -7,6 +7,8 @@ import type { TestApp } from './app.js';
 import { type PrincipalStatus, type PrincipalType } from '../../src/vocabulary/principals.js';
 
 export interface InsertPrincipal {
+  /** An id of its own (default: a new one). */
+  id?: string;
   type?: PrincipalType;
   name: string;
   email?: string;
@@ -35,7 +37,7 @@ export async function insertPrincipal(app: TestApp, input: InsertPrincipal): Pro
     const principal = await principalRepository.create(
       tx,
       {
-        id: newId('principal'),
+        id: input.id ?? newId('principal'),
         type,
         name: input.name,
         description: input.description ?? null,

@@ -238,9 +238,11 @@ describe('delivery under faults', function () {
 
     it('SIGKILL mid-report: another instance completes it, every principal exactly once', async () => {
       const count = 20_000;
+      // Written behind the service's back, before it starts: its decision index, which the
+      // inventory reads, is built from the graph as it then is.
+      const ids = await insertPrincipals(driver, count);
       const first = await startServiceProcess(neo4jUri(), FAULT_ENV);
       let api = await serviceToken(first);
-      const ids = await insertPrincipals(driver, count);
       const requested = await api.post('/v1/audit/reports', { type: 'principal_inventory', format: 'csv' });
       expect(requested.status, requested.text).to.equal(202);
       const reportId = requested.body.id as string;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
-import type { Database } from '../../src/db/database.js';
+import type { Database, Tx } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
 import { ReportGenerator } from '../../src/reports/generator.js';
 import { useApp } from '../helpers/fixture.js';
@@ -305,12 +305,18 @@ describe('audit reports', () => {
   it('resumes an interrupted report after the last page it stored, and writes the same file', async () => {
     const db = fx.app.runtime.db;
     const generator = (database: Database) =>
-      new ReportGenerator(database, fx.app.runtime.events, fx.app.runtime.services.access, {
-        retentionDays: 7,
-        logger: fx.app.logger,
-        pageSize: { principals: 3, review: 2 },
-        chunkBytes: 1,
-      });
+      new ReportGenerator(
+        database,
+        fx.app.runtime.events,
+        fx.app.runtime.services.access,
+        fx.app.runtime.engine.index,
+        {
+          retentionDays: 7,
+          logger: fx.app.logger,
+          pageSize: { principals: 3, review: 2 },
+          chunkBytes: 1,
+        },
+      );
     // Reports made straight in the graph, without a job, so that only this test runs them.
     const make = async (): Promise<string> => {
       const id = newId('report');
@@ -334,13 +340,13 @@ describe('audit reports', () => {
     const interrupted = await make();
     const controller = new AbortController();
     let pages = 0;
-    // Stops the run (as a shutdown would) once it has read two pages.
+    // Stops the run (as a shutdown would) once it has stored two pages.
     const counting = new Proxy(db, {
       get(target, key, receiver) {
-        if (key === 'first') {
-          return async (query: string, params: unknown) => {
-            const out = await target.first(query, params as Record<string, unknown>);
-            if (query === 'reports/rows_principal_inventory' && ++pages === 2) controller.abort();
+        if (key === 'write') {
+          return async (unit: string, work: (tx: Tx) => Promise<unknown>) => {
+            const out = await target.write(unit, work);
+            if (unit === 'reports/append' && ++pages === 2) controller.abort();
             return out;
           };
         }

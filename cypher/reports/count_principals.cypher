@@ -1,2 +1,0 @@
-MATCH (p:Principal)
-RETURN count(p) AS total
