@@ -91,7 +91,7 @@ import {
 import type { GeneratorMessage } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
 import { DEPARTMENTS, rng, ROLES } from './org.js';
-import { RESOURCE_TYPES, SYSTEMS, TYPE_ACTIONS } from './policy-set.js';
+import { registeredMatching, RESOURCE_TYPES, sourceAddress, SYSTEMS, TYPE_ACTIONS } from './policy-set.js';
 import type { PollResult, PollRun } from './sync-poller.js';
 
 const USERS = env('BENCH_ENT_USERS', 200_000);
@@ -713,26 +713,8 @@ function requestStream(world: World, count: number, seed: number): DecisionReque
   const anyone = world.randomUsers;
   const active = world.plans.filter((p) => p.body.status === 'active');
   const byType = resourcesByType(world.resources);
-  const globs = new Map<string, string[]>();
-  const matching = (type: string, pattern: string): string[] => {
-    const key = `${type}:${pattern}`;
-    let found = globs.get(key);
-    if (!found) {
-      const glob = compileGlob(pattern);
-      found = (byType.get(type) ?? [])
-        .filter((r) => globMatches(glob, r.identifier))
-        .map((r) => r.identifier);
-      globs.set(key, found);
-    }
-    return found;
-  };
-  const ip = (): string => {
-    const octet = (): number => Math.floor(random() * 254) + 1;
-    const roll = random();
-    if (roll < 0.5) return `10.${octet()}.${octet()}.${octet()}`;
-    if (roll < 0.75) return `192.168.${octet()}.${octet()}`;
-    return `172.16.${octet()}.${octet()}`;
-  };
+  const matching = registeredMatching(byType);
+  const ip = (): string => sourceAddress(random);
   const out: DecisionRequest[] = [];
   for (let i = 0; i < count; i += 1) {
     let position: number;

@@ -329,6 +329,34 @@ export interface BenchRequest {
   context?: { ip: string };
 }
 
+/** The registered identifiers of a type a glob matches, each glob's found once. */
+export function registeredMatching(
+  byType: ReadonlyMap<string, readonly { identifier: string }[]>,
+): (type: string, pattern: string) => string[] {
+  const found = new Map<string, string[]>();
+  return (type, pattern) => {
+    const key = `${type}:${pattern}`;
+    let identifiers = found.get(key);
+    if (!identifiers) {
+      const glob = compileGlob(pattern);
+      identifiers = (byType.get(type) ?? [])
+        .filter((r) => globMatches(glob, r.identifier))
+        .map((r) => r.identifier);
+      found.set(key, identifiers);
+    }
+    return identifiers;
+  };
+}
+
+/** A request's source address: half in 10/8, a quarter in 192.168/16, a quarter in 172.16/16. */
+export function sourceAddress(random: () => number): string {
+  const roll = random();
+  const octet = (): number => Math.floor(random() * 254) + 1;
+  if (roll < 0.5) return `10.${octet()}.${octet()}.${octet()}`;
+  if (roll < 0.75) return `192.168.${octet()}.${octet()}`;
+  return `172.16.${octet()}.${octet()}`;
+}
+
 /**
  * A stream of requests: about 60% drawn from a policy (a principal it selects, one of its
  * resources or a registered one its glob matches, one of its actions), so that allows, denies
@@ -349,26 +377,8 @@ export function requestStream(
   for (const p of org.principals) push(byTypeOf, p.type, p.id);
   const principalIds = org.principals.map((p) => p.id);
   const active = set.policies.filter((p) => (p.body.status ?? 'active') === 'active');
-  const globCache = new Map<string, string[]>();
-  const matching = (type: string, pattern: string): string[] => {
-    const key = `${type}:${pattern}`;
-    let found = globCache.get(key);
-    if (!found) {
-      const glob = compileGlob(pattern);
-      found = (byType.get(type) ?? [])
-        .filter((r) => globMatches(glob, r.identifier))
-        .map((r) => r.identifier);
-      globCache.set(key, found);
-    }
-    return found;
-  };
-  const ip = (): string => {
-    const roll = random();
-    const octet = () => Math.floor(random() * 254) + 1;
-    if (roll < 0.5) return `10.${octet()}.${octet()}.${octet()}`;
-    if (roll < 0.75) return `192.168.${octet()}.${octet()}`;
-    return `172.16.${octet()}.${octet()}`;
-  };
+  const matching = registeredMatching(byType);
+  const ip = (): string => sourceAddress(random);
   const out: BenchRequest[] = [];
   for (let i = 0; i < count; i += 1) {
     let principal: string;

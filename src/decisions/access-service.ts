@@ -117,6 +117,16 @@ export function grantsOf(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay):
 
 const NO_SUBJECTS: PrincipalGrants['subjects'] = new Map();
 
+/** What the access of a principal is asked for: a resource type, an action. */
+type AccessFilter = { resourceType?: string | undefined; action?: string | undefined };
+
+/** A principal's access entries, with how the index knows it and how each policy selects it. */
+interface Entries {
+  known: IxPrincipal | undefined;
+  subjects: PrincipalGrants['subjects'];
+  entries: AccessEntry[];
+}
+
 /** Epoch ms as the API writes timestamps. */
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -260,7 +270,7 @@ export class AccessService {
    */
   async principalAccess(
     id: string,
-    filter: { resourceType?: string | undefined; action?: string | undefined },
+    filter: AccessFilter,
     page: Page | undefined,
     explain = false,
     onBehalfOf: readonly string[] = [],
@@ -307,13 +317,7 @@ export class AccessService {
    * effect, or, for a principal it does not hold yet (another instance made it a moment ago), from
    * a walk of the graph. Undefined when the principal does not exist.
    */
-  private async entriesFor(
-    id: string,
-    filter: { resourceType?: string | undefined; action?: string | undefined },
-  ): Promise<
-    | { known: IxPrincipal | undefined; subjects: PrincipalGrants['subjects']; entries: AccessEntry[] }
-    | undefined
-  > {
+  private async entriesFor(id: string, filter: AccessFilter): Promise<Entries | undefined> {
     const row = this.index.table.rowOf(id);
     if (row < 0) return this.walkedEntries(id, filter);
     const known = this.index.principalAt(row);
@@ -338,13 +342,7 @@ export class AccessService {
   }
 
   /** A principal's entries from its grants as the graph walk finds them; undefined when it does not exist. */
-  private async walkedEntries(
-    id: string,
-    filter: { resourceType?: string | undefined; action?: string | undefined },
-  ): Promise<
-    | { known: IxPrincipal | undefined; subjects: PrincipalGrants['subjects']; entries: AccessEntry[] }
-    | undefined
-  > {
+  private async walkedEntries(id: string, filter: AccessFilter): Promise<Entries | undefined> {
     const known = this.index.principals.get(id);
     const matched = known && known.status === 'active' ? this.index.matchPoliciesOf(known) : [];
     const found = await repo.principalGrants(this.db, id, matched, nowIso());

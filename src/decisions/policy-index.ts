@@ -11,7 +11,7 @@ import {
   type IxPrincipal,
   type IxResource,
 } from './model.js';
-import { DelegationBook, ResourcePolicies } from './policy-lookup.js';
+import { addTo, DelegationBook, removeFrom, ResourcePolicies } from './policy-lookup.js';
 import type { PrincipalFields } from './model.js';
 import { MatchSets } from './match-sets.js';
 import { fieldsOf, PrincipalTable } from './principal-table.js';
@@ -548,20 +548,4 @@ export class PolicyIndex {
     this.groupTable.forEach((g) => numbers.push(g));
     for (const g of numbers) yield this.groupAt(g);
   }
-}
-
-function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  let set = map.get(key);
-  if (!set) {
-    set = new Set();
-    map.set(key, set);
-  }
-  set.add(value);
-}
-
-function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  const set = map.get(key);
-  if (!set) return;
-  set.delete(value);
-  if (set.size === 0) map.delete(key);
 }

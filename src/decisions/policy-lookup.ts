@@ -183,3 +183,21 @@ export class DelegationBook {
     this.from.clear();
   }
 }
+
+/** Adds a value to the set of a key, making the set when it is the first. */
+export function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(value);
+}
+
+/** Takes a value out of the set of a key, and the key out when its set empties. */
+export function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}

@@ -121,32 +121,16 @@ export class PrincipalTable {
   /** Bytes held off the heap. */
   get bytes(): number {
     let n = this.ids.bytesHeld + this.strings.bytesHeld + this.attrs.bytes;
-    for (const column of [
-      this.type,
-      this.status,
-      this.name,
-      this.email,
-      this.emailLower,
-      this.source,
-      this.connectorId,
-      this.privileges,
-      this.clientId,
-      this.risk,
-      this.order,
-      this.attrStart,
-      this.attrLength,
-      ...this.times,
-      ...this.nanos,
-    ])
-      n += column.bytes;
+    for (const [, column] of this.columns()) n += column.bytes;
     return (
       n + this.byEmail.bytes + this.deletedByEmail.bytes + this.byConnectorId.bytes + this.byClientId.bytes
     );
   }
 
-  /** Every column, with the name of its section. */
+  /** Every column, with the name of its section (made once: the columns stay the same objects). */
+  private columnList: [string, Column<Uint8Array | Int32Array | Uint32Array | Float64Array>][] | undefined;
   private columns(): [string, Column<Uint8Array | Int32Array | Uint32Array | Float64Array>][] {
-    return [
+    return (this.columnList ??= [
       ['type', this.type],
       ['status', this.status],
       ['name', this.name],
@@ -162,7 +146,7 @@ export class PrincipalTable {
       ['attrLength', this.attrLength],
       ...this.times.map((c, i): [string, Column<Float64Array>] => [`time${i}`, c]),
       ...this.nanos.map((c, i): [string, Column<Int32Array>] => [`nanos${i}`, c]),
-    ];
+    ]);
   }
 
   /** Writes the table as sections named `principals.*`. */
@@ -526,24 +510,7 @@ export class PrincipalTable {
   }
 
   private ensure(rows: number): void {
-    for (const column of [
-      this.type,
-      this.status,
-      this.name,
-      this.email,
-      this.emailLower,
-      this.source,
-      this.connectorId,
-      this.privileges,
-      this.clientId,
-      this.risk,
-      this.order,
-      this.attrStart,
-      this.attrLength,
-      ...this.times,
-      ...this.nanos,
-    ])
-      column.ensure(rows);
+    for (const [, column] of this.columns()) column.ensure(rows);
   }
 
   private writeAttributes(

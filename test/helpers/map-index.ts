@@ -1,4 +1,4 @@
-import { globMatches } from '../../src/policies/patterns.js';
+import { addTo, DelegationBook, removeFrom, ResourcePolicies } from '../../src/decisions/policy-lookup.js';
 import type { Predicate } from '../../src/principals/search/evaluate.js';
 import type { IxDelegation, IxPolicy, IxPrincipal, IxResource } from '../../src/decisions/model.js';
 
@@ -11,70 +11,6 @@ export interface IxGroup {
   readonly children: Set<string>;
   /** Principals that are direct members. */
   readonly members: Set<string>;
-}
-
-const NO_DELEGATIONS: readonly IxDelegation[] = Object.freeze([]);
-const NO_DELEGATION_SET: ReadonlySet<IxDelegation> = new Set();
-
-/** Resources whose candidates are remembered at most; the memory is emptied beyond. */
-const CANDIDATE_CACHE_SIZE = 100_000;
-
-/** The policies of one resource type, found by identifier. */
-class TypeEntry {
-  /** Policies naming an identifier exactly. */
-  readonly exact = new Map<string, IxPolicy[]>();
-  /** Glob policies by the literal prefix of their glob, and the distinct prefix lengths. */
-  readonly globs = new Map<string, { policy: IxPolicy; index: number }[]>();
-  private lengths: number[] = [];
-
-  addGlob(prefix: string, entry: { policy: IxPolicy; index: number }): void {
-    const list = this.globs.get(prefix);
-    if (list) list.push(entry);
-    else {
-      this.globs.set(prefix, [entry]);
-      this.refreshLengths();
-    }
-  }
-
-  removePolicy(id: string): void {
-    for (const [identifier, list] of this.exact) {
-      const kept = list.filter((p) => p.id !== id);
-      if (kept.length === 0) this.exact.delete(identifier);
-      else if (kept.length !== list.length) this.exact.set(identifier, kept);
-    }
-    let emptied = false;
-    for (const [prefix, list] of this.globs) {
-      const kept = list.filter((e) => e.policy.id !== id);
-      if (kept.length === 0) {
-        this.globs.delete(prefix);
-        emptied = true;
-      } else if (kept.length !== list.length) this.globs.set(prefix, kept);
-    }
-    if (emptied) this.refreshLengths();
-  }
-
-  /** Every policy of this type whose resources include `identifier`, exactly or by a glob. */
-  collect(identifier: string, out: IxPolicy[]): void {
-    const exact = this.exact.get(identifier);
-    if (exact) for (const p of exact) out.push(p);
-    for (const length of this.lengths) {
-      if (length > identifier.length) break;
-      const list = this.globs.get(length === identifier.length ? identifier : identifier.slice(0, length));
-      if (!list) continue;
-      for (const { policy, index } of list) {
-        if (globMatches(policy.resources[index]!.glob!, identifier) && !out.includes(policy))
-          out.push(policy);
-      }
-    }
-  }
-
-  get empty(): boolean {
-    return this.exact.size === 0 && this.globs.size === 0;
-  }
-
-  private refreshLengths(): void {
-    this.lengths = [...new Set([...this.globs.keys()].map((k) => k.length))].sort((a, b) => a - b);
-  }
 }
 
 /**
@@ -90,12 +26,11 @@ export class MapIndex {
   readonly policies = new Map<string, IxPolicy>();
   /** Registered resources by type, then identifier. */
   readonly resources = new Map<string, Map<string, IxResource>>();
-  /** Active delegations by id (revoked and expired ones leave the index). */
-  readonly delegations = new Map<string, IxDelegation>();
-  /** Active delegations by delegate, then delegator: what a link of a chain looks up. */
-  private readonly delegationsTo = new Map<string, Map<string, IxDelegation[]>>();
-  /** Active delegations by delegator: the chains that start at a principal. */
-  private readonly delegationsFrom = new Map<string, Set<IxDelegation>>();
+  /** Active delegations (revoked and expired ones leave the index). */
+  private readonly book = new DelegationBook();
+  get delegations(): ReadonlyMap<string, IxDelegation> {
+    return this.book.byId;
+  }
 
   /**
    * Principals by lower-cased email and by connector id, for standard interfaces naming them so.
@@ -109,12 +44,7 @@ export class MapIndex {
    * MCP gateway names the agent (AuthZEN `context.agent`). Not unique either.
    */
   private readonly byClientId = new Map<string, Set<string>>();
-  private readonly byType = new Map<string, TypeEntry>();
-  /**
-   * Candidates by `type:identifier`, remembered until a policy changes: a resource asked about
-   * again costs one lookup instead of a walk of the glob prefixes.
-   */
-  private readonly candidateCache = new Map<string, IxPolicy[]>();
+  private readonly byResource = new ResourcePolicies();
   /**
    * The principals each `match` query of an active policy selects, computed on first use and
    * then kept in step one principal at a time as principals change.
@@ -165,14 +95,7 @@ export class MapIndex {
    * list is shared: callers must not change it. A glob's own text asks for the globs covering it.
    */
   candidates(type: string, identifier: string): readonly IxPolicy[] {
-    const key = `${type}:${identifier}`;
-    let out = this.candidateCache.get(key);
-    if (out) return out;
-    out = [];
-    this.byType.get(type)?.collect(identifier, out);
-    if (this.candidateCache.size >= CANDIDATE_CACHE_SIZE) this.candidateCache.clear();
-    this.candidateCache.set(key, out);
-    return out;
+    return this.byResource.candidates(type, identifier);
   }
 
   /**
@@ -354,94 +277,29 @@ export class MapIndex {
     return this.resources.get(type)?.values() ?? [];
   }
 
-  /** The active delegations from `delegatorId` to `delegateId` (expired ones may still be held). */
   delegationsBetween(delegatorId: string, delegateId: string): readonly IxDelegation[] {
-    return this.delegationsTo.get(delegateId)?.get(delegatorId) ?? NO_DELEGATIONS;
+    return this.book.between(delegatorId, delegateId);
   }
 
-  /** The active delegations a principal receives. */
-  *delegationsReceived(delegateId: string): Iterable<IxDelegation> {
-    for (const list of this.delegationsTo.get(delegateId)?.values() ?? []) yield* list;
+  delegationsReceived(delegateId: string): Iterable<IxDelegation> {
+    return this.book.received(delegateId);
   }
 
-  /** The active delegations a principal gives. */
   delegationsGiven(delegatorId: string): ReadonlySet<IxDelegation> {
-    return this.delegationsFrom.get(delegatorId) ?? NO_DELEGATION_SET;
+    return this.book.given(delegatorId);
   }
 
   // ---- changes ----
 
-  /** Puts an active delegation, or takes one out (undefined: revoked, expired or gone). */
   putDelegation(id: string, next: IxDelegation | undefined): void {
-    const old = this.delegations.get(id);
-    if (old) {
-      this.delegations.delete(id);
-      const byDelegator = this.delegationsTo.get(old.delegateId);
-      const list = byDelegator?.get(old.delegatorId)?.filter((d) => d.id !== id);
-      if (byDelegator && list) {
-        if (list.length > 0) byDelegator.set(old.delegatorId, list);
-        else byDelegator.delete(old.delegatorId);
-        if (byDelegator.size === 0) this.delegationsTo.delete(old.delegateId);
-      }
-      const given = this.delegationsFrom.get(old.delegatorId);
-      given?.delete(old);
-      if (given?.size === 0) this.delegationsFrom.delete(old.delegatorId);
-    }
-    if (!next) return;
-    this.delegations.set(id, next);
-    let byDelegator = this.delegationsTo.get(next.delegateId);
-    if (!byDelegator)
-      this.delegationsTo.set(next.delegateId, (byDelegator = new Map<string, IxDelegation[]>()));
-    byDelegator.set(next.delegatorId, [...(byDelegator.get(next.delegatorId) ?? []), next]);
-    let given = this.delegationsFrom.get(next.delegatorId);
-    if (!given) this.delegationsFrom.set(next.delegatorId, (given = new Set<IxDelegation>()));
-    given.add(next);
-  }
-
-  /** Empties the index, before it is loaded again. */
-  clear(): void {
-    for (const map of [
-      this.principals,
-      this.byEmail,
-      this.byConnectorId,
-      this.byClientId,
-      this.groups,
-      this.policies,
-      this.resources,
-      this.delegations,
-      this.delegationsTo,
-      this.delegationsFrom,
-      this.byType,
-      this.byPrincipal,
-      this.byGroup,
-      this.ancestorCache,
-      this.memberCache,
-      this.candidateCache,
-      this.matchSets,
-      this.matching,
-    ] as Map<unknown, unknown>[]) {
-      map.clear();
-    }
+    this.book.put(id, next);
   }
 
   putPolicy(policy: IxPolicy): void {
     this.removePolicy(policy.id);
-    this.candidateCache.clear();
     this.policies.set(policy.id, policy);
     if (!policy.active) return;
-    policy.resources.forEach((r, index) => {
-      let entry = this.byType.get(r.type);
-      if (!entry) {
-        entry = new TypeEntry();
-        this.byType.set(r.type, entry);
-      }
-      if (r.glob) entry.addGlob(r.glob.prefix, { policy, index });
-      else {
-        const list = entry.exact.get(r.identifier);
-        if (!list) entry.exact.set(r.identifier, [policy]);
-        else if (!list.includes(policy)) list.push(policy);
-      }
-    });
+    this.byResource.add(policy);
     for (const id of policy.principals) addTo(this.byPrincipal, id, policy);
     for (const id of policy.groups) addTo(this.byGroup, id, policy);
     if (policy.match) {
@@ -455,14 +313,8 @@ export class MapIndex {
     const old = this.policies.get(id);
     if (!old) return;
     this.policies.delete(id);
-    this.candidateCache.clear();
-
     if (!old.active) return;
-    for (const type of new Set(old.resources.map((r) => r.type))) {
-      const entry = this.byType.get(type);
-      entry?.removePolicy(id);
-      if (entry?.empty) this.byType.delete(type);
-    }
+    this.byResource.remove(old);
     for (const pid of old.principals) removeFrom(this.byPrincipal, pid, old);
     for (const gid of old.groups) removeFrom(this.byGroup, gid, old);
     if (old.matchKey !== null) {
@@ -570,20 +422,4 @@ export class MapIndex {
 function clientIdOf(p: IxPrincipal | undefined): string | undefined {
   const value = p?.type === 'AI_AGENT' ? p.attributes['client_id'] : undefined;
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  let set = map.get(key);
-  if (!set) {
-    set = new Set();
-    map.set(key, set);
-  }
-  set.add(value);
-}
-
-function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  const set = map.get(key);
-  if (!set) return;
-  set.delete(value);
-  if (set.size === 0) map.delete(key);
 }

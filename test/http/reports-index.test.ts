@@ -1,12 +1,10 @@
 import { expect } from 'chai';
-import type { Database, Tx } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
 import { principalRepository } from '../../src/principals/repository.js';
 import { createEncoder } from '../../src/reports/encoding.js';
-import { ReportGenerator } from '../../src/reports/generator.js';
 import { nowIso } from '../../src/time.js';
 import { cypher } from '../helpers/db.js';
 import { useApp } from '../helpers/fixture.js';
+import { reportRuns } from '../helpers/report-runs.js';
 import { insertPrincipal, type InsertPrincipal } from '../helpers/principals.js';
 import {
   dormantReference,
@@ -417,19 +415,7 @@ describe('audit reports about principals, from the decision index', () => {
 
   it('pages in id order, and resumes after the last id stored once the index has been rebuilt', async () => {
     const db = fx.app.runtime.db;
-    const generator = (database: Database) =>
-      new ReportGenerator(
-        database,
-        fx.app.runtime.events,
-        fx.app.runtime.services.access,
-        fx.app.runtime.engine.index,
-        {
-          retentionDays: 7,
-          logger: fx.app.logger,
-          pageSize: { principals: 2, review: 2 },
-          chunkBytes: 1,
-        },
-      );
+    const runs = reportRuns(fx.app, { principals: 2, review: 2 });
     const cases: [
       PrincipalReport,
       Record<string, unknown>,
@@ -445,44 +431,16 @@ describe('audit reports about principals, from the decision index', () => {
     ];
     const earlyRow = fx.app.runtime.engine.index.table.rowOf(ids['early']!);
     for (const [type, parameters, reference] of cases) {
-      const id = newId('report');
-      await cypher(
-        db,
-        "CREATE (:Report {id: $id, type: $type, format: 'csv', parameters: $parameters, status: 'pending', requested_at: datetime(), requested_by: 'test', progress: 0, row_count: 0, bytes: 0, chunks: 0})",
-        { id, type, parameters: JSON.stringify(parameters) },
-      );
-      const controller = new AbortController();
-      let stored = 0;
-      // Stops the run (as a shutdown would) once it has stored three pages.
-      const counting = new Proxy(db, {
-        get(target, key, receiver) {
-          if (key === 'write') {
-            return async (unit: string, work: (tx: Tx) => Promise<unknown>) => {
-              const out = await target.write(unit, work);
-              if (unit === 'reports/append' && ++stored === 3) controller.abort();
-              return out;
-            };
-          }
-          return Reflect.get(target, key, receiver) as unknown;
-        },
-      });
-      const job = {
-        id: 'job',
-        payload: { reportId: id },
-        progress: null,
-        reportProgress: async () => undefined,
-      };
-      let stopped: unknown;
-      await generator(counting)
-        .run({ ...job, attempt: 1, signal: controller.signal })
-        .catch((err: unknown) => (stopped = err));
+      const id = await runs.make(type, parameters);
+      // Stopped (as a shutdown would stop it) once it has stored three pages.
+      const stopped = await runs.runUntil(id, 3);
       expect(stopped, `${type}: the run stopped`).to.be.instanceOf(Error);
       // A full build numbers the principals' rows anew; the cursor is an id, so the run resumes.
       const table = fx.app.runtime.engine.index.table;
       await fx.app.runtime.engine.sync.load();
       expect(fx.app.runtime.engine.index.table).to.not.equal(table);
       expect(fx.app.runtime.engine.index.table.rowOf(ids['early']!)).to.equal(0).and.not.equal(earlyRow);
-      await generator(db).run({ ...job, attempt: 2, signal: new AbortController().signal });
+      await runs.run(id, 2);
       const report = (await fx.api.get(`/v1/audit/reports/${id}`)).body;
       expect(report.status, type).to.equal('completed');
       const content = await fx.api.get(`/v1/audit/reports/${id}/content`);

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
-import type { Database, Tx } from '../../src/db/database.js';
-import { newId } from '../../src/ids.js';
-import { ReportGenerator } from '../../src/reports/generator.js';
 import { useApp } from '../helpers/fixture.js';
+import { reportRuns } from '../helpers/report-runs.js';
 import { authed, createClient } from '../helpers/auth.js';
 import { cypher } from '../helpers/db.js';
 import { insertPrincipal } from '../helpers/principals.js';
@@ -303,71 +301,17 @@ describe('audit reports', () => {
   });
 
   it('resumes an interrupted report after the last page it stored, and writes the same file', async () => {
-    const db = fx.app.runtime.db;
-    const generator = (database: Database) =>
-      new ReportGenerator(
-        database,
-        fx.app.runtime.events,
-        fx.app.runtime.services.access,
-        fx.app.runtime.engine.index,
-        {
-          retentionDays: 7,
-          logger: fx.app.logger,
-          pageSize: { principals: 3, review: 2 },
-          chunkBytes: 1,
-        },
-      );
-    // Reports made straight in the graph, without a job, so that only this test runs them.
-    const make = async (): Promise<string> => {
-      const id = newId('report');
-      await cypher(
-        db,
-        "CREATE (:Report {id: $id, type: 'principal_inventory', format: 'csv', parameters: '{}', status: 'pending', requested_at: datetime(), requested_by: 'test', progress: 0, row_count: 0, bytes: 0, chunks: 0})",
-        { id },
-      );
-      return id;
-    };
-    const whole = await make();
-    await generator(db).run({
-      id: 'job',
-      payload: { reportId: whole },
-      attempt: 1,
-      progress: null,
-      signal: new AbortController().signal,
-      reportProgress: async () => undefined,
-    });
-
-    const interrupted = await make();
-    const controller = new AbortController();
-    let pages = 0;
-    // Stops the run (as a shutdown would) once it has stored two pages.
-    const counting = new Proxy(db, {
-      get(target, key, receiver) {
-        if (key === 'write') {
-          return async (unit: string, work: (tx: Tx) => Promise<unknown>) => {
-            const out = await target.write(unit, work);
-            if (unit === 'reports/append' && ++pages === 2) controller.abort();
-            return out;
-          };
-        }
-        return Reflect.get(target, key, receiver) as unknown;
-      },
-    });
-    const job = {
-      id: 'job',
-      payload: { reportId: interrupted },
-      progress: null,
-      reportProgress: async () => undefined,
-    };
-    let stopped: unknown;
-    await generator(counting)
-      .run({ ...job, attempt: 1, signal: controller.signal })
-      .catch((err: unknown) => (stopped = err));
+    const runs = reportRuns(fx.app, { principals: 3, review: 2 });
+    const whole = await runs.make('principal_inventory');
+    await runs.run(whole);
+    const interrupted = await runs.make('principal_inventory');
+    // Stopped (as a shutdown would stop it) once it has stored two pages.
+    const stopped = await runs.runUntil(interrupted, 2);
     expect(stopped, 'the run stopped').to.be.instanceOf(Error);
     const midway = await fx.api.get(`/v1/audit/reports/${interrupted}`);
     expect(midway.body.status).to.equal('running');
     expect(midway.body.row_count).to.equal(6);
-    await generator(db).run({ ...job, attempt: 2, signal: new AbortController().signal });
+    await runs.run(interrupted, 2);
     const a = await fx.api.get(`/v1/audit/reports/${whole}/content`);
     const b = await fx.api.get(`/v1/audit/reports/${interrupted}/content`);
     expect(b.status).to.equal(200);
