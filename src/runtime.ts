@@ -158,7 +158,7 @@ async function openDatabase(options: RuntimeOptions, metrics: Metrics): Promise<
     metrics,
     txTimeoutMs: config.neo4j.txTimeoutMs,
     backgroundTxTimeoutMs: config.neo4j.backgroundTxTimeoutMs,
-    connection: options.neo4j,
+    connection: { uri: options.neo4j.uri, user: options.neo4j.user, password: options.neo4j.password },
   });
   try {
     await waitForDatabase(db, options.connectTimeoutMs ?? 60_000, logger);

@@ -217,7 +217,12 @@ export class Database implements Reader {
     const { name, text } = this.resolve(query);
     await readRanges(
       {
-        connection: { ...connection, database: this.options.database },
+        connection: {
+          uri: connection.uri,
+          user: connection.user,
+          password: connection.password,
+          database: this.options.database,
+        },
         name,
         text,
         ranges,
