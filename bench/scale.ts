@@ -58,7 +58,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { decisionRepository } from '../src/decisions/repository.js';
-import { readSnapshot, writeSnapshot } from '../src/decisions/snapshot.js';
+import { readSnapshot } from '../src/decisions/snapshot.js';
 import type { IxPolicy } from '../src/decisions/model.js';
 import type { Runtime } from '../src/runtime.js';
 import { BulkLoader, type SeedPrincipal } from '../src/seed/bulk.js';
@@ -566,11 +566,10 @@ async function snapshotRound(ctx: Context): Promise<SnapshotFigures> {
   try {
     const database = await decisionRepository.databaseId(runtime.db);
     let t0 = performance.now();
-    const bytes = await writeSnapshot(runtime.engine.index, file, {
-      database,
-      feed: runtime.feed.delivered(),
-      privilegesPending: false,
-    });
+    // Between two batches of changes, as the service writes it (the privilege upkeep may be
+    // writing factors in the background).
+    const bytes = await runtime.engine.sync.writeSnapshot(file, runtime.feed);
+    if (!bytes) throw new Error('the index was not written: nothing changed since its last snapshot');
     const writeS = since(t0);
     gc();
     const before = heapMb();

@@ -79,7 +79,7 @@ export class GroupTable {
 
   /** The number of a group, or −1 when the index has never heard of it (or it was removed). */
   numberOf(id: string): number {
-    const g = this.ids.find(id);
+    const g = this.recent.get(id) ?? this.ids.find(id);
     return g >= 0 && !this.removed.has(g) ? g : -1;
   }
 
@@ -315,12 +315,20 @@ export class GroupTable {
   }
 
   private numberFor(id: string): number {
-    const g = this.ids.intern(id);
-    this.exists.ensure(g + 1);
-    this.name.ensure(g + 1);
-    this.removed.delete(g);
+    let g = this.recent.get(id);
+    if (g === undefined) {
+      g = this.ids.intern(id);
+      this.exists.ensure(g + 1);
+      this.name.ensure(g + 1);
+      if (this.recent.size >= 65_536) this.recent.clear();
+      this.recent.set(id, g);
+    }
+    if (this.removed.size > 0) this.removed.delete(g);
     return g;
   }
+
+  /** Numbers of the groups named lately: memberships name the same groups over and over. */
+  private readonly recent = new Map<string, number>();
 
   /** Nesting changed: what was derived from it is made again when next asked for. */
   private nestingChanged(): void {
@@ -334,6 +342,9 @@ function sortedPairs(
   values: readonly number[],
   times: readonly (number | null)[] | undefined,
 ): { values: Int32Array; times: Float64Array } {
+  if (values.length <= 1) {
+    return { values: Int32Array.from(values), times: Float64Array.from(values, (_, i) => times?.[i] ?? NaN) };
+  }
   const order = values.map((_, i) => i).sort((a, b) => values[a]! - values[b]! || a - b);
   const outValues: number[] = [];
   const outTimes: number[] = [];

@@ -17,6 +17,8 @@ import { MatchSets } from './match-sets.js';
 import { fieldsOf, PrincipalTable } from './principal-table.js';
 import { ResourceTable } from './resource-table.js';
 
+const NO_ENTRIES: readonly never[] = Object.freeze([]);
+
 /** A group as the index shows it. */
 export interface IxGroupView {
   readonly id: string;
@@ -448,16 +450,18 @@ export class PolicyIndex {
     since?: readonly (number | null)[],
   ): number {
     this.lastMade = undefined;
-    const known = this.table.rowOf(id);
-    const before = known >= 0 ? this.matching.candidates(known) : [];
     if (!next) {
+      const known = this.table.rowOf(id);
       if (known < 0) return -1;
+      const before = this.matching.candidates(known);
       this.groupTable.setMemberships(known, []);
       this.table.remove(known);
       this.matching.update(known, before);
       return -1;
     }
-    const row = this.table.put(next);
+    const row = this.table.rowFor(id);
+    const before = this.table.has(row) ? this.matching.candidates(row) : NO_ENTRIES;
+    this.table.put(next, row);
     this.groupTable.setMemberships(row, groups, since);
     this.matching.update(row, before);
     return row;

@@ -222,7 +222,7 @@ export class PrincipalTable {
   /** The row an id has or will have, whether or not it holds a principal now. */
   rowFor(id: string): number {
     const row = this.ids.intern(id);
-    this.ensure(row + 1);
+    if (row >= this.capacity) this.ensure(row + 1);
     return row;
   }
 
@@ -320,8 +320,7 @@ export class PrincipalTable {
   }
 
   /** Writes a principal; returns its row. */
-  put(p: PrincipalFields): number {
-    const row = this.rowFor(p.id);
+  put(p: PrincipalFields, row = this.rowFor(p.id)): number {
     const was = this.status.array[row] !== ABSENT;
     if (was) this.unlinkNames(row);
     else this.live += 1;
@@ -329,8 +328,10 @@ export class PrincipalTable {
     this.type.array[row] = this.types.code(p.type);
     this.status.array[row] = this.statuses.code(p.status);
     this.name.array[row] = s.intern(p.name);
-    this.email.array[row] = p.email === null ? NONE : s.intern(p.email);
-    this.emailLower.array[row] = p.email === null ? NONE : s.intern(p.email.toLowerCase());
+    const email = p.email === null ? NONE : s.intern(p.email);
+    const lower = p.email === null ? null : p.email.toLowerCase();
+    this.email.array[row] = email;
+    this.emailLower.array[row] = lower === null ? NONE : lower === p.email ? email : s.intern(lower);
     this.source.array[row] = p.connector_source === null ? NONE : s.intern(p.connector_source);
     this.connectorId.array[row] = p.connector_id === null ? NONE : s.intern(p.connector_id);
     this.privileges.array[row] = s.intern(p.privileges);
@@ -511,6 +512,23 @@ export class PrincipalTable {
 
   private ensure(rows: number): void {
     for (const [, column] of this.columns()) column.ensure(rows);
+    this.capacity = Infinity;
+    for (const [, column] of this.columns()) this.capacity = Math.min(this.capacity, column.array.length);
+  }
+
+  /** Rows every column has room for. */
+  private capacity = 0;
+  /** Codes of attribute and metadata keys: a few dozen names, written for every principal. */
+  private readonly keyCodes = new Map<string, number>();
+
+  private keyCode(key: string): number {
+    let code = this.keyCodes.get(key);
+    if (code === undefined) {
+      code = this.strings.intern(key);
+      if (this.keyCodes.size >= 4_096) this.keyCodes.clear();
+      this.keyCodes.set(key, code);
+    }
+    return code;
   }
 
   private writeAttributes(
@@ -533,7 +551,7 @@ export class PrincipalTable {
     let at = this.attrUsed;
     for (const key in attributes) {
       const v = attributes[key]!;
-      const code = s.intern(key);
+      const code = this.keyCode(key);
       if (typeof v === 'string') {
         data[at++] = code;
         data[at++] = s.intern(v);
@@ -544,7 +562,7 @@ export class PrincipalTable {
       }
     }
     for (const key in metadata) {
-      data[at++] = s.intern(key) | META;
+      data[at++] = this.keyCode(key) | META;
       data[at++] = s.intern(metadata[key]!);
     }
     this.attrStart.array[row] = this.attrUsed;

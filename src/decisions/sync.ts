@@ -19,10 +19,11 @@ import { decisionRepository as repo, type GroupRow, type StoredPolicy } from './
 import { readSnapshot, SectionsRefused, writeSnapshot } from './snapshot.js';
 
 /**
- * Ranges of principals read side by side at a build, each by a worker thread: the database and
- * the decoding of what it sends share the machine's cores with the thread that takes the rows in.
+ * Ranges of principals read side by side at a build, each by a worker thread decoding what the
+ * database sends, where the machine has cores for them besides the database and the thread that
+ * takes the rows in (on two cores, the workers only take time from that thread: one stream).
  */
-const READ_RANGES = Math.max(1, Math.min(4, availableParallelism()));
+const READ_RANGES = availableParallelism() >= 4 ? Math.min(4, availableParallelism() - 2) : 1;
 
 /** The longest the event loop waits while an index is built or a new `match` query evaluated. */
 const BUILD_SLICE_MS = 5;
