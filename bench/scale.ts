@@ -95,6 +95,7 @@ import {
   generateResources,
   Membership,
   requestStream,
+  type BenchRequest,
   type PolicySet,
 } from './policy-set.js';
 
@@ -196,12 +197,43 @@ interface Context {
 }
 
 /** An organisation loaded into Neo4j, with what the requests are drawn from. */
+/**
+ * An organisation loaded into Neo4j: what the requests and lookups are drawn from, kept small. The
+ * organisation as generated (its outline of every principal, the memberships, the policy set) is
+ * dropped once these are drawn, so that the benchmark's own heap, which the service shares in this
+ * process, takes no part in the collections measured.
+ */
 interface World {
   scale: Scale;
-  org: OrgStream;
-  membership: Membership;
-  set: PolicySet;
   load: LoadFigures;
+  /** Decision requests of the organisation's shape. */
+  requests: BenchRequest[];
+  /** A sample of the principals' ids, people with reports below them, the registered resources. */
+  ids: string[];
+  managers: string[];
+  registered: { type: string; identifier: string }[];
+  blastPolicy: string;
+}
+
+/** A sample of the organisation as `World` keeps it, drawn before the organisation is dropped. */
+function sampled(
+  scale: Scale,
+  load: LoadFigures,
+  org: OrgStream,
+  membership: Membership,
+  set: PolicySet,
+): World {
+  const random = rng(7);
+  const ids = org.principals.map((p) => p.id);
+  return {
+    scale,
+    load,
+    requests: requestStream(org, set, membership, 2_000, 77),
+    ids: Array.from({ length: Math.min(20_000, ids.length) }, () => ids[Math.floor(random() * ids.length)]!),
+    managers: [...org.managers],
+    registered: set.resources.map((r) => ({ type: r.type, identifier: r.identifier })),
+    blastPolicy: set.blastPolicy,
+  };
 }
 
 const heapMb = (): number => process.memoryUsage().heapUsed / MB;
@@ -437,7 +469,7 @@ async function loadWorld(ctx: Context, scale: Scale, write = true): Promise<Worl
     total_s: since(started),
   };
   log(`loaded ${scale.label}: ${JSON.stringify(load)}`);
-  return { scale, org, membership, set, load };
+  return sampled(scale, load, org, membership, set);
 }
 
 /** A loader that writes nothing: the organisation is drawn again over a store that holds it. */
@@ -619,7 +651,7 @@ async function decisions(ctx: Context, world: World): Promise<HttpFigures> {
   const { runtime, loadGenerator } = ctx;
   const { rounds, connections, httpS, fixedS, rate, warmupS } = ctx.options;
   const label = world.scale.label;
-  const requests = requestStream(world.org, world.set, world.membership, 2_000, 77).map((r) => ({
+  const requests = world.requests.map((r) => ({
     method: 'POST' as const,
     path: '/v1/decisions/evaluate',
     body: JSON.stringify(r),
@@ -696,30 +728,27 @@ async function lookups(ctx: Context, world: World): Promise<Lookup[]> {
   const { pick, client } = ctx;
   const { requests, rounds } = ctx.options;
   const index = ctx.runtime.engine.index;
-  const ids = world.org.principals.map((p) => p.id);
+  const { ids } = world;
   const reach = Array.from({ length: Math.min(3_000, ids.length) }, () => pick(ids))
     .map((id) => ({ id, policies: index.policiesOf(index.principals.get(id)!).size }))
     .sort((a, b) => b.policies - a.policies);
   const connected = reach.slice(0, Math.max(10, Math.floor(reach.length * 0.02))).map((r) => r.id);
-  const registered = world.set.resources.map((r) => ({ type: r.type, identifier: r.identifier }));
-  const estimate = (policy: IxPolicy): number =>
-    policy.principals.size +
-    policy.groups.reduce((n, g) => n + world.membership.members(g).length, 0) +
-    (policy.match ? 1_000 : 0);
+  const { registered } = world;
+  const estimate = (policy: IxPolicy): number => index.subjectRows(policy).size;
   const popular = Array.from({ length: Math.min(3_000, registered.length) }, () => pick(registered))
     .map((r) => ({
       ...r,
       reach: index
         .candidates(r.type, r.identifier)
-        .filter((p) => p.effect === 'allow' && p.id !== world.set.blastPolicy)
+        .filter((p) => p.effect === 'allow' && p.id !== world.blastPolicy)
         .reduce((n, p) => n + estimate(p), 0),
     }))
     .sort((a, b) => b.reach - a.reach)
     .slice(0, Math.max(10, Math.floor(Math.min(3_000, registered.length) * 0.02)));
   log(
     `lookups: well-connected principals reached by ${reach[connected.length - 1]?.policies}-${reach[0]?.policies} policies ` +
-      `(median of the sample ${reach[Math.floor(reach.length / 2)]?.policies}); well-connected resources reach an ` +
-      `estimated ${popular.at(-1)?.reach}-${popular[0]?.reach} principals`,
+      `(median of the sample ${reach[Math.floor(reach.length / 2)]?.policies}); well-connected resources reach ` +
+      `${popular.at(-1)?.reach}-${popular[0]?.reach} principals`,
   );
   const resourceAccess = (r: { type: string; identifier: string }): string =>
     `/v1/resources/access?type=${encodeURIComponent(r.type)}&identifier=${encodeURIComponent(r.identifier)}`;
@@ -771,7 +800,7 @@ async function lookups(ctx: Context, world: World): Promise<Lookup[]> {
     {
       name: 'GET /v1/principals/{id}/relationships?depth=3 (director)',
       target: TARGET_LOOKUP_P99_MS,
-      path: () => `/v1/principals/${pick(world.org.managers)}/relationships?depth=3`,
+      path: () => `/v1/principals/${pick(world.managers)}/relationships?depth=3`,
       profileAs: 'relationships-director',
     },
     {
