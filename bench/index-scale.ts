@@ -30,7 +30,7 @@
  * Knobs: BENCH_INDEX_SIZES (1000000,10000000), BENCH_INDEX_POLICIES, BENCH_INDEX_RESOURCES and
  * BENCH_INDEX_GROUPS (the proportions above when unset), BENCH_RATE (1000), BENCH_FIXED_S (15),
  * BENCH_WARMUP_S (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_REQUESTS (200),
- * BENCH_GENERATOR_HEAP (MB for the generator process: 4096 per million principals, at least 8192).
+ * BENCH_GENERATOR_HEAP (MB for the generator process: 4096 per million principals, from 8192 to 16384).
  * Results also go to bench/results/index-scale-*.json.
  */
 import { fork } from 'node:child_process';
@@ -102,7 +102,10 @@ interface SizeFigures {
 
 /** Generates the organisation's index in a process of its own and writes its snapshot. */
 async function generated(run: GenerateRun): Promise<GenerateResult> {
-  const heap = env('BENCH_GENERATOR_HEAP', Math.max(8_192, Math.ceil(run.principals / 1e6) * 4_096));
+  const heap = env(
+    'BENCH_GENERATOR_HEAP',
+    Math.min(16_384, Math.max(8_192, Math.ceil(run.principals / 1e6) * 4_096)),
+  );
   const child = fork(path.join(path.dirname(new URL(import.meta.url).pathname), 'index-generator.ts'), [], {
     execArgv: ['--import', 'tsx', '--expose-gc', `--max-old-space-size=${heap}`],
     stdio: 'inherit',

@@ -502,48 +502,59 @@ export class AccessService {
     };
     // Grants whose conditions read the principal settle differently for each principal.
     const personal = grants.map((g) => readsPrincipal(index, g));
-    const mine = new Map<number, boolean>();
+    // Per node of the tree: whether a grant of its list reads the principal (-1: not yet known),
+    // and the entry its list makes, with whether it grants the action asked for.
+    const mine = new Int8Array(parent.length).fill(-1);
     const isMine = (at: number): boolean => {
-      let found = mine.get(at);
-      if (found === undefined) {
-        found = false;
-        for (let n = at; n !== 0; n = parent[n]!) if (personal[last[n]!]) found = true;
-        mine.set(at, found);
+      if (mine[at] === -1) {
+        let found = 0;
+        for (let n = at; n !== 0; n = parent[n]!) if (personal[last[n]!]) found = 1;
+        mine[at] = found;
       }
-      return found;
+      return mine[at] === 1;
     };
-    const shared = new Map<number, AccessEntry | undefined>();
-    const entries = new Map<number, AccessEntry>();
+    const shared = new Array<AccessEntry | null | undefined>(parent.length);
+    const sharedOf = (at: number): AccessEntry | null => {
+      let entry = shared[at];
+      if (entry === undefined) {
+        entry = entryFor(target, listOf(at), true) ?? null;
+        if (entry && action !== undefined && !entryGrants(entry, action)) entry = null;
+        shared[at] = entry;
+      }
+      return entry;
+    };
+    // Entries of principals whose own attributes settle a condition.
+    const own = new Map<number, AccessEntry>();
+    // An AI agent reaches a tool only through its `allowed_tools` (toolAllowed's rule), read from
+    // its row alone.
+    const toolsKey = type === 'tool' ? table.strings.find('allowed_tools') : -2;
     const found: number[] = [];
-    const agentsMatter = type === 'tool';
     for (const row of touched) {
       const at = node[row]!;
-      node[row] = 0;
       if (!table.isActive(row)) continue;
-      let entry: AccessEntry | undefined;
+      let entry: AccessEntry | null;
       let p: IxPrincipal | undefined;
       if (isMine(at)) {
         p = index.principalAt(row);
-        entry = entryFor(target, settleFor(index, p, listOf(at)), true);
-      } else {
-        if (!shared.has(at)) shared.set(at, entryFor(target, listOf(at), true));
-        entry = shared.get(at);
-      }
+        entry = entryFor(target, settleFor(index, p, listOf(at)), true) ?? null;
+        if (entry && action !== undefined && !entryGrants(entry, action)) entry = null;
+        if (entry) own.set(row, entry);
+      } else entry = sharedOf(at);
       if (!entry) continue;
-      // An agent's `allowed_tools`, read from its row alone (toolAllowed's rule).
-      if (agentsMatter && table.typeOf(row) === 'AI_AGENT') {
-        const tools = p ? p.attributes['allowed_tools'] : table.attributeOf(row, 'allowed_tools');
+      if (toolsKey !== -2 && table.typeOf(row) === 'AI_AGENT') {
+        const tools = p
+          ? p.attributes['allowed_tools']
+          : toolsKey < 0
+            ? undefined
+            : table.attributeByCode(row, toolsKey);
         const attributes: Record<string, string | readonly string[]> =
           tools === undefined ? {} : { allowed_tools: tools };
-        const agent = { type: 'AI_AGENT', attributes };
-        if (!toolAllowed(agent, type, identifier)) continue;
+        if (!toolAllowed({ type: 'AI_AGENT', attributes }, type, identifier)) continue;
       }
-      if (action !== undefined && !entryGrants(entry, action)) continue;
-      entries.set(row, entry);
       found.push(row);
     }
     const rows = pageBy(found, page, (a, b) => table.compareRows(a, b)).map((row) => {
-      const entry = entries.get(row)!;
+      const entry = own.get(row) ?? shared[node[row]!]!;
       return {
         principal: {
           id: table.idOf(row),
@@ -558,6 +569,8 @@ export class AccessService {
         conditional: entry.conditional,
       };
     });
+    // The scratch array is left as it was found.
+    for (const row of touched) node[row] = 0;
     return {
       resource: { type, identifier, registered: index.resourceTable.has(type, identifier) },
       principals: rows,
