@@ -43,6 +43,17 @@ export class Column<A extends TypedArray> {
 
   /** Replaces the contents with a copy of `source` (a snapshot being read back). */
   load(source: TypedArray, length: number): void {
+    // Shared memory of its own (a section read from a snapshot) is taken as it is, not copied.
+    if (
+      source instanceof this.kind &&
+      source.buffer instanceof SharedArrayBuffer &&
+      source.byteOffset === 0 &&
+      source.length === length &&
+      length >= 16
+    ) {
+      this.array = source as A;
+      return;
+    }
     this.array = this.allocate(Math.max(16, length));
     this.array.set(source.subarray(0, length));
   }

@@ -238,10 +238,11 @@ export class SectionReader implements SectionSource {
   }
 
   /** A section's bytes, read and checked. */
-  private section(name: string, kind: Kind): ArrayBuffer {
+  private section(name: string, kind: Kind): SharedArrayBuffer {
     const entry = this.entries.get(name);
     if (!entry || entry.kind !== kind) throw new SectionsRefused(`section ${name} (${kind}) is missing`);
-    const bytes = new Uint8Array(new ArrayBuffer(entry.length));
+    // Shared memory, which a table's column can take as it is (`Column.load`).
+    const bytes = new Uint8Array(new SharedArrayBuffer(entry.length));
     readAt(this.fd, bytes, this.start + entry.offset);
     let crc = 0;
     for (let at = 0; at < bytes.byteLength; at += CRC_SLICE) {
