@@ -51,7 +51,7 @@ export class Column<A extends TypedArray> {
       source.length === length &&
       length >= 16
     ) {
-      this.array = source as A;
+      this.array = source;
       return;
     }
     this.array = this.allocate(Math.max(16, length));

@@ -1,7 +1,7 @@
 import { RowSet } from '../columnar/row-set.js';
 import type { SectionSink, SectionSource } from '../columnar/sections.js';
 import type { Policy } from '../policies/model.js';
-import { compileGlob, isGlob, type Glob } from '../policies/patterns.js';
+import type { Glob } from '../policies/patterns.js';
 import { GroupTable } from './group-table.js';
 import {
   compilePolicy,
@@ -11,7 +11,8 @@ import {
   type IxPrincipal,
   type IxResource,
 } from './model.js';
-import { addTo, DelegationBook, removeFrom, ResourcePolicies } from './policy-lookup.js';
+import { DelegationTable } from './delegation-table.js';
+import { addTo, removeFrom, ResourcePolicies } from './policy-lookup.js';
 import type { PrincipalFields } from './model.js';
 import { MatchSets } from './match-sets.js';
 import { fieldsOf, PrincipalTable } from './principal-table.js';
@@ -37,7 +38,8 @@ export interface IxGroupView {
  * Principals, groups, memberships and resources are tables of typed arrays outside the
  * JavaScript heap (src/decisions/principal-table.ts, group-table.ts, resource-table.ts); the
  * principals each `match` query selects, and the members of a group at any depth, are row sets.
- * Policies and delegations, which are few, are objects. `principals` and `groups` answer as maps
+ * Delegations are a table too (src/decisions/delegation-table.ts); policies, which are few, are
+ * objects. `principals` and `groups` answer as maps
  * do, making the object asked for from the tables.
  */
 /** Everything the index holds, replaced as one when a full build is swapped in. */
@@ -47,7 +49,7 @@ class IndexData {
   readonly resourceTable = new ResourceTable();
   readonly policies = new Map<string, IxPolicy>();
   readonly byResource = new ResourcePolicies();
-  readonly book = new DelegationBook();
+  readonly book = new DelegationTable(this.table);
   /** Active policies naming a principal by id, and naming a group. */
   readonly byPrincipal = new Map<string, Set<IxPolicy>>();
   readonly byGroup = new Map<string, Set<IxPolicy>>();
@@ -79,7 +81,7 @@ export class PolicyIndex {
   private get byResource(): ResourcePolicies {
     return this.data.byResource;
   }
-  private get book(): DelegationBook {
+  private get book(): DelegationTable {
     return this.data.book;
   }
   private get byPrincipal(): Map<string, Set<IxPolicy>> {
@@ -137,13 +139,19 @@ export class PolicyIndex {
   };
 
   /** Active delegations by id. */
-  get delegations(): ReadonlyMap<string, IxDelegation> {
+  get delegations(): DelegationTable['byId'] {
     return this.book.byId;
   }
 
   /** Bytes the tables hold outside the JavaScript heap. */
   get offHeapBytes(): number {
-    return this.table.bytes + this.groupTable.bytes + this.resourceTable.bytes + this.matching.bytes;
+    return (
+      this.table.bytes +
+      this.groupTable.bytes +
+      this.resourceTable.bytes +
+      this.matching.bytes +
+      this.book.bytes
+    );
   }
 
   /** The principal of a row as the engine reads it. */
@@ -379,7 +387,7 @@ export class PolicyIndex {
       'policies',
       [...this.policies.values()].map((p) => ({ source: policySource(p), since: [...p.subjectSince] })),
     );
-    out.json('delegations', [...this.delegations.values()]);
+    this.book.save(out);
     out.json('index', { version: this.version });
   }
 
@@ -395,14 +403,7 @@ export class PolicyIndex {
       'policies',
     ))
       index.putPolicy(compilePolicy(policy, since));
-    for (const d of source.json<IxDelegation[]>('delegations')) {
-      const resources = d.resources?.map((r) => ({
-        type: r.type,
-        identifier: r.identifier,
-        glob: isGlob(r.identifier) ? compileGlob(r.identifier) : null,
-      }));
-      index.putDelegation(d.id, { ...d, resources: resources ?? null });
-    }
+    data.book.restore(source);
     index.version = source.json<{ version: number }>('index').version;
     return index;
   }

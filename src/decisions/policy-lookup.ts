@@ -1,8 +1,5 @@
 import { globMatches } from '../policies/patterns.js';
-import type { IxDelegation, IxPolicy } from './model.js';
-
-const NO_DELEGATIONS: readonly IxDelegation[] = Object.freeze([]);
-const NO_DELEGATION_SET: ReadonlySet<IxDelegation> = new Set();
+import type { IxPolicy } from './model.js';
 
 /** Resources whose candidates are remembered at most; the memory is emptied beyond. */
 const CANDIDATE_CACHE_SIZE = 50_000;
@@ -124,63 +121,6 @@ export class ResourcePolicies {
   clear(): void {
     this.byType.clear();
     this.cache.clear();
-  }
-}
-
-/**
- * Active delegations (revoked and expired ones leave), by id, by delegate then delegator (what
- * a link of a chain looks up), and by delegator (the chains that start at a principal).
- */
-export class DelegationBook {
-  readonly byId = new Map<string, IxDelegation>();
-  private readonly to = new Map<string, Map<string, IxDelegation[]>>();
-  private readonly from = new Map<string, Set<IxDelegation>>();
-
-  /** The active delegations from `delegatorId` to `delegateId` (expired ones may still be held). */
-  between(delegatorId: string, delegateId: string): readonly IxDelegation[] {
-    return this.to.get(delegateId)?.get(delegatorId) ?? NO_DELEGATIONS;
-  }
-
-  /** The active delegations a principal receives. */
-  *received(delegateId: string): Iterable<IxDelegation> {
-    for (const list of this.to.get(delegateId)?.values() ?? []) yield* list;
-  }
-
-  /** The active delegations a principal gives. */
-  given(delegatorId: string): ReadonlySet<IxDelegation> {
-    return this.from.get(delegatorId) ?? NO_DELEGATION_SET;
-  }
-
-  /** Puts an active delegation, or takes one out (undefined: revoked, expired or gone). */
-  put(id: string, next: IxDelegation | undefined): void {
-    const old = this.byId.get(id);
-    if (old) {
-      this.byId.delete(id);
-      const byDelegator = this.to.get(old.delegateId);
-      const list = byDelegator?.get(old.delegatorId)?.filter((d) => d.id !== id);
-      if (byDelegator && list) {
-        if (list.length > 0) byDelegator.set(old.delegatorId, list);
-        else byDelegator.delete(old.delegatorId);
-        if (byDelegator.size === 0) this.to.delete(old.delegateId);
-      }
-      const given = this.from.get(old.delegatorId);
-      given?.delete(old);
-      if (given?.size === 0) this.from.delete(old.delegatorId);
-    }
-    if (!next) return;
-    this.byId.set(id, next);
-    let byDelegator = this.to.get(next.delegateId);
-    if (!byDelegator) this.to.set(next.delegateId, (byDelegator = new Map<string, IxDelegation[]>()));
-    byDelegator.set(next.delegatorId, [...(byDelegator.get(next.delegatorId) ?? []), next]);
-    let given = this.from.get(next.delegatorId);
-    if (!given) this.from.set(next.delegatorId, (given = new Set<IxDelegation>()));
-    given.add(next);
-  }
-
-  clear(): void {
-    this.byId.clear();
-    this.to.clear();
-    this.from.clear();
   }
 }
 

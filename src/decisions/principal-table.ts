@@ -219,6 +219,11 @@ export class PrincipalTable {
     return row >= 0 && this.status.array[row] !== ABSENT ? row : -1;
   }
 
+  /** The row an id was given, whether or not it holds a principal now; −1 when it never had one. */
+  rowOfAny(id: string): number {
+    return this.ids.find(id);
+  }
+
   /** The row an id has or will have, whether or not it holds a principal now. */
   rowFor(id: string): number {
     const row = this.ids.intern(id);

@@ -11,7 +11,7 @@ import { PolicyIndex } from './policy-index.js';
  */
 
 /** Bumped whenever the layout of the tables changes: a file of another format is not read. */
-export const SNAPSHOT_FORMAT = 2;
+export const SNAPSHOT_FORMAT = 3;
 
 export interface SnapshotMeta {
   format: number;

@@ -8,9 +8,15 @@ import {
 } from '../../src/decisions/access-service.js';
 import { accessEntries } from '../../src/decisions/access.js';
 import { decide, type Verdict } from '../../src/decisions/engine.js';
-import { compilePolicy, toIxPrincipal, type IxPrincipal } from '../../src/decisions/model.js';
+import {
+  compilePolicy,
+  toIxPrincipal,
+  type IxDelegation,
+  type IxPrincipal,
+} from '../../src/decisions/model.js';
 import { PolicyIndex } from '../../src/decisions/policy-index.js';
 import type { Policy } from '../../src/policies/model.js';
+import { compileGlob, isGlob } from '../../src/policies/patterns.js';
 import { MemorySections } from '../../src/columnar/sections.js';
 import { countPrivileges, privilegeFactors } from '../../src/risk/privileges.js';
 import { MapIndex } from '../helpers/map-index.js';
@@ -19,7 +25,7 @@ import { asIndex, referenceEntries, referenceWhoCanAccess } from '../helpers/ref
 /**
  * The decision index as typed-array tables (src/decisions/policy-index.ts) against the map-based
  * index it replaced (test/helpers/map-index.ts): both are built from the same random graph and
- * given the same random changes (the columnar one written as a snapshot and read back half way
+ * given the same random changes, delegations among them (the columnar one written as a snapshot and read back half way
  * through, in half the runs), and every decision (explained or not), every access list, every
  * reverse lookup and every subject set must come out the same.
  */
@@ -89,7 +95,18 @@ type Change =
   | { kind: 'remove-group'; id: string }
   | { kind: 'policy'; spec: PolicySpec }
   | { kind: 'remove-policy'; id: string }
-  | { kind: 'resource'; type: string; identifier: string; env: string | null };
+  | { kind: 'resource'; type: string; identifier: string; env: string | null }
+  | { kind: 'delegation'; spec: DelegationSpec }
+  | { kind: 'revoke-delegation'; id: string };
+
+interface DelegationSpec {
+  id: string;
+  from: string;
+  to: string;
+  actions: string[];
+  resources: [string, string][] | null;
+  expired: boolean;
+}
 
 const pid = (i: number): string => `prn_${i}`;
 const gid = (i: number): string => `grp_${i}`;
@@ -135,6 +152,22 @@ const policySpec = (id: string, principals: number): fc.Arbitrary<PolicySpec> =>
     window: fc.constantFrom<PolicySpec['window']>('none', 'none', 'none', 'open', 'closed', 'ahead'),
   });
 
+const delegationSpec = (id: string, principals: number): fc.Arbitrary<DelegationSpec> =>
+  fc.record({
+    id: fc.constant(id),
+    from: fc.integer({ min: 0, max: principals + 1 }).map(pid),
+    to: fc.integer({ min: 0, max: principals + 1 }).map(pid),
+    actions: fc.uniqueArray(fc.constantFrom(...ACTIONS), { minLength: 1, maxLength: 2 }),
+    resources: fc.option(
+      fc.uniqueArray(fc.tuple(fc.constantFrom(...RESOURCE_TYPES), fc.constantFrom(...IDENTIFIERS)), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      { nil: null },
+    ),
+    expired: fc.constantFrom(false, false, false, true),
+  });
+
 const world = fc
   .record({ principals: fc.integer({ min: 1, max: 30 }), policies: fc.integer({ min: 1, max: 14 }) })
   .chain(({ principals, policies }) =>
@@ -149,6 +182,10 @@ const world = fc
         { maxLength: 8 },
       ),
       policies: fc.tuple(...Array.from({ length: policies }, (_, i) => policySpec(`pol_${i}`, principals))),
+      delegations: fc.array(
+        fc.integer({ min: 0, max: 9 }).chain((i) => delegationSpec(`dlg_${i}`, principals)),
+        { maxLength: 10 },
+      ),
       resources: fc.uniqueArray(
         fc.tuple(
           fc.constantFrom(...RESOURCE_TYPES),
@@ -187,6 +224,12 @@ const world = fc
               fc.option(fc.constantFrom(...ENVS), { nil: null }),
             )
             .map(([type, identifier, env]): Change => ({ kind: 'resource', type, identifier, env })),
+          fc
+            .integer({ min: 0, max: 11 })
+            .chain((i) =>
+              delegationSpec(`dlg_${i}`, principals).map((spec): Change => ({ kind: 'delegation', spec })),
+            ),
+          fc.integer({ min: 0, max: 11 }).map((i): Change => ({ kind: 'revoke-delegation', id: `dlg_${i}` })),
         ),
         { maxLength: 12 },
       ),
@@ -247,6 +290,22 @@ function policyOf(spec: PolicySpec): Policy {
   };
 }
 
+function delegationOf(spec: DelegationSpec): IxDelegation {
+  return {
+    id: spec.id,
+    delegatorId: spec.from,
+    delegateId: spec.to,
+    actions: spec.actions,
+    resources:
+      spec.resources?.map(([type, identifier]) => ({
+        type,
+        identifier,
+        glob: isGlob(identifier) ? compileGlob(identifier) : null,
+      })) ?? null,
+    expiresAt: spec.expired ? NOW - DAY : NOW + DAY,
+  };
+}
+
 /** Writes the same thing into both indexes. */
 function both(indexes: [MapIndex, PolicyIndex], write: (index: MapIndex | PolicyIndex) => void): void {
   for (const index of indexes) write(index);
@@ -261,6 +320,7 @@ function build(w: World): [MapIndex, PolicyIndex] {
       ix.putResource(type, identifier, { type, identifier, attributes: env ? { env } : {} }),
     );
   for (const spec of w.policies) both(indexes, (ix) => ix.putPolicy(compilePolicy(policyOf(spec))));
+  for (const spec of w.delegations) both(indexes, (ix) => ix.putDelegation(spec.id, delegationOf(spec)));
   w.changes.forEach((change, i) => {
     // Half way through the changes, the index may be written as a snapshot and read back.
     if (w.snapshot && i === Math.floor(w.changes.length / 2)) {
@@ -282,6 +342,10 @@ function build(w: World): [MapIndex, PolicyIndex] {
           return ix.putPolicy(compilePolicy(policyOf(change.spec)));
         case 'remove-policy':
           return ix.removePolicy(change.id);
+        case 'delegation':
+          return ix.putDelegation(change.spec.id, delegationOf(change.spec));
+        case 'revoke-delegation':
+          return ix.putDelegation(change.id, undefined);
         case 'resource':
           return ix.putResource(
             change.type,
@@ -305,6 +369,7 @@ type World = {
   principals: PrincipalSpec[];
   groups: [string, string[]][];
   policies: PolicySpec[];
+  delegations: DelegationSpec[];
   resources: [string, string, string | null][];
   changes: Change[];
 };
@@ -373,6 +438,20 @@ describe('decision index: columnar tables against the map-based index', () => {
           expect(sorted(next.membersOf(gid(g))), gid(g)).to.deep.equal(sorted(old.membersOf(gid(g))));
           expect(next.groups.get(gid(g))?.name, gid(g)).to.equal(old.groups.get(gid(g))?.name);
         }
+        // Delegations, by id and by either end.
+        const byId = (list: Iterable<IxDelegation>) => [...list].sort((a, b) => a.id.localeCompare(b.id));
+        expect(next.delegations.size).to.equal(old.delegations.size);
+        expect(byId(next.delegations.values())).to.deep.equal(byId(old.delegations.values()));
+        for (const from of ids) {
+          expect(byId(next.delegationsGiven(from)), from).to.deep.equal(byId(old.delegationsGiven(from)));
+          expect(byId(next.delegationsReceived(from)), from).to.deep.equal(
+            byId(old.delegationsReceived(from)),
+          );
+          for (const to of ids)
+            expect(byId(next.delegationsBetween(from, to)), `${from} ${to}`).to.deep.equal(
+              byId(old.delegationsBetween(from, to)),
+            );
+        }
         // Lookups by name.
         for (const ref of ['a@example.com', 'A@EXAMPLE.COM', 'ext-1', 'ext-2', 'c-1']) {
           const names = (found: { byConnectorId: IxPrincipal[]; byEmail: IxPrincipal[] }) => ({
@@ -408,6 +487,11 @@ describe('decision index: columnar tables against the map-based index', () => {
                 );
                 expect(shape(decide(next, request, { explain: true }))).to.deep.equal(
                   shape(decide(asIndex(old), request, { explain: true })),
+                );
+                // Acting for another principal, through whatever delegations there are.
+                const acting = { ...request, on_behalf_of: pid(0) };
+                expect(shape(decide(next, acting, { explain: true })), `${id} for ${pid(0)}`).to.deep.equal(
+                  shape(decide(asIndex(old), acting, { explain: true })),
                 );
               }
             }
