@@ -3,8 +3,8 @@
 // `attr.*` and `meta.*` included) and the groups it is a direct member of, each with when it
 // joined (epoch milliseconds).
 // Timestamps come as [epoch seconds, nanoseconds], numbers the driver reads as they are; the search
-// card is left out. A map of the node's properties costs the database far less than reading its
-// keys one by one.
+// card and a connector's SCIM body (the largest property) are left out. A map of the node's
+// properties costs the database far less than reading its keys one by one.
 MATCH (p:Principal)
 WHERE p.id > $after AND p.id <= $upTo
 WITH p
@@ -12,5 +12,5 @@ ORDER BY p.id
 LIMIT $batch
 RETURN p {.*, created_at: [p.created_at.epochSeconds, p.created_at.nanosecond],
   updated_at: [p.updated_at.epochSeconds, p.updated_at.nanosecond],
-  last_login: [p.last_login.epochSeconds, p.last_login.nanosecond], deleted_at: null, card: null} AS p,
+  last_login: [p.last_login.epochSeconds, p.last_login.nanosecond], deleted_at: null, card: null, scim: null} AS p,
   [(p)-[m:MEMBER_OF]->(g:Group) | [g.id, m.added_at.epochMillis]] AS groups

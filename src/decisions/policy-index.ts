@@ -468,6 +468,17 @@ export class PolicyIndex {
     return row;
   }
 
+  /**
+   * A principal's direct groups as now stored, its fields unchanged (a principal the index does
+   * not hold is left alone). True when they changed.
+   */
+  putMemberships(id: string, groups: readonly string[], since?: readonly (number | null)[]): boolean {
+    const row = this.table.rowOf(id);
+    if (row < 0) return false;
+    this.lastMade = undefined;
+    return this.groupTable.setMemberships(row, groups, since);
+  }
+
   /** A principal's privilege risk factors as now stored (JSON text). */
   setPrivileges(id: string, privileges: string): void {
     const row = this.table.rowOf(id);

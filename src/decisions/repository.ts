@@ -15,6 +15,7 @@ import {
 const Q = defineQueries('decisions', [
   'index_principals',
   'principals_by_id',
+  'memberships_by_id',
   'index_groups',
   'groups_by_id',
   'index_policies',
@@ -37,6 +38,12 @@ export interface GroupRow {
   name: string;
   /** The groups it is nested in directly, each with when it was nested (epoch ms; null: unknown). */
   parents: [string, number | null][];
+}
+
+/** A principal's direct groups, each with when it was joined (epoch ms; null: unknown). */
+export interface MembershipRow {
+  id: string;
+  groups: [string, number | null][];
 }
 
 /** A batch of decision records as stored: JSON lines, gzip-compressed, base64, with their id range. */
@@ -156,6 +163,11 @@ export const decisionRepository = {
   /** Principals by id as they are now; ids that no longer exist give no row. */
   principalsById(db: Database, ids: readonly string[]): Promise<StoredPrincipalRow[]> {
     return db.runPlain<StoredPrincipalRow>(Q.principals_by_id, { ids: [...ids] });
+  },
+
+  /** The direct groups of principals by id, each with when it was joined (epoch ms). */
+  membershipsById(db: Database, ids: readonly string[]): Promise<MembershipRow[]> {
+    return db.runPlain<MembershipRow>(Q.memberships_by_id, { ids: [...ids] });
   },
 
   groups(db: Reader): Promise<GroupRow[]> {

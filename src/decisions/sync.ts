@@ -15,7 +15,12 @@ import {
   type IxResource,
   type StoredPrincipalRow,
 } from './model.js';
-import { decisionRepository as repo, type GroupRow, type StoredPolicy } from './repository.js';
+import {
+  decisionRepository as repo,
+  type GroupRow,
+  type MembershipRow,
+  type StoredPolicy,
+} from './repository.js';
 import { readSnapshot, SectionsRefused, writeSnapshot } from './snapshot.js';
 
 /**
@@ -30,6 +35,8 @@ const BUILD_SLICE_MS = 5;
 
 interface Pending {
   principals: Set<string>;
+  /** Principals whose group memberships alone changed: only those are read again. */
+  memberships: Set<string>;
   groups: Set<string>;
   removedGroups: Set<string>;
   policies: Set<string>;
@@ -52,12 +59,11 @@ export interface Dirty {
  */
 const PRINCIPAL_SLICE = 1_000;
 
-async function principalsInSlices(db: Database, ids: string[]): Promise<StoredPrincipalRow[]> {
-  if (ids.length <= PRINCIPAL_SLICE) return repo.principalsById(db, ids);
-  const out: StoredPrincipalRow[] = [];
-  for (let i = 0; i < ids.length; i += PRINCIPAL_SLICE) {
-    out.push(...(await repo.principalsById(db, ids.slice(i, i + PRINCIPAL_SLICE))));
-  }
+async function inSlices<T>(ids: string[], read: (ids: string[]) => Promise<T[]>): Promise<T[]> {
+  if (ids.length <= PRINCIPAL_SLICE) return read(ids);
+  const out: T[] = [];
+  for (let i = 0; i < ids.length; i += PRINCIPAL_SLICE)
+    out.push(...(await read(ids.slice(i, i + PRINCIPAL_SLICE))));
   return out;
 }
 
@@ -66,6 +72,7 @@ interface Fetched {
   policies: StoredPolicy[];
   groups: GroupRow[];
   principals: StoredPrincipalRow[];
+  memberships: MembershipRow[];
   resources: IxResource[];
   delegations: { delegation: IxDelegation; active: boolean }[];
 }
@@ -91,6 +98,7 @@ export type IndexCounts = {
 
 const nothing = (): Pending => ({
   principals: new Set(),
+  memberships: new Set(),
   groups: new Set(),
   removedGroups: new Set(),
   policies: new Set(),
@@ -203,7 +211,7 @@ export class IndexSync {
     return this.serialized(async () => {
       for (let work = this.noted!; !isEmpty(work); work = this.noted!) {
         this.noted = nothing();
-        await this.applyTo(built, work, await this.read(work), dirty);
+        await this.applyTo(built, work, await this.read(built, work), dirty);
       }
       this.noted = null;
       const counts = {
@@ -343,7 +351,7 @@ export class IndexSync {
           const member = (change?.to ?? change?.from) as string | undefined;
           if (typeof member !== 'string') return false;
           if (isId('group', member)) p.groups.add(member);
-          else p.principals.add(member);
+          else p.memberships.add(member);
           return true;
         }
         p.groups.add(id);
@@ -353,7 +361,7 @@ export class IndexSync {
           for (const member of members) {
             if (typeof member !== 'string') continue;
             if (isId('group', member)) p.groups.add(member);
-            else p.principals.add(member);
+            else p.memberships.add(member);
           }
         }
         return true;
@@ -378,7 +386,7 @@ export class IndexSync {
     const work = this.pending;
     this.pending = nothing();
     try {
-      await this.applyTo(this.index, work, await this.read(work), this.dirty);
+      await this.applyTo(this.index, work, await this.read(this.index, work), this.dirty);
     } catch (err) {
       // Nothing is lost: the keys go back to wait for the next batch.
       for (const key of Object.keys(work) as (keyof Pending)[]) {
@@ -390,17 +398,28 @@ export class IndexSync {
     }
   }
 
-  /** Reads what a batch names, as it now is. */
-  private async read(work: Pending): Promise<Fetched> {
+  /**
+   * Reads what a batch names, as it now is. A principal whose memberships alone changed is read
+   * whole only when `index` does not hold it yet.
+   */
+  private async read(index: PolicyIndex, work: Pending): Promise<Fetched> {
     const { db } = this;
-    const [policies, groups, principals, resources, delegations] = await Promise.all([
+    const whole = [...work.principals];
+    const memberships: string[] = [];
+    for (const id of work.memberships) {
+      if (work.principals.has(id)) continue;
+      if (index.table.rowOf(id) < 0) whole.push(id);
+      else memberships.push(id);
+    }
+    const [policies, groups, principals, joined, resources, delegations] = await Promise.all([
       work.policies.size > 0 ? repo.policiesById(db, [...work.policies]) : [],
       work.groups.size > 0 ? repo.groupsById(db, [...work.groups]) : [],
-      work.principals.size > 0 ? principalsInSlices(db, [...work.principals]) : [],
+      whole.length > 0 ? inSlices(whole, (ids) => repo.principalsById(db, ids)) : [],
+      memberships.length > 0 ? inSlices(memberships, (ids) => repo.membershipsById(db, ids)) : [],
       work.resources.size > 0 ? repo.resourcesByKey(db, [...work.resources].map(resourceOf)) : [],
       work.delegations.size > 0 ? repo.delegationsById(db, [...work.delegations]) : [],
     ]);
-    return { policies, groups, principals, resources, delegations };
+    return { policies, groups, principals, memberships: joined, resources, delegations };
   }
 
   /**
@@ -431,6 +450,16 @@ export class IndexSync {
     }
     for (const id of work.principals) if (!foundPrincipals.has(id)) index.putFields(id, undefined, []);
     touched(work.principals);
+    for (const [i, row] of fetched.memberships.entries()) {
+      if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
+      if (foundPrincipals.has(row.id)) continue;
+      index.putMemberships(
+        row.id,
+        row.groups.map(([id]) => id),
+        row.groups.map(([, since]) => since),
+      );
+      touched([row.id]);
+    }
     const replacePolicy = (id: string, next: IxPolicy | undefined): void => {
       const old = index.policies.get(id);
       if (old?.active) dirty?.policies.push(old);
