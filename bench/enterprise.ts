@@ -95,7 +95,14 @@ import {
 import type { GeneratorMessage } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
 import { DEPARTMENTS, rng, ROLES } from './org.js';
-import { registeredMatching, RESOURCE_TYPES, sourceAddress, SYSTEMS, TYPE_ACTIONS } from './policy-set.js';
+import {
+  drawActions,
+  registeredMatching,
+  RESOURCE_TYPES,
+  sourceAddress,
+  SYSTEMS,
+  TYPE_ACTIONS,
+} from './policy-set.js';
 import type { PollResult, PollRun } from './sync-poller.js';
 
 const USERS = env('BENCH_ENT_USERS', 200_000);
@@ -590,15 +597,7 @@ function planPolicies(
     }
     return out;
   };
-  const actionsFor = (type: string): string[] => {
-    const vocabulary = TYPE_ACTIONS[type]!;
-    const roll = random();
-    if (roll < 0.03) return ['*'];
-    const family = vocabulary.find((a) => a.includes(':'));
-    if (family && roll < 0.1) return [`${family.slice(0, family.indexOf(':'))}:*`];
-    const n = 1 + Math.floor(random() * random() * 3);
-    return [...new Set(Array.from({ length: n }, () => pick(vocabulary)))];
-  };
+  const actionsFor = (type: string): string[] => drawActions(type, random);
   const conditionsFor = (type: string): Record<string, unknown> | undefined => {
     if (type === 'tool') return undefined;
     const roll = random();

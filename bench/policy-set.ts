@@ -83,6 +83,20 @@ export const TYPE_ACTIONS: Record<string, string[]> = {
   project: CRUD,
 };
 export const RESOURCE_TYPES = Object.keys(TYPE_ACTIONS);
+
+/**
+ * The actions of a policy on a resource type: now and then every action, or one family's
+ * (`repo:*`), mostly one to three of the type's actions.
+ */
+export function drawActions(type: string, random: () => number): string[] {
+  const vocabulary = TYPE_ACTIONS[type]!;
+  const roll = random();
+  if (roll < 0.03) return ['*'];
+  const family = vocabulary.find((a) => a.includes(':'));
+  if (family && roll < 0.1) return [`${family.slice(0, family.indexOf(':'))}:*`];
+  const n = 1 + Math.floor(random() * random() * 3);
+  return [...new Set(Array.from({ length: n }, () => vocabulary[Math.floor(random() * vocabulary.length)]!))];
+}
 /** Every concrete action some resource type has. */
 export const ACTIONS = [...new Set(Object.values(TYPE_ACTIONS).flat())].sort();
 
@@ -245,15 +259,7 @@ export function generatePolicies(
     }
     return out;
   };
-  const actionsFor = (type: string): string[] => {
-    const vocabulary = TYPE_ACTIONS[type]!;
-    const roll = random();
-    if (roll < 0.03) return ['*'];
-    const family = vocabulary.find((a) => a.includes(':'));
-    if (family && roll < 0.1) return [`${family.slice(0, family.indexOf(':'))}:*`];
-    const n = 1 + Math.floor(random() * random() * 3);
-    return [...new Set(Array.from({ length: n }, () => pick(vocabulary)))];
-  };
+  const actionsFor = (type: string): string[] => drawActions(type, random);
   const conditionsFor = (type: string): Record<string, unknown> | undefined => {
     const roll = random();
     const cidr = { 'context.ip': { $cidr: random() < 0.7 ? '10.0.0.0/8' : '192.168.0.0/16' } };
