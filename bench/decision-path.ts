@@ -13,7 +13,10 @@
  *    rate and at 50% of the decisions' own, open loop (bench/open-loop.ts: latencies count from
  *    when each request was due), with the service's event-loop delay (max, p99: read from its
  *    /metrics around each run) and, as a control, the bare app at the same rates;
- * 3. `POST /v1/decisions/batch` of 1,000 requests, one at a time;
+ * 3. `POST /v1/decisions/batch` of 1,000 requests, one at a time; then, at each of the rates of
+ *    (2) that are fractions of the bare app's, a saturated burst of BENCH_SATURATION_S seconds
+ *    followed at once by BENCH_AFTER_BURST_S (10) seconds at that rate, open loop, the bare app
+ *    measured the same way: the tail a burst leaves (p99 and p99.9 over the bare app's);
  * 4. that every decision answered was recorded: decisions written against 2xx answers, after a
  *    graceful stop of the service;
  * 5. the CPU time each process spends per request at saturation (from /proc: the service, Neo4j,
@@ -33,6 +36,7 @@
  * Knobs: BENCH_WARMUP_S (90: the service at saturation before anything is measured, so that Neo4j's
  * JIT has settled), BENCH_COMPONENT_CALLS (20000), BENCH_PIECES_ONLY (1: stop after the in-process pieces), BENCH_PRINCIPALS (2000), BENCH_GROUPS (120), BENCH_POLICIES (300), BENCH_RESOURCES
  * (1500), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_SATURATION_S (10), BENCH_FIXED_S (15),
+ * BENCH_AFTER_BURST_S (10),
  * BENCH_BATCHES (100 per round), BENCH_RATES (fractions of the bare app's rate, "0.05,0.1"),
  * BENCH_CPU_PROFILE (a directory: the service runs with --cpu-prof and writes its profile there
  * when it stops), BENCH_HEAP_PROFILE (a directory: the same with --heap-prof, where the service
@@ -94,6 +98,8 @@ const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
 const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
 const SATURATION_S = env('BENCH_SATURATION_S', 10);
 const FIXED_S = env('BENCH_FIXED_S', 15);
+/** Seconds measured at a fixed rate right after a saturated burst. */
+const AFTER_BURST_S = env('BENCH_AFTER_BURST_S', 10);
 const BATCHES = env('BENCH_BATCHES', 100);
 const COMPONENT_CALLS = env('BENCH_COMPONENT_CALLS', 20_000);
 const PIECES_ONLY = process.env['BENCH_PIECES_ONLY'] === '1';
@@ -294,12 +300,18 @@ function generatorOf(child: ChildProcess) {
         ),
       };
     },
-    fixed: (url: string, requests: Requests, headers: Record<string, string>, rate: number) =>
+    fixed: (
+      url: string,
+      requests: Requests,
+      headers: Record<string, string>,
+      rate: number,
+      seconds = FIXED_S,
+    ) =>
       send<OpenLoopResult>({
         kind: 'open',
         url,
         rate,
-        seconds: FIXED_S,
+        seconds,
         connections: CONNECTIONS,
         headers,
         requests,
@@ -314,10 +326,11 @@ async function fixedRun(
   requests: Requests,
   headers: Record<string, string>,
   rate: number,
+  seconds = FIXED_S,
 ): Promise<FixedReading> {
   if (service) await eventLoop(service.base);
   const from = service && TRACE_GC ? logSize(service.logFile) : 0;
-  const result = await generator.fixed(url, requests, headers, rate);
+  const result = await generator.fixed(url, requests, headers, rate, seconds);
   const loop = service ? await eventLoop(service.base) : { max: NaN, p99: NaN };
   const gcs = service && TRACE_GC ? gcPauses(service.logFile, from) : undefined;
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
@@ -606,9 +619,35 @@ interface Round {
   recorded_fixed: FixedReading[];
   unrecorded_fixed: FixedReading[];
   hello_fixed: FixedReading[];
+  /** At each of the RATES, the AFTER_BURST_S seconds right after a saturated burst. */
+  recorded_after_burst: FixedReading[];
+  hello_after_burst: FixedReading[];
   batch_ms: BatchReading;
   unrecorded_batch_ms: BatchReading;
   records: { answered: number; written: number };
+}
+
+/**
+ * At each of `rates`: a saturated burst of SATURATION_S seconds, then, with no pause, the rate
+ * for AFTER_BURST_S seconds, open loop: the tail a burst leaves behind.
+ */
+async function afterBursts(
+  generator: ReturnType<typeof generatorOf>,
+  service: Service | undefined,
+  url: string,
+  requests: Requests,
+  headers: Record<string, string>,
+  rates: readonly number[],
+): Promise<{ readings: FixedReading[]; answered: number }> {
+  const readings: FixedReading[] = [];
+  let answered = 0;
+  for (const rate of rates) {
+    answered += (await generator.saturate(url, requests, headers)).total;
+    const reading = await fixedRun(generator, service, url, requests, headers, rate, AFTER_BURST_S);
+    answered += reading.completed;
+    readings.push(reading);
+  }
+  return { readings, answered };
 }
 
 async function run(
@@ -702,6 +741,18 @@ async function run(
         if (variant === 'recorded') round.batch_ms = reading;
         else round.unrecorded_batch_ms = reading;
       }
+      if (variant === 'recorded') {
+        const bursts = await afterBursts(
+          generator,
+          service,
+          service.base,
+          bodies,
+          headers,
+          rates.slice(0, RATES.length),
+        );
+        answered += bursts.answered;
+        round.recorded_after_burst = bursts.readings;
+      }
       await service.stop();
       if (variant === 'recorded') {
         round.records = { answered, written: (await countDecisions()) - before };
@@ -718,6 +769,9 @@ async function run(
     round.hello_fixed = [];
     for (const rate of rates)
       round.hello_fixed.push(await fixedRun(generator, undefined, helloBase, bodies, headers, rate));
+    round.hello_after_burst = (
+      await afterBursts(generator, undefined, helloBase, bodies, headers, rates.slice(0, RATES.length))
+    ).readings;
     rounds.push(round as Round);
     const rf = round.recorded_fixed!;
     log(
@@ -883,6 +937,49 @@ function report(
       p99: median(control.map((f) => f.latency.max)),
       rounds: control.map((f) => f.latency.p99),
       note: `generator lag max ${control.map((f) => fmt(f.generator_lag_max_ms)).join('/')} ms`,
+    });
+  });
+  rates.slice(0, RATES.length).forEach((rate, i) => {
+    const after = per((r) => r.recorded_after_burst[i]!);
+    const floor = per((r) => r.hello_after_burst[i]!);
+    const label = `${rate}/s (${labels[i]}), the ${AFTER_BURST_S} s after a ${SATURATION_S} s saturated burst`;
+    table.add({
+      scenario: `evaluate at ${label}: p99 / p99.9`,
+      unit: 'ms',
+      median: median(after.map((f) => f.latency.p99)),
+      p99: median(after.map((f) => f.latency.p999)),
+      rounds: after.map((f) => f.latency.p99),
+      note: `the p99 column is p99.9; max ${after.map((f) => fmt(f.latency.max)).join('/')} ms; loop max ${after
+        .map((f) => fmt(f.loop_max_ms))
+        .join('/')} ms`,
+    });
+    table.add({
+      scenario: `bare Koa the same way: p99 / p99.9`,
+      unit: 'ms',
+      median: median(floor.map((f) => f.latency.p99)),
+      p99: median(floor.map((f) => f.latency.p999)),
+      rounds: floor.map((f) => f.latency.p99),
+      note: 'the p99 column is p99.9',
+    });
+    const p99Over = after.map((f, r) => f.latency.p99 - floor[r]!.latency.p99);
+    table.add({
+      scenario: `  after the burst, p99 − bare p99`,
+      unit: 'ms',
+      median: median(p99Over),
+      target: 5,
+      direction: 'max',
+      on: 'median',
+      rounds: p99Over,
+    });
+    const p999Over = after.map((f, r) => f.latency.p999 - floor[r]!.latency.p999);
+    table.add({
+      scenario: `  after the burst, p99.9 − bare p99.9`,
+      unit: 'ms',
+      median: median(p999Over),
+      target: 15,
+      direction: 'max',
+      on: 'median',
+      rounds: p999Over,
     });
   });
   const batch = per((r) => r.batch_ms);
