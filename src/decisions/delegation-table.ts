@@ -46,19 +46,21 @@ export class DelegationTable {
     return n;
   }
 
-  /** Active delegations by id, as a read-only map. */
-  readonly byId = {
-    get: (id: string): IxDelegation | undefined => {
-      const row = this.rowOf(id);
-      return row < 0 ? undefined : this.delegation(row);
-    },
-    has: (id: string): boolean => this.rowOf(id) >= 0,
-    get size(): number {
-      return this.owner.count;
-    },
-    values: (): IterableIterator<IxDelegation> => this.every(),
-    owner: this as DelegationTable,
-  };
+  /** The active delegation of an id. */
+  get(id: string): IxDelegation | undefined {
+    const row = this.rowOf(id);
+    return row < 0 ? undefined : this.delegation(row);
+  }
+
+  has(id: string): boolean {
+    return this.rowOf(id) >= 0;
+  }
+
+  /** Every active delegation, in the order they came. */
+  *values(): IterableIterator<IxDelegation> {
+    for (let row = 0; row < this.ids.size; row += 1)
+      if (this.live.array[row] === 1) yield this.delegation(row);
+  }
 
   /** The active delegations from `delegatorId` to `delegateId` (expired ones may still be held). */
   between(delegatorId: string, delegateId: string): readonly IxDelegation[] {
@@ -191,11 +193,6 @@ export class DelegationTable {
       this.resourceLists.set(code, list);
     }
     return list;
-  }
-
-  private *every(): IterableIterator<IxDelegation> {
-    for (let row = 0; row < this.ids.size; row += 1)
-      if (this.live.array[row] === 1) yield this.delegation(row);
   }
 }
 

@@ -138,9 +138,9 @@ export class PolicyIndex {
     owner: this as PolicyIndex,
   };
 
-  /** Active delegations by id. */
-  get delegations(): DelegationTable['byId'] {
-    return this.book.byId;
+  /** Active delegations by id, as a read-only map does. */
+  get delegations(): Pick<DelegationTable, 'get' | 'has' | 'size' | 'values'> {
+    return this.book;
   }
 
   /** Bytes the tables hold outside the JavaScript heap. */

@@ -452,7 +452,6 @@ export class IndexSync {
     touched(work.principals);
     for (const [i, row] of fetched.memberships.entries()) {
       if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
-      if (foundPrincipals.has(row.id)) continue;
       index.putMemberships(
         row.id,
         row.groups.map(([id]) => id),
