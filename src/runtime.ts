@@ -13,11 +13,13 @@ import type { Config } from './config/config.js';
 import { ConnectorService } from './connectors/service.js';
 import { ConnectorSyncService } from './scim/sync-service.js';
 import { Catalogue } from './db/catalogue.js';
-import { Database, createDriver } from './db/database.js';
+import { Database } from './db/database.js';
+import { createDriver } from './db/driver.js';
 import { loadMigrations, migrate } from './db/migrations.js';
 import { AccessService } from './decisions/access-service.js';
 import { PrivilegeRisk } from './risk/privileges.js';
 import { PolicyIndex } from './decisions/policy-index.js';
+import { ThreadRecordWriter } from './decisions/record-writer.js';
 import { DecisionLog } from './decisions/records.js';
 import { DecisionService } from './decisions/service.js';
 import { SimulationService } from './decisions/simulation.js';
@@ -158,7 +160,12 @@ async function openDatabase(options: RuntimeOptions, metrics: Metrics): Promise<
     metrics,
     txTimeoutMs: config.neo4j.txTimeoutMs,
     backgroundTxTimeoutMs: config.neo4j.backgroundTxTimeoutMs,
-    connection: { uri: options.neo4j.uri, user: options.neo4j.user, password: options.neo4j.password },
+    connection: {
+      uri: options.neo4j.uri,
+      user: options.neo4j.user,
+      password: options.neo4j.password,
+      driver: { connectionTimeoutMs: config.neo4j.connectionTimeoutMs, txRetryMs: config.neo4j.txRetryMs },
+    },
   });
   try {
     await waitForDatabase(db, options.connectTimeoutMs ?? 60_000, logger);
@@ -245,6 +252,7 @@ async function wireEngine(base: Base) {
     retentionDays: config.decisions.retentionDays,
     maxPending: config.decisions.maxPending,
     enabled: config.decisions.recording,
+    writer: ThreadRecordWriter.for(db),
   });
   if (!config.decisions.recording) {
     logger.warn('DECISION_RECORDING=off-for-benchmark: decisions are not recorded (benchmarks only)');
@@ -608,7 +616,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         // Decisions answered before the stop are recorded before the database goes.
         closing ??= jobs
           .stop(drainMs)
-          .then(() => engine.log.flush())
+          .then(() => engine.log.close())
           .then(() => snapshotAtStop(base, engine.sync))
           .then(() => webhooks.transport.close())
           .then(closeAll);

@@ -18,7 +18,9 @@ import type { Metrics } from '../metrics.js';
 import { within } from '../time.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
 import { DbHealth } from './health.js';
+import { CONNECTIVITY_CODES, type DriverOptions } from './driver.js';
 import { readRanges } from './range-reader.js';
+import { WriteThread } from './write-thread.js';
 
 const Q = defineQueries('system', ['ping']);
 
@@ -74,40 +76,14 @@ export interface DatabaseOptions {
   /** The same for background work whose statements legitimately run long (see `background()`). */
   backgroundTxTimeoutMs: number;
   /** Where the database is, for worker threads that read it with drivers of their own (`readRanges`). */
-  connection?: { uri: string; user: string; password: string };
+  connection?: { uri: string; user: string; password: string; driver?: Partial<DriverOptions> };
 }
-
-const CONNECTIVITY_CODES = new Set([
-  neo4j.error.SERVICE_UNAVAILABLE,
-  neo4j.error.SESSION_EXPIRED,
-  'Neo.TransientError.General.DatabaseUnavailable',
-  'Neo.ClientError.Database.DatabaseNotFound',
-]);
 
 /** Seconds a client should wait before retrying while the database is away. */
 const RETRY_AFTER_S = 5;
 
 /** How many bookmarks an instance remembers having reached (see `Database.catchUp`). */
 const MAX_REMEMBERED_BOOKMARKS = 10_000;
-
-export function createDriver(
-  uri: string,
-  user: string,
-  password: string,
-  opts: { maxPoolSize: number; connectionTimeoutMs: number; txRetryMs: number },
-): Driver {
-  const auth = password === '' ? undefined : neo4j.auth.basic(user, password);
-  return neo4j.driver(uri, auth, {
-    maxConnectionPoolSize: opts.maxPoolSize,
-    connectionTimeout: opts.connectionTimeoutMs,
-    connectionAcquisitionTimeout: opts.connectionTimeoutMs + 2_000,
-    maxTransactionRetryTime: opts.txRetryMs,
-    disableLosslessIntegers: true,
-    telemetryDisabled: true,
-    userAgent: 'principals-access-service',
-    logging: { level: 'error', logger: () => undefined },
-  });
-}
 
 /**
  * The one way the service talks to Neo4j, with Neo4j values turned into plain JS and Neo4j
@@ -303,6 +279,36 @@ export class Database implements Reader {
     await this.bookmarks.updateBookmarks([], missing);
     for (const bookmark of missing) this.remember(bookmark);
     return true;
+  }
+
+  /**
+   * `query` (a write) run on a worker thread with a driver of its own (src/db/write-thread.ts);
+   * what it commits joins this instance's bookmarks. Undefined when the database's address is not
+   * known (no other driver can be opened).
+   */
+  writeThread(query: Query): WriteThread | undefined {
+    const connection = this.options.connection;
+    if (!connection) return undefined;
+    const { driver = {}, ...address } = connection;
+    return new WriteThread(
+      {
+        connection: { ...address, database: this.options.database },
+        driver,
+        txTimeoutMs: this.txTimeoutMs,
+        statement: this.resolve(query),
+      },
+      (bookmarks) => this.adoptBookmarks(bookmarks),
+    );
+  }
+
+  /**
+   * Makes this instance's later statements start after transactions a worker thread of it
+   * committed with a driver of its own (their bookmarks): a request after such a write reads it.
+   */
+  async adoptBookmarks(bookmarks: readonly string[]): Promise<void> {
+    if (bookmarks.length === 0) return;
+    await this.bookmarks.updateBookmarks([], bookmarks);
+    for (const bookmark of bookmarks) this.remember(bookmark);
   }
 
   private remember(bookmark: string): void {

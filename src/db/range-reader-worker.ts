@@ -1,5 +1,6 @@
 import neo4j from 'neo4j-driver';
 import { parentPort, workerData } from 'node:worker_threads';
+import { createDriver } from './driver.js';
 import type { RangeWorkerData, RangeWorkerMessage } from './range-reader.js';
 
 /**
@@ -11,18 +12,7 @@ import type { RangeWorkerData, RangeWorkerMessage } from './range-reader.js';
 const data = workerData as RangeWorkerData;
 const port = parentPort!;
 
-const driver = neo4j.driver(
-  data.connection.uri,
-  data.connection.password === ''
-    ? undefined
-    : neo4j.auth.basic(data.connection.user, data.connection.password),
-  {
-    disableLosslessIntegers: true,
-    telemetryDisabled: true,
-    userAgent: 'principals-access-service',
-    logging: { level: 'error', logger: () => undefined },
-  },
-);
+const driver = createDriver(data.connection.uri, data.connection.user, data.connection.password);
 
 async function page(after: string): Promise<Record<string, unknown>[]> {
   const session = driver.session({

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { workerThread } from '../threads/thread.js';
 
 /** How a worker reaches the database. */
 export interface Connection {
@@ -24,20 +24,6 @@ export interface RangeWorkerData {
   timeoutMs: number;
 }
 
-/**
- * A worker thread running src/db/range-reader-worker. Compiled, it is JavaScript beside this
- * module. Run from the TypeScript sources (tests, the development server), it is TypeScript, which
- * a worker does not load by itself: a bootstrap registers the same loader in it first.
- */
-function workerOf(data: RangeWorkerData): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts'))
-    return new Worker(new URL('./range-reader-worker.js', here), { workerData: data });
-  const file = new URL('./range-reader-worker.ts', here).href;
-  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: data });
-}
-
 /** What a worker sends: a page of rows, the end of its range, or why it stopped. */
 export type RangeWorkerMessage = { rows: Record<string, unknown>[] } | { done: true } | { error: string };
 
@@ -54,7 +40,13 @@ export async function readRanges(
   take: (rows: Record<string, unknown>[]) => void | Promise<void>,
 ): Promise<void> {
   const { ranges, ...common } = read;
-  const workers = ranges.map(([after, upTo]) => workerOf({ ...common, after, upTo }));
+  const workers = ranges.map(([after, upTo]) =>
+    workerThread(import.meta.url, 'range-reader-worker', {
+      ...common,
+      after,
+      upTo,
+    } satisfies RangeWorkerData),
+  );
   // Pages are taken in turn, whichever worker sent them: `take` never runs twice at once.
   let queue: Promise<void> = Promise.resolve();
   try {

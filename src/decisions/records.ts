@@ -1,5 +1,5 @@
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { gunzip } from 'node:zlib';
 import { decodeTime, encodeTime } from 'ulid';
 import type { Static } from '@sinclair/typebox';
 import type { Database } from '../db/database.js';
@@ -7,11 +7,11 @@ import { AppError } from '../errors/errors.js';
 import { ID_PREFIXES } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import type { Decision, DecisionRecordSchema } from '../schemas/decisions.js';
-import { decisionRepository as repo, type StoredBatch } from './repository.js';
+import { InThreadRecordWriter, type BatchToWrite, type RecordWriter } from './record-writer.js';
+import { decisionRepository as repo } from './repository.js';
 
 export type DecisionRecord = Static<typeof DecisionRecordSchema>;
 
-const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
 export interface DecisionLogOptions {
@@ -23,6 +23,8 @@ export interface DecisionLogOptions {
   enabled?: boolean;
   /** Bytes of JSON a batch holds before the next record starts another (default 1 MiB). */
   batchBytes?: number;
+  /** Where sealed batches are written (default: on this thread, through `db`). */
+  writer?: RecordWriter;
 }
 
 /**
@@ -117,8 +119,9 @@ function findLine(lines: Buffer, id: string): DecisionRecord | undefined {
 /**
  * Records every decision without delaying its answer. `record` serialises the decision into the
  * open batch; `flush` (run by the job runner every few hundred milliseconds, and at shutdown)
- * seals it and writes the sealed batches, each as one gzip-compressed `(:DecisionBatch)` node,
- * compressed on the thread pool rather than the event loop. A batch is one node and one
+ * seals it and hands the sealed batches to its writer, each to be one gzip-compressed
+ * `(:DecisionBatch)` node; the service's writer compresses and writes them on a thread of its own
+ * (src/decisions/record-writer.ts), so the thread that answers requests only copies bytes. A batch is one node and one
  * statement, not a node per decision: per decision, the database's work and the driver's shrink
  * to a few percent of what they were. Until written, a record is served from memory on this
  * instance. If the database is away, batches wait (up to `maxPending` records) and are written
@@ -136,6 +139,7 @@ export class DecisionLog {
   private warnedAt = 0;
   private readonly batchBytes: number;
   private readonly enabled: boolean;
+  private readonly writer: RecordWriter;
 
   constructor(
     private readonly db: Database,
@@ -144,6 +148,7 @@ export class DecisionLog {
     this.batchBytes = options.batchBytes ?? MIB;
     this.enabled = options.enabled ?? true;
     this.open = new Batch(this.batchBytes);
+    this.writer = options.writer ?? new InThreadRecordWriter(db);
   }
 
   /**
@@ -193,6 +198,12 @@ export class DecisionLog {
     return Date.parse(record.evaluated_at) < this.cutoff() ? undefined : record;
   }
 
+  /** Writes every record made so far, then stops the writer. */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.writer.close();
+  }
+
   /** Removes records past retention, a batch of nodes at a time. */
   async purge(batch = 1_000): Promise<number> {
     const before = `${ID_PREFIXES.decision}_${encodeTime(this.cutoff(), 10)}`;
@@ -236,7 +247,7 @@ export class DecisionLog {
       const batch = this.sealed.shift()!;
       this.writing.push(batch);
       try {
-        await repo.record(this.db, await stored(batch));
+        await this.writer.write(toWrite(batch));
         this.pendingCount -= batch.count;
       } catch (err) {
         batch.attempts += 1;
@@ -312,17 +323,16 @@ function serialise(
   return extra === '' ? answer : `${answer.slice(0, -1)}${extra}}`;
 }
 
-async function stored(batch: Batch): Promise<StoredBatch> {
-  const body = await gzipAsync(batch.content(), { level: 1 });
+function toWrite(batch: Batch): BatchToWrite {
   return {
-    first_id: batch.firstId,
-    last_id: batch.lastId,
-    first_at: batch.firstAt,
-    last_at: batch.lastAt,
-    count: batch.count,
-    allowed: batch.allowed,
-    // As base64 text: the driver packs a byte array one byte at a time, which held the event
-    // loop for several milliseconds per batch; a string goes out as one copy.
-    body: body.toString('base64'),
+    lines: batch.content(),
+    batch: {
+      first_id: batch.firstId,
+      last_id: batch.lastId,
+      first_at: batch.firstAt,
+      last_at: batch.lastAt,
+      count: batch.count,
+      allowed: batch.allowed,
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { defineQueries } from '../db/catalogue.js';
 import type { Database, Reader } from '../db/database.js';
+import type { WriteThread } from '../db/write-thread.js';
 import { fromProperties as policyFromProperties, type Policy } from '../policies/model.js';
 import { compileGlob, globMatches as matchesGlob } from '../policies/patterns.js';
 import type { Grant } from './access.js';
@@ -284,6 +285,19 @@ export const decisionRepository = {
   async databaseId(db: Reader): Promise<string> {
     const row = await db.first<{ id: string }>(Q.database_id);
     return row?.id ?? '';
+  },
+
+  /**
+   * A thread that writes batches with a driver of its own (`recordOn`), when the database's
+   * address is known.
+   */
+  recordThread(db: Database): WriteThread | undefined {
+    return db.writeThread(Q.record);
+  },
+
+  /** `record` on a thread: the JSON lines are compressed and encoded there. */
+  async recordOn(thread: WriteThread, lines: Uint8Array, batch: Omit<StoredBatch, 'body'>): Promise<void> {
+    await thread.write({ ...batch }, { body: lines });
   },
 
   async record(db: Database, batch: StoredBatch): Promise<void> {

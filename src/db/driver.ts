@@ -1,0 +1,48 @@
+import neo4j, { Neo4jError, type Driver } from 'neo4j-driver';
+
+/** Neo4j error codes that mean the database cannot be reached, rather than that it refused. */
+export const CONNECTIVITY_CODES = new Set([
+  neo4j.error.SERVICE_UNAVAILABLE,
+  neo4j.error.SESSION_EXPIRED,
+  'Neo.TransientError.General.DatabaseUnavailable',
+  'Neo.ClientError.Database.DatabaseNotFound',
+]);
+
+/** Whether `err` says the database cannot be reached (so waiting, not giving up, is the answer). */
+export function isConnectivityError(err: unknown): boolean {
+  return err instanceof Neo4jError && CONNECTIVITY_CODES.has(err.code);
+}
+
+export interface DriverOptions {
+  maxPoolSize: number;
+  connectionTimeoutMs: number;
+  txRetryMs: number;
+}
+
+/**
+ * A driver as the service configures every one it opens, the main thread's and its worker
+ * threads': plain numbers, no telemetry, no driver logging beyond errors, which it swallows (the
+ * service reports what a failure means itself). Options left out take the driver's defaults.
+ */
+export function createDriver(
+  uri: string,
+  user: string,
+  password: string,
+  opts: Partial<DriverOptions> = {},
+): Driver {
+  const auth = password === '' ? undefined : neo4j.auth.basic(user, password);
+  return neo4j.driver(uri, auth, {
+    ...(opts.maxPoolSize !== undefined ? { maxConnectionPoolSize: opts.maxPoolSize } : {}),
+    ...(opts.connectionTimeoutMs !== undefined
+      ? {
+          connectionTimeout: opts.connectionTimeoutMs,
+          connectionAcquisitionTimeout: opts.connectionTimeoutMs + 2_000,
+        }
+      : {}),
+    ...(opts.txRetryMs !== undefined ? { maxTransactionRetryTime: opts.txRetryMs } : {}),
+    disableLosslessIntegers: true,
+    telemetryDisabled: true,
+    userAgent: 'principals-access-service',
+    logging: { level: 'error', logger: () => undefined },
+  });
+}

@@ -1,0 +1,55 @@
+import neo4j from 'neo4j-driver';
+import { parentPort, workerData } from 'node:worker_threads';
+import { gzipSync } from 'node:zlib';
+import { createDriver, isConnectivityError } from './driver.js';
+import type { WriteThreadData, WriteThreadReply, WriteThreadTask } from './write-thread.js';
+
+/**
+ * A thread that runs one write statement (src/db/write-thread.ts) with a driver of its own: it
+ * takes each task's parameters, encodes the ones sent as bytes (gzip, then base64), and runs the
+ * statement in a write transaction, so that neither the compression nor the driver's packing of
+ * large values runs on the thread that sent them. One task at a time, in the order sent; each
+ * answered alone.
+ */
+const data = workerData as WriteThreadData;
+const port = parentPort!;
+const driver = createDriver(data.connection.uri, data.connection.user, data.connection.password, {
+  ...data.driver,
+  maxPoolSize: 2,
+});
+
+async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
+  const session = driver.session({
+    database: data.connection.database,
+    defaultAccessMode: neo4j.session.WRITE,
+  });
+  try {
+    const params: Record<string, unknown> = { ...task.params };
+    for (const [name, bytes] of Object.entries(task.packed)) {
+      params[name] = gzipSync(bytes, { level: 1 }).toString('base64');
+    }
+    await session.executeWrite((tx) => tx.run(data.statement.text, params), {
+      timeout: data.txTimeoutMs,
+      metadata: { app: 'principals-access-service', unit: data.statement.name },
+    });
+    return { seq: task.seq, ok: true, bookmarks: session.lastBookmarks() };
+  } catch (err) {
+    return {
+      seq: task.seq,
+      ok: false,
+      away: isConnectivityError(err),
+      message: err instanceof Error ? err.message : String(err),
+    };
+  } finally {
+    await session.close().catch(() => undefined);
+  }
+}
+
+let queue = Promise.resolve();
+port.on('message', (task: WriteThreadTask | 'close') => {
+  if (task === 'close') {
+    void queue.then(() => driver.close()).finally(() => process.exit(0));
+    return;
+  }
+  queue = queue.then(async () => port.postMessage(await write(task)));
+});

@@ -1,0 +1,107 @@
+import { once } from 'node:events';
+import type { Worker } from 'node:worker_threads';
+import { unavailable } from '../errors/errors.js';
+import { workerThread } from '../threads/thread.js';
+import type { DriverOptions } from './driver.js';
+import type { Connection } from './range-reader.js';
+
+/** What a write thread is started with. */
+export interface WriteThreadData {
+  connection: Connection;
+  driver: Partial<DriverOptions>;
+  txTimeoutMs: number;
+  statement: { name: string; text: string };
+}
+
+/** A write sent to the thread: plain parameters, and parameters sent as bytes (moved, not shared). */
+export interface WriteThreadTask {
+  seq: number;
+  params: Record<string, unknown>;
+  packed: Record<string, Uint8Array>;
+}
+
+export type WriteThreadReply =
+  { seq: number; ok: true; bookmarks: string[] } | { seq: number; ok: false; away: boolean; message: string };
+
+/** How long a closing thread may take to finish its writes and close its driver. */
+const CLOSE_WAIT_MS = 10_000;
+
+/**
+ * One write statement run on a worker thread with a driver of its own
+ * (src/db/write-thread-worker.ts): parameters given as bytes are gzip-compressed and sent as
+ * base64 text, the compression and the driver's packing done there, never on the thread that
+ * answers requests. The thread starts with the first write, and again with the write after it
+ * stops for any reason (the writes it held then fail). A write that cannot reach the database
+ * rejects with an `UNAVAILABLE` error; any other failure with what the database said. What it
+ * commits is handed to `committed` (the instance's bookmarks), so that a read after it sees it.
+ */
+export class WriteThread {
+  private worker: Worker | undefined;
+  private seq = 0;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+
+  constructor(
+    private readonly data: WriteThreadData,
+    private readonly committed: (bookmarks: string[]) => Promise<void>,
+  ) {}
+
+  async write(params: Record<string, unknown>, packed: Record<string, Uint8Array>): Promise<void> {
+    const worker = this.start();
+    const seq = (this.seq += 1);
+    // A copy of just the bytes, whose memory then moves to the thread without another copy.
+    const moved: Record<string, Uint8Array> = {};
+    for (const [name, bytes] of Object.entries(packed)) moved[name] = new Uint8Array(bytes);
+    const written = new Promise<void>((resolve, reject) => this.waiting.set(seq, { resolve, reject }));
+    worker.ref();
+    worker.postMessage(
+      { seq, params, packed: moved } satisfies WriteThreadTask,
+      Object.values(moved).map((bytes) => bytes.buffer as ArrayBuffer),
+    );
+    await written;
+  }
+
+  /** Stops the thread once the writes under way are done. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.worker = undefined;
+    worker.ref();
+    worker.postMessage('close');
+    const timer = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
+    try {
+      await once(worker, 'exit');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = workerThread(import.meta.url, 'write-thread-worker', this.data);
+    worker.on('message', (reply: WriteThreadReply) => void this.settle(reply));
+    // An error also ends the thread: what it held fails on `exit`.
+    worker.on('error', () => undefined);
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = undefined;
+      const stopped = new Error(`the write thread of ${this.data.statement.name} stopped (code ${code})`);
+      for (const { reject } of this.waiting.values()) reject(stopped);
+      this.waiting.clear();
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private async settle(reply: WriteThreadReply): Promise<void> {
+    const waiter = this.waiting.get(reply.seq);
+    if (!waiter) return;
+    this.waiting.delete(reply.seq);
+    // An idle thread does not keep the process running.
+    if (this.waiting.size === 0) this.worker?.unref();
+    if (reply.ok) {
+      await this.committed(reply.bookmarks).catch(() => undefined);
+      waiter.resolve();
+    } else if (reply.away) {
+      waiter.reject(unavailable('the database is unreachable; retry shortly', 5, new Error(reply.message)));
+    } else waiter.reject(new Error(reply.message));
+  }
+}
