@@ -281,6 +281,8 @@ async function startService(dataDir: string, logFile: string, snapshotBytes: num
     env: {
       ...inherited,
       LOG_LEVEL: 'warn',
+      // One serving process, as measured here (BENCH_WORKERS for more).
+      WORKERS: process.env['BENCH_WORKERS'] || '1',
       HOST: '127.0.0.1',
       PORT: String(port),
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,

@@ -1,3 +1,6 @@
+import cluster from 'node:cluster';
+import { runPrimary } from './cluster/primary.js';
+import { announceReady, onPrimaryStop, processSlot } from './cluster/process.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { provideNeo4j, type Neo4jEndpoint } from './dev/local-neo4j.js';
 import { createLogger } from './logging/logger.js';
@@ -18,7 +21,14 @@ function readConfig(): Config {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const logger = createLogger(config.logLevel);
+  if (cluster.isPrimary && config.workers > 1) {
+    await runPrimary(config, createLogger(config.logLevel).child({ role: 'primary' }));
+    return;
+  }
+  const slot = processSlot();
+  const logger = cluster.isWorker
+    ? createLogger(config.logLevel).child({ slot })
+    : createLogger(config.logLevel);
   const started = Date.now();
   /** Exits once the log lines written so far are out. */
   const exit = (code: number): void => {
@@ -33,7 +43,7 @@ async function main(): Promise<void> {
       ...config.localNeo4j,
       progress: (message) => logger.info(message),
     });
-    runtime = await createRuntime({ config, logger, neo4j });
+    runtime = await createRuntime({ config, logger, neo4j, leads: slot === 1 });
     server = await startServer(runtime, { ...config, logger });
   } catch (err) {
     logger.fatal({ err }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
@@ -61,15 +71,22 @@ async function main(): Promise<void> {
     );
   }
 
+  announceReady();
   let stopping = false;
+  let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) {
+    signals += 1;
+    if (signals > 1) {
       logger.warn({ signal }, 'second signal: exiting now');
       exit(1);
       return;
     }
+    shutDown(signal);
+  };
+  const shutDown = (reason: string): void => {
+    if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ reason }, 'shutting down');
     const endpoint = neo4j;
     server
       .shutdown()
@@ -87,6 +104,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // One of several serving processes: the primary asks it to stop (so does its going away).
+  onPrimaryStop(() => shutDown('asked by the primary'));
 }
 
 void main();

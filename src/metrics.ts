@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { processSlot } from './cluster/process.js';
 
 export interface Metrics {
   registry: Registry;
@@ -17,6 +18,13 @@ export function createMetrics(): Metrics {
   // and adds its own period to every reading.
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1 });
   const registers = [registry];
+  // Which of a host's serving processes answered this scrape (src/cluster): each counts its own.
+  new Gauge({
+    name: 'service_process_info',
+    help: "The serving process that answered: its slot among the host's processes, and its pid",
+    labelNames: ['slot', 'pid'],
+    registers,
+  }).set({ slot: String(processSlot()), pid: String(process.pid) }, 1);
   return {
     registry,
     http: new HttpMetrics(registry),

@@ -129,6 +129,12 @@ export interface RuntimeOptions {
   neo4j: { uri: string; user: string; password: string };
   /** How long to wait at boot for a database that is still starting. */
   connectTimeoutMs?: number;
+  /**
+   * Whether this process leads its host's serving processes (src/cluster): the one that follows
+   * risk through the change feed and writes the index snapshot, work the others would only repeat.
+   * A process serving alone leads (the default).
+   */
+  leads?: boolean;
 }
 
 async function waitForDatabase(db: Database, timeoutMs: number, logger: Logger): Promise<void> {
@@ -189,6 +195,8 @@ interface Base {
   instanceId: string;
   /** The key that encrypts signing keys and webhook secrets at rest. */
   kek: Buffer;
+  /** Whether this process leads its host's serving processes (`RuntimeOptions.leads`). */
+  leads: boolean;
 }
 
 /** Signing keys, the revocation view, tokens, clients and the OAuth server. */
@@ -238,7 +246,7 @@ async function wireEngine(base: Base) {
   const { config, logger, db, feed } = base;
   const index = new PolicyIndex();
   // Loading the index reads whole labels at once, which may outlast a request's timeout.
-  const sync = new IndexSync(db.background(), index, logger);
+  const sync = new IndexSync(db.background(), index, logger, { followsPrivileges: base.leads });
   feed.subscribe(sync.onChange);
   const building = Date.now();
   const { snapshotFile } = config.index;
@@ -325,9 +333,12 @@ function wireReports(base: Base, engine: { access: AccessService; index: PolicyI
 function wireRisk(base: Base, engine: { index: PolicyIndex; sync: IndexSync }): RiskUpkeep {
   const { logger, db, feed } = base;
   const ownership = new OwnershipRisk(db, logger);
-  feed.subscribe(ownership.onChange);
   const delegations = new DelegationRisk(db, logger);
-  feed.subscribe(delegations.onChange);
+  // Only the leading process follows them (and runs them: see `schedule`).
+  if (base.leads) {
+    feed.subscribe(ownership.onChange);
+    feed.subscribe(delegations.onChange);
+  }
   return {
     dormancy: new DormancyRisk(db),
     ownership,
@@ -391,7 +402,7 @@ function schedule(
     run: () => engine.log.flush(),
   });
   const { snapshotFile, snapshotIntervalMs } = config.index;
-  if (snapshotFile) {
+  if (snapshotFile && base.leads) {
     jobs.every({
       name: 'decisions.snapshot',
       scope: 'instance',
@@ -448,6 +459,8 @@ function schedule(
       await policies.recordExpirations(signal);
     },
   });
+  // Work a host's other serving processes would only repeat: the leading one does it.
+  if (!base.leads) return;
   jobs.every({
     name: 'risk.ownership',
     scope: 'instance',
@@ -490,7 +503,7 @@ async function writeIndexSnapshot(base: Base, sync: IndexSync, file: string): Pr
 /** A last snapshot as the service stops, so that the next start reads it: a few seconds at most. */
 async function snapshotAtStop(base: Base, sync: IndexSync): Promise<void> {
   const file = base.config.index.snapshotFile;
-  if (!file) return;
+  if (!file || !base.leads) return;
   await within(
     writeIndexSnapshot(base, sync, file).catch((err: unknown) => {
       base.logger.warn({ err }, 'could not write the decision index snapshot at stop');
@@ -543,7 +556,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       leaseMs: config.jobs.leaseMs,
       logger,
     });
-    const base: Base = { config, logger, db, feed, events, jobs, instanceId, kek };
+    const base: Base = {
+      config,
+      logger,
+      db,
+      feed,
+      events,
+      jobs,
+      instanceId,
+      kek,
+      leads: options.leads ?? true,
+    };
 
     const auth = await wireAuth(base, rateLimiting);
     const { searchPlans, principals } = await wirePrincipals(base);

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
@@ -28,6 +29,7 @@ export const ConfigSchema = Type.Object({
     }),
   ),
   SHUTDOWN_TIMEOUT_MS: Type.Optional(PositiveInt),
+  WORKERS: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
 
   NEO4J_URI: Type.Optional(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://.+' })),
   NEO4J_USER: Type.Optional(Type.String({ minLength: 1 })),
@@ -182,6 +184,8 @@ function settings(c: RawConfig) {
      */
     proxyHops: proxyHops(c.TRUST_PROXY),
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS ?? 10_000,
+    /** Serving processes (src/cluster); 1 serves from this process alone. */
+    workers: c.WORKERS ?? availableParallelism(),
     neo4j: {
       uri: c.NEO4J_URI,
       user: c.NEO4J_USER ?? 'neo4j',

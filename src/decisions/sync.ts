@@ -125,11 +125,17 @@ export class IndexSync {
   /** While a full build runs beside the index in use: every key noted since it started. */
   private noted: Pending | null = null;
 
+  private readonly followsPrivileges: boolean;
+
   constructor(
     private readonly db: Database,
     private readonly index: PolicyIndex,
     private readonly logger: Logger,
-  ) {}
+    /** followsPrivileges: whether to note what the privilege risk must look at (default true). */
+    options: { followsPrivileges?: boolean } = {},
+  ) {
+    this.followsPrivileges = options.followsPrivileges ?? true;
+  }
 
   /**
    * Builds the index from the database beside the one in use, then swaps it in: decisions see
@@ -196,7 +202,7 @@ export class IndexSync {
     // Only principals and policies that changed since are looked at again by the privilege risk,
     // when the factors of the others were up to date as the snapshot was written.
     this.dirty.all = meta.privilegesPending;
-    const counts = await this.swapIn(index, this.dirty);
+    const counts = await this.swapIn(index, this.followsPrivileges ? this.dirty : null);
     // What it caught up with since is read again at the next start; the next periodic snapshot
     // (once something changes) holds it.
     this.snapshotVersion = this.index.version;
@@ -386,7 +392,12 @@ export class IndexSync {
     const work = this.pending;
     this.pending = nothing();
     try {
-      await this.applyTo(this.index, work, await this.read(this.index, work), this.dirty);
+      await this.applyTo(
+        this.index,
+        work,
+        await this.read(this.index, work),
+        this.followsPrivileges ? this.dirty : null,
+      );
     } catch (err) {
       // Nothing is lost: the keys go back to wait for the next batch.
       for (const key of Object.keys(work) as (keyof Pending)[]) {

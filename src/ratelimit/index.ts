@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import cluster from 'node:cluster';
+import {
+  RateLimiterCluster,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -47,7 +53,7 @@ export interface RateLimiting {
   close(): Promise<void>;
 }
 
-type Counter = RateLimiterMemory | RateLimiterRedis;
+type Counter = RateLimiterMemory | RateLimiterRedis | RateLimiterCluster;
 
 /** Builds a fixed-window counter: `points` per `durationS`, keys stored as `<keyPrefix>:<key>`. */
 type CounterFactory = (keyPrefix: string, points: number, durationS: number) => Counter;
@@ -61,6 +67,19 @@ const memoryStore: Store = {
   counter: (keyPrefix, points, duration) => new RateLimiterMemory({ keyPrefix, points, duration }),
   close: async () => {},
 };
+
+/**
+ * Counters kept by the primary of a host's serving processes (src/cluster/primary.ts), which each
+ * process asks over its IPC channel: the processes count once together, as one instance did.
+ */
+const primaryStore: Store = {
+  counter: (keyPrefix, points, duration) =>
+    new RateLimiterCluster({ keyPrefix, points, duration, timeoutMs: PRIMARY_TIMEOUT_MS }),
+  close: async () => {},
+};
+
+/** How long a serving process waits for the primary's count before the request fails. */
+const PRIMARY_TIMEOUT_MS = 2_000;
 
 /**
  * Counters in Redis so that every instance shares them. Commands fail fast while Redis is away
@@ -205,7 +224,11 @@ function createAuthFailureGuard(store: Store, config: Config): AuthFailureGuard 
  * `REDIS_URL` is set (shared by every instance) and in this process's memory otherwise.
  */
 export function createRateLimiting(config: Config, logger: Logger): RateLimiting {
-  const store = config.redisUrl ? redisStore(config.redisUrl, logger) : memoryStore;
+  const store = config.redisUrl
+    ? redisStore(config.redisUrl, logger)
+    : cluster.isWorker
+      ? primaryStore
+      : memoryStore;
   return {
     limiter: createLimiter(store, config),
     authFailures: createAuthFailureGuard(store, config),

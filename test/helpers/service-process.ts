@@ -54,6 +54,8 @@ export async function startServiceProcess(
       AUTH_FAILURE_LIMIT: '1000',
       AUTH_FAILURE_IP_LIMIT: '100000',
       INDEX_SNAPSHOT: 'off',
+      // One process unless a test asks for several (the default is one per core).
+      WORKERS: '1',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,122 @@
+import cluster, { type Worker } from 'node:cluster';
+import { once } from 'node:events';
+import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
+import type { Config } from '../config/config.js';
+import { provideNeo4j, type Neo4jEndpoint } from '../dev/local-neo4j.js';
+import type { Logger } from '../logging/logger.js';
+import { isProcessMessage, SLOT_ENV, type ProcessMessage } from './process.js';
+
+/** A process that stops this soon after it started has failed to start: its replacement waits longer. */
+const EARLY_EXIT_MS = 10_000;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** Beyond the service's own drain, what a process may take to close before it is killed. */
+const STOP_MARGIN_MS = 15_000;
+
+/**
+ * The primary of `WORKERS` serving processes (node:cluster): it provides the database (starting a
+ * local Neo4j where none is configured) and hands its address to each process, starts the first
+ * process alone (it applies the schema migrations and the bootstrap client) and the others once it
+ * is ready, shares the listening socket among them, counts the rate limits for all of them when
+ * there is no Redis to share them in, replaces a process that dies, and at a stop drains every
+ * process before the database goes. It serves no request itself.
+ */
+export async function runPrimary(config: Config, logger: Logger): Promise<void> {
+  const started = Date.now();
+  const exit = (code: number): void => logger.flush(() => process.exit(code));
+  let neo4j: Neo4jEndpoint;
+  try {
+    neo4j = await provideNeo4j(config.neo4j, { ...config.localNeo4j, progress: (m) => logger.info(m) });
+  } catch (err) {
+    logger.fatal({ err }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    exit(1);
+    return;
+  }
+  // Without Redis, the processes' rate limits are counted here, once for all of them.
+  if (!config.redisUrl) new RateLimiterClusterMaster();
+
+  const slots = new Map<number, Worker>();
+  const restarts = new Map<number, number>();
+  let stopping = false;
+  const env = {
+    NEO4J_URI: neo4j.uri,
+    NEO4J_USER: neo4j.user,
+    NEO4J_PASSWORD: neo4j.password,
+  };
+
+  /** Starts the process of `slot`; resolves once it serves, rejects if it ends first. */
+  const fork = (slot: number): Promise<void> => {
+    const worker = cluster.fork({ ...env, [SLOT_ENV]: String(slot) });
+    const forkedAt = Date.now();
+    slots.set(slot, worker);
+    const ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: unknown) => {
+        if (isProcessMessage(message) && message.type === 'ready') resolve();
+      });
+      worker.once('exit', (code, signal) => {
+        reject(new Error(`serving process ${slot} ended before it was ready (${signal ?? code})`));
+        if (slots.get(slot) === worker) slots.delete(slot);
+        if (stopping) return;
+        // A process that dies is replaced; one that keeps dying at start, after longer and longer waits.
+        const early = Date.now() - forkedAt < EARLY_EXIT_MS;
+        const delay = early ? Math.min(MAX_RESTART_DELAY_MS, 2 * (restarts.get(slot) ?? 500)) : 0;
+        restarts.set(slot, early ? delay : 500);
+        logger.error(
+          { slot, pid: worker.process.pid, code, signal, restart_in_ms: delay },
+          'a serving process ended; it is replaced',
+        );
+        setTimeout(() => {
+          if (!stopping) fork(slot).catch(() => undefined);
+        }, delay).unref();
+      });
+    });
+    logger.info({ slot, pid: worker.process.pid }, 'serving process started');
+    return ready;
+  };
+
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      for (const worker of slots.values()) worker.process.kill('SIGKILL');
+      exit(1);
+      return;
+    }
+    stopping = true;
+    logger.info({ signal, processes: slots.size }, 'shutting down: draining every serving process');
+    const workers = [...slots.values()];
+    await Promise.all(
+      workers.map(async (worker) => {
+        if (worker.isDead()) return;
+        const exited = once(worker, 'exit');
+        worker.send({ channel: 'pas', type: 'stop' } satisfies ProcessMessage);
+        const timer = setTimeout(
+          () => worker.process.kill('SIGKILL'),
+          config.shutdownTimeoutMs + STOP_MARGIN_MS,
+        );
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+    await neo4j.stop().catch((err: unknown) => logger.error({ err }, 'stopping the database failed'));
+    logger.info('stopped');
+    exit(0);
+  };
+  process.on('SIGTERM', (signal) => void stop(signal));
+  process.on('SIGINT', (signal) => void stop(signal));
+
+  try {
+    await fork(1);
+    await Promise.all(Array.from({ length: config.workers - 1 }, (_, i) => fork(i + 2)));
+  } catch (err) {
+    if (stopping) return;
+    logger.fatal({ err }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    stopping = true;
+    for (const worker of slots.values()) worker.process.kill('SIGTERM');
+    await neo4j.stop().catch(() => undefined);
+    exit(1);
+    return;
+  }
+  logger.info(
+    { processes: config.workers, port: config.port, startup_ms: Date.now() - started },
+    `serving with ${config.workers} processes`,
+  );
+}

@@ -1,0 +1,234 @@
+import http from 'node:http';
+import { expect } from 'chai';
+import { ADMIN, tokenFor } from '../helpers/auth.js';
+import { resetDatabaseAt } from '../helpers/db.js';
+import {
+  killServiceProcesses,
+  startServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.js';
+import { eventually } from '../helpers/wait.js';
+
+/**
+ * The service as `WORKERS=2` runs it: a primary and two serving processes sharing one port. Every
+ * request here goes on a connection of its own, so that the primary hands them to both processes.
+ */
+
+const neo4jTarget = () => ({
+  uri: process.env['NEO4J_URI']!,
+  user: process.env['NEO4J_USER'] ?? 'neo4j',
+  password: process.env['NEO4J_PASSWORD'] ?? '',
+});
+
+interface Answer {
+  status: number;
+  body: any;
+  text: string;
+}
+
+/** One request on a new connection (no keep-alive); rejects when no answer comes back at all. */
+function once(
+  port: number,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown } = {},
+): Promise<Answer> {
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: {
+          ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
+          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let parsed: unknown;
+          try {
+            parsed = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path}: no answer within 10 s`)));
+    req.end(body);
+  });
+}
+
+/** The primary's log lines (JSON) saying which process of which slot started. */
+function startedProcesses(service: ServiceProcess): { slot: number; pid: number }[] {
+  return service
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"serving process started"'))
+    .map((line) => JSON.parse(line) as { slot: number; pid: number });
+}
+
+/** The process that answered a scrape of /metrics: its slot and pid. */
+async function scrapedBy(port: number): Promise<string> {
+  const res = await once(port, 'GET', '/metrics');
+  const match = /service_process_info\{slot="(\d+)",pid="(\d+)"\} 1/.exec(res.text);
+  if (!match) throw new Error(`no service_process_info in /metrics:\n${res.text.slice(0, 500)}`);
+  return `${match[1]}:${match[2]}`;
+}
+
+describe('several serving processes (WORKERS=2)', function () {
+  this.timeout(180_000);
+  let service: ServiceProcess;
+  let token: string;
+
+  before(async () => {
+    await resetDatabaseAt(neo4jTarget());
+    service = await startServiceProcess(neo4jTarget().uri, {
+      WORKERS: '2',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_DECISIONS: '40',
+      DECISION_FLUSH_INTERVAL_MS: '200',
+    });
+    await eventually(
+      async () => service.output(),
+      (out) => out.includes('serving with 2 processes'),
+      60_000,
+      100,
+    );
+    token = (await tokenFor(service.http, ADMIN)).access_token;
+  });
+  after(async () => {
+    await service?.stop(30_000);
+    await killServiceProcesses();
+  });
+
+  it('answers from each of its processes on one port', async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 40 && seen.size < 2; i += 1) seen.add(await scrapedBy(service.port));
+    expect([...seen].map((s) => s.split(':')[0]).sort()).to.deep.equal(['1', '2']);
+  });
+
+  it('counts a rate limit once across its processes', async () => {
+    const request = {
+      principal_id: 'prn_01JD0000000000000000000000',
+      action: 'read',
+      resource: { type: 'db', identifier: 'x' },
+    };
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i += 1) {
+      statuses.push(
+        (await once(service.port, 'POST', '/v1/decisions/evaluate', { token, body: request })).status,
+      );
+    }
+    expect(
+      statuses.filter((s) => s === 200),
+      'allowed: the limit of 40, not 40 per process',
+    ).to.have.length(40);
+    expect(statuses.filter((s) => s === 429)).to.have.length(20);
+  });
+
+  it('replaces a process that dies, losing no write it acknowledged', async () => {
+    const victim = startedProcesses(service).find((p) => p.slot === 2)!;
+    expect(victim, 'slot 2 started').to.not.equal(undefined);
+    const acknowledged: string[] = [];
+    let refused = 0;
+    let killed = false;
+    for (let i = 0; i < 120; i += 1) {
+      if (i === 20) {
+        process.kill(victim.pid, 'SIGKILL');
+        killed = true;
+      }
+      try {
+        const res = await once(service.port, 'POST', '/v1/principals', {
+          token,
+          body: { type: 'SERVICE_ACCOUNT', name: `survivor-${i}` },
+        });
+        if (res.status === 201) acknowledged.push(res.body.id as string);
+        else refused += 1;
+      } catch {
+        // No answer: the connection went to the process as it died. Not acknowledged.
+      }
+    }
+    expect(killed).to.equal(true);
+    expect(refused, 'every answer given was a success').to.equal(0);
+    expect(acknowledged.length).to.be.greaterThan(100);
+    // The primary starts another process in slot 2, which serves.
+    const { value: replacement } = await eventually(
+      async () => startedProcesses(service).find((p) => p.slot === 2 && p.pid !== victim.pid),
+      (started) => started !== undefined,
+      60_000,
+      200,
+    );
+    const seen = new Set<string>();
+    await eventually(
+      async () => seen.add(await scrapedBy(service.port)),
+      () => seen.has(`2:${replacement!.pid}`),
+      60_000,
+      50,
+    );
+    for (const id of acknowledged) {
+      const res = await once(service.port, 'GET', `/v1/principals/${id}`, { token });
+      expect(res.status, `${id} after the process that may have written it died`).to.equal(200);
+    }
+  });
+
+  it('drains every process at a graceful stop under load: each acknowledged write and decision kept', async () => {
+    const decisions: string[] = [];
+    const principals: string[] = [];
+    let going = true;
+    const load = (async () => {
+      for (let i = 0; going; i += 1) {
+        try {
+          const res =
+            i % 2 === 0
+              ? await once(service.port, 'POST', '/v1/principals', {
+                  token,
+                  body: { type: 'SERVICE_ACCOUNT', name: `drained-${i}` },
+                })
+              : await once(service.port, 'POST', '/v1/decisions/evaluate', {
+                  token,
+                  body: {
+                    principal_id: 'prn_01JD0000000000000000000000',
+                    action: 'write',
+                    resource: { type: 'db', identifier: `d-${i}` },
+                  },
+                });
+          if (res.status === 201) principals.push(res.body.id as string);
+          else if (res.status === 200) decisions.push(res.body.id as string);
+        } catch {
+          // Refused once the processes stop listening.
+          if (!going) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 1_500));
+    const stopping = service.stop(60_000);
+    expect(await service.exited).to.equal(0);
+    going = false;
+    await Promise.all([stopping, load]);
+    expect(principals.length + decisions.length, service.output().slice(-3000)).to.be.greaterThan(10);
+    expect(service.output()).to.include('"stopped"');
+
+    // Everything acknowledged is in the database, read by a service started afresh on it.
+    service = await startServiceProcess(neo4jTarget().uri, { WORKERS: '1' });
+    token = (await tokenFor(service.http, ADMIN)).access_token;
+    for (const id of principals) {
+      expect((await once(service.port, 'GET', `/v1/principals/${id}`, { token })).status, id).to.equal(200);
+    }
+    for (const id of decisions) {
+      const res = await once(service.port, 'GET', `/v1/decisions/${id}`, { token });
+      expect(res.status, `decision ${id} recorded`).to.equal(200);
+    }
+  });
+});
