@@ -3,7 +3,9 @@
  * event loop with the servers it measures. It takes one run at a time over IPC: a closed-loop
  * run with autocannon (each connection sends its next request when the last is answered: the
  * saturated throughput, or autocannon's own pacing with `rate`), or an open-loop run at a fixed
- * rate (bench/open-loop.ts: latencies counted from when each request was due).
+ * rate (bench/open-loop.ts: latencies counted from when each request was due). `{ kind: 'stop' }`
+ * ends the open-loop run under way early (it answers that run's figures as usual, and nothing of
+ * its own).
  */
 import autocannon from 'autocannon';
 import { openLoop, type OpenLoopResult, type OpenLoopRun } from './open-loop.js';
@@ -29,7 +31,8 @@ export interface LoadResult {
   timeouts: number;
 }
 
-export type GeneratorMessage = ({ kind: 'closed' } & LoadRun) | ({ kind: 'open' } & OpenLoopRun);
+export type GeneratorMessage =
+  ({ kind: 'closed' } & LoadRun) | ({ kind: 'open' } & OpenLoopRun) | { kind: 'stop' };
 
 async function closedLoop(spec: LoadRun): Promise<LoadResult> {
   const result = await autocannon({
@@ -56,9 +59,22 @@ async function closedLoop(spec: LoadRun): Promise<LoadResult> {
   };
 }
 
+/** The open-loop run under way, which a stop message ends. */
+let running: AbortController | undefined;
+
 process.on('message', (message: GeneratorMessage | LoadRun) => {
-  const work: Promise<LoadResult | OpenLoopResult> =
-    'kind' in message && message.kind === 'open' ? openLoop(message) : closedLoop(message);
+  if ('kind' in message && message.kind === 'stop') {
+    running?.abort();
+    return;
+  }
+  let work: Promise<LoadResult | OpenLoopResult>;
+  if ('kind' in message && message.kind === 'open') {
+    const controller = new AbortController();
+    running = controller;
+    work = openLoop(message, controller.signal).finally(() => {
+      if (running === controller) running = undefined;
+    });
+  } else work = closedLoop(message);
   work.then(
     (result) => process.send!({ ok: true, result }),
     (err: unknown) => process.send!({ ok: false, error: err instanceof Error ? err.message : String(err) }),

@@ -10,6 +10,10 @@
  * minimal response reader (status line, Content-Length, body), so that its own cost per request
  * stays a few microseconds. Its event-loop delay is measured too: a generator that stalls would
  * show up as server latency, and this figure says whether it did.
+ *
+ * A run can be ended early through `stop` (for a load that lasts as long as something else does:
+ * a sync, a report): no request is scheduled after it, and those already due are still answered
+ * and counted.
  */
 import net from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -25,6 +29,8 @@ export interface OpenLoopRun {
 }
 
 export interface OpenLoopResult {
+  /** For how long requests were scheduled: `seconds`, or less when the run was stopped. */
+  seconds: number;
   sent: number;
   completed: number;
   requests_per_s: number;
@@ -121,12 +127,14 @@ class Connection {
 
 const nowMs = (): number => performance.now();
 
-export async function openLoop(run: OpenLoopRun): Promise<OpenLoopResult> {
+export async function openLoop(run: OpenLoopRun, stop?: AbortSignal): Promise<OpenLoopResult> {
   const target = new URL(run.url);
   const host = target.hostname;
   const port = Number(target.port);
   const bytes = encode(run, target.host);
-  const total = Math.round(run.rate * run.seconds);
+  /** Requests the run sends: all it plans, or those scheduled before it was stopped. */
+  let total = Math.round(run.rate * run.seconds);
+  let stopped = false;
   const interval = 1000 / run.rate;
   const latencies = new Float64Array(total);
   let completed = 0;
@@ -184,6 +192,18 @@ export async function openLoop(run: OpenLoopRun): Promise<OpenLoopResult> {
   const started = nowMs();
   let scheduled = 0;
   await new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const end = (): void => {
+      clearTimeout(timer);
+      stopped = true;
+      total = scheduled;
+      resolve();
+    };
+    if (stop?.aborted) {
+      end();
+      return;
+    }
+    stop?.addEventListener('abort', end, { once: true });
     const tick = (): void => {
       const now = nowMs();
       while (scheduled < total && started + scheduled * interval <= now) {
@@ -194,13 +214,15 @@ export async function openLoop(run: OpenLoopRun): Promise<OpenLoopResult> {
         else waiting.push(dueAt);
       }
       if (scheduled < total) {
-        setTimeout(tick, Math.max(0, started + scheduled * interval - nowMs()));
+        timer = setTimeout(tick, Math.max(0, started + scheduled * interval - nowMs()));
         return;
       }
+      stop?.removeEventListener('abort', end);
       resolve();
     };
     tick();
   });
+  const seconds = stopped ? (total * interval) / 1000 : run.seconds;
   const lastDue = started + (total - 1) * interval;
   await new Promise<void>((resolve) => {
     finish = resolve;
@@ -218,9 +240,10 @@ export async function openLoop(run: OpenLoopRun): Promise<OpenLoopResult> {
   let sum = 0;
   for (const v of sorted) sum += v;
   return {
+    seconds,
     sent: scheduled,
     completed,
-    requests_per_s: completed / Math.max(run.seconds, (lastAnswerAt - started) / 1000),
+    requests_per_s: completed / Math.max(seconds, (lastAnswerAt - started) / 1000),
     latency: {
       p50: at(50),
       p90: at(90),

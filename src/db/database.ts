@@ -18,7 +18,7 @@ import type { Metrics } from '../metrics.js';
 import { within } from '../time.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
 import { DbHealth } from './health.js';
-import { CONNECTIVITY_CODES, type DriverOptions } from './driver.js';
+import { CONNECTIVITY_CODES, toNeo4jParams, type DriverOptions } from './driver.js';
 import { readRanges } from './range-reader.js';
 import { WriteThread } from './write-thread.js';
 
@@ -78,6 +78,8 @@ export interface DatabaseOptions {
   /** Where the database is, for worker threads that read it with drivers of their own (`readRanges`). */
   connection?: { uri: string; user: string; password: string; driver?: Partial<DriverOptions> };
 }
+
+export { toNeo4jParams };
 
 /** Seconds a client should wait before retrying while the database is away. */
 const RETRY_AFTER_S = 5;
@@ -481,28 +483,6 @@ export class Database implements Reader {
     }
     return err;
   }
-}
-
-/** Integers become Neo4j integers (JS numbers would arrive as floats); the rest passes as is. */
-export function toNeo4jParams(value: unknown): never {
-  return convertParam(value) as never;
-}
-
-function convertParam(value: unknown): unknown {
-  if (typeof value === 'number') return Number.isInteger(value) ? neo4j.int(value) : value;
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    const out = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i += 1) out[i] = convertParam(value[i]);
-    return out;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
-  const out: Record<string, unknown> = {};
-  for (const key in value) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = convertParam(v);
-  }
-  return out;
 }
 
 /** Neo4j values as plain JS: temporals as RFC 3339 strings, nodes as their properties. */

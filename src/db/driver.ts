@@ -46,3 +46,25 @@ export function createDriver(
     logging: { level: 'error', logger: () => undefined },
   });
 }
+
+/** Integers become Neo4j integers (JS numbers would arrive as floats); the rest passes as is. */
+export function toNeo4jParams(value: unknown): never {
+  return convertParam(value) as never;
+}
+
+function convertParam(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isInteger(value) ? neo4j.int(value) : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i += 1) out[i] = convertParam(value[i]);
+    return out;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = convertParam(v);
+  }
+  return out;
+}

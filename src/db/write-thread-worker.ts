@@ -1,7 +1,7 @@
 import neo4j from 'neo4j-driver';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
-import { createDriver, isConnectivityError } from './driver.js';
+import { createDriver, isConnectivityError, toNeo4jParams } from './driver.js';
 import type { WriteThreadData, WriteThreadReply, WriteThreadTask } from './write-thread.js';
 
 /**
@@ -28,7 +28,7 @@ async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
     for (const [name, bytes] of Object.entries(task.packed)) {
       params[name] = gzipSync(bytes, { level: 1 }).toString('base64');
     }
-    await session.executeWrite((tx) => tx.run(data.statement.text, params), {
+    await session.executeWrite((tx) => tx.run(data.statement.text, toNeo4jParams(params)), {
       timeout: data.txTimeoutMs,
       metadata: { app: 'principals-access-service', unit: data.statement.name },
     });

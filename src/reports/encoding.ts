@@ -1,4 +1,8 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 
 /**
  * The text of report files (docs/api.md §6.2). A report is written page by page into stored chunks,
@@ -19,13 +23,14 @@ export const REPORT_FILES: Record<ReportFormat, { contentType: string; fileExten
  * A piece of a report file as stored: gzip at its fastest level (report text shrinks about
  * tenfold, and Neo4j writes and keeps that much less), as the byte array Neo4j stores.
  */
-export function packChunk(text: string): Int8Array {
-  const packed = gzipSync(text, { level: 1 });
+export async function packChunk(text: string): Promise<Int8Array> {
+  // On the thread pool: a piece is about a mebibyte, milliseconds of work the event loop keeps.
+  const packed = await gzipAsync(text, { level: 1 });
   return new Int8Array(packed.buffer, packed.byteOffset, packed.length);
 }
 
-export function unpackChunk(data: Int8Array): Buffer {
-  return gunzipSync(data);
+export function unpackChunk(data: Int8Array): Promise<Buffer> {
+  return gunzipAsync(data);
 }
 
 export interface ReportEncoder {

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import type { JobContext } from '../jobs/runner.js';
 import type { Logger } from '../logging/logger.js';
-import { nowIso } from '../time.js';
+import { nowIso, timeSlices } from '../time.js';
 import { createEncoder, packChunk } from './encoding.js';
 import { reportRepository as repo } from './repository.js';
 import type { PrincipalIndex } from './principal-order.js';
@@ -13,6 +13,8 @@ export const REPORT_JOB = 'reports.generate';
 
 /** Text gathered before a piece of the file is stored, by default. */
 const CHUNK_BYTES = 1 << 20;
+/** Rows encoded between two looks at whether the event loop is due a turn. */
+const ROWS_PER_SLICE = 256;
 
 /** Runs of a report's job before the report is failed for good. */
 export const REPORT_ATTEMPTS = 3;
@@ -80,11 +82,12 @@ export class ReportGenerator {
     let pendingScanned = 0;
     const store = async (next: { cursor: string | null; exhausted: boolean }): Promise<void> => {
       const text = pending.join('');
+      const data = await packChunk(text);
       const stored = await this.db.write('reports/append', (tx) =>
         repo.append(tx, {
           id: reportId,
           seq: chunks,
-          data: packChunk(text),
+          data,
           bytes: Buffer.byteLength(text),
           cursor: next.cursor,
           rowCount: rowCount + pendingRows,
@@ -116,12 +119,21 @@ export class ReportGenerator {
       pending.push(encoder.start(meta));
     }
     let at = cursor;
+    const turn = timeSlices();
     while (!exhausted) {
       signal.throwIfAborted();
       const page = await source.page(this.db, at);
-      const text = encoder.rows(page.rows, rowCount + pendingRows === 0);
-      pending.push(text);
-      pendingBytes += text.length;
+      // A page's rows are encoded a slice at a time, the event loop turning between slices.
+      for (let from = 0; from < page.rows.length; from += ROWS_PER_SLICE) {
+        const text = encoder.rows(
+          page.rows.slice(from, from + ROWS_PER_SLICE),
+          rowCount + pendingRows + from === 0,
+        );
+        pending.push(text);
+        pendingBytes += text.length;
+        const wait = turn();
+        if (wait) await wait;
+      }
       pendingRows += page.rows.length;
       pendingScanned += page.scanned;
       at = page.cursor;
@@ -130,12 +142,13 @@ export class ReportGenerator {
       }
     }
     const text = encoder.end(rowCount);
+    const data = await packChunk(text);
     const expiresAt = new Date(Date.now() + this.options.retentionDays * 86_400_000).toISOString();
     await this.db.write('reports/complete', async (tx) => {
       const finalRowCount = await repo.complete(tx, {
         id: reportId,
         seq: chunks,
-        data: packChunk(text),
+        data,
         bytes: Buffer.byteLength(text),
         now: nowIso(),
         expiresAt,

@@ -89,7 +89,7 @@ export class ReportService {
     async function* pieces(): AsyncGenerator<Buffer> {
       for (let from = 0; ; from += CHUNKS_PER_READ) {
         const chunks = await repo.chunks(db, id, from, from + CHUNKS_PER_READ);
-        for (const data of chunks) yield unpackChunk(data);
+        for (const data of chunks) yield await unpackChunk(data);
         if (chunks.length < CHUNKS_PER_READ) return;
       }
     }

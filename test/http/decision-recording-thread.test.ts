@@ -72,6 +72,15 @@ describe('decision records written from a thread of their own', function () {
       expect(threadOf(writer), 'a thread did the write').to.not.equal(undefined);
       expect(app.runtime.db.committedBookmarks().version, 'its bookmark adopted').to.be.greaterThan(before);
       expect(await storedIds(made.map((d) => d.id))).to.equal(3);
+      const [stored] = await cypher(
+        app.runtime.db,
+        'MATCH (b:DecisionBatch {first_id: $id}) RETURN valueType(b.count) AS count, valueType(b.allowed) AS allowed',
+        { id: made[0]!.id },
+      );
+      expect(stored, 'counts stored as integers').to.deep.equal({
+        count: 'INTEGER NOT NULL',
+        allowed: 'INTEGER NOT NULL',
+      });
       // No longer in memory: read back from the node the thread wrote.
       for (const d of made) expect(await log.get(d.id)).to.deep.equal(d);
     } finally {
