@@ -55,7 +55,8 @@
  * Knobs: BENCH_WARMUP_S (90: the service at saturation before anything is measured, so that Neo4j's
  * JIT has settled), BENCH_COMPONENT_CALLS (20000), BENCH_PIECES_ONLY (1: stop after the in-process pieces), BENCH_PRINCIPALS (2000), BENCH_GROUPS (120), BENCH_POLICIES (300), BENCH_RESOURCES
  * (1500), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_SATURATION_S (10), BENCH_FIXED_S (15),
- * BENCH_AFTER_BURST_S (10),
+ * BENCH_AFTER_BURST_S (10), BENCH_BARE_RATE (the bare app's rate the fixed rates are fractions
+ * of, instead of measuring it: two runs compared back to back at the same rates),
  * BENCH_BATCHES (100 per round), BENCH_RATES (fractions of the bare app's rate, "0.05,0.1"),
  * BENCH_CPU_PROFILE (a directory: the service runs with --cpu-prof and writes its profile there
  * when it stops), BENCH_HEAP_PROFILE (a directory: the same with --heap-prof, where the service
@@ -143,6 +144,8 @@ const COMPONENT_CALLS = env('BENCH_COMPONENT_CALLS', 20_000);
 const PIECES_ONLY = process.env['BENCH_PIECES_ONLY'] === '1';
 const WARMUP_S = env('BENCH_WARMUP_S', 90);
 const RATES = (process.env['BENCH_RATES'] || '0.05,0.1').split(',').map(Number);
+/** The bare app's saturated rate the fixed rates are fractions of, instead of measuring it. */
+const BARE_RATE = process.env['BENCH_BARE_RATE'] ? Number(process.env['BENCH_BARE_RATE']) : undefined;
 const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
 const HEAP_PROFILE_DIR = process.env['BENCH_HEAP_PROFILE'] || undefined;
 const TRACE_GC = process.env['BENCH_TRACE_GC'] === '1';
@@ -1290,7 +1293,8 @@ async function run(
     await service.stop();
   }
   await generator.saturate(helloBase, bodies, headers, { seconds: 3 });
-  const helloRate = (await generator.saturate(helloBase, bodies, headers)).requests_per_s;
+  // Pinned, the fixed rates are the same as another run's (to compare two commits back to back).
+  const helloRate = BARE_RATE ?? (await generator.saturate(helloBase, bodies, headers)).requests_per_s;
   const rates = [...RATES.map((f) => Math.round(helloRate * f)), Math.round(appRate * 0.5)];
   log(
     `bare app ${Math.round(helloRate)}/s, service ${Math.round(appRate)}/s: fixed rates ${rates.join(', ')}/s ` +
