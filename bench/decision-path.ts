@@ -116,6 +116,9 @@ import {
   BENCH_KEY_ENCRYPTION_KEY,
   ROOT,
   START_FLAGS,
+  listGroups,
+  type ReportView,
+  runSync,
 } from './harness.js';
 import type { GeneratorMessage, LoadResult } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -127,7 +130,7 @@ import {
   requestStream,
   TYPE_ACTIONS,
 } from './policy-set.js';
-import type { PollResult, PollRun } from './sync-poller.js';
+import type { PollResult } from './sync-poller.js';
 
 const PRINCIPALS = env('BENCH_PRINCIPALS', 2_000);
 const GROUPS = env('BENCH_GROUPS', 120);
@@ -376,6 +379,26 @@ interface Saturated extends LoadResult {
 
 function generatorOf(child: ChildProcess) {
   const send = <T>(message: GeneratorMessage): Promise<T> => ask<T>(child, message);
+  /** An open-loop run of at most `seconds`; `stop` ends it early (its figures then follow). */
+  const open = (
+    url: string,
+    requests: Requests,
+    headers: Record<string, string>,
+    rate: number,
+    seconds: number,
+  ): { result: Promise<OpenLoopResult>; stop: () => void } => {
+    const result = send<OpenLoopResult>({
+      kind: 'open',
+      url,
+      rate,
+      seconds,
+      connections: CONNECTIONS,
+      headers,
+      requests,
+    });
+    const stop: GeneratorMessage = { kind: 'stop' };
+    return { result, stop: () => void child.send(stop) };
+  };
   return {
     saturate: async (
       url: string,
@@ -410,36 +433,9 @@ function generatorOf(child: ChildProcess) {
       headers: Record<string, string>,
       rate: number,
       seconds = FIXED_S,
-    ) =>
-      send<OpenLoopResult>({
-        kind: 'open',
-        url,
-        rate,
-        seconds,
-        connections: CONNECTIONS,
-        headers,
-        requests,
-      }),
+    ) => open(url, requests, headers, rate, seconds).result,
     /** An open-loop run of at most `seconds`, which `stop` ends early (its figures then follow). */
-    stoppable: (
-      url: string,
-      requests: Requests,
-      headers: Record<string, string>,
-      rate: number,
-      seconds: number,
-    ): { result: Promise<OpenLoopResult>; stop: () => void } => {
-      const result = send<OpenLoopResult>({
-        kind: 'open',
-        url,
-        rate,
-        seconds,
-        connections: CONNECTIONS,
-        headers,
-        requests,
-      });
-      const stop: GeneratorMessage = { kind: 'stop' };
-      return { result, stop: () => void child.send(stop) };
-    },
+    stoppable: open,
   };
 }
 
@@ -933,41 +929,8 @@ async function syncDirectory(
   body: Buffer,
 ): Promise<{ accepted_s: number; seconds: number; polled: PollResult }> {
   const t0 = performance.now();
-  const posted = await admin.send('POST', `/v1/connectors/${connectorId}/sync`, body, {
-    contentType: 'application/x-ndjson',
-  });
-  const accepted = (performance.now() - t0) / 1000;
-  if (posted.status !== 202) {
-    throw new Error(`POST /v1/connectors/{id}/sync answered ${posted.status}: ${posted.text.slice(0, 500)}`);
-  }
-  const started = posted.json as { id: string };
-  const location = posted.headers.get('location') ?? `/v1/connectors/${connectorId}/sync/${started.id}`;
-  const spec: PollRun = {
-    url: new URL(location, admin.base).href,
-    token: await admin.token(),
-    intervalMs: 250,
-    timeoutS: SYNC_TIMEOUT_S,
-  };
-  const polled = await ask<PollResult>(poller, spec);
-  const state = polled.final;
-  if (!state) throw new Error(`the sync did not finish within ${SYNC_TIMEOUT_S} s`);
-  if (state.status !== 'completed') {
-    throw new Error(
-      `the sync ${state.status}: ${JSON.stringify(state.error ?? null)} ${JSON.stringify((state.errors ?? []).slice(0, 3))}`,
-    );
-  }
-  return { accepted_s: accepted, seconds: (performance.now() - t0) / 1000, polled };
-}
-
-interface ReportView {
-  id: string;
-  status: string;
-  progress: number;
-  requested_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  row_count: number;
-  error: string | null;
+  const { accepted_s, polled } = await runSync(admin, poller, connectorId, body, SYNC_TIMEOUT_S);
+  return { accepted_s, seconds: (performance.now() - t0) / 1000, polled };
 }
 
 /** A report requested with `POST /v1/audit/reports` and polled until it is no longer pending or running. */
@@ -987,22 +950,6 @@ async function generateReport(admin: BenchClient): Promise<{ view: ReportView; w
   }
   if (view.status !== 'completed') throw new Error(`the report ${view.status}: ${view.error ?? ''}`);
   return { view, wall_s: (performance.now() - t0) / 1000 };
-}
-
-/** A connector's groups as `GET /v1/groups` lists them, by display name. */
-async function listGroups(
-  admin: BenchClient,
-  connector: string,
-): Promise<Map<string, { id: string; member_count: number }>> {
-  const out = new Map<string, { id: string; member_count: number }>();
-  for (let page = 1; ; page += 1) {
-    const list = await admin.json<{
-      data: { id: string; name: string; member_count: number }[];
-      pagination: { pages: number };
-    }>('GET', `/v1/groups?connector_source=${encodeURIComponent(connector)}&limit=100&page=${page}`);
-    for (const g of list.data) out.set(g.name, { id: g.id, member_count: g.member_count });
-    if (page >= list.pagination.pages) return out;
-  }
 }
 
 /**

@@ -91,6 +91,8 @@ import {
   ROOT,
   START_FLAGS,
   writeResults,
+  listGroups,
+  runSync,
 } from './harness.js';
 import type { GeneratorMessage } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -103,7 +105,6 @@ import {
   SYSTEMS,
   TYPE_ACTIONS,
 } from './policy-set.js';
-import type { PollResult, PollRun } from './sync-poller.js';
 
 const USERS = env('BENCH_ENT_USERS', 200_000);
 const GROUPS = env('BENCH_ENT_GROUPS', 2_000);
@@ -445,33 +446,9 @@ async function syncDirectory(
   const poller = own(forkBench('sync-poller.ts'));
   const stopSampling = samplePeaks(service);
   try {
-    const t0 = performance.now();
-    const posted = await admin.send('POST', `/v1/connectors/${connector.id}/sync`, body, {
-      contentType: 'application/x-ndjson',
-    });
-    const accepted = seconds(t0);
-    if (posted.status !== 202) {
-      throw new Error(
-        `POST /v1/connectors/{id}/sync answered ${posted.status}: ${posted.text.slice(0, 500)}`,
-      );
-    }
-    const started = posted.json as { id: string };
-    const location = posted.headers.get('location') ?? `/v1/connectors/${connector.id}/sync/${started.id}`;
-    const spec: PollRun = {
-      url: new URL(location, admin.base).href,
-      token: await admin.token(),
-      intervalMs: 250,
-      timeoutS: SYNC_TIMEOUT_S,
-    };
-    const polled = await ask<PollResult>(poller, spec);
+    const { accepted_s: accepted, polled } = await runSync(admin, poller, connector.id, body, SYNC_TIMEOUT_S);
     const peaks = await stopSampling();
-    const state = polled.final;
-    if (!state) throw new Error(`the sync did not finish within ${SYNC_TIMEOUT_S} s`);
-    if (state.status !== 'completed') {
-      throw new Error(
-        `the sync ${state.status}: ${JSON.stringify(state.error ?? null)} ${JSON.stringify((state.errors ?? []).slice(0, 3))}`,
-      );
-    }
+    const state = polled.final!;
     const total = accepted + polled.seconds;
     const phases = Object.fromEntries(
       polled.phases.map((p, i) => [
@@ -672,22 +649,6 @@ async function resolveUsers(
     }
   }
   return ids;
-}
-
-/** The connector's groups as the API lists them, by display name. */
-async function listGroups(
-  admin: BenchClient,
-  connector: string,
-): Promise<Map<string, { id: string; member_count: number }>> {
-  const out = new Map<string, { id: string; member_count: number }>();
-  for (let page = 1; ; page += 1) {
-    const list = await admin.json<{
-      data: { id: string; name: string; member_count: number }[];
-      pagination: { pages: number };
-    }>('GET', `/v1/groups?connector_source=${encodeURIComponent(connector)}&limit=100&page=${page}`);
-    for (const g of list.data) out.set(g.name, { id: g.id, member_count: g.member_count });
-    if (page >= list.pagination.pages) return out;
-  }
 }
 
 /** Runs `work` over `items`, `concurrency` at a time. */

@@ -24,6 +24,7 @@ import { createLogger } from '../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import type { BulkLoader, SeedPrincipal } from '../src/seed/bulk.js';
 import { BenchClient } from './client.js';
+import type { PollResult, PollRun } from './sync-poller.js';
 
 /** A numeric knob; unset or empty: the fallback. */
 export const env = (name: string, fallback: number): number => Number(process.env[name] || fallback);
@@ -312,6 +313,73 @@ export function adminClient(base: string): BenchClient {
     }
     return token;
   });
+}
+
+/**
+ * A connector's sync of `body` (NDJSON) through `POST /v1/connectors/{id}/sync`, followed by the
+ * poller until it ends: when the service accepted it (seconds after the POST), and what the poller
+ * saw. Throws unless it completed within `timeoutS`.
+ */
+export async function runSync(
+  admin: BenchClient,
+  poller: ChildProcess,
+  connectorId: string,
+  body: Buffer,
+  timeoutS: number,
+): Promise<{ accepted_s: number; polled: PollResult }> {
+  const t0 = performance.now();
+  const posted = await admin.send('POST', `/v1/connectors/${connectorId}/sync`, body, {
+    contentType: 'application/x-ndjson',
+  });
+  const accepted = (performance.now() - t0) / 1000;
+  if (posted.status !== 202) {
+    throw new Error(`POST /v1/connectors/{id}/sync answered ${posted.status}: ${posted.text.slice(0, 500)}`);
+  }
+  const started = posted.json as { id: string };
+  const location = posted.headers.get('location') ?? `/v1/connectors/${connectorId}/sync/${started.id}`;
+  const spec: PollRun = {
+    url: new URL(location, admin.base).href,
+    token: await admin.token(),
+    intervalMs: 250,
+    timeoutS,
+  };
+  const polled = await ask<PollResult>(poller, spec);
+  const state = polled.final;
+  if (!state) throw new Error(`the sync did not finish within ${timeoutS} s`);
+  if (state.status !== 'completed') {
+    throw new Error(
+      `the sync ${state.status}: ${JSON.stringify(state.error ?? null)} ${JSON.stringify((state.errors ?? []).slice(0, 3))}`,
+    );
+  }
+  return { accepted_s: accepted, polled };
+}
+
+/** A report as `GET /v1/audit/reports/{id}` shows it. */
+export interface ReportView {
+  id: string;
+  status: string;
+  progress: number;
+  requested_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  row_count: number;
+  error: string | null;
+}
+
+/** A connector's groups as `GET /v1/groups` lists them, by display name. */
+export async function listGroups(
+  admin: BenchClient,
+  connector: string,
+): Promise<Map<string, { id: string; member_count: number }>> {
+  const out = new Map<string, { id: string; member_count: number }>();
+  for (let page = 1; ; page += 1) {
+    const list = await admin.json<{
+      data: { id: string; name: string; member_count: number }[];
+      pagination: { pages: number };
+    }>('GET', `/v1/groups?connector_source=${encodeURIComponent(connector)}&limit=100&page=${page}`);
+    for (const g of list.data) out.set(g.name, { id: g.id, member_count: g.member_count });
+    if (page >= list.pagination.pages) return out;
+  }
 }
 
 /** The service a benchmark measures, started by `withBenchService`. */

@@ -86,6 +86,7 @@ import {
   ResultTable,
   withBenchService,
   writeResults,
+  type ReportView,
 } from './harness.js';
 import type { GeneratorMessage, LoadResult } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -859,17 +860,6 @@ interface ReportRun {
   bytes: number;
   /** Highest heap used while it ran, over the heap after a forced collection before the request. */
   heap_growth_mb: number;
-}
-
-interface ReportView {
-  id: string;
-  status: string;
-  progress: number;
-  requested_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  row_count: number;
-  error: string | null;
 }
 
 /** Each report type asked for, requested through the API and followed until completed. */
