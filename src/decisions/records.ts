@@ -120,9 +120,9 @@ function findLine(lines: Buffer, id: string): DecisionRecord | undefined {
  * Records every decision without delaying its answer. `record` serialises the decision into the
  * open batch; `flush` (run by the job runner every few hundred milliseconds, and at shutdown)
  * seals it and hands the sealed batches to its writer, each to be one gzip-compressed
- * `(:DecisionBatch)` node; the service's writer compresses and writes them on a thread of its own
- * (src/decisions/record-writer.ts), so the thread that answers requests only copies bytes. A batch is one node and one
- * statement, not a node per decision: per decision, the database's work and the driver's shrink
+ * `(:DecisionBatch)` node; the service's writer compresses and writes them on a thread of its
+ * own (src/decisions/record-writer.ts), so the thread that answers requests only copies bytes.
+ * A batch is one node and one statement, not a node per decision: per decision, the database's work and the driver's shrink
  * to a few percent of what they were. Until written, a record is served from memory on this
  * instance. If the database is away, batches wait (up to `maxPending` records) and are written
  * when it returns; a batch the database keeps refusing for another reason is given up alone,
