@@ -97,6 +97,8 @@ describe('several serving processes (WORKERS=2)', function () {
       WORKERS: '2',
       LOG_LEVEL: 'info',
       RATE_LIMIT_DECISIONS: '40',
+      // Short windows: the decisions of the stop under load are not refused for those counted before.
+      RATE_LIMIT_WINDOW_S: '10',
       DECISION_FLUSH_INTERVAL_MS: '200',
     });
     await eventually(
@@ -206,13 +208,18 @@ describe('several serving processes (WORKERS=2)', function () {
           if (res.status === 201) principals.push(res.body.id as string);
           else if (res.status === 200) decisions.push(res.body.id as string);
         } catch {
-          // Refused once the processes stop listening.
-          if (!going) break;
-          await new Promise((r) => setTimeout(r, 10));
+          // Refused: the processes have stopped listening, the stop is under way.
+          break;
         }
       }
     })();
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Under way: both kinds of request answered before the stop begins.
+    await eventually(
+      async () => Math.min(principals.length, decisions.length),
+      (answered) => answered >= 10,
+      30_000,
+      20,
+    );
     const stopping = service.stop(60_000);
     expect(await service.exited).to.equal(0);
     going = false;

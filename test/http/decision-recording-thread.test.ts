@@ -5,8 +5,9 @@ import { WriteThread } from '../../src/db/write-thread.js';
 import { ThreadRecordWriter, type RecordWriter } from '../../src/decisions/record-writer.js';
 import { DecisionLog, type DecisionRecord } from '../../src/decisions/records.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { LogCapture, startTestApp, type TestApp } from '../helpers/app.js';
+import { LogCapture } from '../helpers/app.js';
 import { cypher } from '../helpers/db.js';
+import { useApp } from '../helpers/fixture.js';
 
 let sequence = 0;
 function decision(): DecisionRecord {
@@ -30,17 +31,11 @@ const threadOf = (writer: RecordWriter): Worker | undefined =>
 
 describe('decision records written from a thread of their own', function () {
   this.timeout(60_000);
-  let app: TestApp;
-  before(async () => {
-    app = await startTestApp();
-  });
-  after(async () => {
-    await app?.close();
-  });
+  const fixture = useApp();
 
   function logOn(writer: RecordWriter, batchBytes?: number) {
     const capture = new LogCapture();
-    const log = new DecisionLog(app.runtime.db, {
+    const log = new DecisionLog(fixture.app.runtime.db, {
       logger: createLogger('info', capture),
       retentionDays: 30,
       maxPending: 10_000,
@@ -52,7 +47,7 @@ describe('decision records written from a thread of their own', function () {
 
   const storedIds = async (ids: string[]): Promise<number> => {
     const rows = await cypher(
-      app.runtime.db,
+      fixture.app.runtime.db,
       'MATCH (b:DecisionBatch) WHERE b.first_id <= $last AND b.last_id >= $first RETURN sum(b.count) AS n',
       { first: ids[0], last: ids[ids.length - 1] },
     );
@@ -60,20 +55,22 @@ describe('decision records written from a thread of their own', function () {
   };
 
   it('writes each batch as one node, which a read that follows finds', async () => {
-    const writer = ThreadRecordWriter.for(app.runtime.db);
+    const writer = ThreadRecordWriter.for(fixture.app.runtime.db);
     expect(writer).to.be.instanceOf(ThreadRecordWriter);
     const { log } = logOn(writer);
     try {
       const made = [decision(), decision(), decision()];
       for (const d of made) log.record(d);
-      const before = app.runtime.db.committedBookmarks().version;
+      const before = fixture.app.runtime.db.committedBookmarks().version;
       await log.flush();
       expect(log.pending).to.equal(0);
       expect(threadOf(writer), 'a thread did the write').to.not.equal(undefined);
-      expect(app.runtime.db.committedBookmarks().version, 'its bookmark adopted').to.be.greaterThan(before);
+      expect(fixture.app.runtime.db.committedBookmarks().version, 'its bookmark adopted').to.be.greaterThan(
+        before,
+      );
       expect(await storedIds(made.map((d) => d.id))).to.equal(3);
       const [stored] = await cypher(
-        app.runtime.db,
+        fixture.app.runtime.db,
         'MATCH (b:DecisionBatch {first_id: $id}) RETURN valueType(b.count) AS count, valueType(b.allowed) AS allowed',
         { id: made[0]!.id },
       );
@@ -90,7 +87,7 @@ describe('decision records written from a thread of their own', function () {
   });
 
   it('loses nothing when its thread stops mid-write: the next flush starts another', async () => {
-    const writer = ThreadRecordWriter.for(app.runtime.db);
+    const writer = ThreadRecordWriter.for(fixture.app.runtime.db);
     const { log } = logOn(writer, 600);
     try {
       const made = Array.from({ length: 8 }, () => decision());
@@ -117,7 +114,10 @@ describe('decision records written from a thread of their own', function () {
           connection: { uri: 'bolt://127.0.0.1:1', user: 'neo4j', password: '', database: 'neo4j' },
           driver: { connectionTimeoutMs: 500, txRetryMs: 0 },
           txTimeoutMs: 5_000,
-          statement: { name: 'decisions/record', text: app.runtime.db.catalogue.get('decisions/record') },
+          statement: {
+            name: 'decisions/record',
+            text: fixture.app.runtime.db.catalogue.get('decisions/record'),
+          },
         },
         async () => undefined,
       ),
