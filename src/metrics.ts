@@ -164,6 +164,8 @@ export interface EngineReadings {
   principals: () => number;
   activePolicies: () => number;
   pendingRecords: () => number;
+  threadTasks: () => number;
+  threadsReady: () => number;
 }
 
 export function observeEngine(metrics: Metrics, readings: EngineReadings): void {
@@ -185,6 +187,21 @@ export function observeEngine(metrics: Metrics, readings: EngineReadings): void 
     'Active policies held by the decision index',
     readings.activePolicies,
   );
+  gauge(
+    'decision_threads_ready',
+    'Decision threads holding a replica of the index (batches, lists and simulations run there)',
+    readings.threadsReady,
+  );
+  const threadTasks = readings.threadTasks;
+  new Counter({
+    name: 'decision_thread_tasks_total',
+    help: 'Batches, AuthZEN evaluation lists and simulations decided on decision threads',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(threadTasks());
+    },
+  });
   gauge(
     'decision_records_pending',
     'Decisions answered and not yet recorded in Neo4j',

@@ -23,6 +23,7 @@ import { ThreadRecordWriter } from './decisions/record-writer.js';
 import { DecisionLog } from './decisions/records.js';
 import { DecisionService } from './decisions/service.js';
 import { SimulationService } from './decisions/simulation.js';
+import { DecisionThreads } from './decisions/decision-thread.js';
 import { IndexSync } from './decisions/sync.js';
 import { within } from './time.js';
 import { ConsistencyTokens } from './consistency/tokens.js';
@@ -81,6 +82,8 @@ export interface Engine {
   index: PolicyIndex;
   sync: IndexSync;
   log: DecisionLog;
+  /** Decision threads with their replicas of the index; undefined with DECISION_THREADS=0. */
+  threads: DecisionThreads | undefined;
 }
 
 /** What keeps the stored risk scores current, each part run by the job runner. */
@@ -265,10 +268,13 @@ async function wireEngine(base: Base) {
   if (!config.decisions.recording) {
     logger.warn('DECISION_RECORDING=off-for-benchmark: decisions are not recorded (benchmarks only)');
   }
-  const decisions = new DecisionService(index, log);
+  const threads =
+    config.decisions.threads > 0 ? new DecisionThreads(config.decisions.threads, logger) : undefined;
+  if (threads) await sync.replicate(threads);
+  const decisions = new DecisionService(index, log, threads);
   const access = new AccessService(db, index);
-  const simulations = new SimulationService(db, index);
-  return { index, sync, log, decisions, access, simulations };
+  const simulations = new SimulationService(db, index, threads);
+  return { index, sync, log, threads, decisions, access, simulations };
 }
 
 /** Identity connectors and the SCIM service provider they call, snapshot syncs included. */
@@ -613,6 +619,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       principals: () => engine.index.principals.size,
       activePolicies: () => engine.index.activePolicyCount,
       pendingRecords: () => engine.log.pending,
+      threadTasks: () => engine.threads?.tasks ?? 0,
+      threadsReady: () => engine.threads?.ready ?? 0,
     });
     schedule(base, { auth, engine, webhooks, reports, risk, delegations, policies });
     jobs.start();
@@ -628,7 +636,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       events,
       jobs,
       services,
-      engine: { index: engine.index, sync: engine.sync, log: engine.log },
+      engine: { index: engine.index, sync: engine.sync, log: engine.log, threads: engine.threads },
       risk,
       searchPlans,
       instanceId,
@@ -639,6 +647,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         // Decisions answered before the stop are recorded before the database goes.
         closing ??= jobs
           .stop(drainMs)
+          // Lists still deciding on threads are answered, and their records queued, first.
+          .then(() => engine.threads?.close())
           .then(() => engine.log.close())
           .then(() => snapshotAtStop(base, engine.sync))
           .then(() => webhooks.transport.close())

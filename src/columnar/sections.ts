@@ -48,21 +48,41 @@ export interface SectionSource {
   json<T>(name: string): T;
 }
 
+/** Sections as `MemorySections` holds them: typed arrays, and JSON values as their text. */
+export type HeldSections = [string, unknown][];
+
 /** Sections held in memory, copied as they are written: a snapshot without a file. */
 export class MemorySections implements SectionSink, SectionSource {
-  private readonly held = new Map<string, unknown>();
+  private readonly held: Map<string, unknown>;
+
+  constructor(held?: HeldSections) {
+    this.held = new Map(held);
+  }
 
   u8(name: string, view?: Uint8Array): Uint8Array {
-    return this.take(name, view, (v) => Uint8Array.from(v));
+    return this.take(name, view, (v) => v.slice());
   }
   i32(name: string, view?: Int32Array): Int32Array {
-    return this.take(name, view, (v) => Int32Array.from(v));
+    return this.take(name, view, (v) => v.slice());
   }
   u32(name: string, view?: Uint32Array): Uint32Array {
-    return this.take(name, view, (v) => Uint32Array.from(v));
+    return this.take(name, view, (v) => v.slice());
   }
   f64(name: string, view?: Float64Array): Float64Array {
-    return this.take(name, view, (v) => Float64Array.from(v));
+    return this.take(name, view, (v) => v.slice());
+  }
+
+  /**
+   * What is held, to send to another thread, and the memory that can move there without a copy
+   * (each array's own): `new MemorySections(held)` reads it back on the other side.
+   */
+  handOver(): { held: HeldSections; transfer: ArrayBuffer[] } {
+    const held = [...this.held.entries()];
+    const transfer: ArrayBuffer[] = [];
+    for (const [, value] of held) {
+      if (ArrayBuffer.isView(value)) transfer.push(value.buffer as ArrayBuffer);
+    }
+    return { held, transfer };
   }
   json<T>(name: string, value?: unknown): T {
     if (value !== undefined) this.held.set(name, JSON.stringify(value));

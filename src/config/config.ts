@@ -84,6 +84,7 @@ export const ConfigSchema = Type.Object({
   DECISION_FLUSH_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 1_000 })),
   DECISION_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
   DECISION_RECORDING: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off-for-benchmark')])),
+  DECISION_THREADS: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
   PRIVILEGE_RISK_INTERVAL_S: Type.Optional(PositiveInt),
   INDEX_SNAPSHOT: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
   INDEX_SNAPSHOT_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
@@ -295,6 +296,11 @@ function settings(c: RawConfig) {
       maxPending: c.DECISION_MAX_PENDING ?? 200_000,
       /** Off only to measure what recording costs; decisions then go unrecorded. */
       recording: (c.DECISION_RECORDING ?? 'on') === 'on',
+      /**
+       * Threads deciding batches, AuthZEN evaluation lists and simulations, each over a replica
+       * of the index (src/decisions/decision-thread.ts); 0 decides them on the event loop.
+       */
+      threads: c.DECISION_THREADS ?? 1,
     },
     delegations: {
       /** How far ahead a delegation may expire. */

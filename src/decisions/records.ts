@@ -73,14 +73,23 @@ class Batch {
     return this.buffer.length - this.length;
   }
 
-  append(line: string, bytes: number, record: { id: string; allowed: boolean; evaluated_at: string }): void {
+  /** Adds a record: its line as text, or as UTF-8 bytes made already (`bytes` long either way). */
+  append(
+    line: string | Uint8Array,
+    bytes: number,
+    record: { id: string; allowed: boolean; evaluated_at: string },
+  ): void {
     if (bytes + 1 > this.room()) {
       // Only the first record of a batch can be larger than the batch: make room for it alone.
       const grown = Buffer.allocUnsafe(this.length + bytes + 1);
       this.buffer.copy(grown, 0, 0, this.length);
       this.buffer = grown;
     }
-    this.length += this.buffer.write(line, this.length, 'utf8');
+    if (typeof line === 'string') this.length += this.buffer.write(line, this.length, 'utf8');
+    else {
+      this.buffer.set(line, this.length);
+      this.length += bytes;
+    }
     this.buffer[this.length++] = NEWLINE;
     if (this.count === 0) {
       this.firstId = record.id;
@@ -157,13 +166,43 @@ export class DecisionLog {
    */
   record(decision: Decision, details?: RequestDetails, answer?: string): void {
     if (!this.enabled) return;
-    const line = serialise(decision, details, answer, this.options.logger);
-    const bytes = Buffer.byteLength(line, 'utf8');
+    const line = recordLine(decision, details, answer, () => this.detailsLost([decision.id]));
+    this.add(line, Buffer.byteLength(line, 'utf8'), decision);
+  }
+
+  /** Logs records made elsewhere that lost their request details (see `recordLine`). */
+  detailsLost(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.options.logger.error(
+        { id },
+        'a decision record could not be serialised whole; recorded without its request details',
+      );
+    }
+  }
+
+  /** Queues records made elsewhere as lines (a decision thread's), in their order. */
+  recordLines(lines: RecordLines): void {
+    if (!this.enabled) return;
+    const { bytes, ends, ids, at, allowed } = lines;
+    for (let i = 0, start = 0; i < ids.length; start = ends[i]!, i += 1) {
+      this.add(bytes.subarray(start, ends[i]), ends[i]! - start, {
+        id: ids[i]!,
+        allowed: allowed[i] === 1,
+        evaluated_at: at[i]!,
+      });
+    }
+  }
+
+  private add(
+    line: string | Uint8Array,
+    bytes: number,
+    record: { id: string; allowed: boolean; evaluated_at: string },
+  ): void {
     const open = this.open;
     if (open.count > 0 && (bytes + 1 > open.room() || !open.spans(Date.now()))) {
       this.seal();
     }
-    this.open.append(line, bytes, decision);
+    this.open.append(line, bytes, record);
     this.pendingCount += 1;
     if (this.pendingCount > this.options.maxPending) this.dropOldest();
   }
@@ -292,13 +331,14 @@ const DETAIL_KEYS = ['context', 'resource_attributes', 'action_properties', 'sub
 /**
  * A record as one JSON line beginning with its id: the answer as serialised, its closing brace
  * followed by each request detail. A detail that cannot be serialised (which the request bounds
- * should make impossible) costs the record its request details, never the record.
+ * should make impossible) costs the record its request details, never the record: `failed` hears
+ * of it.
  */
-function serialise(
+export function recordLine(
   decision: Decision,
   details: RequestDetails | undefined,
   made: string | undefined,
-  logger: Logger,
+  failed: (err: unknown) => void,
 ): string {
   let answer = made ?? JSON.stringify(decision);
   // Lookups find a record by the id its line begins with.
@@ -314,13 +354,48 @@ function serialise(
       if (value !== undefined) extra += `,"${key}":${JSON.stringify(value)}`;
     }
   } catch (err) {
-    logger.error(
-      { err, id: decision.id },
-      'a decision record could not be serialised whole; recorded without its request details',
-    );
+    failed(err);
     return answer;
   }
   return extra === '' ? answer : `${answer.slice(0, -1)}${extra}}`;
+}
+
+/**
+ * Records made as lines away from the log (on a decision thread), to be queued by
+ * `DecisionLog.recordLines`: their UTF-8 text end to end, where each ends, and what a batch
+ * notes of each.
+ */
+export interface RecordLines {
+  bytes: Uint8Array;
+  ends: Uint32Array;
+  ids: string[];
+  at: string[];
+  allowed: Uint8Array;
+}
+
+/** Gathers record lines, then makes them one `RecordLines` whose memory can move to another thread. */
+export class RecordLinesBuilder {
+  private readonly lines: string[] = [];
+  private readonly ids: string[] = [];
+  private readonly at: string[] = [];
+  private readonly allowed: number[] = [];
+
+  add(line: string, decision: { id: string; allowed: boolean; evaluated_at: string }): void {
+    this.lines.push(line);
+    this.ids.push(decision.id);
+    this.at.push(decision.evaluated_at);
+    this.allowed.push(decision.allowed ? 1 : 0);
+  }
+
+  build(): RecordLines {
+    const ends = new Uint32Array(this.lines.length);
+    let total = 0;
+    for (const [i, line] of this.lines.entries()) ends[i] = total += Buffer.byteLength(line, 'utf8');
+    const bytes = new Uint8Array(total);
+    let at = 0;
+    for (const line of this.lines) at += Buffer.from(bytes.buffer, at).write(line, 'utf8');
+    return { bytes, ends, ids: this.ids, at: this.at, allowed: Uint8Array.from(this.allowed) };
+  }
 }
 
 function toWrite(batch: Batch): BatchToWrite {

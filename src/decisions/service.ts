@@ -5,7 +5,21 @@ import { Serialised } from '../json.js';
 import { nowIso, timeSlices } from '../time.js';
 import { actionNameOf, decide, type Verdict } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
-import type { DecisionLog, DecisionRecord } from './records.js';
+import type { DecisionLog, DecisionRecord, RequestDetails } from './records.js';
+import { ThreadLost } from '../threads/thread.js';
+import {
+  type Brief,
+  type DecideTask,
+  type Decided,
+  type DecisionThreads,
+  type ManyItem,
+} from './decision-thread.js';
+
+/**
+ * Lists shorter than this are decided in place: handing them to a thread and back costs about
+ * what deciding them does.
+ */
+const THREAD_MIN_ITEMS = 16;
 
 export interface BatchResult {
   results: Decision[];
@@ -20,6 +34,8 @@ export class DecisionService {
   constructor(
     private readonly index: PolicyIndex,
     private readonly log: DecisionLog,
+    /** Where lists of decisions are decided, when there are threads (src/decisions/decision-thread.ts). */
+    private readonly threads?: DecisionThreads,
   ) {}
 
   /**
@@ -42,6 +58,8 @@ export class DecisionService {
    * that; each decision reflects the index as it stands when that decision is made.
    */
   async batch(requests: readonly DecisionRequest[]): Promise<Serialised<BatchResult>> {
+    const decided = await this.onThread({ items: requests.map((request) => ({ request })), shape: 'batch' });
+    if (decided?.body !== undefined) return new Serialised(decided.body);
     const texts: string[] = [];
     let allowed = 0;
     const turn = timeSlices();
@@ -55,47 +73,52 @@ export class DecisionService {
     return new Serialised(`{"results":[${texts.join(',')}],"summary":${JSON.stringify(summary)}}`);
   }
 
-  private decideAndRecord(request: DecisionRequest, refusal?: Reason): Serialised<Decision> {
-    const verdict: Verdict = refusal
-      ? { allowed: false, reasons: [refusal], grantedBy: [] }
-      : decide(this.index, request, { explain: request.explain === true });
-    const decision: Decision = {
-      id: newId('decision'),
-      decision: verdict.allowed ? 'ALLOW' : 'DENY',
-      allowed: verdict.allowed,
-      principal_id: request.principal_id,
-      action: actionNameOf(request.action),
-      resource: { type: request.resource.type, identifier: request.resource.identifier },
-      reasons: verdict.reasons,
-      granted_by: verdict.grantedBy,
-      evaluated_at: nowIso(),
-    };
-    // Optional members are added after: an object literal of one shape is what every answer
-    // shares, and what serialises fastest.
-    if (request.on_behalf_of !== undefined) {
-      decision.on_behalf_of =
-        typeof request.on_behalf_of === 'string' ? [request.on_behalf_of] : [...request.on_behalf_of];
+  /**
+   * Decides each item in order, stopping after the first deny (a null item counts as one) or the
+   * first permit when told: the decisions of an AuthZEN evaluation list. A null item stays null.
+   */
+  async many(items: (ManyItem | null)[], stop?: 'deny' | 'permit'): Promise<(Brief | null)[]> {
+    const decided = await this.onThread({ items, shape: 'brief', stop });
+    if (decided?.brief) return decided.brief;
+    const out: (Brief | null)[] = [];
+    const turn = timeSlices();
+    for (const item of items) {
+      await turn();
+      if (item === null) {
+        out.push(null);
+        if (stop === 'deny') break;
+        continue;
+      }
+      const { id, allowed, reasons } = this.evaluate(item.request, item.refusal);
+      out.push({ id, allowed, reasons });
+      if (stop === (allowed ? 'permit' : 'deny')) break;
     }
-    if (verdict.trace) decision.trace = { index_version: this.index.version, ...verdict.trace };
-    const json = JSON.stringify(decision);
-    const actionProperties = typeof request.action === 'string' ? undefined : request.action.properties;
-    const { context, subject_properties: subjectProperties } = request;
-    const attributes = request.resource.attributes;
-    this.log.record(
-      decision,
-      context === undefined &&
-        attributes === undefined &&
-        actionProperties === undefined &&
-        subjectProperties === undefined
-        ? undefined
-        : {
-            context,
-            resource_attributes: attributes,
-            action_properties: actionProperties,
-            subject_properties: subjectProperties,
-          },
-      json,
-    );
+    return out;
+  }
+
+  /**
+   * A list decided on a decision thread, its records queued here; undefined when it is short
+   * enough to decide in place, or no thread can take it (none holds a replica, or the one that
+   * took it stopped before answering).
+   */
+  private async onThread(task: DecideTask): Promise<Decided | undefined> {
+    if (task.items.length < THREAD_MIN_ITEMS) return undefined;
+    let decided: Decided | undefined;
+    try {
+      decided = await this.threads?.decide(task);
+    } catch (err) {
+      if (err instanceof ThreadLost) return undefined;
+      throw err;
+    }
+    if (!decided) return undefined;
+    this.log.recordLines(decided.records);
+    this.log.detailsLost(decided.detailsLost);
+    return decided;
+  }
+
+  private decideAndRecord(request: DecisionRequest, refusal?: Reason): Serialised<Decision> {
+    const { decision, json } = decisionOf(this.index, request, refusal);
+    this.log.record(decision, detailsOf(request), json);
     return new Serialised(json, decision);
   }
 
@@ -104,4 +127,52 @@ export class DecisionService {
     if (!record) throw notFound('decision', id);
     return record;
   }
+}
+
+/** Decides a request (or answers a refusal settled before the engine looks): the answer and its JSON. */
+export function decisionOf(
+  index: PolicyIndex,
+  request: DecisionRequest,
+  refusal?: Reason,
+): { decision: Decision; json: string } {
+  const verdict: Verdict = refusal
+    ? { allowed: false, reasons: [refusal], grantedBy: [] }
+    : decide(index, request, { explain: request.explain === true });
+  const decision: Decision = {
+    id: newId('decision'),
+    decision: verdict.allowed ? 'ALLOW' : 'DENY',
+    allowed: verdict.allowed,
+    principal_id: request.principal_id,
+    action: actionNameOf(request.action),
+    resource: { type: request.resource.type, identifier: request.resource.identifier },
+    reasons: verdict.reasons,
+    granted_by: verdict.grantedBy,
+    evaluated_at: nowIso(),
+  };
+  // Optional members are added after: an object literal of one shape is what every answer
+  // shares, and what serialises fastest.
+  if (request.on_behalf_of !== undefined) {
+    decision.on_behalf_of =
+      typeof request.on_behalf_of === 'string' ? [request.on_behalf_of] : [...request.on_behalf_of];
+  }
+  if (verdict.trace) decision.trace = { index_version: index.version, ...verdict.trace };
+  return { decision, json: JSON.stringify(decision) };
+}
+
+/** What a record keeps of a request beyond its answer; undefined when it sent nothing more. */
+export function detailsOf(request: DecisionRequest): RequestDetails | undefined {
+  const actionProperties = typeof request.action === 'string' ? undefined : request.action.properties;
+  const { context, subject_properties: subjectProperties } = request;
+  const attributes = request.resource.attributes;
+  return context === undefined &&
+    attributes === undefined &&
+    actionProperties === undefined &&
+    subjectProperties === undefined
+    ? undefined
+    : {
+        context,
+        resource_attributes: attributes,
+        action_properties: actionProperties,
+        subject_properties: subjectProperties,
+      };
 }

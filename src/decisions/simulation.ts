@@ -6,6 +6,7 @@ import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model
 import { policyRepository } from '../policies/repository.js';
 import type { SimulateBody } from '../schemas/policies.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
+import { ThreadLost } from '../threads/thread.js';
 import { timeSlices } from '../time.js';
 import { candidatesOf, entryFor, toolFilter, type Candidate } from './access.js';
 import { clock, grantOf, inEffect, registeredMatching, settleFor } from './access-service.js';
@@ -187,11 +188,21 @@ export async function simulate(index: PolicyIndex, input: SimulationInput): Prom
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/**
+ * Where simulations run off the event loop (src/decisions/decision-thread.ts): undefined when no
+ * thread can take one; rejects with `ThreadLost` when the thread stops first.
+ */
+export interface SimulationThreads {
+  simulate(input: SimulationInput): Promise<SimulationResult> | undefined;
+}
+
 /** Simulation of a stored policy: the request side of docs/api.md §5.5. */
 export class SimulationService {
   constructor(
     private readonly db: Reader,
     private readonly index: PolicyIndex,
+    /** Where simulations run, when there are decision threads (src/decisions/decision-thread.ts). */
+    private readonly threads?: SimulationThreads,
   ) {}
 
   async simulate(id: string, body: SimulateBody): Promise<SimulationResult> {
@@ -204,6 +215,13 @@ export class SimulationService {
     if (!current) throw notFound('policy', id);
     if (current.status === 'deleted') throw conflict(`policy ${id} is deleted`);
     const proposed = body.delete ? null : body.policy ? checkPolicyBody(body.policy, '/policy') : undefined;
-    return await simulate(this.index, { current, proposed, requests: body.requests });
+    const input: SimulationInput = { current, proposed, requests: body.requests };
+    try {
+      const onThread = this.threads?.simulate(input);
+      if (onThread) return await onThread;
+    } catch (err) {
+      if (!(err instanceof ThreadLost)) throw err;
+    }
+    return await simulate(this.index, input);
   }
 }

@@ -1,26 +1,26 @@
 import { availableParallelism } from 'node:os';
-import { setImmediate } from 'node:timers/promises';
 import type { Database } from '../db/database.js';
 import type { ChangeEvent, ChangeFeed } from '../events/feed.js';
 import { isId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
 import { resourceOf } from '../policies/model.js';
 import { timeSlices } from '../time.js';
+import {
+  applyChanges,
+  BUILD_SLICE_MS,
+  isEmpty,
+  nothing,
+  PRINCIPAL_SLICE,
+  putGroupRow,
+  putPrincipalRow,
+  type Dirty,
+  type Fetched,
+  type Pending,
+} from './apply.js';
+import type { DecisionReplicas } from './decision-thread.js';
+import { compilePolicy, type IxPolicy } from './model.js';
 import { PolicyIndex } from './policy-index.js';
-import {
-  compilePolicy,
-  fieldsOfRow,
-  type IxDelegation,
-  type IxPolicy,
-  type IxResource,
-  type StoredPrincipalRow,
-} from './model.js';
-import {
-  decisionRepository as repo,
-  type GroupRow,
-  type MembershipRow,
-  type StoredPolicy,
-} from './repository.js';
+import { decisionRepository as repo } from './repository.js';
 import { readSnapshot, SectionsRefused, writeSnapshot } from './snapshot.js';
 
 /**
@@ -30,34 +30,7 @@ import { readSnapshot, SectionsRefused, writeSnapshot } from './snapshot.js';
  */
 const READ_RANGES = availableParallelism() >= 4 ? Math.min(4, availableParallelism() - 2) : 1;
 
-/** The longest the event loop waits while an index is built or a new `match` query evaluated. */
-const BUILD_SLICE_MS = 5;
-
-interface Pending {
-  principals: Set<string>;
-  /** Principals whose group memberships alone changed: only those are read again. */
-  memberships: Set<string>;
-  groups: Set<string>;
-  removedGroups: Set<string>;
-  policies: Set<string>;
-  resources: Set<string>;
-  delegations: Set<string>;
-}
-
-/** What changed since the privilege factors of the risk were last brought up to date. */
-export interface Dirty {
-  /** Everything: the index was (re)built. */
-  all: boolean;
-  principals: Set<string>;
-  /** Versions of policies that changed, before and after (active ones only). */
-  policies: IxPolicy[];
-}
-
-/**
- * Principals read per statement, and put in the index between two turns of the event loop, when
- * a batch names many (a connector's sync names tens of thousands at once), instead of all in one.
- */
-const PRINCIPAL_SLICE = 1_000;
+export type { Dirty };
 
 async function inSlices<T>(ids: string[], read: (ids: string[]) => Promise<T[]>): Promise<T[]> {
   if (ids.length <= PRINCIPAL_SLICE) return read(ids);
@@ -67,17 +40,6 @@ async function inSlices<T>(ids: string[], read: (ids: string[]) => Promise<T[]>)
   return out;
 }
 
-/** What one batch read of the keys it names. */
-interface Fetched {
-  policies: StoredPolicy[];
-  groups: GroupRow[];
-  principals: StoredPrincipalRow[];
-  memberships: MembershipRow[];
-  resources: IxResource[];
-  delegations: { delegation: IxDelegation; active: boolean }[];
-}
-
-/** How many of each the index holds after a build. */
 /** Where a snapshot of the index is kept, and the feed that says what it lacks. */
 export interface SnapshotPlace {
   file: string;
@@ -89,22 +51,13 @@ export type IndexStart =
   | { from: 'snapshot'; counts: IndexCounts; writtenAt: string; replayed: number }
   | { from: 'database'; counts: IndexCounts; refused?: string };
 
+/** How many of each the index holds after a build. */
 export type IndexCounts = {
   principals: number;
   groups: number;
   policies: number;
   resources: number;
 };
-
-const nothing = (): Pending => ({
-  principals: new Set(),
-  memberships: new Set(),
-  groups: new Set(),
-  removedGroups: new Set(),
-  policies: new Set(),
-  resources: new Set(),
-  delegations: new Set(),
-});
 
 /**
  * Builds the decision index from Neo4j and keeps it current from the change feed. Each change
@@ -126,6 +79,8 @@ export class IndexSync {
   private noted: Pending | null = null;
 
   private readonly followsPrivileges: boolean;
+  /** Replicas of the index on decision threads, sent each change it applies. */
+  private replicas: DecisionReplicas | undefined;
 
   constructor(
     private readonly db: Database,
@@ -217,7 +172,7 @@ export class IndexSync {
     return this.serialized(async () => {
       for (let work = this.noted!; !isEmpty(work); work = this.noted!) {
         this.noted = nothing();
-        await this.applyTo(built, work, await this.read(built, work), dirty);
+        await applyChanges(built, work, await this.read(built, work), dirty);
       }
       this.noted = null;
       const counts = {
@@ -227,6 +182,7 @@ export class IndexSync {
         resources: built.resourceTable.size,
       };
       this.index.replaceWith(built);
+      this.replicas?.seed(this.index, this.between);
       return counts;
     });
   }
@@ -258,8 +214,23 @@ export class IndexSync {
   setPrivileges(rows: readonly { id: string; privileges: string }[]): Promise<void> {
     return this.serialized(async () => {
       for (const { id, privileges } of rows) this.index.setPrivileges(id, privileges);
+      this.replicas?.privileges(rows);
     });
   }
+
+  /**
+   * Keeps replicas of the index (on decision threads) following it: seeded from it as it stands
+   * between two batches of changes, then sent every batch applied after.
+   */
+  replicate(replicas: DecisionReplicas): Promise<void> {
+    return this.serialized(async () => {
+      replicas.seed(this.index, this.between);
+      this.replicas = replicas;
+    });
+  }
+
+  /** Runs work between two batches of changes. */
+  private readonly between = (work: () => Promise<void>): Promise<void> => this.serialized(work);
 
   /** Reads everything into an empty index, letting the event loop turn every few milliseconds. */
   private async build(index: PolicyIndex): Promise<void> {
@@ -392,12 +363,9 @@ export class IndexSync {
     const work = this.pending;
     this.pending = nothing();
     try {
-      await this.applyTo(
-        this.index,
-        work,
-        await this.read(this.index, work),
-        this.followsPrivileges ? this.dirty : null,
-      );
+      const fetched = await this.read(this.index, work);
+      await applyChanges(this.index, work, fetched, this.followsPrivileges ? this.dirty : null);
+      await this.replicas?.apply(work, fetched, this.index.version);
     } catch (err) {
       // Nothing is lost: the keys go back to wait for the next batch.
       for (const key of Object.keys(work) as (keyof Pending)[]) {
@@ -432,106 +400,4 @@ export class IndexSync {
     ]);
     return { policies, groups, principals, memberships: joined, resources, delegations };
   }
-
-  /**
-   * Puts what a batch read into an index. With `dirty`, notes what the privilege risk must look
-   * at again (the index in use; a build beside it is looked at whole once swapped in).
-   */
-  private async applyTo(
-    index: PolicyIndex,
-    work: Pending,
-    fetched: Fetched,
-    dirty: Dirty | null,
-  ): Promise<void> {
-    const touched = (ids: Iterable<string>): void => {
-      if (dirty) for (const id of ids) dirty.principals.add(id);
-    };
-    for (const id of work.removedGroups) touched(index.removeGroup(id));
-    const foundGroups = new Set<string>();
-    for (const g of fetched.groups) {
-      foundGroups.add(g.id);
-      if (putGroupRow(index, g) && dirty) touched(index.membersOf(g.id));
-    }
-    for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
-    const foundPrincipals = new Set<string>();
-    for (const [i, row] of fetched.principals.entries()) {
-      // A batch of tens of thousands is put in slices, the event loop turning between them.
-      if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
-      foundPrincipals.add(putPrincipalRow(index, row));
-    }
-    for (const id of work.principals) if (!foundPrincipals.has(id)) index.putFields(id, undefined, []);
-    touched(work.principals);
-    for (const [i, row] of fetched.memberships.entries()) {
-      if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
-      index.putMemberships(
-        row.id,
-        row.groups.map(([id]) => id),
-        row.groups.map(([, since]) => since),
-      );
-      touched([row.id]);
-    }
-    const replacePolicy = (id: string, next: IxPolicy | undefined): void => {
-      const old = index.policies.get(id);
-      if (old?.active) dirty?.policies.push(old);
-      if (next) index.putPolicy(next);
-      else index.removePolicy(id);
-      if (next?.active) dirty?.policies.push(next);
-    };
-    const foundPolicies = new Set<string>();
-    const compiled: IxPolicy[] = [];
-    for (const { policy, since } of fetched.policies) {
-      foundPolicies.add(policy.id);
-      if (policy.status !== 'deleted') compiled.push(compilePolicy(policy, since));
-    }
-    // A new `match` query is evaluated over every principal here, in slices, before any
-    // decision can ask about it.
-    await index.prepareMatches(compiled, timeSlices(BUILD_SLICE_MS));
-    for (const { policy } of fetched.policies) {
-      if (policy.status === 'deleted') replacePolicy(policy.id, undefined);
-    }
-    for (const policy of compiled) replacePolicy(policy.id, policy);
-    for (const id of work.policies) if (!foundPolicies.has(id)) replacePolicy(id, undefined);
-    const foundResources = new Set<string>();
-    for (const r of fetched.resources) {
-      foundResources.add(`${r.type}:${r.identifier}`);
-      index.putResource(r.type, r.identifier, r);
-    }
-    for (const key of work.resources) {
-      if (!foundResources.has(key)) {
-        const { type, identifier } = resourceOf(key);
-        index.putResource(type, identifier, undefined);
-      }
-    }
-    const foundDelegations = new Set<string>();
-    for (const { delegation, active } of fetched.delegations) {
-      foundDelegations.add(delegation.id);
-      index.putDelegation(delegation.id, active ? delegation : undefined);
-    }
-    for (const id of work.delegations) if (!foundDelegations.has(id)) index.putDelegation(id, undefined);
-    index.version += 1;
-  }
 }
-
-/** A principal as read from the database into an index; answers its id. */
-function putPrincipalRow(index: PolicyIndex, row: StoredPrincipalRow): string {
-  const fields = fieldsOfRow(row);
-  index.putFields(
-    fields.id,
-    fields,
-    row.groups.map(([id]) => id),
-    row.groups.map(([, since]) => since),
-  );
-  return fields.id;
-}
-
-/** A group as read from the database into an index; true when its nesting changed. */
-function putGroupRow(index: PolicyIndex, g: GroupRow): boolean {
-  return index.putGroup(
-    g.id,
-    g.name,
-    g.parents.map(([id]) => id),
-    g.parents.map(([, since]) => since),
-  );
-}
-
-const isEmpty = (work: Pending): boolean => Object.values(work).every((set: Set<string>) => set.size === 0);

@@ -12,3 +12,6 @@ export function workerThread(here: string, name: string, workerData: unknown): W
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`;
   return new Worker(bootstrap, { eval: true, workerData });
 }
+
+/** The thread a task was on stopped before answering it. */
+export class ThreadLost extends Error {}

@@ -1,0 +1,173 @@
+import { setImmediate } from 'node:timers/promises';
+import { resourceOf } from '../policies/model.js';
+import { timeSlices } from '../time.js';
+import type { PolicyIndex } from './policy-index.js';
+import {
+  compilePolicy,
+  fieldsOfRow,
+  type IxDelegation,
+  type IxPolicy,
+  type IxResource,
+  type StoredPrincipalRow,
+} from './model.js';
+import type { GroupRow, MembershipRow, StoredPolicy } from './repository.js';
+
+/**
+ * How a batch of changes read from the database goes into a decision index: the same steps for
+ * the index in use, for one built beside it, and for a replica on a decision thread
+ * (src/decisions/decision-thread.ts), which is sent each batch the index in use applied.
+ */
+
+/** The longest the event loop waits while an index is built or a new `match` query evaluated. */
+export const BUILD_SLICE_MS = 5;
+
+/** The keys a batch of changes names. */
+export interface Pending {
+  principals: Set<string>;
+  /** Principals whose group memberships alone changed: only those are read again. */
+  memberships: Set<string>;
+  groups: Set<string>;
+  removedGroups: Set<string>;
+  policies: Set<string>;
+  resources: Set<string>;
+  delegations: Set<string>;
+}
+
+export const nothing = (): Pending => ({
+  principals: new Set(),
+  memberships: new Set(),
+  groups: new Set(),
+  removedGroups: new Set(),
+  policies: new Set(),
+  resources: new Set(),
+  delegations: new Set(),
+});
+
+export const isEmpty = (work: Pending): boolean =>
+  Object.values(work).every((set: Set<string>) => set.size === 0);
+
+/**
+ * Principals read per statement, and put in the index between two turns of the event loop, when
+ * a batch names many (a connector's sync names tens of thousands at once), instead of all in one.
+ */
+export const PRINCIPAL_SLICE = 1_000;
+
+/** What one batch read of the keys it names. */
+export interface Fetched {
+  policies: StoredPolicy[];
+  groups: GroupRow[];
+  principals: StoredPrincipalRow[];
+  memberships: MembershipRow[];
+  resources: IxResource[];
+  delegations: { delegation: IxDelegation; active: boolean }[];
+}
+
+/** What changed since the privilege factors of the risk were last brought up to date. */
+export interface Dirty {
+  /** Everything: the index was (re)built. */
+  all: boolean;
+  principals: Set<string>;
+  /** Versions of policies that changed, before and after (active ones only). */
+  policies: IxPolicy[];
+}
+
+/**
+ * Puts what a batch read into an index (the one in use, one built beside it, or a replica on a
+ * decision thread). With `dirty`, notes what the privilege risk must look
+ * at again (the index in use; a build beside it is looked at whole once swapped in).
+ */
+export async function applyChanges(
+  index: PolicyIndex,
+  work: Pending,
+  fetched: Fetched,
+  dirty: Dirty | null,
+): Promise<void> {
+  const touched = (ids: Iterable<string>): void => {
+    if (dirty) for (const id of ids) dirty.principals.add(id);
+  };
+  for (const id of work.removedGroups) touched(index.removeGroup(id));
+  const foundGroups = new Set<string>();
+  for (const g of fetched.groups) {
+    foundGroups.add(g.id);
+    if (putGroupRow(index, g) && dirty) touched(index.membersOf(g.id));
+  }
+  for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
+  const foundPrincipals = new Set<string>();
+  for (const [i, row] of fetched.principals.entries()) {
+    // A batch of tens of thousands is put in slices, the event loop turning between them.
+    if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
+    foundPrincipals.add(putPrincipalRow(index, row));
+  }
+  for (const id of work.principals) if (!foundPrincipals.has(id)) index.putFields(id, undefined, []);
+  touched(work.principals);
+  for (const [i, row] of fetched.memberships.entries()) {
+    if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
+    index.putMemberships(
+      row.id,
+      row.groups.map(([id]) => id),
+      row.groups.map(([, since]) => since),
+    );
+    touched([row.id]);
+  }
+  const replacePolicy = (id: string, next: IxPolicy | undefined): void => {
+    const old = index.policies.get(id);
+    if (old?.active) dirty?.policies.push(old);
+    if (next) index.putPolicy(next);
+    else index.removePolicy(id);
+    if (next?.active) dirty?.policies.push(next);
+  };
+  const foundPolicies = new Set<string>();
+  const compiled: IxPolicy[] = [];
+  for (const { policy, since } of fetched.policies) {
+    foundPolicies.add(policy.id);
+    if (policy.status !== 'deleted') compiled.push(compilePolicy(policy, since));
+  }
+  // A new `match` query is evaluated over every principal here, in slices, before any
+  // decision can ask about it.
+  await index.prepareMatches(compiled, timeSlices(BUILD_SLICE_MS));
+  for (const { policy } of fetched.policies) {
+    if (policy.status === 'deleted') replacePolicy(policy.id, undefined);
+  }
+  for (const policy of compiled) replacePolicy(policy.id, policy);
+  for (const id of work.policies) if (!foundPolicies.has(id)) replacePolicy(id, undefined);
+  const foundResources = new Set<string>();
+  for (const r of fetched.resources) {
+    foundResources.add(`${r.type}:${r.identifier}`);
+    index.putResource(r.type, r.identifier, r);
+  }
+  for (const key of work.resources) {
+    if (!foundResources.has(key)) {
+      const { type, identifier } = resourceOf(key);
+      index.putResource(type, identifier, undefined);
+    }
+  }
+  const foundDelegations = new Set<string>();
+  for (const { delegation, active } of fetched.delegations) {
+    foundDelegations.add(delegation.id);
+    index.putDelegation(delegation.id, active ? delegation : undefined);
+  }
+  for (const id of work.delegations) if (!foundDelegations.has(id)) index.putDelegation(id, undefined);
+  index.version += 1;
+}
+
+/** A principal as read from the database into an index; answers its id. */
+export function putPrincipalRow(index: PolicyIndex, row: StoredPrincipalRow): string {
+  const fields = fieldsOfRow(row);
+  index.putFields(
+    fields.id,
+    fields,
+    row.groups.map(([id]) => id),
+    row.groups.map(([, since]) => since),
+  );
+  return fields.id;
+}
+
+/** A group as read from the database into an index; true when its nesting changed. */
+export function putGroupRow(index: PolicyIndex, g: GroupRow): boolean {
+  return index.putGroup(
+    g.id,
+    g.name,
+    g.parents.map(([id]) => id),
+    g.parents.map(([, since]) => since),
+  );
+}

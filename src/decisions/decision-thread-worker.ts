@@ -1,0 +1,116 @@
+import { parentPort } from 'node:worker_threads';
+import { MemorySections } from '../columnar/sections.js';
+import { applyChanges, type Fetched } from './apply.js';
+import type { DecideTask, Decided, FromThread, ToThread } from './decision-thread.js';
+import { PolicyIndex } from './policy-index.js';
+import { recordLine, RecordLinesBuilder } from './records.js';
+import { decisionOf, detailsOf } from './service.js';
+import { simulate } from './simulation.js';
+
+/**
+ * A decision thread (src/decisions/decision-thread.ts): a replica of the decision index, seeded
+ * from the index in use and sent each batch of changes it applies, and the tasks it decides over
+ * that replica. Messages are taken one at a time, in the order sent.
+ */
+const port = parentPort!;
+let index = new PolicyIndex();
+/** Rows of a large batch of changes sent ahead of it. */
+let ahead: Pick<Fetched, 'principals' | 'memberships'> = { principals: [], memberships: [] };
+
+function decideAll({ items, shape, stop }: DecideTask): Decided {
+  const lines = new RecordLinesBuilder();
+  const detailsLost: string[] = [];
+  const texts: string[] = [];
+  const brief: Decided['brief'] = [];
+  let allowed = 0;
+  for (const item of items) {
+    if (item === null) {
+      brief.push(null);
+      if (stop === 'deny') break;
+      continue;
+    }
+    const { decision, json } = decisionOf(index, item.request, item.refusal);
+    lines.add(
+      recordLine(decision, detailsOf(item.request), json, () => detailsLost.push(decision.id)),
+      decision,
+    );
+    if (decision.allowed) allowed += 1;
+    if (shape === 'batch') texts.push(json);
+    else brief.push({ id: decision.id, allowed: decision.allowed, reasons: decision.reasons });
+    if (stop === 'deny' && !decision.allowed) break;
+    if (stop === 'permit' && decision.allowed) break;
+  }
+  const records = lines.build();
+  if (shape === 'brief') return { brief, records, detailsLost };
+  const summary = { total: texts.length, allowed, denied: texts.length - allowed };
+  return {
+    body: `{"results":[${texts.join(',')}],"summary":${JSON.stringify(summary)}}`,
+    records,
+    detailsLost,
+  };
+}
+
+async function take(message: ToThread): Promise<void> {
+  switch (message.kind) {
+    case 'seed':
+      index = PolicyIndex.restore(new MemorySections(message.held));
+      index.version = message.version;
+      return;
+    case 'rows':
+      ahead.principals.push(...message.principals);
+      ahead.memberships.push(...message.memberships);
+      return;
+    case 'apply': {
+      const fetched: Fetched = {
+        ...message.fetched,
+        principals: ahead.principals.length > 0 ? ahead.principals : message.fetched.principals,
+        memberships: ahead.memberships.length > 0 ? ahead.memberships : message.fetched.memberships,
+      };
+      ahead = { principals: [], memberships: [] };
+      await applyChanges(index, message.work, fetched, null);
+      index.version = message.version;
+      return;
+    }
+    case 'privileges':
+      for (const { id, privileges } of message.rows) index.setPrivileges(id, privileges);
+      return;
+    case 'decide':
+    case 'simulate': {
+      let reply: FromThread;
+      try {
+        const result =
+          message.kind === 'decide' ? decideAll(message.task) : await simulate(index, message.input);
+        reply = { kind: 'answer', seq: message.seq, ok: true, result };
+      } catch (err) {
+        reply = {
+          kind: 'answer',
+          seq: message.seq,
+          ok: false,
+          message: (err as Error).message ?? String(err),
+        };
+      }
+      if (message.kind === 'decide' && reply.ok) {
+        const { records } = reply.result as Decided;
+        port.postMessage(reply, [records.bytes.buffer as ArrayBuffer, records.ends.buffer as ArrayBuffer]);
+      } else port.postMessage(reply);
+      return;
+    }
+    case 'close':
+      process.exit(0);
+  }
+}
+
+let queue = Promise.resolve();
+port.on('message', (message: ToThread) => {
+  queue = queue.then(() =>
+    take(message).catch((err: unknown) => {
+      // A replica that missed a change would decide on what is no longer so: it stops, and is
+      // started again from the index in use.
+      port.postMessage({
+        kind: 'problem',
+        message: (err as Error).message ?? String(err),
+      } satisfies FromThread);
+      process.exit(1);
+    }),
+  );
+});

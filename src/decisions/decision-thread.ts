@@ -1,0 +1,246 @@
+import { once } from 'node:events';
+import { setImmediate } from 'node:timers/promises';
+import type { Worker } from 'node:worker_threads';
+import { MemorySections, type HeldSections } from '../columnar/sections.js';
+import type { Logger } from '../logging/logger.js';
+import type { DecisionRequest, Reason } from '../schemas/decisions.js';
+import { ThreadLost, workerThread } from '../threads/thread.js';
+import { PRINCIPAL_SLICE, type Fetched, type Pending } from './apply.js';
+import type { PolicyIndex } from './policy-index.js';
+import type { RecordLines } from './records.js';
+import type { SimulationInput, SimulationResult } from './simulation.js';
+
+/**
+ * Decision threads: worker threads that decide batches, AuthZEN evaluation lists and policy
+ * simulations, each over a replica of the decision index, so that a batch of a thousand takes
+ * another core rather than the event loop that answers single decisions.
+ *
+ * A replica starts from the index in use, copied into sections (the layout of the index's
+ * snapshot, src/decisions/snapshot.ts) whose memory moves to the thread. From then on it is sent
+ * every batch of changes the index in use applies (the keys and the rows read for them), and
+ * applies it the same way (src/decisions/apply.ts). A thread takes its messages in order, so a
+ * task sent after a change is in the index in use is decided with that change: a write acknowledged
+ * before a batch is seen by the batch, on whichever thread decides it.
+ */
+
+/** A decision to make on a thread, or null for a place the caller fills (a malformed evaluation). */
+export interface ManyItem {
+  request: DecisionRequest;
+  /** A deny settled before the engine looks (see `DecisionService.evaluate`). */
+  refusal?: Reason | undefined;
+}
+
+/** What an AuthZEN list keeps of each decision. */
+export interface Brief {
+  id: string;
+  allowed: boolean;
+  reasons: Reason[];
+}
+
+export interface DecideTask {
+  items: (ManyItem | null)[];
+  /** `batch`: the body of a batch answer; `brief`: each decision's id, answer and reasons. */
+  shape: 'batch' | 'brief';
+  /** Stop after the first deny (a null place counts as one) or the first permit. */
+  stop?: 'deny' | 'permit' | undefined;
+}
+
+export interface Decided {
+  body?: string;
+  brief?: (Brief | null)[];
+  /** The records of the decisions made, for the decision log. */
+  records: RecordLines;
+  /** Records that lost their request details (a value that could not be serialised). */
+  detailsLost: string[];
+}
+
+/** Messages to a thread, taken in the order sent. */
+export type ToThread =
+  | { kind: 'seed'; held: HeldSections; version: number }
+  | { kind: 'rows'; principals: Fetched['principals']; memberships: Fetched['memberships'] }
+  | { kind: 'apply'; work: Pending; fetched: Fetched; version: number }
+  | { kind: 'privileges'; rows: { id: string; privileges: string }[] }
+  | { kind: 'decide'; seq: number; task: DecideTask }
+  | { kind: 'simulate'; seq: number; input: SimulationInput }
+  | { kind: 'close' };
+
+/** Answers to tasks, and what went wrong outside one (a change the replica could not apply). */
+export type FromThread =
+  | { kind: 'answer'; seq: number; ok: true; result: unknown }
+  | { kind: 'answer'; seq: number; ok: false; message: string }
+  | { kind: 'problem'; message: string };
+
+/** What keeps a replica's index following the index in use (src/decisions/sync.ts). */
+export interface DecisionReplicas {
+  /**
+   * Starts every replica from `index` as it now is; `between` runs work between two batches of
+   * changes (where a replica started again later must be seeded).
+   */
+  seed(index: PolicyIndex, between: (work: () => Promise<void>) => Promise<void>): void;
+  /** A batch of changes the index in use applied, which made it `version`. */
+  apply(work: Pending, fetched: Fetched, version: number): Promise<void>;
+  privileges(rows: readonly { id: string; privileges: string }[]): void;
+}
+
+interface Slot {
+  worker: Worker | undefined;
+  waiting: Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>;
+  /** When it last stopped unasked: one that keeps stopping starts again at most every few seconds. */
+  stoppedAt: number;
+}
+
+/** How long a closing thread may take to finish what it holds. */
+const CLOSE_WAIT_MS = 10_000;
+const RESTART_PAUSE_MS = 2_000;
+
+export class DecisionThreads implements DecisionReplicas {
+  private readonly slots: Slot[];
+  private index: PolicyIndex | undefined;
+  private between: ((work: () => Promise<void>) => Promise<void>) | undefined;
+  private seq = 0;
+  private closing = false;
+  /** Tasks decided on the threads, for /metrics. */
+  tasks = 0;
+
+  constructor(
+    count: number,
+    private readonly logger: Logger,
+  ) {
+    this.slots = Array.from({ length: count }, () => ({
+      worker: undefined,
+      waiting: new Map(),
+      stoppedAt: 0,
+    }));
+  }
+
+  /** Threads holding a replica now. */
+  get ready(): number {
+    return this.slots.filter((s) => s.worker !== undefined).length;
+  }
+
+  seed(index: PolicyIndex, between: (work: () => Promise<void>) => Promise<void>): void {
+    this.index = index;
+    this.between = between;
+    for (const slot of this.slots) if (!this.closing) this.seedSlot(slot);
+  }
+
+  async apply(work: Pending, fetched: Fetched, version: number): Promise<void> {
+    const live = this.slots.filter((s) => s.worker !== undefined);
+    if (live.length === 0) return;
+    // The rows of a large batch (a connector's sync names tens of thousands of principals) go
+    // ahead in slices, each copied for the threads between two turns of the event loop.
+    const { principals, memberships } = fetched;
+    const sliced = principals.length + memberships.length > PRINCIPAL_SLICE;
+    if (sliced) {
+      for (let at = 0; at < Math.max(principals.length, memberships.length); at += PRINCIPAL_SLICE) {
+        const rows: ToThread = {
+          kind: 'rows',
+          principals: principals.slice(at, at + PRINCIPAL_SLICE),
+          memberships: memberships.slice(at, at + PRINCIPAL_SLICE),
+        };
+        for (const slot of live) slot.worker?.postMessage(rows);
+        await setImmediate();
+      }
+    }
+    const rest: Fetched = sliced ? { ...fetched, principals: [], memberships: [] } : fetched;
+    const message: ToThread = { kind: 'apply', work, fetched: rest, version };
+    for (const slot of live) slot.worker?.postMessage(message);
+  }
+
+  privileges(rows: readonly { id: string; privileges: string }[]): void {
+    const message: ToThread = { kind: 'privileges', rows: [...rows] };
+    for (const slot of this.slots) slot.worker?.postMessage(message);
+  }
+
+  /**
+   * Decides on the least busy thread; undefined when no thread holds a replica (the caller
+   * decides in place). Rejects with `ThreadLost` when the thread stops first (the caller then decides in place).
+   */
+  decide(task: DecideTask): Promise<Decided> | undefined {
+    return this.run((seq) => ({ kind: 'decide', seq, task })) as Promise<Decided> | undefined;
+  }
+
+  simulate(input: SimulationInput): Promise<SimulationResult> | undefined {
+    return this.run((seq) => ({ kind: 'simulate', seq, input })) as Promise<SimulationResult> | undefined;
+  }
+
+  /** Stops the threads once the tasks they hold are answered. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        const worker = slot.worker;
+        if (!worker) return;
+        worker.postMessage({ kind: 'close' } satisfies ToThread);
+        const timer = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
+        try {
+          await once(worker, 'exit');
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+  }
+
+  private run(message: (seq: number) => ToThread): Promise<unknown> | undefined {
+    let best: Slot | undefined;
+    for (const slot of this.slots) {
+      if (slot.worker && (!best || slot.waiting.size < best.waiting.size)) best = slot;
+    }
+    const worker = best?.worker;
+    if (!best || !worker) return undefined;
+    const seq = (this.seq += 1);
+    const waiting = best.waiting;
+    const answered = new Promise((resolve, reject) => waiting.set(seq, { resolve, reject }));
+    worker.ref();
+    worker.postMessage(message(seq));
+    this.tasks += 1;
+    return answered;
+  }
+
+  private seedSlot(slot: Slot): void {
+    const index = this.index!;
+    const sections = new MemorySections();
+    index.save(sections);
+    const { held, transfer } = sections.handOver();
+    const worker = slot.worker ?? this.start(slot);
+    worker.postMessage({ kind: 'seed', held, version: index.version } satisfies ToThread, transfer);
+  }
+
+  private start(slot: Slot): Worker {
+    const worker = workerThread(import.meta.url, 'decision-thread-worker', null);
+    worker.unref();
+    worker.on('message', (reply: FromThread) => {
+      if (reply.kind === 'problem') {
+        this.logger.warn({ reason: reply.message }, 'a decision thread could not apply a change');
+        return;
+      }
+      const waiter = slot.waiting.get(reply.seq);
+      if (!waiter) return;
+      slot.waiting.delete(reply.seq);
+      if (slot.waiting.size === 0) worker.unref();
+      if (reply.ok) waiter.resolve(reply.result);
+      else waiter.reject(new Error(reply.message));
+    });
+    worker.on('error', (err) => this.logger.error({ err }, 'a decision thread failed'));
+    worker.on('exit', (code) => {
+      if (slot.worker === worker) slot.worker = undefined;
+      const lost = new ThreadLost(`the decision thread stopped (code ${code})`);
+      for (const { reject } of slot.waiting.values()) reject(lost);
+      slot.waiting.clear();
+      if (this.closing) return;
+      // Started again from the index as it then is, between two batches of changes.
+      const pause = Date.now() - slot.stoppedAt < RESTART_PAUSE_MS * 5 ? RESTART_PAUSE_MS : 0;
+      slot.stoppedAt = Date.now();
+      const timer = setTimeout(() => {
+        if (this.closing || slot.worker) return;
+        void this.between?.(async () => {
+          if (!this.closing && !slot.worker) this.seedSlot(slot);
+        });
+      }, pause);
+      timer.unref();
+    });
+    slot.worker = worker;
+    return worker;
+  }
+}
