@@ -1,6 +1,7 @@
 import neo4j from 'neo4j-driver';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { runInBackground } from '../threads/thread.js';
 import { createDriver, isConnectivityError, toNeo4jParams } from './driver.js';
 import type { WriteThreadData, WriteThreadReply, WriteThreadTask } from './write-thread.js';
 
@@ -13,6 +14,7 @@ import type { WriteThreadData, WriteThreadReply, WriteThreadTask } from './write
  */
 const data = workerData as WriteThreadData;
 const port = parentPort!;
+runInBackground();
 const driver = createDriver(data.connection.uri, data.connection.user, data.connection.password, {
   ...data.driver,
   maxPoolSize: 2,

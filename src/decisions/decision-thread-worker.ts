@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { MemorySections } from '../columnar/sections.js';
+import { runInBackground } from '../threads/thread.js';
 import { applyChanges, type Fetched } from './apply.js';
 import type { DecideTask, Decided, FromThread, ToThread } from './decision-thread.js';
 import { PolicyIndex } from './policy-index.js';
@@ -13,6 +14,7 @@ import { simulate } from './simulation.js';
  * that replica. Messages are taken one at a time, in the order sent.
  */
 const port = parentPort!;
+runInBackground();
 let index = new PolicyIndex();
 /** Rows of a large batch of changes sent ahead of it. */
 let ahead: Pick<Fetched, 'principals' | 'memberships'> = { principals: [], memberships: [] };

@@ -20,6 +20,12 @@ export type RiskInput = Pick<Principal, 'type' | 'status' | 'attributes' | 'meta
 };
 
 /**
+ * The attributes and metadata keys the risk score reads (src/risk/score.ts): what the risk
+ * updaters read of a principal, and nothing more (`lockRiskInputs`).
+ */
+export const RISK_READS = { attributes: ['allowed_tools', 'capabilities'], metadata: ['owner'] } as const;
+
+/**
  * Scores a principal's risk: src/risk/score.ts's `assessRisk`, which the runtime hands to the
  * services that write principals (the risk folder reads principals, so principals do not import it).
  */

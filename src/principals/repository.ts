@@ -7,6 +7,7 @@ import {
   META_PREFIX,
   optionalProperties,
   prefixed,
+  RISK_READS,
   STATUS_LABEL,
   TYPE_LABEL,
   type Attributes,
@@ -17,6 +18,7 @@ import {
   type OwnerState,
   type Principal,
   type RiskFactor,
+  type RiskInput,
 } from './model.js';
 import { type PrincipalStatus, type PrincipalType } from '../vocabulary/principals.js';
 
@@ -28,7 +30,7 @@ const Q = defineQueries('principals', [
   'delete',
   'manager_check',
   'relationships',
-  'get_many',
+  'lock_risk_inputs',
   'set_privileges',
   'dormant_candidates',
   'set_risk',
@@ -225,10 +227,48 @@ export const principalRepository = {
     };
   },
 
-  /** Principals by id, under their write locks. */
-  async lockMany(tx: Tx, ids: readonly string[]): Promise<Principal[]> {
-    const rows = await tx.run<{ props: Record<string, unknown> }>(Q.get_many, { ids: [...ids] });
-    return rows.map((r) => fromProperties(r.props));
+  /**
+   * Principals by id under their write locks, with what their risk score reads (`RISK_READS`):
+   * what the risk updaters need to score them again.
+   */
+  async lockRiskInputs(tx: Tx, ids: readonly string[]): Promise<(RiskInput & { id: string })[]> {
+    const rows = await tx.run<{ r: unknown[] }>(Q.lock_risk_inputs, {
+      ids: [...ids],
+      attributes: [...RISK_READS.attributes],
+      metadata: [...RISK_READS.metadata],
+    });
+    return rows.map(({ r }) => {
+      const [id, type, status, lastLogin, ownerState, delegationState, privileges, attrs, meta] = r as [
+        string,
+        PrincipalType,
+        PrincipalStatus,
+        string | null,
+        OwnerState | null,
+        DelegationState | null,
+        string | null,
+        (AttributeValue | null)[],
+        (string | null)[],
+      ];
+      const attributes: Attributes = {};
+      RISK_READS.attributes.forEach((key, i) => {
+        if (attrs[i] !== null && attrs[i] !== undefined) attributes[key] = attrs[i]!;
+      });
+      const metadata: Metadata = {};
+      RISK_READS.metadata.forEach((key, i) => {
+        if (typeof meta[i] === 'string') metadata[key] = meta[i]!;
+      });
+      return {
+        id,
+        type,
+        status,
+        last_login: lastLogin ?? null,
+        owner_state: ownerState ?? null,
+        delegation_state: delegationState ?? null,
+        privilege_factors: typeof privileges === 'string' ? (JSON.parse(privileges) as RiskFactor[]) : [],
+        attributes,
+        metadata,
+      };
+    });
   },
 
   /** Writes privilege factors with the risk they make, where they changed; returns how many. */

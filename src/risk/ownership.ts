@@ -40,7 +40,7 @@ export class OwnershipRisk extends FollowedState {
       const found = await repo.ownerStates(tx, ids, refs);
       if (found.length === 0) return 0;
       const states = new Map(found.map((r) => [r.id, r.state]));
-      const principals = await repo.lockMany(tx, [...states.keys()]);
+      const principals = await repo.lockRiskInputs(tx, [...states.keys()]);
       const rows = principals.map((p) => {
         const state = states.get(p.id) ?? null;
         const risk = assessRisk({ ...p, owner_state: state });

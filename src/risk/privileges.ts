@@ -187,7 +187,7 @@ export class PrivilegeRisk {
   private async write(rows: { id: string; privileges: string }[]): Promise<number> {
     const byId = new Map(rows.map((r) => [r.id, r.privileges]));
     const written = await this.db.write('principals/set_privileges', async (tx) => {
-      const principals = await principalRepository.lockMany(tx, [...byId.keys()]);
+      const principals = await principalRepository.lockRiskInputs(tx, [...byId.keys()]);
       const updates = principals.map((p) => {
         const privileges = byId.get(p.id)!;
         const risk = assessRisk({ ...p, privilege_factors: JSON.parse(privileges) as RiskFactor[] });

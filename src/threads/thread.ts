@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -15,3 +17,26 @@ export function workerThread(here: string, name: string, workerData: unknown): W
 
 /** The thread a task was on stopped before answering it. */
 export class ThreadLost extends Error {}
+
+/**
+ * How much lower than the serving thread a background thread runs (a nice value): where the cores
+ * are all busy, the scheduler gives the thread answering single decisions about nine tenths of a
+ * core they share, and a busy background thread the rest.
+ */
+export const BACKGROUND_NICENESS = 10;
+
+/**
+ * Lowers the priority of the calling thread alone (Linux schedules threads one by one and names
+ * the calling one in /proc/thread-self): for a worker thread whose work no request waits on
+ * directly, or waits on as a whole (a batch), so that it never takes a core from the event loop.
+ * Elsewhere, or where it is refused, the thread keeps the process's priority.
+ */
+export function runInBackground(): void {
+  try {
+    const link = readlinkSync('/proc/thread-self');
+    const tid = Number(link.slice(link.lastIndexOf('/') + 1));
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, BACKGROUND_NICENESS);
+  } catch {
+    // Not Linux, or not allowed: the same priority as the rest of the process.
+  }
+}
