@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import { idPattern } from '../ids.js';
 
 /**
- * Every setting the service reads from its environment, in one schema. The README's configuration
+ * Every setting the service reads from its environment, in one schema. docs/configuration.md's
  * table is the same list; `test/unit/config.test.ts` keeps the two in step.
  */
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });

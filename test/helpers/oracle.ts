@@ -4,8 +4,8 @@ import type { TestApp } from './app.js';
  * A deliberately simple decision oracle: it answers ONE access request (docs/api.md §5.2) straight from
  * the graph in Neo4j, with its own Cypher and its own plain evaluation of patterns, `match`
  * subjects and conditions. It shares no code with the engine (src/decisions, src/policies,
- * src/query): it reads the policy as it is stored — the body the API shows, one property per
- * part — and the principal node as it is stored, and applies the contract to them.
+ * src/principals/search): it reads the policy as it is stored — the body the API shows, one
+ * property per part — and the principal node as it is stored, and applies the contract to them.
  *
  * - Subjects by id and by group come from the policy's stored `subject_principals` and
  *   `subject_groups` (what GET /v1/policies/{id} shows), membership from `MEMBER_OF*1..16` paths.

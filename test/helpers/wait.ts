@@ -1,3 +1,6 @@
+import type { Database } from '../../src/db/database.js';
+import { cypher } from './db.js';
+
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -44,4 +47,37 @@ export async function until(
 export async function clockPast(iso: string): Promise<void> {
   const at = Date.parse(iso);
   await until(`the clock to pass ${iso}`, () => Date.now() > at, 1_000, 1);
+}
+
+/**
+ * Waits until the periodic task `name` (one that runs once across instances: a `(:Schedule)`
+ * node) has started `runs` runs after this call, each one found in the database: what a test
+ * waits for when it must see that a sweep, run again, changes nothing.
+ */
+export async function scheduledRuns(
+  db: Database,
+  name: string,
+  runs: number,
+  timeoutMs = 30_000,
+): Promise<void> {
+  let after = new Date().toISOString();
+  for (let run = 0; run < runs; run += 1) {
+    const { value } = await eventually(
+      async () => {
+        const [row] = await cypher(
+          db,
+          'MATCH (s:Schedule {name: $name}) RETURN toString(s.last_run_at) AS at',
+          {
+            name,
+          },
+        );
+        const at = row?.['at'];
+        return typeof at === 'string' ? at : '';
+      },
+      (at) => at !== '' && Date.parse(at) > Date.parse(after),
+      timeoutMs,
+      50,
+    );
+    after = value;
+  }
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer } from '../helpers/engine.js';
 import { Receiver, verifyDelivery } from '../helpers/receiver.js';
-import { eventually } from '../helpers/wait.js';
+import { eventually, scheduledRuns } from '../helpers/wait.js';
 
 /** An instant `ms` from now, as the API writes timestamps. */
 const inMs = (ms: number): string => new Date(Date.now() + ms).toISOString();
@@ -318,7 +318,7 @@ describe('time-bound policies', () => {
         expect(payload.data).to.deep.include({ id: first[0].id, target: { type: 'policy', id: policy.id } });
 
         // Several more sweeps find the close recorded already.
-        await new Promise((r) => setTimeout(r, 3_000));
+        await scheduledRuns(fx.app.runtime.db, 'policies.expiry', 3);
         expect(await expiredEvents(policy.id)).to.have.length(1);
         expect(receiver.received.filter((r) => r.body.includes(policy.id))).to.have.length(1);
 

@@ -12,11 +12,17 @@ const SECTION = 'Five-minute tour';
 const TOUR_BASE_URL = 'http://localhost:8080';
 const ID = '[0-7][0-9A-HJKMNP-TV-Z]{25}';
 
-/** The fenced blocks of one language in a section of the README (the tour), in the order they appear. */
-function tourBlocks(language: 'sh' | 'cypher', heading = SECTION): string[] {
-  const readme = readFileSync(path.join(projectRoot(), 'README.md'), 'utf8');
+/** A section the README's tour continues into: its heading, in the README or in a page of docs/. */
+type Continuation = string | { file: string; heading: string };
+
+/**
+ * The fenced blocks of one language in a section of the README (the tour), or of a page that
+ * continues it, in the order they appear.
+ */
+function tourBlocks(language: 'sh' | 'cypher', heading = SECTION, file = 'README.md'): string[] {
+  const readme = readFileSync(path.join(projectRoot(), file), 'utf8');
   const start = readme.indexOf(`\n## ${heading}\n`);
-  if (start === -1) throw new Error(`README.md has no "## ${heading}" section`);
+  if (start === -1) throw new Error(`${file} has no "## ${heading}" section`);
   const rest = readme.slice(start + 1);
   const end = rest.indexOf('\n## ');
   const section = end === -1 ? rest : rest.slice(0, end);
@@ -46,8 +52,13 @@ interface TourRun {
  * script stops at the first command that fails, and a line of its own before each block tells
  * which block printed what.
  */
-async function runTour(baseUrl: string, after: string[] = []): Promise<TourRun> {
-  const blocks = [...tourBlocks('sh'), ...after.flatMap((heading) => tourBlocks('sh', heading))];
+async function runTour(baseUrl: string, after: Continuation[] = []): Promise<TourRun> {
+  const blocks = [
+    ...tourBlocks('sh'),
+    ...after.flatMap((next) =>
+      typeof next === 'string' ? tourBlocks('sh', next) : tourBlocks('sh', next.heading, next.file),
+    ),
+  ];
   const marker = (i: number): string => `@@tour block ${i}@@`;
   const script = [
     'set -euo pipefail',
@@ -255,14 +266,14 @@ describe('README: Agents and delegation, after the tour', function () {
   });
 });
 
-describe('README: Several instances, after the tour', function () {
+describe("docs/operations.md: Several instances, after the README's tour", function () {
   this.timeout(60_000);
   let app: TestApp;
   let run: TourRun;
 
   before(async () => {
     app = await startTestApp();
-    run = await runTour(app.http.baseUrl, ['Several instances']);
+    run = await runTour(app.http.baseUrl, [{ file: 'docs/operations.md', heading: 'Several instances' }]);
   });
   after(async () => {
     await app.close();

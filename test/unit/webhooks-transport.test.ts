@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { blockedRange } from '../../src/webhooks/address-guard.js';
 import { newWebhookSecret, webhookHeaders } from '../../src/webhooks/signature.js';
 import { WebhookTransport, type Resolver } from '../../src/webhooks/transport.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * Every test here talks to receivers on 127.0.0.1 only. Names are answered by injected
@@ -19,6 +20,8 @@ interface Receiver {
   url: (path?: string) => string;
   requests: { headers: http.IncomingHttpHeaders; body: string }[];
   connections: number;
+  /** Connections the client has closed (or that ended otherwise). */
+  closed: number;
   close: () => Promise<void>;
 }
 
@@ -34,7 +37,10 @@ async function receiver(handler: Handler = (_req, res) => res.end('ok')): Promis
       handler(req, res, body);
     });
   });
-  server.on('connection', () => state.connections++);
+  server.on('connection', (socket: net.Socket) => {
+    state.connections++;
+    socket.on('close', () => state.closed++);
+  });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as net.AddressInfo).port;
@@ -43,6 +49,7 @@ async function receiver(handler: Handler = (_req, res) => res.end('ok')): Promis
     url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
     requests: [],
     connections: 0,
+    closed: 0,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -243,7 +250,7 @@ describe('webhook transport', () => {
       });
       expect(result).to.include({ statusCode: 200, success: true, error: null });
       expect(result.responseBody).to.equal('a'.repeat(1024));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await until('the sender closed the connection', () => seen.closed === 1, 5_000);
       expect(finished, 'the receiver could write its whole body').to.equal(false);
     });
 
@@ -483,7 +490,7 @@ describe('webhook transport', () => {
         success: false,
         error: 'address 10.9.8.7 is in a blocked range (private)',
       });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await until('the sender closed the connection', () => seen.closed === 1, 5_000);
       expect(seen.connections).to.equal(1);
       expect(seen.requests).to.have.length(0);
     });
