@@ -5,7 +5,7 @@ import { clientCredentials } from './pdp.js';
 
 /**
  * The example MCP gateway as a process (`npm run mcp-gateway`), configured from the environment;
- * README "MCP gateway" describes each variable. It writes one JSON line per decision it obtains.
+ * examples/mcp-gateway/README.md describes each variable. It writes one JSON line per decision it obtains.
  */
 
 const env = (name: string): string | undefined => process.env[name] || undefined;
@@ -13,7 +13,7 @@ const env = (name: string): string | undefined => process.env[name] || undefined
 function required(name: string): string {
   const value = env(name);
   if (value === undefined) {
-    process.stderr.write(`mcp-gateway: ${name} is required (see README, "MCP gateway")\n`);
+    process.stderr.write(`mcp-gateway: ${name} is required (see examples/mcp-gateway/README.md)\n`);
     process.exit(1);
   }
   return value;
