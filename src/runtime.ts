@@ -22,6 +22,14 @@ import { PolicyIndex } from './decisions/policy-index.js';
 import { ThreadRecordWriter } from './decisions/record-writer.js';
 import { DecisionLog } from './decisions/records.js';
 import { DecisionService } from './decisions/service.js';
+import { authTasks } from './auth/tasks.js';
+import { decisionTasks } from './decisions/tasks.js';
+import { delegationTasks } from './delegations/tasks.js';
+import { feedTasks } from './events/tasks.js';
+import { policyTasks } from './policies/tasks.js';
+import { reportTasks } from './reports/tasks.js';
+import { riskTasks } from './risk/tasks.js';
+import { webhookTasks } from './webhooks/tasks.js';
 import { SimulationService } from './decisions/simulation.js';
 import { DecisionThreads } from './decisions/decision-thread.js';
 import { IndexSync } from './decisions/sync.js';
@@ -353,7 +361,7 @@ function wireRisk(base: Base, engine: { index: PolicyIndex; sync: IndexSync }): 
   };
 }
 
-/** Every periodic task, with where it runs: on each instance, or on one at a time. */
+/** Every feature's periodic tasks, registered with the job runner: each feature says its own. */
 function schedule(
   base: Base,
   parts: {
@@ -369,128 +377,47 @@ function schedule(
   const { config, feed, jobs } = base;
   const { auth, engine, webhooks, reports, risk, delegations, policies } = parts;
   const { intervals } = config.jobs;
-  jobs.every({
-    name: 'events.poll',
-    scope: 'instance',
-    everyMs: config.events.pollIntervalMs,
-    run: () => feed.poll(),
-  });
-  jobs.every({
-    name: 'tokens.keys',
-    scope: 'instance',
-    everyMs: config.tokens.keyCheckIntervalMs,
-    run: async () => {
-      await auth.keys.refresh();
-      auth.revocations.prune();
-      auth.verifier.prune();
-    },
-  });
-  jobs.every({
-    name: 'tokens.purge',
-    scope: 'cluster',
-    everyMs: config.tokens.purgeIntervalMs,
-    run: async () => {
-      await auth.tokens.purge();
-    },
-  });
-  jobs.every({
-    name: 'principals.risk',
-    scope: 'cluster',
-    everyMs: config.risk.refreshIntervalMs,
-    run: async () => {
-      await risk.dormancy.refresh();
-    },
-  });
-  jobs.every({
-    name: 'decisions.flush',
-    scope: 'instance',
-    everyMs: config.decisions.flushIntervalMs,
-    run: () => engine.log.flush(),
-  });
   const { snapshotFile, snapshotIntervalMs } = config.index;
-  if (snapshotFile && base.leads) {
-    jobs.every({
-      name: 'decisions.snapshot',
-      scope: 'instance',
-      everyMs: snapshotIntervalMs,
-      run: () => writeIndexSnapshot(base, engine.sync, snapshotFile),
-    });
-  }
-  jobs.every({
-    name: 'decisions.index_retry',
-    scope: 'instance',
-    everyMs: intervals.indexRetryMs,
-    run: () => engine.sync.retry(),
-  });
-  jobs.every({
-    name: 'decisions.purge',
-    scope: 'cluster',
-    everyMs: intervals.purgeMs,
-    run: async () => {
-      await engine.log.purge();
-    },
-  });
-  jobs.every({
-    name: 'webhooks.dispatch',
-    scope: 'instance',
-    everyMs: config.webhooks.pollIntervalMs,
-    run: (signal) => webhooks.dispatcher.run(signal),
-  });
-  jobs.every({
-    name: 'reports.purge',
-    scope: 'cluster',
-    everyMs: intervals.purgeMs,
-    run: () => reports.purge(),
-  });
-  jobs.every({
-    name: 'webhooks.purge',
-    scope: 'cluster',
-    everyMs: intervals.purgeMs,
-    run: () => webhooks.dispatcher.purge(),
-  });
-  jobs.every({
-    name: 'delegations.expire',
-    scope: 'cluster',
-    everyMs: config.delegations.expiryIntervalMs,
-    run: async (signal) => {
-      await delegations.expire(signal);
-    },
-  });
-  // Decisions apply a policy's window themselves; this records each close, once across instances.
-  jobs.every({
-    name: 'policies.expiry',
-    scope: 'cluster',
-    everyMs: config.policies.expiryIntervalMs,
-    run: async (signal) => {
-      await policies.recordExpirations(signal);
-    },
-  });
-  // Work a host's other serving processes would only repeat: the leading one does it.
-  if (!base.leads) return;
-  jobs.every({
-    name: 'risk.ownership',
-    scope: 'instance',
-    everyMs: intervals.ownershipMs,
-    run: async () => {
-      await risk.ownership.refresh();
-    },
-  });
-  jobs.every({
-    name: 'risk.delegations',
-    scope: 'instance',
-    everyMs: intervals.delegationRiskMs,
-    run: async () => {
-      await risk.delegations.refresh();
-    },
-  });
-  jobs.every({
-    name: 'risk.privileges',
-    scope: 'instance',
-    everyMs: config.risk.privilegeIntervalMs,
-    run: async () => {
-      await risk.privileges.refresh();
-    },
-  });
+  const tasks = [
+    ...feedTasks(feed, { pollMs: config.events.pollIntervalMs }),
+    ...authTasks(auth, {
+      keyCheckMs: config.tokens.keyCheckIntervalMs,
+      purgeMs: config.tokens.purgeIntervalMs,
+    }),
+    ...decisionTasks(
+      {
+        log: engine.log,
+        sync: engine.sync,
+        // Work a host's other serving processes would only repeat: the leading one does it.
+        snapshot:
+          snapshotFile && base.leads ? () => writeIndexSnapshot(base, engine.sync, snapshotFile) : undefined,
+      },
+      {
+        flushMs: config.decisions.flushIntervalMs,
+        snapshotMs: snapshotIntervalMs,
+        indexRetryMs: intervals.indexRetryMs,
+        purgeMs: intervals.purgeMs,
+      },
+    ),
+    ...webhookTasks(webhooks.dispatcher, {
+      pollMs: config.webhooks.pollIntervalMs,
+      purgeMs: intervals.purgeMs,
+    }),
+    ...reportTasks(reports, { purgeMs: intervals.purgeMs }),
+    ...delegationTasks(delegations, { expiryMs: config.delegations.expiryIntervalMs }),
+    ...policyTasks(policies, { expiryMs: config.policies.expiryIntervalMs }),
+    ...riskTasks(
+      risk,
+      {
+        dormancyMs: config.risk.refreshIntervalMs,
+        ownershipMs: intervals.ownershipMs,
+        delegationsMs: intervals.delegationRiskMs,
+        privilegesMs: config.risk.privilegeIntervalMs,
+      },
+      base.leads,
+    ),
+  ];
+  for (const task of tasks) jobs.every(task);
 }
 
 /** Writes the decision index's snapshot, logging its size and how long it took. */
