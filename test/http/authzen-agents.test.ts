@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
@@ -18,13 +18,12 @@ describe('AuthZEN evaluations with an agent acting for the subject', () => {
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '100000' } });
+
   before(async () => {
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '100000' } });
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     world = engineApi(api, uniq);
-  });
-  after(async () => {
-    await app.close();
   });
 
   const evaluate = async (body: Record<string, unknown>): Promise<any> => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient, HttpResponse } from '../helpers/http.js';
 import { createConnector } from '../helpers/identities.js';
 
@@ -29,10 +29,12 @@ describe('AuthZEN certification scenario', () => {
   let app: TestApp;
   let api: HttpClient;
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '100000' } });
+
   before(async function () {
     this.timeout(60_000);
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '100000' } });
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     const idp = await createConnector(app, api, 'certification-idp');
     const alice = await idp.provision({
       userName: 'alice@cert.example',
@@ -88,9 +90,6 @@ describe('AuthZEN certification scenario', () => {
       const res = await api.post('/v1/policies', { effect: 'allow', resources: records, ...policy });
       expect(res.status, res.text).to.equal(201);
     }
-  });
-  after(async () => {
-    await app.close();
   });
 
   const send = (path: string, body: unknown): Promise<HttpResponse> => api.post(path, body);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { createConnector } from '../helpers/identities.js';
 
@@ -20,13 +20,12 @@ describe('AuthZEN interop scenarios', () => {
   let app: TestApp;
   let api: HttpClient;
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '100000' } });
+
   before(async function () {
     this.timeout(60_000);
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '100000' } });
-    api = await authed(app);
-  });
-  after(async () => {
-    await app.close();
+    app = fx.app;
+    api = fx.api;
   });
 
   const post = async (path: string, body: unknown): Promise<any> => {

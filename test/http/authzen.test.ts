@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { ADMIN, authed, createClient } from '../helpers/auth.js';
 import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import type { HttpClient, HttpResponse } from '../helpers/http.js';
@@ -17,14 +18,13 @@ describe('AuthZEN Authorization API', () => {
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '100000' } });
+
   before(async () => {
     // Searches and batches count against `bulk`; room for every request of this file.
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '100000' } });
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     world = engineApi(api, uniq);
-  });
-  after(async () => {
-    await app.close();
   });
 
   const post = async (path: string, body: unknown, status = 200): Promise<HttpResponse> => {

@@ -11,8 +11,8 @@ import {
   type AttributeRow,
   type SearchForm,
 } from '../../console/src/search-form.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
 import { type PrincipalStatus, type PrincipalType } from '../../src/vocabulary/principals.js';
@@ -154,9 +154,11 @@ describe('console search form against the service', function () {
   let api: HttpClient;
   const seeded: Seeded[] = [];
 
+  const fx = useApp();
+
   before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     const types: PrincipalType[] = ['USER', 'SERVICE_ACCOUNT', 'AI_AGENT', 'API_KEY'];
     for (let i = 0; i < 32; i += 1) {
       const attributes: Record<string, string | string[]> = {};
@@ -188,9 +190,6 @@ describe('console search form against the service', function () {
     });
     expect(records.status, records.text).to.equal(200);
     for (const r of records.body.data) seeded.find((s) => s.id === r.id)!.risk = r.risk_score;
-  });
-  after(async () => {
-    await app.close();
   });
 
   it('every form the console can build is a search the service takes, and finds what the form means', async () => {

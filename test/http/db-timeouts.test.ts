@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { expect } from 'chai';
 import type { Database, Reader } from '../../src/db/database.js';
 import { defineRoute, type AnyRoute } from '../../src/http/route.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpResponse } from '../helpers/http.js';
 import { until } from '../helpers/wait.js';
 
@@ -147,11 +148,13 @@ describe('transaction timeouts', function () {
   const marked = async (db: Reader, id: string): Promise<number> =>
     (await db.first<{ n: number }>(MARKED, { id }))!.n;
 
+  const fx = useApp({
+    extraRoutes: timeoutRoutes(() => app.runtime.db),
+    env: { NEO4J_TX_TIMEOUT_MS: String(TIMEOUT_MS), NEO4J_BACKGROUND_TX_TIMEOUT_MS: '60000' },
+  });
+
   before(async () => {
-    app = await startTestApp({
-      extraRoutes: timeoutRoutes(() => app.runtime.db),
-      env: { NEO4J_TX_TIMEOUT_MS: String(TIMEOUT_MS), NEO4J_BACKGROUND_TX_TIMEOUT_MS: '60000' },
-    });
+    app = fx.app;
   });
   after(async () => {
     await app?.close();

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import {
   actionMatches,
@@ -1013,20 +1013,19 @@ describe('decisions: index, oracle, access endpoint and reverse lookup agree', (
     ),
   );
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '1000000', RATE_LIMIT_DECISIONS: '1000000' } });
+
   before(async function () {
     this.timeout(90_000);
     // Every world sends a few batches and hundreds of decisions: no rate limit may cut in.
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '1000000', RATE_LIMIT_DECISIONS: '1000000' } });
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     // One world first, outside the properties' time budgets: Neo4j plans every statement the
     // worlds use once, and the first world would otherwise take many times what the others do.
     const [warmUp] = fc.sample(withWrites, { seed: 1, numRuns: 1 });
     const world = new World(app, api, tag(), new Coverage());
     await world.run(warmUp!);
     await world.cleanUp();
-  });
-  after(async () => {
-    await app.close();
   });
 
   /**

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { authed, createClient } from '../helpers/auth.js';
 import { cypher } from '../helpers/db.js';
 import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
@@ -17,20 +18,19 @@ describe('delegations (agents acting for people)', () => {
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
 
-  before(async () => {
-    app = await startTestApp({
-      env: {
-        DELEGATION_EXPIRY_INTERVAL_S: '1',
-        RATE_LIMIT_STANDARD: '100000',
-        WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
-        WEBHOOK_POLL_INTERVAL_MS: '50',
-      },
-    });
-    api = await authed(app);
-    world = engineApi(api, uniq);
+  const fx = useApp({
+    env: {
+      DELEGATION_EXPIRY_INTERVAL_S: '1',
+      RATE_LIMIT_STANDARD: '100000',
+      WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    },
   });
-  after(async () => {
-    await app.close();
+
+  before(async () => {
+    app = fx.app;
+    api = fx.api;
+    world = engineApi(api, uniq);
   });
 
   const user = () => insertPrincipal(app, { name: uniq('user') });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { edgeRoutes } from '../helpers/edge-routes.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 
 const ID = 'prn_01JD0000000000000000000000';
 
@@ -19,11 +20,9 @@ function expectProblem(
 
 describe('HTTP edge', () => {
   let app: TestApp;
+  const fx = useApp({ extraRoutes: edgeRoutes(() => app.runtime.db) });
   before(async () => {
-    app = await startTestApp({ extraRoutes: edgeRoutes(() => app.runtime.db) });
-  });
-  after(async () => {
-    await app.close();
+    app = fx.app;
   });
 
   describe('request ids', () => {

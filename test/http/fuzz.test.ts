@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import {
   arbitraryFor,
   HOSTILE_QUERY_VALUES,
@@ -37,10 +38,12 @@ describe('a schema-driven fuzzer against every operation', () => {
   let operations: Operation[];
   let options: SchemaArbitraryOptions;
 
+  const fx = useApp({ env: { RATE_LIMIT_BULK: '1000000' } });
+
   before(async () => {
     // Every operation is sent dozens of requests: the bulk bucket must not run out first.
-    app = await startTestApp({ env: { RATE_LIMIT_BULK: '1000000' } });
-    admin = await authed(app);
+    app = fx.app;
+    admin = fx.api;
     const doc = app.server.app.openapi as {
       paths: Record<string, Record<string, Operation>>;
       components: { schemas: Record<string, Schema> };
@@ -65,9 +68,6 @@ describe('a schema-driven fuzzer against every operation', () => {
         evt: (events.body.data as { id: string }[]).map((e) => e.id),
       },
     };
-  });
-  after(async () => {
-    await app.close();
   });
 
   function requestArbitrary(op: Operation): fc.Arbitrary<FuzzRequest> {

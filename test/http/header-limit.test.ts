@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { ADMIN, tokenFor } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
 
@@ -43,13 +44,11 @@ describe('request line and headers over 16 KB', () => {
   let app: TestApp;
   let admin: HttpClient;
   let token: string;
+  const fx = useApp();
   before(async () => {
-    app = await startTestApp();
+    app = fx.app;
     token = (await tokenFor(app.http, ADMIN)).access_token;
     admin = app.http.withToken(token);
-  });
-  after(async () => {
-    await app.close();
   });
 
   const principalCount = async (): Promise<number> => {

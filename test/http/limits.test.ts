@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { expect } from 'chai';
 import { defineRoute } from '../../src/http/route.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { engineApi, namer } from '../helpers/engine.js';
 import type { HttpClient, HttpResponse } from '../helpers/http.js';
 
@@ -111,30 +111,32 @@ describe('bounds on free-form input', () => {
   let policyId: string;
   let resourceType: string;
 
+  const fx = useApp({
+    env: { RATE_LIMIT_BULK: '1000000' },
+    extraRoutes: [
+      defineRoute({
+        method: 'GET',
+        path: '/v1/_limits/unserialisable',
+        operationId: 'limitsUnserialisable',
+        summary: 'A response body JSON cannot express (test only)',
+        tags: ['Test'],
+        auth: 'public',
+        rateLimit: 'standard',
+        responses: { 200: { description: 'Never sent', schema: Type.Object({ count: Type.Unknown() }) } },
+        handler: () => ({ body: { count: 1n } }),
+      }),
+    ],
+  });
+
   before(async () => {
-    app = await startTestApp({
-      env: { RATE_LIMIT_BULK: '1000000' },
-      extraRoutes: [
-        defineRoute({
-          method: 'GET',
-          path: '/v1/_limits/unserialisable',
-          operationId: 'limitsUnserialisable',
-          summary: 'A response body JSON cannot express (test only)',
-          tags: ['Test'],
-          auth: 'public',
-          rateLimit: 'standard',
-          responses: { 200: { description: 'Never sent', schema: Type.Object({ count: Type.Unknown() }) } },
-          handler: () => ({ body: { count: 1n } }),
-        }),
-      ],
-    });
+    app = fx.app;
     const log = app.runtime.engine.log;
     const record = log.record.bind(log);
     log.record = (decision) => {
       recorded += 1;
       record(decision);
     };
-    api = await authed(app);
+    api = fx.api;
     world = engineApi(api, uniq);
     principalId = (await world.principal('SERVICE_ACCOUNT', { team: 'payments' })).id as string;
     resourceType = type();
@@ -144,9 +146,6 @@ describe('bounds on free-form input', () => {
         resources: [{ type: resourceType, identifier: '*' }],
       })
     ).id as string;
-  });
-  after(async () => {
-    await app.close();
   });
 
   const sendWith = (method: string, path: string, body: unknown) => (valueText: string) =>

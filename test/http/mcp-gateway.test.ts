@@ -11,8 +11,9 @@ import {
 } from '../../examples/mcp-gateway/gateway.js';
 import { startDemoServer, type DemoServer } from '../../examples/mcp-gateway/demo-server.js';
 import { clientCredentials } from '../../examples/mcp-gateway/pdp.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed, createClient } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
+import { createClient } from '../helpers/auth.js';
 import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import type { HttpClient } from '../helpers/http.js';
 import { createConnector, type Connector } from '../helpers/identities.js';
@@ -40,11 +41,13 @@ describe('MCP gateway: agents acting for people', () => {
   const { uniq } = namer();
   let world: ReturnType<typeof engineApi>;
 
+  const fx = useApp({
+    env: { DELEGATION_EXPIRY_INTERVAL_S: '1', RATE_LIMIT_BULK: '100000', RATE_LIMIT_STANDARD: '100000' },
+  });
+
   before(async () => {
-    app = await startTestApp({
-      env: { DELEGATION_EXPIRY_INTERVAL_S: '1', RATE_LIMIT_BULK: '100000', RATE_LIMIT_STANDARD: '100000' },
-    });
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     world = engineApi(api, uniq);
     idp = await createConnector(app, api, uniq('okta'));
     // The gateway's own API client: it may ask for decisions, nothing else.
@@ -64,7 +67,6 @@ describe('MCP gateway: agents acting for people', () => {
   after(async () => {
     await gateway.close();
     await upstream.close();
-    await app.close();
   });
 
   const tokenFor = (sub: string, clientId?: string): string =>

@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { newId } from '../../src/ids.js';
 import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { ARTIFACTS, isLocal, launchLocalChromium, type LocalBrowser } from '../helpers/browser.js';
 import { cypher } from '../helpers/db.js';
 import { type PrincipalType } from '../../src/vocabulary/principals.js';
@@ -87,12 +88,13 @@ describe('Neo4j Browser served by the suite Neo4j', function () {
   let app: TestApp;
   let browser: LocalBrowser | undefined;
 
+  const fx = useApp();
+
   before(async () => {
-    app = await startTestApp();
+    app = fx.app;
   });
   after(async () => {
     await browser?.close();
-    await app.close();
   });
 
   it('connects with the Bolt URI and counts the principals in the graph', async () => {

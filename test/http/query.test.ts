@@ -17,7 +17,8 @@ import {
   type Target,
   kindOf as kindOfTarget,
 } from '../../src/principals/search/model.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { cypher } from '../helpers/db.js';
 import { insertPrincipal, type InsertPrincipal } from '../helpers/principals.js';
 import { matches } from '../helpers/query-reference.js';
@@ -116,9 +117,11 @@ describe('query representation on Neo4j', () => {
   let app: TestApp;
   let principals: Principal[] = [];
 
+  const fx = useApp();
+
   before(async function () {
     this.timeout(60_000);
-    app = await startTestApp();
+    app = fx.app;
     for (const seed of SEEDS) {
       const p = await insertPrincipal(app, seed);
       await cypher(
@@ -130,9 +133,6 @@ describe('query representation on Neo4j', () => {
     const rows = await cypher(app.runtime.db, 'MATCH (p:Principal) RETURN properties(p) AS props');
     principals = rows.map((r) => fromProperties(r['props'] as Record<string, unknown>));
     expect(principals).to.have.length(SEEDS.length);
-  });
-  after(async () => {
-    await app.close();
   });
 
   const DEFAULT_SORT: Sort = { field: 'created_at', order: 'desc' };

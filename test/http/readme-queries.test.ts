@@ -3,8 +3,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { projectRoot } from '../../src/paths.js';
 import type { Principal } from '../../src/principals/model.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { cypher } from '../helpers/db.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
@@ -41,9 +41,11 @@ describe('docs/graph-model.md: Explore the graph', function () {
   let api: HttpClient;
   const p: Record<string, Principal> = {};
 
+  const fx = useApp();
+
   before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     p['alan'] = await insertPrincipal(app, { name: 'Alan Turing' });
     p['grace'] = await insertPrincipal(app, {
       name: 'Grace Hopper',
@@ -135,9 +137,6 @@ describe('docs/graph-model.md: Explore the graph', function () {
       actions: ['write'],
       resources: [{ type: 'database', identifier: 'ledger' }],
     });
-  });
-  after(async () => {
-    await app.close();
   });
 
   /** In page order; `about` names what the query is for, so a reordered page fails clearly. */

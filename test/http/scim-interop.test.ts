@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import SCIMMY from 'scimmy';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient, HttpResponse } from '../helpers/http.js';
 
 /**
@@ -112,12 +112,11 @@ describe('SCIM interoperability', () => {
   let app: TestApp;
   let api: HttpClient;
 
+  const fx = useApp();
+
   before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
-  });
-  after(async () => {
-    await app.close();
+    app = fx.app;
+    api = fx.api;
   });
 
   async function connector(): Promise<HttpClient> {
