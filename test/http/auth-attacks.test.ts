@@ -1,7 +1,8 @@
 import { generateKeyPairSync, createPublicKey } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { ADMIN, basic, createClient, tokenFor, type TestClient } from '../helpers/auth.js';
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -24,16 +25,14 @@ describe('bearer token attacks and scope enforcement', () => {
     });
   }
 
+  const fx = useApp();
   before(async () => {
-    app = await startTestApp();
+    app = fx.app;
     reader = await createClient(app, ['audit:read']);
     valid = (await tokenFor(app.http, reader)).access_token;
     const [h, p] = valid.split('.');
     header = JSON.parse(Buffer.from(h!, 'base64url').toString());
     claims = JSON.parse(Buffer.from(p!, 'base64url').toString());
-  });
-  after(async () => {
-    await app.close();
   });
 
   async function expect401(token: string | undefined, detail: RegExp, authorization?: string): Promise<void> {
@@ -164,15 +163,13 @@ describe('bearer token attacks and scope enforcement', () => {
 
   describe('brute force on client authentication', () => {
     let guarded: TestApp;
-    before(async () => {
-      guarded = await startTestApp({
-        keepData: true,
-        // One proxy in front: the right-most X-Forwarded-For entry is the caller's address.
-        env: { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_IP_LIMIT: '1000', TRUST_PROXY: '1' },
-      });
+    const fx2 = useApp({
+      keepData: true,
+      // One proxy in front: the right-most X-Forwarded-For entry is the caller's address.
+      env: { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_IP_LIMIT: '1000', TRUST_PROXY: '1' },
     });
-    after(async () => {
-      await guarded.close();
+    before(async () => {
+      guarded = fx2.app;
     });
 
     const attempt = (client: TestClient, secret: string, forwardedFor?: string) =>

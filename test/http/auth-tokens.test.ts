@@ -5,6 +5,7 @@ import { cypher } from '../helpers/db.js';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { ADMIN, authed, basic, createClient, tokenFor, type TestClient } from '../helpers/auth.js';
 
 const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
@@ -16,12 +17,10 @@ function form(params: Record<string, string>): string {
 describe('OAuth 2.0 tokens', () => {
   let app: TestApp;
   let reader: TestClient;
+  const fx = useApp();
   before(async () => {
-    app = await startTestApp();
+    app = fx.app;
     reader = await createClient(app, ['principals:read', 'audit:read']);
-  });
-  after(async () => {
-    await app.close();
   });
 
   describe('with standard client libraries', () => {

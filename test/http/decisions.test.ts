@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
 import { encodeTime } from 'ulid';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { authed } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
 import { engineApi, namer } from '../helpers/engine.js';
@@ -16,13 +17,11 @@ describe('decisions', () => {
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
 
+  const fx = useApp();
   before(async () => {
-    app = await startTestApp();
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     world = engineApi(api, uniq);
-  });
-  after(async () => {
-    await app.close();
   });
 
   const principal = async (
@@ -363,14 +362,11 @@ describe('decisions', () => {
   });
 
   describe('records over time', () => {
-    let other: TestApp;
     let otherApi: HttpClient;
-    before(async () => {
-      other = await startTestApp({ keepData: true });
-      otherApi = await authed(other);
-    });
-    after(async () => {
-      await other.close();
+    // A second instance on the same store.
+    const fx2 = useApp({ keepData: true });
+    before(() => {
+      otherApi = fx2.api;
     });
 
     it('reach every other instance within a second without anyone asking', async () => {

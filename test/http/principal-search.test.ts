@@ -4,7 +4,8 @@ import { newId } from '../../src/ids.js';
 import type { Principal } from '../../src/principals/model.js';
 import { compileSearch, type SearchRequest } from '../../src/principals/search/service.js';
 import { BulkLoader, type SeedPrincipal } from '../../src/seed/bulk.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { authed, createClient } from '../helpers/auth.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal, type InsertPrincipal } from '../helpers/principals.js';
@@ -153,11 +154,12 @@ describe('principal search', () => {
     return JSON.stringify(rows);
   };
 
+  const fx = useApp();
   before(async function () {
     // The first app of a run also migrates a brand-new store.
     this.timeout(60_000);
-    app = await startTestApp();
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     const add = async (key: string, seed: Seed): Promise<void> => {
       const principal = await insertPrincipal(app, seed);
       await cypher(
@@ -172,9 +174,6 @@ describe('principal search', () => {
       ...FRANK,
       attributes: { ...FRANK.attributes, manager_id: seeded.get('alice')!.id },
     });
-  });
-  after(async () => {
-    await app.close();
   });
 
   const search = (body: unknown) => api.post('/v1/principals/search', body);
@@ -846,9 +845,10 @@ describe('principal search plans', () => {
   let app: TestApp;
   const PRINCIPALS = 3_000;
 
+  const fx2 = useApp();
   before(async function () {
     this.timeout(120_000);
-    app = await startTestApp();
+    app = fx2.app;
     const loader = new BulkLoader(app.runtime.db);
     const types = ['USER', 'USER', 'USER', 'SERVICE_ACCOUNT', 'AI_AGENT', 'API_KEY'] as const;
     const start = Date.UTC(2024, 0, 1);
@@ -879,9 +879,6 @@ describe('principal search plans', () => {
     );
     await cypher(app.runtime.db, 'CALL db.resampleOutdatedIndexes()');
     await cypher(app.runtime.db, 'CALL db.awaitIndexes(60)');
-  });
-  after(async () => {
-    await app.close();
   });
 
   const INDEX_OPERATORS = new Set([

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { insertPrincipal } from '../helpers/principals.js';
 
@@ -8,9 +8,10 @@ describe('GET /principals (list)', () => {
   let fresh: TestApp;
   let listApi: HttpClient;
   const ids: Record<string, string> = {};
+  const fx = useApp();
   before(async () => {
-    fresh = await startTestApp();
-    listApi = await authed(fresh);
+    fresh = fx.app;
+    listApi = fx.api;
     const add = async (name: string, body: Record<string, unknown>) => {
       ids[name] = (await listApi.post('/v1/principals', { name, ...body })).body.id;
     };
@@ -28,9 +29,6 @@ describe('GET /principals (list)', () => {
     ids['entra-user'] = (await insertPrincipal(fresh, { name: 'Entra User', connectorSource: 'entra' })).id;
     ids['gone-user'] = (await insertPrincipal(fresh, { name: 'Gone User', status: 'deprovisioned' })).id;
     await listApi.delete(`/v1/principals/${ids['sa-2']}`);
-  });
-  after(async () => {
-    await fresh.close();
   });
   const list = async (query = '') => {
     const res = await listApi.get(`/v1/principals${query}`);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { ChangeEvent } from '../../src/events/feed.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { ADMIN, authed, createClient, tokenFor } from '../helpers/auth.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -140,11 +141,9 @@ for (const redis of [false, true]) {
 
 describe('token verification', () => {
   let app: TestApp;
+  const fx = useApp();
   before(async () => {
-    app = await startTestApp();
-  });
-  after(async () => {
-    await app.close();
+    app = fx.app;
   });
 
   it('needs no database round trip: each request runs only its own unit of work', async () => {

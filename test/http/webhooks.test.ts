@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { authed, createClient } from '../helpers/auth.js';
 import { cypher } from '../helpers/db.js';
 import type { HttpClient } from '../helpers/http.js';
@@ -11,19 +12,19 @@ describe('webhooks', () => {
   let api: HttpClient;
   const receiver = new Receiver();
 
+  const fx = useApp({
+    env: {
+      WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    },
+  });
   before(async () => {
-    app = await startTestApp({
-      env: {
-        WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
-        WEBHOOK_RETRY_SCHEDULE: '1,1,1',
-        WEBHOOK_POLL_INTERVAL_MS: '50',
-      },
-    });
-    api = await authed(app);
+    app = fx.app;
+    api = fx.api;
     await receiver.start();
   });
   after(async () => {
-    await app.close();
     await receiver.stop();
   });
   beforeEach(() => {
