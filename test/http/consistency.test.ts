@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
 import { cypher } from '../helpers/db.js';
 import { engineApi, namer } from '../helpers/engine.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient, HttpResponse } from '../helpers/http.js';
 
 const TOKEN = 'Consistency-Token';
@@ -20,18 +20,19 @@ describe('consistency tokens', () => {
   const { uniq, type } = namer();
   let world: ReturnType<typeof engineApi>;
 
-  before(async () => {
-    a = await startTestApp();
-    b = await startTestApp({
-      keepData: true,
-      env: { EVENT_POLL_INTERVAL_MS: '60000', CONSISTENCY_WAIT_MS: '2000' },
-    });
-    apiA = await authed(a);
-    apiB = await authed(b);
-    world = engineApi(apiA, uniq);
+  const fxA = useApp();
+  // A second instance on the same store that never polls the change feed: it sees a write only
+  // when a token makes it wait for one.
+  const fxB = useApp({
+    keepData: true,
+    env: { EVENT_POLL_INTERVAL_MS: '60000', CONSISTENCY_WAIT_MS: '2000' },
   });
-  after(async () => {
-    await Promise.all([a?.close(), b?.close()]);
+  before(() => {
+    a = fxA.app;
+    b = fxB.app;
+    apiA = fxA.api;
+    apiB = fxB.api;
+    world = engineApi(apiA, uniq);
   });
 
   const tokenOf = (res: HttpResponse): string => {

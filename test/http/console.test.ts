@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page, Response } from 'playwright-core';
 import { projectRoot } from '../../src/paths.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { ADMIN, authed, createClient, type TestClient } from '../helpers/auth.js';
 import { ARTIFACTS, launchLocalChromium, type LocalBrowser } from '../helpers/browser.js';
 import type { HttpClient } from '../helpers/http.js';
@@ -174,13 +175,13 @@ async function seed(app: TestApp, admin: HttpClient): Promise<Graph> {
 
 describe('analyst console: not built', function () {
   let app: TestApp;
-  let dir: string;
-  before(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'pas-no-console-'));
-    app = await startTestApp({ consoleDir: dir });
+  // An empty directory where the built console would be.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pas-no-console-'));
+  const fx = useApp({ consoleDir: dir });
+  before(() => {
+    app = fx.app;
   });
   after(async () => {
-    await app.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -196,12 +197,10 @@ describe('analyst console: not built', function () {
 
 describe('analyst console: serving', function () {
   let app: TestApp;
-  before(async () => {
-    requireBuild();
-    app = await startTestApp();
-  });
-  after(async () => {
-    await app.close();
+  before(requireBuild);
+  const fx = useApp();
+  before(() => {
+    app = fx.app;
   });
 
   it('serves the page at /console and below it, under a strict Content-Security-Policy', async () => {
