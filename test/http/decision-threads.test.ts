@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { HttpClient } from '../helpers/http.js';
 import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import { useApp } from '../helpers/fixture.js';
-import { eventually, until } from '../helpers/wait.js';
+import { syncSnapshot } from '../helpers/sync.js';
+import { until } from '../helpers/wait.js';
 
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -145,18 +146,7 @@ describe('decision threads', function () {
         [ENTERPRISE]: { department },
       }),
     );
-    const sync = await fx.api.post(`/v1/connectors/${made.body.id}/sync`, undefined, {
-      raw: lines.join('\n'),
-      headers: { 'Content-Type': 'application/x-ndjson' },
-    });
-    expect(sync.status, sync.text).to.equal(202);
-    const { value } = await eventually(
-      async () => (await fx.api.get(sync.headers.get('location')!)).body,
-      (s) => s.status === 'completed' || s.status === 'failed',
-      60_000,
-      100,
-    );
-    expect(value.status, JSON.stringify(value)).to.equal('completed');
+    await syncSnapshot(fx.api, made.body.id, lines.join('\n'));
     const ids: string[] = [];
     for (let page = 1; ids.length < 1_200 && page <= 20; page += 1) {
       const listed = await fx.api.get(
