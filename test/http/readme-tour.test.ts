@@ -212,14 +212,14 @@ describe('README: Five-minute tour', function () {
   });
 });
 
-describe('README: Agents and delegation, after the tour', function () {
+describe("docs/guides.md: Agents and delegation, after the README's tour", function () {
   this.timeout(60_000);
   let app: TestApp;
   let run: TourRun;
 
   before(async () => {
     app = await startTestApp();
-    run = await runTour(app.http.baseUrl, ['Agents and delegation']);
+    run = await runTour(app.http.baseUrl, [{ file: 'docs/guides.md', heading: 'Agents and delegation' }]);
   });
   after(async () => {
     await app.close();
