@@ -5,7 +5,7 @@ import { applyChanges, type Fetched } from './apply.js';
 import type { DecideTask, Decided, FromThread, ToThread } from './decision-thread.js';
 import { PolicyIndex } from './policy-index.js';
 import { recordLine, RecordLinesBuilder } from './records.js';
-import { decisionOf, detailsOf } from './service.js';
+import { decideList } from './service.js';
 import { simulate } from './simulation.js';
 
 /**
@@ -19,37 +19,16 @@ let index = new PolicyIndex();
 /** Rows of a large batch of changes sent ahead of it. */
 let ahead: Pick<Fetched, 'principals' | 'memberships'> = { principals: [], memberships: [] };
 
-function decideAll({ items, shape, stop }: DecideTask): Decided {
+async function decideAll(task: DecideTask): Promise<Decided> {
   const lines = new RecordLinesBuilder();
   const detailsLost: string[] = [];
-  const texts: string[] = [];
-  const brief: Decided['brief'] = [];
-  let allowed = 0;
-  for (const item of items) {
-    if (item === null) {
-      brief.push(null);
-      if (stop === 'deny') break;
-      continue;
-    }
-    const { decision, json } = decisionOf(index, item.request, item.refusal);
+  const answer = await decideList(index, task, (decision, details, json) =>
     lines.add(
-      recordLine(decision, detailsOf(item.request), json, () => detailsLost.push(decision.id)),
+      recordLine(decision, details, json, () => detailsLost.push(decision.id)),
       decision,
-    );
-    if (decision.allowed) allowed += 1;
-    if (shape === 'batch') texts.push(json);
-    else brief.push({ id: decision.id, allowed: decision.allowed, reasons: decision.reasons });
-    if (stop === 'deny' && !decision.allowed) break;
-    if (stop === 'permit' && decision.allowed) break;
-  }
-  const records = lines.build();
-  if (shape === 'brief') return { brief, records, detailsLost };
-  const summary = { total: texts.length, allowed, denied: texts.length - allowed };
-  return {
-    body: `{"results":[${texts.join(',')}],"summary":${JSON.stringify(summary)}}`,
-    records,
-    detailsLost,
-  };
+    ),
+  );
+  return { ...answer, records: lines.build(), detailsLost };
 }
 
 async function take(message: ToThread): Promise<void> {
@@ -81,7 +60,7 @@ async function take(message: ToThread): Promise<void> {
       let reply: FromThread;
       try {
         const result =
-          message.kind === 'decide' ? decideAll(message.task) : await simulate(index, message.input);
+          message.kind === 'decide' ? await decideAll(message.task) : await simulate(index, message.input);
         reply = { kind: 'answer', seq: message.seq, ok: true, result };
       } catch (err) {
         reply = {

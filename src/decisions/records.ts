@@ -166,18 +166,20 @@ export class DecisionLog {
    */
   record(decision: Decision, details?: RequestDetails, answer?: string): void {
     if (!this.enabled) return;
-    const line = recordLine(decision, details, answer, () => this.detailsLost([decision.id]));
+    const line = recordLine(decision, details, answer, (err) => this.lostDetails(decision.id, err));
     this.add(line, Buffer.byteLength(line, 'utf8'), decision);
   }
 
   /** Logs records made elsewhere that lost their request details (see `recordLine`). */
   detailsLost(ids: readonly string[]): void {
-    for (const id of ids) {
-      this.options.logger.error(
-        { id },
-        'a decision record could not be serialised whole; recorded without its request details',
-      );
-    }
+    for (const id of ids) this.lostDetails(id);
+  }
+
+  private lostDetails(id: string, err?: unknown): void {
+    this.options.logger.error(
+      { err, id },
+      'a decision record could not be serialised whole; recorded without its request details',
+    );
   }
 
   /** Queues records made elsewhere as lines (a decision thread's), in their order. */

@@ -53,24 +53,15 @@ export class DecisionService {
   }
 
   /**
-   * Decides the requests in order. Between slices of a few milliseconds the event loop serves
-   * other requests, so a batch of a thousand never holds single decisions up for longer than
-   * that; each decision reflects the index as it stands when that decision is made.
+   * Decides the requests in order: on a decision thread when there is one (its replica holds every
+   * change applied before the batch), else here, the event loop serving other requests between
+   * slices of a few milliseconds, so that a batch of a thousand never holds single decisions up
+   * for longer than that. Each decision reflects the index as it stands when it is made.
    */
   async batch(requests: readonly DecisionRequest[]): Promise<Serialised<BatchResult>> {
-    const decided = await this.onThread({ items: requests.map((request) => ({ request })), shape: 'batch' });
-    if (decided?.body !== undefined) return new Serialised(decided.body);
-    const texts: string[] = [];
-    let allowed = 0;
-    const turn = timeSlices();
-    for (const request of requests) {
-      await turn();
-      const { value, json } = this.decideAndRecord(request);
-      if (value.allowed) allowed += 1;
-      texts.push(json);
-    }
-    const summary = { total: texts.length, allowed, denied: texts.length - allowed };
-    return new Serialised(`{"results":[${texts.join(',')}],"summary":${JSON.stringify(summary)}}`);
+    const task: DecideTask = { items: requests.map((request) => ({ request })), shape: 'batch' };
+    const { body } = (await this.onThread(task)) ?? (await this.inPlace(task));
+    return new Serialised(body!);
   }
 
   /**
@@ -78,22 +69,19 @@ export class DecisionService {
    * first permit when told: the decisions of an AuthZEN evaluation list. A null item stays null.
    */
   async many(items: (ManyItem | null)[], stop?: 'deny' | 'permit'): Promise<(Brief | null)[]> {
-    const decided = await this.onThread({ items, shape: 'brief', stop });
-    if (decided?.brief) return decided.brief;
-    const out: (Brief | null)[] = [];
-    const turn = timeSlices();
-    for (const item of items) {
-      await turn();
-      if (item === null) {
-        out.push(null);
-        if (stop === 'deny') break;
-        continue;
-      }
-      const { id, allowed, reasons } = this.evaluate(item.request, item.refusal);
-      out.push({ id, allowed, reasons });
-      if (stop === (allowed ? 'permit' : 'deny')) break;
-    }
-    return out;
+    const task: DecideTask = { items, shape: 'brief', stop };
+    const { brief } = (await this.onThread(task)) ?? (await this.inPlace(task));
+    return brief!;
+  }
+
+  /** A list decided on this thread, in slices, each decision recorded as it is made. */
+  private inPlace(task: DecideTask): Promise<DecidedList> {
+    return decideList(
+      this.index,
+      task,
+      (decision, details, json) => this.log.record(decision, details, json),
+      timeSlices(),
+    );
   }
 
   /**
@@ -175,4 +163,40 @@ export function detailsOf(request: DecisionRequest): RequestDetails | undefined 
         action_properties: actionProperties,
         subject_properties: subjectProperties,
       };
+}
+
+/** A list's answer: the body of a batch answer, or each decision's id, answer and reasons. */
+export type DecidedList = Pick<Decided, 'body' | 'brief'>;
+
+/**
+ * Decides a list in order (see `DecisionService.batch` and `many`), handing each decision, its
+ * request's details and its JSON to `record`; with `turn`, the event loop turns between slices.
+ * The one loop both the event loop and a decision thread run.
+ */
+export async function decideList(
+  index: PolicyIndex,
+  { items, shape, stop }: DecideTask,
+  record: (decision: Decision, details: RequestDetails | undefined, json: string) => void,
+  turn?: () => Promise<void> | undefined,
+): Promise<DecidedList> {
+  const texts: string[] = [];
+  const brief: (Brief | null)[] = [];
+  let allowed = 0;
+  for (const item of items) {
+    await turn?.();
+    if (item === null) {
+      brief.push(null);
+      if (stop === 'deny') break;
+      continue;
+    }
+    const { decision, json } = decisionOf(index, item.request, item.refusal);
+    record(decision, detailsOf(item.request), json);
+    if (decision.allowed) allowed += 1;
+    if (shape === 'batch') texts.push(json);
+    else brief.push({ id: decision.id, allowed: decision.allowed, reasons: decision.reasons });
+    if (stop === (decision.allowed ? 'permit' : 'deny')) break;
+  }
+  if (shape === 'brief') return { brief };
+  const summary = { total: texts.length, allowed, denied: texts.length - allowed };
+  return { body: `{"results":[${texts.join(',')}],"summary":${JSON.stringify(summary)}}` };
 }
