@@ -37,12 +37,15 @@ function endToEnd(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
  * that got no answer at all (the connection was refused, reset or closed before a status line
  * came back) goes to the next instance, until each has been tried once; one that got an answer,
  * whatever its status, is passed back as it is and never sent again. Every answer names the
- * instance that gave it in `X-Upstream-Port`.
+ * instance that gave it in `X-Upstream-Port`. A kept-alive connection that an instance closed while
+ * it sat idle is not counted as a try: the request goes once more to the same instance.
  */
 export class RoundRobinProxy {
   readonly retries: Retry[] = [];
   /** Requests answered 502 because no instance answered them. */
   unanswered = 0;
+  /** For each of those, the errors of its tries, in order: what a failing test prints. */
+  readonly unansweredErrors: string[][] = [];
   private next = 0;
   private ports: readonly number[] = [];
   private server: http.Server | undefined;
@@ -91,22 +94,31 @@ export class RoundRobinProxy {
     res: http.ServerResponse,
     body: Buffer,
     tried: number,
-    failed?: { from: number; error: string },
+    failed?: { from: number; error: string; stale?: boolean },
+    errors: string[] = [],
   ): void {
     if (this.ports.length === 0) {
       res.writeHead(502, { 'content-type': 'text/plain' });
       res.end('no instance to hand the request to');
       return;
     }
-    const port = this.ports[this.next % this.ports.length]!;
-    this.next += 1;
-    if (failed) this.retries.push({ method: req.method ?? '', path: req.url ?? '', ...failed, to: port });
+    const port = failed?.stale ? failed.from : this.ports[this.next % this.ports.length]!;
+    if (!failed?.stale) this.next += 1;
+    if (failed && !failed.stale)
+      this.retries.push({ method: req.method ?? '', path: req.url ?? '', ...failed, to: port });
     const headers = endToEnd(req.headers);
     headers['host'] = `127.0.0.1:${port}`;
     if (body.length > 0) headers['content-length'] = String(body.length);
     let answered = false;
     const upstream = http.request(
-      { host: '127.0.0.1', port, method: req.method, path: req.url, headers, agent: this.agent },
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.url,
+        headers,
+        agent: failed?.stale ? false : this.agent,
+      },
       (answer) => {
         answered = true;
         res.writeHead(answer.statusCode ?? 502, {
@@ -126,11 +138,19 @@ export class RoundRobinProxy {
         return;
       }
       const error = err.code ?? err.message;
+      errors.push(`:${port} ${error}${upstream.reusedSocket ? ' (kept-alive socket)' : ''}`);
+      // A kept-alive socket the instance closed as it sat idle says nothing about the instance:
+      // the request goes again to the same one, once, on a fresh connection.
+      if (upstream.reusedSocket && !failed?.stale && (error === 'ECONNRESET' || error === 'EPIPE')) {
+        this.forward(req, res, body, tried, { from: port, error, stale: true }, errors);
+        return;
+      }
       if (tried + 1 < this.ports.length) {
-        this.forward(req, res, body, tried + 1, { from: port, error });
+        this.forward(req, res, body, tried + 1, { from: port, error }, errors);
         return;
       }
       this.unanswered += 1;
+      this.unansweredErrors.push(errors);
       res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`no instance answered (last: ${error})`);
     });
