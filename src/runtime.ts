@@ -10,7 +10,7 @@ import { TokenService } from './auth/tokens.js';
 import { CLOCK_TOLERANCE_S, TokenVerifier } from './auth/verifier.js';
 import { AuthZenService } from './authzen/service.js';
 import type { Config } from './config/config.js';
-import { ConnectorService } from './connectors/service.js';
+import { ConnectorService, connectorSyncStore } from './connectors/service.js';
 import { ConnectorSyncService } from './scim/sync-service.js';
 import { Catalogue } from './db/catalogue.js';
 import { Database } from './db/database.js';
@@ -38,6 +38,9 @@ import { ConsistencyTokens } from './consistency/tokens.js';
 import { ChangeFeed } from './events/feed.js';
 import { EventSink } from './events/sink.js';
 import { GroupService } from './groups/service.js';
+import { GroupWrites } from './groups/writes.js';
+import { principalLookup } from './principals/lookup.js';
+import { PrincipalWrites, principalRiskStore } from './principals/writes.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
 import { createMetrics, observeEngine, type Metrics } from './metrics.js';
@@ -245,11 +248,12 @@ async function wirePrincipals(base: Base) {
     capacity: config.search.plannedShapes,
     logger,
   });
-  const principals = new PrincipalService(db, events, searchPlans, assessRisk);
+  const principalWrites = new PrincipalWrites(assessRisk, events);
+  const principals = new PrincipalService(db, events, searchPlans, principalWrites);
   const planning = Date.now();
   await principals.prepareSearch();
   logger.info({ ms: Date.now() - planning }, 'search statement ready');
-  return { searchPlans, principals };
+  return { searchPlans, principals, principalWrites };
 }
 
 /** The decision index, loaded and following the change feed, and what answers from it. */
@@ -281,19 +285,24 @@ async function wireEngine(base: Base) {
   if (threads) await sync.replicate(threads);
   const decisions = new DecisionService(index, log, threads);
   const access = new AccessService(db, index);
-  const simulations = new SimulationService(db, index, threads);
-  return { index, sync, log, threads, decisions, access, simulations };
+  return { index, sync, log, threads, decisions, access };
 }
 
 /** Identity connectors and the SCIM service provider they call, snapshot syncs included. */
-function wireConnectors(base: Base, searchPlans: SearchPlans) {
+function wireConnectors(base: Base, searchPlans: SearchPlans, principalWrites: PrincipalWrites) {
   const { config, db, events, feed, jobs } = base;
   const { scimBaseUrl } = config.connectors;
   const connectors = new ConnectorService(db, events, scimBaseUrl);
   feed.subscribe(connectors.onChange);
-  const scimGroups = new ScimGroupService(db, events, scimBaseUrl);
-  const scimUsers = new ScimUserService(db, events, searchPlans, scimBaseUrl);
-  const connectorSync = new ConnectorSyncService(db, jobs, new ScimSync(db.background(), events, scimGroups));
+  const groupWrites = new GroupWrites(events);
+  const scimGroups = new ScimGroupService(db, scimBaseUrl, groupWrites);
+  const scimUsers = new ScimUserService(db, searchPlans, scimBaseUrl, principalWrites);
+  const connectorSync = new ConnectorSyncService(
+    db,
+    jobs,
+    new ScimSync(db.background(), events, scimGroups, principalWrites, groupWrites),
+    connectorSyncStore,
+  );
   connectorSync.register();
   return { connectors, scimGroups, scimUsers, connectorSync };
 }
@@ -346,18 +355,18 @@ function wireReports(base: Base, engine: { access: AccessService; index: PolicyI
  */
 function wireRisk(base: Base, engine: { index: PolicyIndex; sync: IndexSync }): RiskUpkeep {
   const { logger, db, feed } = base;
-  const ownership = new OwnershipRisk(db, logger);
-  const delegations = new DelegationRisk(db, logger);
+  const ownership = new OwnershipRisk(db, logger, principalRiskStore);
+  const delegations = new DelegationRisk(db, logger, principalRiskStore);
   // Only the leading process follows them (and runs them: see `schedule`).
   if (base.leads) {
     feed.subscribe(ownership.onChange);
     feed.subscribe(delegations.onChange);
   }
   return {
-    dormancy: new DormancyRisk(db),
+    dormancy: new DormancyRisk(db, principalRiskStore),
     ownership,
     delegations,
-    privileges: new PrivilegeRisk(db, engine.index, engine.sync, logger),
+    privileges: new PrivilegeRisk(db, engine.index, engine.sync, logger, principalRiskStore),
   };
 }
 
@@ -502,13 +511,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     };
 
     const auth = await wireAuth(base, rateLimiting);
-    const { searchPlans, principals } = await wirePrincipals(base);
+    const { searchPlans, principals, principalWrites } = await wirePrincipals(base);
     const engine = await wireEngine(base);
-    const scim = wireConnectors(base, searchPlans);
+    const scim = wireConnectors(base, searchPlans, principalWrites);
     const webhooks = wireWebhooks(base);
     const { reports } = wireReports(base, engine);
     const risk = wireRisk(base, engine);
     const policies = new PolicyService(db, events);
+    const simulations = new SimulationService(policies, engine.index, engine.threads);
     const delegations = new DelegationService(db, events, engine.index, config.delegations);
     const services: Services = {
       audit: new AuditRepository(db),
@@ -524,10 +534,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       principals,
       groups: new GroupService(db, events),
       policies,
-      resources: new ResourceService(db, events),
+      resources: new ResourceService(db, events, principalLookup),
       decisions: engine.decisions,
       access: engine.access,
-      simulations: engine.simulations,
+      simulations,
       delegations,
       authzen: new AuthZenService(
         {

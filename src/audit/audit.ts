@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { AuditEventSchema } from '../schemas/audit.js';
 import type { AuditEventType } from '../vocabulary/audit-events.js';
+import type { Page, Paged } from '../pagination.js';
 
 /** Who acts: the `actor` of an audit event. */
 export type Actor = AuditEvent['actor'];
@@ -126,4 +127,21 @@ export function fromStored(row: StoredEvent): AuditEvent {
     ...(row.reason ? { reason: row.reason } : {}),
     changes: row.changes ? (JSON.parse(row.changes) as Changes) : null,
   };
+}
+
+/** What a search of the audit trail may name. */
+export interface AuditFilters {
+  /** Exact types and `prefix.*` forms. */
+  types?: string[];
+  actorId?: string;
+  targetId?: string;
+  outcome?: 'success' | 'failure';
+  since?: string;
+  until?: string;
+}
+
+/** The audit trail as its readers see it (GET /v1/audit/events): src/audit/repository.ts. */
+export interface AuditLog {
+  get(id: string): Promise<AuditEvent | undefined>;
+  list(filters: AuditFilters, page: Page): Promise<Paged<AuditEvent>>;
 }

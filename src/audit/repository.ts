@@ -1,22 +1,12 @@
 import { defineQueries } from '../db/catalogue.js';
 import { composeQuery } from '../db/compose.js';
-import { fromStored, type AuditEvent, type StoredEvent } from './audit.js';
+import { fromStored, type AuditEvent, type AuditFilters, type AuditLog, type StoredEvent } from './audit.js';
 import type { Database } from '../db/database.js';
 import { validationFailed } from '../errors/errors.js';
 import type { Page, Paged } from '../pagination.js';
 import { parseInstant } from '../time.js';
 
 const Q = defineQueries('audit', ['get', 'count', 'page']);
-
-export interface AuditFilters {
-  /** Exact types and `prefix.*` forms. */
-  types?: string[];
-  actorId?: string;
-  targetId?: string;
-  outcome?: 'success' | 'failure';
-  since?: string;
-  until?: string;
-}
 
 function instant(text: string): string {
   const parsed = parseInstant(text);
@@ -68,7 +58,7 @@ function predicates(filters: AuditFilters): { fragments: string[]; params: Recor
   return { fragments, params };
 }
 
-export class AuditRepository {
+export class AuditRepository implements AuditLog {
   constructor(private readonly db: Database) {}
 
   async get(id: string): Promise<AuditEvent | undefined> {

@@ -25,6 +25,13 @@ export type ConnectorRepository = Pick<
   'create' | 'get' | 'count' | 'page' | 'lock' | 'update' | 'delete' | 'rotateToken' | 'byToken'
 >;
 
+/** What a snapshot sync stores with its connector: src/scim/sync-service.ts takes it. */
+export type ConnectorSyncStore = Pick<
+  typeof connectorRepository,
+  'get' | 'createSync' | 'addSyncChunk' | 'discardSync' | 'getSync' | 'syncChunk' | 'finishSync'
+>;
+export const connectorSyncStore: ConnectorSyncStore = connectorRepository;
+
 /**
  * Identity connectors: each provisions USER principals and groups through SCIM with its own
  * bearer token, kept only as a SHA-256 digest (the token is 32 random bytes, so a fast digest is

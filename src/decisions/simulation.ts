@@ -1,9 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { SimulationResultSchema } from '../schemas/policies.js';
-import type { Reader } from '../db/database.js';
-import { conflict, notFound, validationFailed } from '../errors/errors.js';
+import { conflict, validationFailed } from '../errors/errors.js';
 import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model.js';
-import { policyRepository } from '../policies/repository.js';
 import type { SimulateBody } from '../schemas/policies.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
 import { ThreadLost } from '../threads/thread.js';
@@ -199,7 +197,8 @@ export interface SimulationThreads {
 /** Simulation of a stored policy: the request side of docs/api.md §5.5. */
 export class SimulationService {
   constructor(
-    private readonly db: Reader,
+    /** Where the policy simulated is read: its owner (src/policies/service.ts). */
+    private readonly policies: { get(id: string): Promise<Policy> },
     private readonly index: PolicyIndex,
     /** Where simulations run, when there are decision threads (src/decisions/decision-thread.ts). */
     private readonly threads?: SimulationThreads,
@@ -211,8 +210,7 @@ export class SimulationService {
         { pointer: '/delete', message: 'cannot be given with policy: simulate a replacement or a deletion' },
       ]);
     }
-    const current = await policyRepository.get(this.db, id);
-    if (!current) throw notFound('policy', id);
+    const current = await this.policies.get(id);
     if (current.status === 'deleted') throw conflict(`policy ${id} is deleted`);
     const proposed = body.delete ? null : body.policy ? checkPolicyBody(body.policy, '/policy') : undefined;
     const input: SimulationInput = { current, proposed, requests: body.requests };

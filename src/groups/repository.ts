@@ -4,6 +4,7 @@ import type { Page } from '../pagination.js';
 import type { Static } from '@sinclair/typebox';
 import type { GroupSchema } from '../schemas/groups.js';
 import { type PrincipalType } from '../vocabulary/principals.js';
+import { groupNameKey } from './model.js';
 
 const Q = defineQueries('groups', [
   'create',
@@ -20,6 +21,11 @@ const Q = defineQueries('groups', [
   'remove_member',
   'members',
   'members_transitive',
+  'add_members',
+  'remove_members',
+  'create_many',
+  'set_from_source',
+  'set_member_displays',
 ]);
 
 export type GroupSource = 'api' | 'connector';
@@ -41,6 +47,17 @@ export interface NewGroup {
   createdBy: string;
 }
 
+/** A group of a provisioning source, written in a batch with its members. */
+export interface SourceGroup {
+  id: string;
+  name: string;
+  externalId: string | null;
+  /** Further node properties the source keeps (SCIM: the attributes its client sent). */
+  extra: Record<string, unknown>;
+  /** Members (principals the caller checked), each with properties for its membership edge. */
+  members: { id: string; props: Record<string, unknown> }[];
+}
+
 /** A member as the queries return it: `type` is `GROUP` for a nested group. */
 export interface MemberRow {
   id: string;
@@ -53,16 +70,6 @@ export interface GroupChanges {
   name?: string;
   /** `null` removes the description. */
   description?: string | null;
-}
-
-/**
- * The unique key behind "names are unique per source": among API groups, and among the groups
- * of one connector (by its id, so that a connector reusing a deleted one's name starts afresh),
- * compared without case and surrounding space.
- */
-export function groupNameKey(name: string, connectorRef: string | null): string {
-  const key = name.trim().toLowerCase();
-  return connectorRef === null ? `api:${key}` : `connector:${connectorRef}:${key}`;
 }
 
 type Row<T extends { source: GroupSource }> = Omit<T, 'source'> & { source: string | null };
@@ -162,6 +169,64 @@ export const groupRepository = {
   async addMember(tx: Tx, groupId: string, memberId: string, addedBy: string, now: string): Promise<string> {
     const row = await tx.first<{ addedAt: string }>(Q.add_member, { groupId, memberId, addedBy, now });
     return row!.addedAt;
+  },
+
+  /** Members joining a group, all at once; answers those that were not members yet. */
+  async addMembers(tx: Tx, groupId: string, ids: string[], addedBy: string, now: string): Promise<string[]> {
+    const rows = await tx.run<{ id: string }>(Q.add_members, { groupId, ids, addedBy, now });
+    return rows.map((r) => r.id);
+  },
+
+  /** Members leaving a group, all at once; answers those that were members. */
+  async removeMembers(tx: Tx, groupId: string, ids: string[]): Promise<string[]> {
+    const rows = await tx.run<{ id: string }>(Q.remove_members, { groupId, ids });
+    return rows.map((r) => r.id);
+  },
+
+  /** New groups of a connector with their members, a batch in one statement. */
+  async createMany(
+    tx: Tx,
+    connector: { id: string; name: string },
+    actor: string,
+    groups: readonly SourceGroup[],
+    now: string,
+  ): Promise<void> {
+    const rows = groups.map((g) => ({
+      id: g.id,
+      name: g.name,
+      nameKey: groupNameKey(g.name, connector.id),
+      externalId: g.externalId,
+      extra: g.extra,
+      members: g.members.map((m) => ({ id: m.id, props: m.props })),
+    }));
+    await tx.run(Q.create_many, { rows, source: connector.name, connector: connector.id, actor, now });
+  },
+
+  /** A connector group's name, external id and source properties, as its source has them now. */
+  async setFromSource(
+    tx: Tx,
+    connector: string,
+    id: string,
+    group: { name: string; externalId: string | null; extra: Record<string, unknown> },
+    now: string,
+  ): Promise<void> {
+    await tx.run(Q.set_from_source, {
+      id,
+      name: group.name,
+      nameKey: groupNameKey(group.name, connector),
+      externalId: group.externalId,
+      extra: group.extra,
+      now,
+    });
+  },
+
+  /** The display a SCIM client sent with each of these members of a group (null: none). */
+  async setMemberDisplays(
+    tx: Tx,
+    groupId: string,
+    rows: readonly { id: string; display: string | null }[],
+  ): Promise<void> {
+    if (rows.length > 0) await tx.run(Q.set_member_displays, { groupId, rows: [...rows] });
   },
 
   async removeMember(tx: Tx, groupId: string, memberId: string): Promise<boolean> {

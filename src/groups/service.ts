@@ -12,6 +12,7 @@ import type {
   GroupMembership,
 } from '../schemas/groups.js';
 import { nowIso } from '../time.js';
+import { GroupWrites } from './writes.js';
 import {
   groupRepository,
   type Group,
@@ -89,7 +90,12 @@ export class GroupService {
     private readonly db: Transactions,
     private readonly events: EventRecorder,
     private readonly repo: GroupRepository = groupRepository,
-  ) {}
+  ) {
+    this.writes = new GroupWrites(events, repo);
+  }
+
+  /** Writes that record their audit events, shared with the connectors' writes. */
+  private readonly writes: GroupWrites;
 
   async create(input: CreateGroupInput, op: OperationContext): Promise<Group> {
     const name = input.name.trim();
@@ -99,7 +105,7 @@ export class GroupService {
         // A retry after a lost commit answer returns what the first run committed.
         const committed = tx.attempt > 1 ? await this.repo.get(tx, id) : undefined;
         if (committed) return committed;
-        const group = await this.repo.create(
+        return this.writes.create(
           tx,
           {
             id,
@@ -111,17 +117,12 @@ export class GroupService {
             connectorId: null,
             createdBy: op.actor.id,
           },
-          nowIso(),
-        );
-        this.events.record(tx, op, {
-          type: 'group.created',
-          target: { type: 'group', id },
-          changes: {
+          op,
+          {
             name: { to: name },
             ...(input.description !== undefined ? { description: { to: input.description } } : {}),
           },
-        });
-        return group;
+        );
       }),
     );
   }
@@ -169,17 +170,7 @@ export class GroupService {
     return this.db.write('groups/delete', async (tx) => {
       const current = await this.lockWritable(tx, id);
       const deletedAt = nowIso();
-      const { members, groups } = await this.repo.delete(tx, id);
-      this.events.record(tx, op, {
-        type: 'group.deleted',
-        target: { type: 'group', id },
-        changes: {
-          name: { from: current.name },
-          ...(current.description !== null ? { description: { from: current.description } } : {}),
-          ...(members > 0 ? { member_count: { from: members } } : {}),
-          ...(groups.length > 0 ? { groups: { from: groups.sort(), to: [] } } : {}),
-        },
-      });
+      await this.writes.delete(tx, current, op);
       return { id, status: 'deleted', deleted_at: deletedAt, deleted_by: op.actor.id };
     });
   }
@@ -199,7 +190,7 @@ export class GroupService {
     const nesting = isId('group', memberId);
     return this.db.write('groups/add_member', async (tx) => {
       // Taken before the group lock, so that nestings queue on one lock in one order.
-      if (nesting) await this.repo.lockNesting(tx);
+      if (nesting) await this.writes.lockNesting(tx);
       await this.lockWritable(tx, groupId);
       const found = await this.repo.lockMember(tx, groupId, memberId);
       if (!found) throw notFound(nesting ? 'group' : 'principal', memberId);
@@ -209,7 +200,7 @@ export class GroupService {
         throw new AppError('PRINCIPAL_DELETED', `principal ${memberId} is deleted`);
       }
       if (nesting) {
-        const check = await this.repo.nestingCheck(tx, groupId, memberId);
+        const check = await this.writes.nestingCheck(tx, groupId, memberId);
         if (check.cycle) {
           throw new AppError(
             'CYCLE_DETECTED',
@@ -224,12 +215,7 @@ export class GroupService {
           );
         }
       }
-      const addedAt = await this.repo.addMember(tx, groupId, memberId, op.actor.id, nowIso());
-      this.events.record(tx, op, {
-        type: 'group.member_added',
-        target: { type: 'group', id: groupId },
-        changes: { members: { to: memberId } },
-      });
+      const addedAt = await this.writes.addMember(tx, groupId, memberId, op.actor.id, op);
       return { group_id: groupId, member, added_at: addedAt };
     });
   }
@@ -242,14 +228,7 @@ export class GroupService {
   ): Promise<{ group_id: string; member_id: string; removed: boolean }> {
     return this.db.write('groups/remove_member', async (tx) => {
       await this.lockWritable(tx, groupId);
-      const removed = await this.repo.removeMember(tx, groupId, memberId);
-      if (removed) {
-        this.events.record(tx, op, {
-          type: 'group.member_removed',
-          target: { type: 'group', id: groupId },
-          changes: { members: { from: memberId } },
-        });
-      }
+      const removed = await this.writes.removeMember(tx, groupId, memberId, op);
       return { group_id: groupId, member_id: memberId, removed };
     });
   }

@@ -1,7 +1,7 @@
 import { defineQueries } from '../db/catalogue.js';
 import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
-import { fromProperties, toProperties, type Policy, type PolicyBody } from './model.js';
+import { fromProperties, nodeProperties, type Policy, type PolicyBody } from './model.js';
 
 const Q = defineQueries('policies', [
   'create',
@@ -23,38 +23,6 @@ export interface PolicyVersionRow {
   status: string;
   created_at: string;
   created_by: string;
-}
-
-/**
- * A checked body as the node properties and exact resources the statements write, and its window
- * (RFC 3339 texts or null), which the statements store as datetimes.
- */
-export function nodeProperties(body: PolicyBody): {
-  props: Record<string, unknown>;
-  exact: unknown[];
-  window: { valid_from: string | null; valid_until: string | null };
-} {
-  const p = toProperties(body);
-  return {
-    props: {
-      name: p.name,
-      name_key: p.nameKey,
-      description: p.description,
-      effect: p.effect,
-      status: p.status,
-      actions: p.actions,
-      resources: p.resources,
-      subject_principals: p.subjectPrincipals,
-      subject_groups: p.subjectGroups,
-      match: p.match,
-      conditions: p.conditions,
-      glob_types: p.globTypes,
-      glob_patterns: p.globPatterns,
-      glob_prefixes: p.globPrefixes,
-    },
-    exact: p.exact,
-    window: { valid_from: p.validFrom, valid_until: p.validUntil },
-  };
 }
 
 export const policyRepository = {

@@ -73,7 +73,7 @@ export const CONNECTOR_METADATA = ['employee_number', 'cost_center'] as const;
  * (Neo4j lists hold no nulls): what principals/relationships returns for each related principal,
  * in one property read instead of four. Whatever writes a principal's name or email recomputes
  * the card in the same statement from the node's own properties (principals/create,
- * principals/update, seed/principals, and the SCIM writes to come); deleting a principal
+ * principals/update, principals/create_many); deleting a principal
  * removes it; migration 005 gave one to principals written before.
  */
 export type Card = [id: string, name: string, type: string, email: string];
@@ -179,4 +179,35 @@ export function attributeEntries(attributes: Record<string, AttributeValue | nul
     }
   }
   return entries;
+}
+
+/**
+ * A principal written in a batch (a provisioning sync, a bulk load): ready node content, no
+ * per-row checks. The batch write scores its risk.
+ */
+export interface PrincipalRow {
+  id: string;
+  type: PrincipalType;
+  name: string;
+  email?: string;
+  description?: string;
+  attributes: Attributes;
+  metadata: Metadata;
+  connectorSource?: string;
+  connectorId?: string;
+  createdAt: string;
+  lastLogin?: string | null;
+  /** `active` unless said otherwise. */
+  status?: 'active' | 'suspended';
+  /** Further node properties a provisioning source keeps (SCIM: user_name, scim, manager_ref). */
+  extra?: Record<string, unknown>;
+}
+
+/** A principal's manager link as a provisioning source has it. */
+export interface ManagerLink {
+  id: string;
+  /** The manager it reports to, or none. */
+  managerId: string | null;
+  /** The manager reference it waits on when its manager is not among the source's principals. */
+  ref: string | null;
 }

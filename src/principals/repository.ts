@@ -18,7 +18,10 @@ import {
   type OwnerState,
   type Principal,
   type RiskFactor,
+  type ManagerLink,
+  type PrincipalRow,
   type RiskInput,
+  type RiskRule,
 } from './model.js';
 import { type PrincipalStatus, type PrincipalType } from '../vocabulary/principals.js';
 
@@ -40,6 +43,9 @@ const Q = defineQueries('principals', [
   'delegation_states',
   'delegating_page',
   'set_delegation_state',
+  'create_many',
+  'deprovision_many',
+  'set_managers',
 ]);
 
 /**
@@ -108,6 +114,66 @@ export interface RelationshipRows {
   managers: { depth: number; principal: RelatedPrincipal }[];
   reports: { depth: number; count: number; principals: (RelatedPrincipal & { manager_id: string })[] }[];
   groups: { depth: number; count: number; groups: { id: string; name: string; via: string[] }[] }[];
+}
+
+/**
+ * The parameters of the batch principal statement (cypher/principals/create_many.cypher): each
+ * row's node properties and labels, and the batch's attribute values once each, which the rows'
+ * links point into by position.
+ */
+export function principalRows(
+  rows: PrincipalRow[],
+  actor: string,
+  assessRisk: RiskRule,
+): { rows: Record<string, unknown>[]; vocabulary: { key: string; value: string }[] } {
+  const vocabulary: { key: string; value: string }[] = [];
+  const positions = new Map<string, number>();
+  const positionOf = (key: string, value: string): number => {
+    const id = `${key}\u0000${value}`;
+    let at = positions.get(id);
+    if (at === undefined) {
+      at = vocabulary.length;
+      vocabulary.push({ key, value });
+      positions.set(id, at);
+    }
+    return at;
+  };
+  const params = rows.map((p) => {
+    const status = p.status ?? 'active';
+    const risk = assessRisk({
+      type: p.type,
+      status,
+      attributes: p.attributes,
+      metadata: p.metadata,
+      last_login: p.lastLogin ?? null,
+    });
+    const props: Record<string, unknown> = {
+      ...prefixed(ATTR_PREFIX, p.attributes),
+      ...prefixed(META_PREFIX, p.metadata),
+      id: p.id,
+      type: p.type,
+      name: p.name,
+      status,
+      created_by: actor,
+      version: 1,
+      risk_score: risk.score,
+      risk_factors: JSON.stringify(risk.factors),
+    };
+    Object.assign(props, optionalProperties(p), p.extra ?? {});
+    const managerId = p.attributes['manager_id'];
+    return {
+      labels: ['Principal', TYPE_LABEL[p.type], STATUS_LABEL[status]],
+      managerId: typeof managerId === 'string' ? managerId : null,
+      createdAt: Date.parse(p.createdAt),
+      lastLogin: p.lastLogin ? Date.parse(p.lastLogin) : null,
+      props,
+      links: attributeEntries(p.attributes).map((e) => ({
+        at: positionOf(e.key, e.value),
+        array: e.array,
+      })),
+    };
+  });
+  return { rows: params, vocabulary };
 }
 
 /** Named queries over principal nodes, in the caller's transaction or on the database. */
@@ -278,6 +344,29 @@ export const principalRepository = {
   ): Promise<number> {
     const row = await tx.first<{ updated: number }>(Q.set_privileges, { rows: [...rows] });
     return row?.updated ?? 0;
+  },
+
+  /**
+   * Creates a batch of principals (one statement); answers those whose manager is not in the
+   * graph yet, for a later pass.
+   */
+  async createMany(tx: Tx, params: ReturnType<typeof principalRows>): Promise<string[]> {
+    const [result] = await tx.run<{ pending: string[] }>(Q.create_many, params);
+    return result?.pending ?? [];
+  },
+
+  /** Deprovisions a batch of principals, each with the risk it now scores. */
+  async deprovisionMany(
+    tx: Tx,
+    rows: readonly { id: string; score: number; factors: string }[],
+    now: string,
+  ): Promise<void> {
+    await tx.run(Q.deprovision_many, { rows: [...rows], now });
+  },
+
+  /** Sets each principal's manager link (and the reference it waits on) as given. */
+  async setManagers(tx: Tx, rows: readonly ManagerLink[], now: string): Promise<void> {
+    await tx.run(Q.set_managers, { rows: [...rows], now });
   },
 
   async managerCheck(

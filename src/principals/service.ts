@@ -16,10 +16,10 @@ import {
   type AttributeValue,
   type Metadata,
   type Principal,
-  type RiskRule,
 } from './model.js';
 import { principalRepository as repo, type RelatedPrincipal } from './repository.js';
 import { searchPrincipals, type SearchRequest } from './search/service.js';
+import { mergePatch, type PrincipalWriter } from './writes.js';
 import type { SearchPlans } from './search/plans.js';
 import { MAX_KEYS, type PrincipalType } from '../vocabulary/principals.js';
 
@@ -98,20 +98,6 @@ function checkAgentArrays(
   if (errors.length > 0) throw validationFailed('invalid attributes for an AI agent', errors);
 }
 
-/** Applies a one-level merge patch: supplied keys are set, `null` removes a key, others stay. */
-function merge<T>(
-  current: Record<string, T>,
-  patch: Record<string, T | null> | undefined,
-): Record<string, T> {
-  if (!patch) return current;
-  const next: Record<string, T> = { ...current };
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete next[key];
-    else next[key] = value;
-  }
-  return next;
-}
-
 /** Only the entries of a patch that change something, so no-op writes stay no-ops. */
 function effective<T>(
   current: Record<string, T>,
@@ -125,25 +111,6 @@ function effective<T>(
   return out;
 }
 
-/**
- * The audit events of a change to a principal, whoever makes it: `principal.updated` with what
- * changed, and `principal.status_changed` when the status did.
- */
-export function recordPrincipalUpdate(
-  events: EventSink,
-  tx: Tx,
-  op: OperationContext,
-  id: string,
-  changes: Changes,
-  status: { from: string; to: string },
-): void {
-  const target = { type: 'principal', id };
-  if (Object.keys(changes).length > 0) events.record(tx, op, { type: 'principal.updated', target, changes });
-  if (status.from !== status.to) {
-    events.record(tx, op, { type: 'principal.status_changed', target, changes: { status } });
-  }
-}
-
 /** The principals of the identity graph: lifecycle, attributes, manager edges, risk. */
 /** What deleting a principal answers. */
 export type DeletedPrincipalView = Static<typeof DeletedPrincipal>;
@@ -153,8 +120,8 @@ export class PrincipalService {
     private readonly db: Database,
     private readonly events: EventSink,
     private readonly plans: SearchPlans,
-    /** Scores risk on every write that changes an input of it. */
-    private readonly assessRisk: RiskRule,
+    /** Writes principals, scoring their risk and recording the audit events. */
+    private readonly writer: PrincipalWriter,
   ) {}
 
   async create(input: CreatePrincipalInput, op: OperationContext): Promise<Principal> {
@@ -171,14 +138,7 @@ export class PrincipalService {
       if (committed) return committed;
       const managerId = attributes[MANAGER_KEY];
       if (typeof managerId === 'string') await this.assertManager(tx, id, managerId);
-      const risk = this.assessRisk({
-        type: input.type,
-        status: 'active',
-        attributes,
-        metadata,
-        last_login: null,
-      });
-      const principal = await repo.create(
+      const principal = await this.writer.create(
         tx,
         {
           id,
@@ -189,22 +149,19 @@ export class PrincipalService {
           metadata,
           status: 'active',
           createdBy: op.actor.id,
-          risk,
         },
-        nowIso(),
+        {
+          op,
+          changes: {
+            type: { to: input.type },
+            name: { to: input.name },
+            status: { to: 'active' },
+            ...(input.description !== undefined ? { description: { to: input.description } } : {}),
+            ...diffMaps(null, attributes, 'attributes'),
+            ...diffMaps(null, metadata, 'metadata'),
+          },
+        },
       );
-      this.events.record(tx, op, {
-        type: 'principal.created',
-        target: { type: 'principal', id },
-        changes: {
-          type: { to: input.type },
-          name: { to: input.name },
-          status: { to: 'active' },
-          ...(input.description !== undefined ? { description: { to: input.description } } : {}),
-          ...diffMaps(null, attributes, 'attributes'),
-          ...diffMaps(null, metadata, 'metadata'),
-        },
-      });
       return principal;
     });
   }
@@ -269,8 +226,8 @@ export class PrincipalService {
 
       const attributeChanges = effective(current.attributes, patch.attributes);
       const metadataChanges = effective(current.metadata, patch.metadata);
-      const attributes = merge(current.attributes, attributeChanges);
-      const metadata = merge(current.metadata, metadataChanges);
+      const attributes = mergePatch(current.attributes, attributeChanges);
+      const metadata = mergePatch(current.metadata, metadataChanges);
       if (Object.keys(attributes).length > MAX_KEYS) {
         throw validationFailed('too many attributes', [
           { pointer: '/attributes', message: `would hold more than ${MAX_KEYS} keys` },
@@ -303,18 +260,7 @@ export class PrincipalService {
       if (Object.keys(changes).length === 0 && !statusChanged) return current;
 
       const status = patch.status ?? current.status;
-      const risk = this.assessRisk({
-        type: current.type,
-        status,
-        attributes,
-        metadata,
-        last_login: current.last_login,
-        // Inputs kept current elsewhere (src/risk/) stay as stored: this write does not change them.
-        privilege_factors: current.privilege_factors,
-        owner_state: current.owner_state,
-        delegation_state: current.delegation_state,
-      });
-      const updated = await repo.update(
+      const updated = await this.writer.update(
         tx,
         current,
         {
@@ -324,11 +270,9 @@ export class PrincipalService {
           attributes: attributeChanges,
           metadata: metadataChanges,
           ...(manager ? { manager } : {}),
-          risk,
         },
-        nowIso(),
+        { op, changes },
       );
-      recordPrincipalUpdate(this.events, tx, op, id, changes, { from: current.status, to: status });
       return updated;
     });
   }
@@ -402,7 +346,7 @@ export class PrincipalService {
 
   /** A manager must exist, not be deleted, and not make the chain of managers a cycle. */
   private async assertManager(tx: Tx, id: string, managerId: string): Promise<void> {
-    const check = await repo.managerCheck(tx, id, managerId);
+    const check = await this.writer.managerCheck(tx, id, managerId);
     const pointer = '/attributes/manager_id';
     if (!check.exists || check.status === 'deleted') {
       throw new AppError('REFERENCE_NOT_FOUND', `manager ${managerId} does not exist`, {

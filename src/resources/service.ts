@@ -3,7 +3,6 @@ import type { Reader, Transactions } from '../db/database.js';
 import { AppError, notFound } from '../errors/errors.js';
 import type { EventRecorder } from '../events/sink.js';
 import type { Page, Paged } from '../pagination.js';
-import { principalRepository } from '../principals/repository.js';
 import type { PutResource } from '../schemas/resources.js';
 import { nowIso } from '../time.js';
 import { resourceRepository, type Resource } from './repository.js';
@@ -37,8 +36,9 @@ export class ResourceService {
   constructor(
     private readonly db: Transactions,
     private readonly events: EventRecorder,
+    /** Owners are principals, read through their owner's lookup (src/principals/lookup.ts). */
+    private readonly principals: OwnerLookup,
     private readonly repo: ResourceRepository = resourceRepository,
-    private readonly principals: OwnerLookup = principalRepository,
   ) {}
 
   /** Registers or re-registers: attributes and owner are replaced. `created` when it is new. */

@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.js';
 import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
-import { principalRepository as repo } from '../principals/repository.js';
+import type { PrincipalRiskStore } from '../principals/writes.js';
 import { nowIso } from '../time.js';
 import { FollowedState } from './followed-state.js';
 import { assessRisk } from './score.js';
@@ -17,7 +17,12 @@ import { assessRisk } from './score.js';
  * re-checks the stored state, so the same change is never written twice.
  */
 export class DelegationRisk extends FollowedState {
-  constructor(db: Database, logger: Logger) {
+  constructor(
+    db: Database,
+    logger: Logger,
+    /** The principals' owner's risk inputs and scores (src/principals/writes.ts). */
+    private readonly repo: PrincipalRiskStore,
+  ) {
     super(db, logger, 'delegation risk');
   }
 
@@ -27,25 +32,25 @@ export class DelegationRisk extends FollowedState {
   };
 
   protected page(after: string, limit: number): Promise<string[]> {
-    return repo.delegatingPage(this.db, after, limit);
+    return this.repo.delegatingPage(this.db, after, limit);
   }
 
   /** `ids`: principals that changed; `delegations`: delegations that changed. */
   protected async check(ids: string[], delegations: string[]): Promise<number> {
     // Most batches change nothing: they are looked at in a read, and only one where something
     // differs takes a write transaction (which looks again, under the principals' locks).
-    if ((await repo.delegationStates(this.db, ids, delegations, nowIso())).length === 0) return 0;
+    if ((await this.repo.delegationStates(this.db, ids, delegations, nowIso())).length === 0) return 0;
     return this.db.write('principals/set_delegation_state', async (tx) => {
-      const found = await repo.delegationStates(tx, ids, delegations, nowIso());
+      const found = await this.repo.delegationStates(tx, ids, delegations, nowIso());
       if (found.length === 0) return 0;
       const states = new Map(found.map((r) => [r.id, r.state]));
-      const principals = await repo.lockRiskInputs(tx, [...states.keys()]);
+      const principals = await this.repo.lockRiskInputs(tx, [...states.keys()]);
       const rows = principals.map((p) => {
         const state = states.get(p.id) ?? null;
         const risk = assessRisk({ ...p, delegation_state: state });
         return { id: p.id, state, score: risk.score, factors: JSON.stringify(risk.factors) };
       });
-      return repo.setDelegationState(tx, rows);
+      return this.repo.setDelegationState(tx, rows);
     });
   }
 }

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { principalRepository as repo } from '../principals/repository.js';
+import type { PrincipalRiskStore } from '../principals/writes.js';
 import { assessRisk, DORMANT_AFTER_DAYS } from './score.js';
 
 /**
@@ -8,7 +8,11 @@ import { assessRisk, DORMANT_AFTER_DAYS } from './score.js';
  * write, which scores the principal again there; this catches up with the clock.
  */
 export class DormancyRisk {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The principals' owner's risk inputs and scores (src/principals/writes.ts). */
+    private readonly repo: PrincipalRiskStore,
+  ) {}
 
   /** Scores again the principals that became dormant by `now`; returns how many it updated. */
   async refresh(now = Date.now(), batch = 1_000): Promise<number> {
@@ -16,12 +20,12 @@ export class DormancyRisk {
     let total = 0;
     for (;;) {
       const updated = await this.db.write('principals/refresh_risk', async (tx) => {
-        const candidates = await repo.dormantCandidates(tx, dormantBefore, batch);
+        const candidates = await this.repo.dormantCandidates(tx, dormantBefore, batch);
         const changes = candidates.map((p) => {
           const risk = assessRisk(p, now);
           return { id: p.id, score: risk.score, factors: JSON.stringify(risk.factors) };
         });
-        if (changes.length > 0) await repo.setRisk(tx, changes);
+        if (changes.length > 0) await this.repo.setRisk(tx, changes);
         return changes.length;
       });
       total += updated;

@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.js';
 import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
-import { principalRepository as repo } from '../principals/repository.js';
+import type { PrincipalRiskStore } from '../principals/writes.js';
 import { FollowedState } from './followed-state.js';
 import { assessRisk } from './score.js';
 
@@ -15,7 +15,12 @@ import { assessRisk } from './score.js';
  * change is never written twice.
  */
 export class OwnershipRisk extends FollowedState {
-  constructor(db: Database, logger: Logger) {
+  constructor(
+    db: Database,
+    logger: Logger,
+    /** The principals' owner's risk inputs and scores (src/principals/writes.ts). */
+    private readonly repo: PrincipalRiskStore,
+  ) {
     super(db, logger, 'ownership risk');
   }
 
@@ -28,25 +33,25 @@ export class OwnershipRisk extends FollowedState {
   };
 
   protected page(after: string, limit: number): Promise<string[]> {
-    return repo.ownedPage(this.db, after, limit);
+    return this.repo.ownedPage(this.db, after, limit);
   }
 
   /** `ids`: principals that changed; `refs`: what may name them as an owner (ids and emails). */
   protected async check(ids: string[], refs: string[]): Promise<number> {
     // Most batches change nothing: they are looked at in a read, and only one where something
     // differs takes a write transaction (which looks again, under the principals' locks).
-    if ((await repo.ownerStates(this.db, ids, refs)).length === 0) return 0;
+    if ((await this.repo.ownerStates(this.db, ids, refs)).length === 0) return 0;
     return this.db.write('principals/set_owner_state', async (tx) => {
-      const found = await repo.ownerStates(tx, ids, refs);
+      const found = await this.repo.ownerStates(tx, ids, refs);
       if (found.length === 0) return 0;
       const states = new Map(found.map((r) => [r.id, r.state]));
-      const principals = await repo.lockRiskInputs(tx, [...states.keys()]);
+      const principals = await this.repo.lockRiskInputs(tx, [...states.keys()]);
       const rows = principals.map((p) => {
         const state = states.get(p.id) ?? null;
         const risk = assessRisk({ ...p, owner_state: state });
         return { id: p.id, state, score: risk.score, factors: JSON.stringify(risk.factors) };
       });
-      return repo.setOwnerState(tx, rows);
+      return this.repo.setOwnerState(tx, rows);
     });
   }
 }

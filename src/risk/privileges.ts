@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logging/logger.js';
-import { principalRepository } from '../principals/repository.js';
+import type { PrincipalRiskStore } from '../principals/writes.js';
 import { assessRisk } from './score.js';
 import type { RiskFactor } from '../schemas/principals.js';
 import type { PolicyIndex } from '../decisions/policy-index.js';
@@ -128,6 +128,8 @@ export class PrivilegeRisk {
     private readonly index: PolicyIndex,
     private readonly sync: IndexSync,
     private readonly logger: Logger,
+    /** The principals' owner's risk inputs and scores (src/principals/writes.ts). */
+    private readonly repo: PrincipalRiskStore,
   ) {}
 
   async refresh(): Promise<number> {
@@ -187,13 +189,13 @@ export class PrivilegeRisk {
   private async write(rows: { id: string; privileges: string }[]): Promise<number> {
     const byId = new Map(rows.map((r) => [r.id, r.privileges]));
     const written = await this.db.write('principals/set_privileges', async (tx) => {
-      const principals = await principalRepository.lockRiskInputs(tx, [...byId.keys()]);
+      const principals = await this.repo.lockRiskInputs(tx, [...byId.keys()]);
       const updates = principals.map((p) => {
         const privileges = byId.get(p.id)!;
         const risk = assessRisk({ ...p, privilege_factors: JSON.parse(privileges) as RiskFactor[] });
         return { id: p.id, privileges, score: risk.score, factors: JSON.stringify(risk.factors) };
       });
-      return principalRepository.setPrivileges(tx, updates);
+      return this.repo.setPrivileges(tx, updates);
     });
     // This instance's view follows at once; the others read it again on their next change.
     await this.sync.setPrivileges(rows);

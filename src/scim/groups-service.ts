@@ -1,13 +1,11 @@
-import type { OperationContext } from '../audit/audit.js';
-import { diffMaps } from '../audit/audit.js';
+import { diffMaps, type Changes, type OperationContext } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/model.js';
 import type { Database, Reader, Tx } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
-import type { EventSink } from '../events/sink.js';
-import { groupRepository as groups } from '../groups/repository.js';
+import type { GroupWriter } from '../groups/writes.js';
 import { MAX_NESTING_LEVELS } from '../groups/service.js';
 import { isId, newId } from '../ids.js';
-import { instantKey, nowIso } from '../time.js';
+import { instantKey } from '../time.js';
 import { MAX_MEMBERS } from './bounds.js';
 import { invalidValue, ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, filterPaths, type ScimFilter } from './filter.js';
@@ -63,8 +61,9 @@ const SELECTIVITY: IndexedEq['attribute'][] = ['id', 'displayName', 'externalId'
 export class ScimGroupService {
   constructor(
     private readonly db: Database,
-    private readonly events: EventSink,
     readonly baseUrl: string,
+    /** Groups and memberships are written by their owner, which records the events. */
+    private readonly writer: GroupWriter,
   ) {}
 
   async create(caller: ScimCaller, body: unknown, op: OperationContext): Promise<ScimObject> {
@@ -73,8 +72,7 @@ export class ScimGroupService {
     const id = newId('group');
     return this.uniquely(fields.displayName, () =>
       this.db.write('scim/groups/create', async (tx) => {
-        const now = nowIso();
-        await groups.create(
+        await this.writer.create(
           tx,
           {
             id,
@@ -86,20 +84,16 @@ export class ScimGroupService {
             connectorId: fields.externalId,
             createdBy: caller.id,
           },
-          now,
-        );
-        await this.setScim(tx, caller, id, fields, scim, now);
-        this.events.record(tx, op, {
-          type: 'group.created',
-          target: { type: 'group', id },
-          changes: {
+          op,
+          {
             name: { to: fields.displayName },
             connector_source: { to: caller.name },
             ...(fields.externalId ? { connector_id: { to: fields.externalId } } : {}),
           },
-        });
+        );
+        await this.setScim(tx, caller, id, fields, scim, op, {});
         await this.changeMembers(tx, caller, id, [], fields.members, op);
-        await repo.setMemberDisplays(tx, id, displayChanges([], fields));
+        await this.writer.setMemberDisplays(tx, id, displayChanges([], fields));
         return this.view((await repo.groups(tx, caller.id, [id], true))[0]!);
       }),
     );
@@ -236,16 +230,7 @@ export class ScimGroupService {
   ): Promise<void> {
     await this.db.write('scim/groups/delete', async (tx) => {
       const current = await this.lock(tx, caller, id, ifMatch);
-      const { members, groups: parents } = await groups.delete(tx, id);
-      this.events.record(tx, op, {
-        type: 'group.deleted',
-        target: { type: 'group', id },
-        changes: {
-          name: { from: current.props['name'] },
-          ...(members > 0 ? { member_count: { from: members } } : {}),
-          ...(parents.length > 0 ? { groups: { from: parents.sort(), to: [] } } : {}),
-        },
-      });
+      await this.writer.delete(tx, { id, name: current.props['name'] as string, description: null }, op);
     });
   }
 
@@ -299,11 +284,9 @@ export class ScimGroupService {
             fields.members.some((m) => !held.has(m)) ||
             displays.length > 0;
           if (Object.keys(changes).length === 0 && !membersChanged) return this.view(current);
-          await this.setScim(tx, caller, id, fields, scim, nowIso());
-          if (Object.keys(changes).length > 0)
-            this.events.record(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
+          await this.setScim(tx, caller, id, fields, scim, op, changes);
           await this.changeMembers(tx, caller, id, currentMembers, fields.members, op);
-          await repo.setMemberDisplays(tx, id, displays);
+          await this.writer.setMemberDisplays(tx, id, displays);
           return this.view((await repo.groups(tx, caller.id, [id], true))[0]!);
         }),
     );
@@ -331,53 +314,49 @@ export class ScimGroupService {
           `members name no user or group of this connector: ${unknown.slice(0, 5).join(', ')}`,
         );
       added = added.filter((m) => known.has(m));
-      if (added.some((m) => isId('group', m))) await groups.lockNesting(tx);
+      if (added.some((m) => isId('group', m))) await this.writer.lockNesting(tx);
     }
-    const now = nowIso();
-    const record = (type: 'group.member_added' | 'group.member_removed', memberId: string): void => {
-      this.events.record(tx, op, {
-        type,
-        target: { type: 'group', id: groupId },
-        changes: { members: type === 'group.member_added' ? { to: memberId } : { from: memberId } },
-      });
-    };
     // Users join in one statement; a nested group is checked for cycles and depth first.
     const users = added.filter((m) => !isId('group', m));
     if (users.length > 0) {
-      const joined = await repo.addUsers(tx, groupId, users, caller.id, now);
-      for (const id of joined) record('group.member_added', id);
+      await this.writer.addMembers(tx, groupId, users, caller.id, op);
     }
     for (const memberId of added.filter((m) => isId('group', m))) {
-      const check = await groups.nestingCheck(tx, groupId, memberId);
+      const check = await this.writer.nestingCheck(tx, groupId, memberId);
       if (check.cycle)
         throw invalidValue(`group ${memberId} cannot be nested in ${groupId}: it would make a cycle`);
       if (check.levels > MAX_NESTING_LEVELS)
         throw invalidValue(
           `nesting ${memberId} in ${groupId} would chain more than ${MAX_NESTING_LEVELS} groups`,
         );
-      await groups.addMember(tx, groupId, memberId, caller.id, now);
-      record('group.member_added', memberId);
+      await this.writer.addMember(tx, groupId, memberId, caller.id, op);
     }
     if (removed.length > 0) {
-      const left = await repo.removeMembers(tx, groupId, removed);
-      for (const id of left) record('group.member_removed', id);
+      await this.writer.removeMembers(tx, groupId, removed, op);
     }
   }
 
+  /** The group as its client has it now, with `group.updated` when `changes` says what changed. */
   private async setScim(
     tx: Tx,
     caller: ScimCaller,
     id: string,
     fields: GroupFields,
     scim: ScimObject,
-    now: string,
+    op: OperationContext,
+    changes: Changes,
   ): Promise<void> {
-    await repo.setGroup(
+    await this.writer.setFromSource(
       tx,
       caller.id,
       id,
-      { name: fields.displayName, externalId: fields.externalId, scim: JSON.stringify(storedGroup(scim)) },
-      now,
+      {
+        name: fields.displayName,
+        externalId: fields.externalId,
+        extra: { scim: JSON.stringify(storedGroup(scim)) },
+      },
+      op,
+      changes,
     );
   }
 

@@ -1,8 +1,7 @@
 import { defineQueries } from '../db/catalogue.js';
 import type { Reader, Tx } from '../db/database.js';
-import { groupNameKey } from '../groups/repository.js';
+import { groupNameKey } from '../groups/model.js';
 import { fromProperties, type Principal } from '../principals/model.js';
-import { principalRows, type SeedPrincipal } from '../seed/bulk.js';
 import type { ScimObject } from './resource.js';
 
 const Q = defineQueries('scim', [
@@ -17,20 +16,10 @@ const Q = defineQueries('scim', [
   'group_batch_external',
   'group_by_name',
   'group_lock',
-  'group_set',
   'member_candidates',
-  'members_add',
-  'members_remove',
-  'members_display',
 ]);
 /** The queries of a connector's reconciliation with a snapshot (`scimSyncRepository`). */
-const SyncQ = defineQueries('scim', [
-  'sync_groups_create',
-  'sync_users',
-  'sync_deprovision',
-  'sync_managers',
-]);
-const SEED = defineQueries('seed', ['principals']);
+const SyncQ = defineQueries('scim', ['sync_users']);
 
 /** A user of a connector as SCIM sees it: the principal and the client's own attributes. */
 export interface StoredUser {
@@ -94,14 +83,6 @@ const FIRST: GroupCursor = { at: '0001-01-01T00:00:00Z', id: '' };
 export interface MemberDisplay {
   id: string;
   display: string | null;
-}
-
-/** The SCIM view of a connector group, as cypher/scim/group_set writes it. */
-export interface ScimGroupChanges {
-  name: string;
-  externalId: string | null;
-  /** The attributes its client sent, as JSON. */
-  scim: string;
 }
 
 /**
@@ -221,37 +202,9 @@ export const scimRepository = {
   },
 
   /** Writes the SCIM view of a group, with the key that keeps names unique within the connector. */
-  async setGroup(tx: Tx, connector: string, id: string, group: ScimGroupChanges, now: string): Promise<void> {
-    await tx.run(Q.group_set, {
-      id,
-      name: group.name,
-      nameKey: groupNameKey(group.name, connector),
-      externalId: group.externalId,
-      scim: group.scim,
-      now,
-    });
-  },
-
   /** Which of `ids` may be members of a group of the connector: its users SCIM still sees, and its groups. */
   async memberCandidates(tx: Reader, connector: string, ids: string[]): Promise<string[]> {
     const rows = await tx.run<{ id: string }>(Q.member_candidates, { ids, connector });
-    return rows.map((r) => r.id);
-  },
-
-  /** Users joining a group, all at once; answers those that were not members yet. */
-  async addUsers(tx: Tx, groupId: string, ids: string[], addedBy: string, now: string): Promise<string[]> {
-    const rows = await tx.run<{ id: string }>(Q.members_add, { groupId, ids, addedBy, now });
-    return rows.map((r) => r.id);
-  },
-
-  /** The display a client sent with each of these members of a group (null: none). */
-  async setMemberDisplays(tx: Tx, groupId: string, rows: MemberDisplay[]): Promise<void> {
-    if (rows.length > 0) await tx.run(Q.members_display, { groupId, rows });
-  },
-
-  /** Members leaving a group, all at once; answers those that were members. */
-  async removeMembers(tx: Tx, groupId: string, ids: string[]): Promise<string[]> {
-    const rows = await tx.run<{ id: string }>(Q.members_remove, { groupId, ids });
     return rows.map((r) => r.id);
   },
 };
@@ -266,33 +219,6 @@ export interface ExistingUser {
   managerId: string | null;
   /** The manager reference it waits on, if any. */
   managerRef: string | null;
-}
-
-/** A deprovisioned user's new risk assessment, its factors as JSON. */
-export interface DeprovisionRow {
-  id: string;
-  score: number;
-  factors: string;
-}
-
-/** A user's manager link as a snapshot has it. */
-export interface ManagerLink {
-  id: string;
-  /** The manager it reports to, or none. */
-  managerId: string | null;
-  /** The manager reference it waits on when its manager is not among the connector's users. */
-  ref: string | null;
-}
-
-/** A new group of a snapshot with its members (users of the connector). */
-export interface NewSyncGroup {
-  id: string;
-  name: string;
-  externalId: string | null;
-  /** The attributes its client sent, as JSON. */
-  scim: string;
-  /** Each once, with the display its line gives (null: none). */
-  members: MemberDisplay[];
 }
 
 /** Named queries of the bulk reconciliation of a connector with a snapshot (src/scim/sync.ts). */
@@ -311,52 +237,5 @@ export const scimSyncRepository = {
       managerId: r.managerId,
       managerRef: text(r.props['manager_ref']) ?? null,
     }));
-  },
-
-  /**
-   * Creates a batch of users as the bulk load does (cypher/seed/principals.cypher); answers
-   * those whose manager is not there yet.
-   */
-  async createUsers(tx: Tx, rows: SeedPrincipal[], createdBy: string): Promise<string[]> {
-    const [result] = await tx.run<{ pending: string[] }>(SEED.principals, principalRows(rows, createdBy));
-    return result?.pending ?? [];
-  },
-
-  /** Users missing from a snapshot: deprovisioned (they stay for history). */
-  async deprovision(tx: Tx, rows: DeprovisionRow[], now: string): Promise<void> {
-    await tx.run(SyncQ.sync_deprovision, { rows, now });
-  },
-
-  /** Sets each user's manager link (and the reference it waits on) as given. */
-  async linkManagers(tx: Tx, rows: ManagerLink[], now: string): Promise<void> {
-    await tx.run(SyncQ.sync_managers, { rows, now });
-  },
-
-  /**
-   * New groups with their members, a batch at once; the group name constraint refuses a name
-   * the connector already uses.
-   */
-  async createGroups(
-    tx: Tx,
-    connector: { id: string; name: string },
-    actor: string,
-    groups: NewSyncGroup[],
-    now: string,
-  ): Promise<void> {
-    const rows = groups.map((g) => ({
-      id: g.id,
-      name: g.name,
-      nameKey: groupNameKey(g.name, connector.id),
-      externalId: g.externalId,
-      scim: g.scim,
-      members: g.members,
-    }));
-    await tx.run(SyncQ.sync_groups_create, {
-      rows,
-      source: connector.name,
-      connector: connector.id,
-      actor,
-      now,
-    });
   },
 };

@@ -1,7 +1,8 @@
 import { isId } from '../ids.js';
 import { ScimError } from './errors.js';
 import { groupFields, readGroup, type GroupFields } from './groups.js';
-import type { ExistingUser, ManagerLink } from './repository.js';
+import type { ManagerLink } from '../principals/model.js';
+import type { ExistingUser } from './repository.js';
 import { isObject, member, text, type ScimObject } from './resource.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
 import { readUser, userFields, type UserFields } from './users.js';

@@ -6,7 +6,7 @@ import { conflict, notFound } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type { JobContext, JobRunner } from '../jobs/runner.js';
 import type { ScimSync, SyncProgress } from './sync.js';
-import { connectorRepository as repo } from '../connectors/repository.js';
+import type { ConnectorSyncStore } from '../connectors/service.js';
 
 export const SYNC_JOB = 'connectors.sync';
 /** Runs of a sync before it is given up (each resumes where the last got to). */
@@ -26,6 +26,8 @@ export class ConnectorSyncService {
     private readonly db: Database,
     private readonly jobs: JobRunner,
     private readonly sync: ScimSync,
+    /** The syncs and their snapshots, kept with their connector (src/connectors/). */
+    private readonly repo: ConnectorSyncStore,
   ) {}
 
   /** Registers the job handler; the runtime calls this before the runner starts. */
@@ -38,7 +40,7 @@ export class ConnectorSyncService {
    * and its job in one transaction; a snapshot that fails to arrive whole leaves nothing behind.
    */
   async submit(connectorId: string, pieces: AsyncIterable<string>, op: OperationContext): Promise<SyncView> {
-    const current = await repo.get(this.db, connectorId);
+    const current = await this.repo.get(this.db, connectorId);
     if (!current) throw notFound('connector', connectorId);
     if (current.status !== 'active') throw conflict(`connector ${connectorId} is deleted`);
     const id = newId('job');
@@ -48,10 +50,10 @@ export class ConnectorSyncService {
       for await (const piece of pieces) {
         const at = seq++;
         bytes += Buffer.byteLength(piece);
-        await this.db.write('connectors/sync_chunk', (tx) => repo.addSyncChunk(tx, id, at, piece));
+        await this.db.write('connectors/sync_chunk', (tx) => this.repo.addSyncChunk(tx, id, at, piece));
       }
       await this.db.write('connectors/sync', async (tx) => {
-        const created = await repo.createSync(tx, {
+        const created = await this.repo.createSync(tx, {
           id,
           connectorId,
           bytes,
@@ -64,14 +66,16 @@ export class ConnectorSyncService {
         await this.jobs.enqueue(tx, SYNC_JOB, { syncId: id }, { id, maxAttempts: SYNC_ATTEMPTS });
       });
     } catch (err) {
-      await this.db.write('connectors/sync_discard', (tx) => repo.discardSync(tx, id)).catch(() => undefined);
+      await this.db
+        .write('connectors/sync_discard', (tx) => this.repo.discardSync(tx, id))
+        .catch(() => undefined);
       throw err;
     }
     return this.get(connectorId, id);
   }
 
   async get(connectorId: string | null, id: string): Promise<SyncView> {
-    const s = await repo.getSync(this.db, id, connectorId);
+    const s = await this.repo.getSync(this.db, id, connectorId);
     const job = s ? await this.jobs.get(id) : undefined;
     if (!s || !job) throw notFound('sync', id);
     const progress = (job.progress ?? null) as SyncProgress | null;
@@ -100,7 +104,7 @@ export class ConnectorSyncService {
       if (!job.signal.aborted && job.attempt >= SYNC_ATTEMPTS) {
         const { syncId } = job.payload;
         await this.db
-          .write('connectors/sync_discard', (tx) => repo.discardSync(tx, syncId))
+          .write('connectors/sync_discard', (tx) => this.repo.discardSync(tx, syncId))
           .catch(() => undefined);
       }
       throw err;
@@ -109,16 +113,17 @@ export class ConnectorSyncService {
 
   private async reconcile(job: JobContext<{ syncId: string }>): Promise<void> {
     const { syncId } = job.payload;
-    const s = await repo.getSync(this.db, syncId, null);
+    const s = await this.repo.getSync(this.db, syncId, null);
     if (!s) throw new Error(`sync ${syncId} is gone`);
-    const connector = await repo.get(this.db, s.connector_id);
+    const connector = await this.repo.get(this.db, s.connector_id);
     if (connector?.status !== 'active') throw new Error(`connector ${s.connector_id} is deleted`);
     // A snapshot may be hundreds of megabytes: it is read back a piece at a time, as background
     // work rather than a request.
     const reader = this.db.background();
+    const store = this.repo;
     async function* pieces(): AsyncGenerator<string> {
       for (let seq = 0; ; seq++) {
-        const text = await repo.syncChunk(reader, syncId, seq);
+        const text = await store.syncChunk(reader, syncId, seq);
         if (text === undefined) return;
         yield text;
       }
@@ -134,6 +139,6 @@ export class ConnectorSyncService {
       (progress) => job.reportProgress(progress),
       job.signal,
     );
-    await this.db.write('connectors/sync_finish', (tx) => repo.finishSync(tx, syncId));
+    await this.db.write('connectors/sync_finish', (tx) => this.repo.finishSync(tx, syncId));
   }
 }

@@ -7,21 +7,15 @@ import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import { AppError } from '../errors/errors.js';
 import { newId } from '../ids.js';
-import { MANAGER_KEY } from '../principals/model.js';
-import { principalRepository as principals } from '../principals/repository.js';
-import { assessRisk } from '../risk/score.js';
-import { recordPrincipalUpdate } from '../principals/service.js';
+import type { PrincipalBatchWriter, PrincipalWriter } from '../principals/writes.js';
+import type { GroupWriter } from '../groups/writes.js';
 import { nowIso } from '../time.js';
 import { ScimError } from './errors.js';
 import type { ScimGroupService } from './groups-service.js';
 import { storedGroup } from './groups.js';
 import type { ScimObject } from './resource.js';
-import {
-  scimRepository,
-  scimSyncRepository as repo,
-  type ExistingUser,
-  type ManagerLink,
-} from './repository.js';
+import { scimRepository, scimSyncRepository as repo, type ExistingUser } from './repository.js';
+import type { ManagerLink } from '../principals/model.js';
 import {
   planGroupsSteps,
   planUsersSteps,
@@ -149,6 +143,10 @@ export class ScimSync {
     private readonly db: Database,
     private readonly events: EventSink,
     private readonly groups: ScimGroupService,
+    /** Users are written by the principals' owner, which scores risk and records the events. */
+    private readonly writer: PrincipalWriter & PrincipalBatchWriter,
+    /** New groups are written by the groups' owner. */
+    private readonly groupWriter: GroupWriter,
   ) {}
 
   async reconcile(
@@ -277,22 +275,17 @@ export class ScimSync {
       };
     });
     return this.db.write('scim/sync/create', async (tx) => {
-      const pending = await repo.createUsers(tx, rows, caller.id);
-      for (const r of rows) {
-        this.events.record(tx, op, {
-          type: 'principal.created',
-          target: { type: 'principal', id: r.id },
-          changes: createdChanges(caller.name, { ...r, externalId: r.connectorId }, r),
-        });
-      }
-      return pending;
+      return this.writer.createMany(tx, rows, caller.id, {
+        op,
+        changesOf: (r) =>
+          createdChanges(caller.name, { ...r, status: r.status ?? 'active', externalId: r.connectorId }, r),
+      });
     });
   }
 
   /** Writes users whose snapshot differs from what is stored. */
   private async updateBatch(changed: UserMatch[], op: OperationContext): Promise<void> {
     await this.db.write('scim/sync/update', async (tx) => {
-      const now = nowIso();
       for (const { user, current } of changed) {
         const p = current.principal;
         const f = user.fields;
@@ -306,7 +299,7 @@ export class ScimSync {
           },
           { fields: f, scim: user.scim, attributes, metadata },
         );
-        await principals.update(
+        await this.writer.update(
           tx,
           p,
           {
@@ -315,42 +308,26 @@ export class ScimSync {
             status,
             attributes: mergePatch(p.attributes, attributes),
             metadata: mergePatch(p.metadata, metadata),
-            risk: assessRisk({ ...p, status, attributes, metadata }),
             extra: {
               connector_id: f.externalId,
               user_name: f.userName.toLowerCase(),
               scim: JSON.stringify(user.scim),
             },
           },
-          now,
+          { op, changes },
         );
-        recordPrincipalUpdate(this.events, tx, op, p.id, changes, {
-          from: p.status,
-          to: status,
-        });
       }
     });
   }
 
   private async deprovisionBatch(batch: ExistingUser[], op: OperationContext): Promise<void> {
-    await this.db.write('scim/sync/deprovision', async (tx) => {
-      const rows = batch.map(({ principal: p }) => {
-        const risk = assessRisk({ ...p, status: 'deprovisioned' });
-        return {
-          id: p.id,
-          score: risk.score,
-          factors: JSON.stringify(risk.factors),
-        };
-      });
-      await repo.deprovision(tx, rows, nowIso());
-      for (const { principal: p } of batch) {
-        this.events.record(tx, op, {
-          type: 'principal.status_changed',
-          target: { type: 'principal', id: p.id },
-          changes: { status: { from: p.status, to: 'deprovisioned' } },
-        });
-      }
-    });
+    await this.db.write('scim/sync/deprovision', (tx) =>
+      this.writer.deprovisionMany(
+        tx,
+        batch.map(({ principal }) => principal),
+        op,
+      ),
+    );
   }
 
   /**
@@ -364,22 +341,7 @@ export class ScimSync {
   ): Promise<void> {
     for (let i = 0; i < rows.length; i += BATCH) {
       const batch = rows.slice(i, i + BATCH);
-      await this.db.write('scim/sync/managers', async (tx) => {
-        await repo.linkManagers(tx, batch, nowIso());
-        for (const row of batch) {
-          if (row.recorded || row.managerId === row.from) continue;
-          this.events.record(tx, op, {
-            type: 'principal.updated',
-            target: { type: 'principal', id: row.id },
-            changes: {
-              [`attributes.${MANAGER_KEY}`]: {
-                from: row.from,
-                to: row.managerId,
-              },
-            },
-          });
-        }
-      });
+      await this.db.write('scim/sync/managers', (tx) => this.writer.setManagers(tx, batch, op));
     }
   }
 
@@ -397,26 +359,22 @@ export class ScimSync {
         id,
         name: group.fields.displayName,
         externalId: group.fields.externalId,
-        scim: JSON.stringify(storedGroup(group.scim)),
-        members: [...displays].map(([memberId, display]) => ({ id: memberId, display })),
+        extra: { scim: JSON.stringify(storedGroup(group.scim)) },
+        members: [...displays].map(([memberId, display]) => ({
+          id: memberId,
+          props: { scim_display: display },
+        })),
       };
     });
-    await this.db.write('scim/sync/groups', async (tx) => {
-      await repo.createGroups(tx, caller, caller.id, rows, nowIso());
-      // A group created with its members is one event that names them all.
-      for (const row of rows) {
-        this.events.record(tx, op, {
-          type: 'group.created',
-          target: { type: 'group', id: row.id },
-          changes: {
-            name: { to: row.name },
-            connector_source: { to: caller.name },
-            ...(row.externalId ? { connector_id: { to: row.externalId } } : {}),
-            ...(row.members.length > 0 ? { members: { to: row.members.map((m) => m.id) } } : {}),
-          },
-        });
-      }
-    });
+    // A group created with its members is one event that names them all.
+    await this.db.write('scim/sync/groups', (tx) =>
+      this.groupWriter.createMany(tx, caller, caller.id, rows, op, (row) => ({
+        name: { to: row.name },
+        connector_source: { to: caller.name },
+        ...(row.externalId ? { connector_id: { to: row.externalId } } : {}),
+        ...(row.members.length > 0 ? { members: { to: row.members.map((m) => m.id) } } : {}),
+      })),
+    );
   }
 
   /**

@@ -2,16 +2,12 @@ import type { OperationContext } from '../audit/audit.js';
 import type { ScimCaller } from '../connectors/model.js';
 import type { Database, Tx } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
-import type { EventSink } from '../events/sink.js';
 import { newId } from '../ids.js';
 import { MANAGER_KEY, type Principal } from '../principals/model.js';
-import { principalRepository as principals } from '../principals/repository.js';
-import { assessRisk } from '../risk/score.js';
 import { runSearch } from '../principals/search/service.js';
-import { recordPrincipalUpdate } from '../principals/service.js';
+import type { PrincipalWriter } from '../principals/writes.js';
 import type { SearchPlans } from '../principals/search/plans.js';
 import { and, condition, field } from '../principals/search/model.js';
-import { nowIso } from '../time.js';
 import { checkFilter } from './bounds.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, parseFilter, ScimSyntaxError } from './filter.js';
@@ -73,9 +69,10 @@ function isConflict(err: unknown): boolean {
 export class ScimUserService {
   constructor(
     private readonly db: Database,
-    private readonly events: EventSink,
     private readonly plans: SearchPlans,
     readonly baseUrl: string,
+    /** Principals are written by their owner, which scores risk and records the events. */
+    private readonly writer: PrincipalWriter,
   ) {}
 
   async create(caller: ScimCaller, body: unknown, op: OperationContext): Promise<ScimObject> {
@@ -97,7 +94,7 @@ export class ScimUserService {
         const attributes = mappedAttributes(fields, manager.id);
         const metadata = mappedMetadata(fields);
         const status = fields.active ? 'active' : 'suspended';
-        const principal = await principals.create(
+        const principal = await this.writer.create(
           tx,
           {
             id,
@@ -110,7 +107,6 @@ export class ScimUserService {
             connectorSource: caller.name,
             connectorId: fields.externalId,
             createdBy: caller.id,
-            risk: assessRisk({ type: 'USER', status, attributes, metadata, last_login: null }),
             extra: {
               connector_ref: caller.id,
               user_name: fields.userName.toLowerCase(),
@@ -118,13 +114,8 @@ export class ScimUserService {
               ...(manager.waiting ? { manager_ref: fields.managerRef } : {}),
             },
           },
-          nowIso(),
+          { op, changes: createdChanges(caller.name, { ...fields, status }, { attributes, metadata }) },
         );
-        this.events.record(tx, op, {
-          type: 'principal.created',
-          target: { type: 'principal', id },
-          changes: createdChanges(caller.name, { ...fields, status }, { attributes, metadata }),
-        });
         await this.linkWaitingReports(tx, caller, principal, prepared?.waiting ?? [], op);
         return this.view({ principal, scim, managerId: manager.id });
       });
@@ -239,21 +230,12 @@ export class ScimUserService {
     await this.db.write('scim/users/delete', async (tx) => {
       const current = await this.lock(tx, caller, id, ifMatch);
       const p = current.principal;
-      await principals.update(
+      await this.writer.update(
         tx,
         p,
-        {
-          status: 'deprovisioned',
-          risk: assessRisk({ ...p, status: 'deprovisioned' }),
-          extra: { user_name: null, manager_ref: null },
-        },
-        nowIso(),
+        { status: 'deprovisioned', extra: { user_name: null, manager_ref: null } },
+        { op, changes: {} },
       );
-      this.events.record(tx, op, {
-        type: 'principal.status_changed',
-        target: { type: 'principal', id },
-        changes: { status: { from: p.status, to: 'deprovisioned' } },
-      });
     });
   }
 
@@ -280,7 +262,7 @@ export class ScimUserService {
         const changes = updatedChanges(current, { fields, scim, attributes, metadata });
         const statusChanged = status !== p.status;
         if (Object.keys(changes).length === 0 && !statusChanged) return this.view(current);
-        const updated = await principals.update(
+        const updated = await this.writer.update(
           tx,
           p,
           {
@@ -290,7 +272,6 @@ export class ScimUserService {
             attributes: mergePatch(p.attributes, attributes),
             metadata: mergePatch(p.metadata, metadata),
             ...(managerChanged ? { manager: { id: manager.id } } : {}),
-            risk: assessRisk({ ...p, status, attributes, metadata }),
             extra: {
               connector_id: fields.externalId,
               user_name: fields.userName.toLowerCase(),
@@ -298,9 +279,8 @@ export class ScimUserService {
               manager_ref: manager.waiting ? fields.managerRef : null,
             },
           },
-          nowIso(),
+          { op, changes },
         );
-        recordPrincipalUpdate(this.events, tx, op, id, changes, { from: p.status, to: status });
         return this.view({ principal: updated, scim, managerId: manager.id });
       });
     } catch (err) {
@@ -352,7 +332,7 @@ export class ScimUserService {
     if (!ref) return { id: null, waiting: false };
     const managerId = await repo.findManager(tx, caller.id, ref);
     if (!managerId || managerId === id) return { id: null, waiting: true };
-    const check = await principals.managerCheck(tx, id, managerId);
+    const check = await this.writer.managerCheck(tx, id, managerId);
     if (check.cycle) return { id: null, waiting: true };
     return { id: managerId, waiting: false };
   }
@@ -368,25 +348,18 @@ export class ScimUserService {
     for (const id of waiting) {
       const [report] = await repo.users(tx, caller.id, [id]);
       if (!report) continue;
-      const check = await principals.managerCheck(tx, id, manager.id);
+      const check = await this.writer.managerCheck(tx, id, manager.id);
       if (check.cycle) continue;
-      const p = report.principal;
-      await principals.update(
+      await this.writer.update(
         tx,
-        p,
+        report.principal,
         {
           attributes: { [MANAGER_KEY]: manager.id },
           manager: { id: manager.id },
-          risk: assessRisk({ ...p, attributes: { ...p.attributes, [MANAGER_KEY]: manager.id } }),
           extra: { manager_ref: null },
         },
-        nowIso(),
+        { op, changes: { [`attributes.${MANAGER_KEY}`]: { from: null, to: manager.id } } },
       );
-      this.events.record(tx, op, {
-        type: 'principal.updated',
-        target: { type: 'principal', id },
-        changes: { [`attributes.${MANAGER_KEY}`]: { from: null, to: manager.id } },
-      });
     }
   }
 }

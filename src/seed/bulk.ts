@@ -1,24 +1,12 @@
 import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
-import {
-  ATTR_PREFIX,
-  attributeEntries,
-  META_PREFIX,
-  optionalProperties,
-  prefixed,
-  STATUS_LABEL,
-  TYPE_LABEL,
-  type Attributes,
-  type Metadata,
-} from '../principals/model.js';
+import { ATTR_PREFIX, prefixed, type Attributes, type PrincipalRow } from '../principals/model.js';
+import { PrincipalWrites, type PrincipalBatchWriter } from '../principals/writes.js';
 import { assessRisk } from '../risk/score.js';
-import { checkPolicyBody, type PolicyBody } from '../policies/model.js';
-import { nodeProperties } from '../policies/repository.js';
-import { type PrincipalType } from '../vocabulary/principals.js';
+import { checkPolicyBody, nodeProperties, type PolicyBody } from '../policies/model.js';
 
 const Q = defineQueries('seed', [
   'delegations',
-  'principals',
   'managers',
   'groups',
   'memberships',
@@ -27,23 +15,8 @@ const Q = defineQueries('seed', [
   'resources',
 ]);
 
-export interface SeedPrincipal {
-  id: string;
-  type: PrincipalType;
-  name: string;
-  email?: string;
-  description?: string;
-  attributes: Attributes;
-  metadata: Metadata;
-  connectorSource?: string;
-  connectorId?: string;
-  createdAt: string;
-  lastLogin?: string | null;
-  /** `active` unless said otherwise. */
-  status?: 'active' | 'suspended';
-  /** Further node properties (a SCIM user's user_name and scim). */
-  extra?: Record<string, unknown>;
-}
+/** A principal the loader writes: the batch write's row (src/principals/model.ts). */
+export type SeedPrincipal = PrincipalRow;
 
 export interface SeedGroup {
   id: string;
@@ -84,65 +57,6 @@ export interface SeedResource {
 }
 
 /**
- * The parameters of the bulk principal statement (cypher/seed/principals.cypher) for a batch:
- * each row's node properties and labels, and the batch's attribute values once each, which the
- * rows' links point into by position.
- */
-export function principalRows(
-  rows: SeedPrincipal[],
-  actor: string,
-): { rows: Record<string, unknown>[]; vocabulary: { key: string; value: string }[] } {
-  const vocabulary: { key: string; value: string }[] = [];
-  const positions = new Map<string, number>();
-  const positionOf = (key: string, value: string): number => {
-    const id = `${key}\u0000${value}`;
-    let at = positions.get(id);
-    if (at === undefined) {
-      at = vocabulary.length;
-      vocabulary.push({ key, value });
-      positions.set(id, at);
-    }
-    return at;
-  };
-  const params = rows.map((p) => {
-    const status = p.status ?? 'active';
-    const risk = assessRisk({
-      type: p.type,
-      status,
-      attributes: p.attributes,
-      metadata: p.metadata,
-      last_login: p.lastLogin ?? null,
-    });
-    const props: Record<string, unknown> = {
-      ...prefixed(ATTR_PREFIX, p.attributes),
-      ...prefixed(META_PREFIX, p.metadata),
-      id: p.id,
-      type: p.type,
-      name: p.name,
-      status,
-      created_by: actor,
-      version: 1,
-      risk_score: risk.score,
-      risk_factors: JSON.stringify(risk.factors),
-    };
-    Object.assign(props, optionalProperties(p), p.extra ?? {});
-    const managerId = p.attributes['manager_id'];
-    return {
-      labels: ['Principal', TYPE_LABEL[p.type], STATUS_LABEL[status]],
-      managerId: typeof managerId === 'string' ? managerId : null,
-      createdAt: Date.parse(p.createdAt),
-      lastLogin: p.lastLogin ? Date.parse(p.lastLogin) : null,
-      props,
-      links: attributeEntries(p.attributes).map((e) => ({
-        at: positionOf(e.key, e.value),
-        array: e.array,
-      })),
-    };
-  });
-  return { rows: params, vocabulary };
-}
-
-/**
  * Loads an already-consistent identity graph in batches, one transaction per batch, bypassing
  * the per-request checks (manager existence, cycles) and the audit trail. For benchmarks and
  * bulk imports of trusted data only; the API never takes this path.
@@ -154,6 +68,8 @@ export class BulkLoader {
   constructor(
     db: Database,
     private readonly actor = 'seed',
+    /** Principals are written by their owner, which scores their risk (src/principals/writes.ts). */
+    private readonly writer: PrincipalBatchWriter = new PrincipalWrites(assessRisk),
   ) {
     this.db = db.background();
   }
@@ -164,11 +80,9 @@ export class BulkLoader {
    * `managers()` once everything is loaded.
    */
   async principals(rows: SeedPrincipal[]): Promise<SeedPrincipal[]> {
-    const params = principalRows(rows, this.actor);
-    const [result] = await this.db.write(Q.principals, (tx) =>
-      tx.run<{ pending: string[] }>(Q.principals, params),
+    const pending = new Set(
+      await this.db.write('seed/principals', (tx) => this.writer.createMany(tx, rows, this.actor)),
     );
-    const pending = new Set(result?.pending ?? []);
     return rows.filter((p) => pending.has(p.id));
   }
 

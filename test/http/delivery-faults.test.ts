@@ -10,7 +10,9 @@ import { fromNeo4j, toNeo4jParams } from '../../src/db/database.js';
 import { LocalNeo4j } from '../../src/dev/local-neo4j.js';
 import { newId } from '../../src/ids.js';
 import { projectRoot } from '../../src/paths.js';
-import { principalRows, type SeedPrincipal } from '../../src/seed/bulk.js';
+import { principalRows } from '../../src/principals/repository.js';
+import type { SeedPrincipal } from '../../src/seed/bulk.js';
+import { assessRisk } from '../../src/risk/score.js';
 import { nowIso } from '../../src/time.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ADMIN, authed, tokenFor } from '../helpers/auth.js';
@@ -78,7 +80,7 @@ async function query(
  */
 async function insertPrincipals(driver: Driver, count: number): Promise<string[]> {
   const statement = stripComments(
-    await readFile(path.join(projectRoot(), 'cypher/seed/principals.cypher'), 'utf8'),
+    await readFile(path.join(projectRoot(), 'cypher/principals/create_many.cypher'), 'utf8'),
   );
   const ids: string[] = [];
   const createdAt = nowIso();
@@ -98,7 +100,7 @@ async function insertPrincipals(driver: Driver, count: number): Promise<string[]
           createdAt,
         });
       }
-      const params = toNeo4jParams(principalRows(batch, 'test'));
+      const params = toNeo4jParams(principalRows(batch, 'test', assessRisk));
       await session.executeWrite((tx) => tx.run(statement, params));
     }
   } finally {

@@ -143,6 +143,20 @@ describe('architecture', () => {
     expect(direct).to.deep.equal([]);
   });
 
+  it("lets a feature's repository be imported only from its own folder and the wiring", () => {
+    expect(foreignRepositoryImports(graph)).to.deep.equal([]);
+  });
+
+  it("finds an import of another feature's repository", () => {
+    const modules = new Map([
+      ['principals/service.ts', ['principals/repository.ts']],
+      ['principals/search/plans.ts', ['principals/repository.ts']],
+      ['scim/users.ts', ['principals/repository.ts', 'principals/writes.ts']],
+      ['runtime.ts', ['principals/repository.ts']],
+    ]);
+    expect(foreignRepositoryImports(modules)).to.deep.equal(['scim/users.ts -> principals/repository.ts']);
+  });
+
   it('runs every query in a repository or in a module that owns its storage', () => {
     const found = [...graph.keys()].flatMap((file) =>
       queryUses(file, readFileSync(path.join(projectRoot(), 'src', file), 'utf8')),
@@ -170,6 +184,25 @@ describe('architecture', () => {
     expect(queryUses('jobs/runner.ts', source)).to.deep.equal([]);
   });
 });
+
+/** The wiring (`runtime.ts`) builds every feature: it alone may hand a repository to another. */
+const WIRING = ['runtime.ts'];
+
+/**
+ * Imports of a feature's `repository.ts` from outside its folder: other features take the narrow
+ * interface its owner exports (for principals, src/principals/writes.ts), never its queries.
+ */
+function foreignRepositoryImports(modules: Map<string, string[]>): string[] {
+  /** The feature a module belongs to: its top-level folder under src/. */
+  const folder = (file: string): string => file.split('/')[0]!;
+  return [...modules.entries()].flatMap(([from, targets]) =>
+    WIRING.includes(from)
+      ? []
+      : targets
+          .filter((t) => path.basename(t) === 'repository.ts' && folder(t) !== folder(from))
+          .map((t) => `${from} -> ${t}`),
+  );
+}
 
 /**
  * Where queries may live: a feature's repository (`<feature>/repository.ts`), and the modules that

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { AppError, conflict } from '../../src/errors/errors.js';
 import { newId } from '../../src/ids.js';
 import type { Page } from '../../src/pagination.js';
+import { groupNameKey } from '../../src/groups/model.js';
 import {
-  groupNameKey,
   type Group,
   type GroupChanges,
   type LockedGroup,

@@ -128,7 +128,7 @@ function setup() {
   const sink = new FakeEventSink();
   const repo = new FakeResources();
   const owners = new FakeOwners();
-  const service = new ResourceService(db, sink, repo, owners);
+  const service = new ResourceService(db, sink, owners, repo);
   return { db, sink, repo, owners, service };
 }
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { AuditRepository } from '../../audit/repository.js';
+import type { AuditLog } from '../../audit/audit.js';
 import { notFound } from '../../errors/errors.js';
 import { AuditEventList, AuditEventSchema, AuditListQuery } from '../../schemas/audit.js';
 import { Id } from '../../schemas/common.js';
@@ -7,7 +7,7 @@ import { pageOf } from '../../pagination.js';
 import { listBody } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
-export function auditRoutes(deps: { audit: AuditRepository }): AnyRoute[] {
+export function auditRoutes(deps: { audit: AuditLog }): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',

@@ -1,4 +1,4 @@
-// Members leaving a group, all at once.
+// Members leaving a group, all at once; answers those that were members.
 MATCH (g:Group {id: $groupId})
 UNWIND $ids AS id
 OPTIONAL MATCH (p:Principal {id: id})

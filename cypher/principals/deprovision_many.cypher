@@ -1,4 +1,6 @@
-// Users missing from a snapshot: deprovisioned (they stay for history; SCIM no longer sees them).
+// Principals that left their source (a provisioning snapshot no longer lists them): deprovisioned.
+// They stay for history; the properties the source kept to find them (user_name, manager_ref)
+// go, so the source no longer sees them.
 UNWIND $rows AS row
 MATCH (p:Principal {id: row.id})
 REMOVE p:Active:Suspended, p.user_name, p.manager_ref

@@ -1,4 +1,5 @@
-// Users joining a group, all at once (each already checked to be a user of the connector).
+// Members joining a group, all at once (each already checked by the caller); answers those that
+// were not members yet.
 MATCH (g:Group {id: $groupId})
 UNWIND $ids AS id
 MATCH (p:Principal {id: id})

@@ -1,5 +1,5 @@
-// The display text a client sent with members of a group, kept on their membership edges; a null
-// display removes it (the member's own name shows again). Members that are not in the group
+// The display text a SCIM client sent with members of a group, kept on their membership edges; a
+// null display removes it (the member's own name shows again). Members that are not in the group
 // are passed over.
 MATCH (g:Group {id: $groupId})
 UNWIND $rows AS row
