@@ -14,8 +14,14 @@
  * 5. `GET /v1/principals/{id}/access` and `GET /v1/resources/access`;
  * 6. the blast radius of a policy reaching ~10,000 principals (`POST /v1/policies/{id}/simulate`).
  *
+ * Before those, and without a database, the engine's table cases (test/cases/engine, the cases
+ * of test/unit/engine.test.ts): each file's world is built, every case is decided and checked
+ * against the answer the file expects (the benchmark fails if one differs: what is measured is
+ * what is tested), then decisions/s over each file's cases are measured.
+ *
  *   npm run bench:decisions                      # embedded Neo4j in a throwaway directory
  *   NEO4J_URI=bolt://... npm run bench:decisions # an existing (empty) Neo4j
+ *   BENCH_PARTS=cases npm run bench:decisions    # the table cases alone, no database
  *
  * Knobs: BENCH_PRINCIPALS (100000), BENCH_GROUPS (5000), BENCH_POLICIES (10000),
  * BENCH_RESOURCES (20000), BENCH_ROUNDS (3), BENCH_STREAM (20000 requests per in-process round),
@@ -25,8 +31,11 @@
  * round), BENCH_CONNECTIONS (10), BENCH_RATE (5000: the fixed-rate HTTP run), BENCH_BATCHES
  * (20 per round), BENCH_REQUESTS (200 lookups per scenario and round), BENCH_SIMULATIONS (5 per
  * kind and round), BENCH_BLAST_PRINCIPALS (10000, at most a fifth of the principals),
- * BENCH_BATCH (1000 rows per load transaction), BENCH_LOADERS (2). Node needs --expose-gc for
- * the heap figures (the npm script passes it). Results also go to bench/results/*.json.
+ * BENCH_BATCH (1000 rows per load transaction), BENCH_LOADERS (2), BENCH_PARTS (cases,service:
+ * the table cases, and everything on the service), BENCH_CASES_RUNS (5 runs, the median reported,
+ * after one not counted), BENCH_CASES_MS (300 ms of decisions per file and run). Node needs
+ * --expose-gc for the heap figures (the npm script passes it). Results also go to
+ * bench/results/*.json.
  *
  * Each of those is a scenario below, a function given the started service, the administrator's
  * client, the generated organisation and the knobs; `run` runs them in order, then reports.
@@ -35,14 +44,21 @@
 import type { ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { basename } from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
-import { decide } from '../src/decisions/engine.js';
+import { decide, type AccessRequest } from '../src/decisions/engine.js';
 import { PolicyIndex } from '../src/decisions/policy-index.js';
 import type { IxPolicy } from '../src/decisions/model.js';
 import { DecisionService } from '../src/decisions/service.js';
 import type { Runtime } from '../src/runtime.js';
 import { BulkLoader } from '../src/seed/bulk.js';
+import {
+  answerProblem,
+  buildIndex as buildCaseIndex,
+  loadEngineSuites,
+  requestOf,
+} from '../test/helpers/engine-cases.js';
 import type { BenchClient } from './client.js';
 import { buildCasbin, buildCedar, cedarVersion, type OtherEngine } from './engines.js';
 import {
@@ -75,11 +91,25 @@ import {
   type PolicySet,
 } from './policy-set.js';
 
+const PARTS = ['cases', 'service'] as const;
+
 /** The knobs of the header, read once from the environment. */
 function readOptions() {
   const principals = env('BENCH_PRINCIPALS', 100_000);
   const policies = env('BENCH_POLICIES', 10_000);
+  const parts = new Set((process.env['BENCH_PARTS'] || PARTS.join(',')).split(',').map((p) => p.trim()));
+  // A misspelt part would otherwise measure nothing and say so nowhere.
+  for (const part of parts) {
+    if (!(PARTS as readonly string[]).includes(part)) {
+      throw new Error(`BENCH_PARTS: no part '${part}' (there are ${PARTS.join(', ')})`);
+    }
+  }
   return {
+    parts,
+    /** Runs over the table cases, after one not counted. */
+    casesRuns: Math.max(1, env('BENCH_CASES_RUNS', 5)),
+    /** Milliseconds of decisions per case file and run. */
+    casesMs: env('BENCH_CASES_MS', 300),
     principals,
     groups: env('BENCH_GROUPS', 5_000),
     policies,
@@ -138,13 +168,28 @@ interface Context {
    * that each asks for what it always asked for.
    */
   pick: <T>(list: readonly T[]) => T;
+  /** The table cases' figures, when that part ran (before the service started). */
+  cases: CaseFigures[] | undefined;
 }
 
 // ---- main ----------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  if (!(globalThis as { gc?: unknown }).gc) log('note: run node with --expose-gc for the heap figures');
   const options = readOptions();
+  const table = new ResultTable();
+  const cases = options.parts.has('cases') ? decideCases(options, table) : undefined;
+  if (cases) table.print();
+  if (!options.parts.has('service')) {
+    const file = await writeResults('decisions', {
+      shape: { PARTS: [...options.parts], CASES_RUNS: options.casesRuns, CASES_MS: options.casesMs },
+      machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg() },
+      cases,
+      table: table.rows,
+    });
+    log(`results written to ${file}`);
+    return;
+  }
+  if (!(globalThis as { gc?: unknown }).gc) log('note: run node with --expose-gc for the heap figures');
   const now = Date.UTC(2026, 10, 1);
   log(
     `generating ${options.principals} principals, ${options.groups} groups, ${options.resources} resources and ${options.policies} policies`,
@@ -178,8 +223,9 @@ async function main(): Promise<void> {
           set,
           options,
           loadGenerator,
-          table: new ResultTable(),
+          table,
           pick: (list) => list[Math.floor(random() * list.length)]!,
+          cases,
         });
       } finally {
         loadGenerator.kill();
@@ -202,6 +248,90 @@ async function run(ctx: Context): Promise<void> {
 }
 
 // ---- the scenarios -------------------------------------------------------------------------
+
+interface CaseFigures {
+  file: string;
+  cases: number;
+  skipped: number;
+  /** Decisions per second of each run. */
+  per_s: number[];
+}
+
+/**
+ * The engine's table cases (test/cases/engine): each file's world built into an index of its
+ * own, each case decided once and checked against the answer the file expects (skipped cases
+ * are neither checked nor measured), then decisions/s over the file's cases, looped for
+ * `casesMs` in each run. The files take turns within a run, so that whatever drifts during the
+ * run falls on all of them alike.
+ */
+function decideCases(options: Options, table: ResultTable): CaseFigures[] {
+  const now = Date.now();
+  const files = loadEngineSuites(now).map((suite) => {
+    const index = buildCaseIndex(suite.world, now);
+    const cases = suite.cases.filter((c) => c.skip === undefined);
+    const problems = cases.flatMap((c) => {
+      const problem = answerProblem(c, decide(index, requestOf(c)));
+      return problem === undefined ? [] : [`${suite.file}: ${c.name}: ${problem}`];
+    });
+    if (problems.length > 0) {
+      throw new Error(`cases that do not give the answer expected:\n  ${problems.join('\n  ')}`);
+    }
+    const figures: CaseFigures = {
+      file: suite.file,
+      cases: cases.length,
+      skipped: suite.cases.length - cases.length,
+      per_s: [],
+    };
+    return {
+      file: suite.file,
+      index,
+      requests: cases.map(requestOf),
+      allowed: cases.filter((c) => c.allowed).length,
+      figures,
+    };
+  });
+  const checked = files.reduce((n, f) => n + f.requests.length, 0);
+  log(`engine cases: the ${checked} cases of ${files.length} files give the answers expected`);
+  for (let run = 0; run <= options.casesRuns; run += 1) {
+    for (const f of files) {
+      const { perS, allowed, rounds } = decideLoop(f.index, f.requests, options.casesMs);
+      // Every pass over the cases allows as many as the file expects: the answers measured are
+      // the answers checked.
+      if (allowed !== rounds * f.allowed) throw new Error(`${f.file}: the answers changed while measured`);
+      // The first run warms the engine up and is not counted.
+      if (run > 0) f.figures.per_s.push(perS);
+    }
+  }
+  for (const { figures } of files) {
+    table.add({
+      scenario: `engine cases: ${basename(figures.file)} (${figures.cases})`,
+      unit: 'dec/s',
+      median: median(figures.per_s),
+      rounds: figures.per_s,
+      ...(figures.skipped > 0 ? { note: `${figures.skipped} skipped` } : {}),
+    });
+  }
+  return files.map((f) => f.figures);
+}
+
+/** Decides `requests` in turn, over and over, for at least `ms`: decisions/s, and how many allowed. */
+function decideLoop(
+  index: PolicyIndex,
+  requests: readonly AccessRequest[],
+  ms: number,
+): { perS: number; allowed: number; rounds: number } {
+  const t0 = process.hrtime.bigint();
+  const deadline = t0 + BigInt(Math.round(ms * 1e6));
+  let allowed = 0;
+  let rounds = 0;
+  let t: bigint;
+  do {
+    for (const request of requests) if (decide(index, request).allowed) allowed += 1;
+    rounds += 1;
+    t = process.hrtime.bigint();
+  } while (t < deadline);
+  return { perS: (rounds * requests.length) / (Number(t - t0) / 1e9), allowed, rounds };
+}
 
 /** The organisation, resources and policies written with the bulk loader: seconds for each. */
 async function loadGraph(ctx: Context): Promise<Record<string, number>> {
@@ -681,6 +811,9 @@ async function report(
 
   const file = await writeResults('decisions', {
     shape: {
+      PARTS: [...o.parts],
+      CASES_RUNS: o.casesRuns,
+      CASES_MS: o.casesMs,
       PRINCIPALS: o.principals,
       GROUPS: o.groups,
       POLICIES: o.policies,
@@ -698,6 +831,7 @@ async function report(
       BLAST: o.blast,
     },
     machine: { cpus: os.cpus().length, node: process.version, load: os.loadavg(), cedar: cedarVersion() },
+    cases: ctx.cases,
     load: figures.load,
     index_build: figures.indexBuild,
     in_process: figures.inProcess.comparisons,
