@@ -18,11 +18,16 @@ export const auditLog = defineReportType({
   parameters: Type.Object(
     {
       since: Type.Optional(
-        Type.String({ format: 'date-time', description: 'RFC 3339; default: from the first event' }),
+        Type.String({
+          format: 'date-time',
+          maxLength: 64,
+          description: 'RFC 3339; default: from the first event',
+        }),
       ),
       until: Type.Optional(
         Type.String({
           format: 'date-time',
+          maxLength: 64,
           description: 'RFC 3339, later than `since`; default: the instant of the request',
         }),
       ),

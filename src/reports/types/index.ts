@@ -10,6 +10,10 @@ import { principalInventory } from './principal-inventory.js';
  * The report types, one module each, by name. The names are the vocabulary's (REPORT_TYPES),
  * which the request and response schemas are made of: keyed by them, this record needs exactly
  * one module for each, and a module's `name` must be its key.
+ *
+ * A new type is its module here, its name in src/vocabulary/report-types.ts, its queries in
+ * cypher/reports/, and its tests; the API reference (docs/api.md §6.2) and docs/audit.md list it,
+ * and `npm run console:types` writes its request form into the console's types.
  */
 const BY_NAME: { readonly [N in ReportType]: ReportTypeSpec<N> } = {
   access_review: accessReview,
