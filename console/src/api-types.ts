@@ -537,6 +537,29 @@ export interface ConnectorToken {
   token: string;
 }
 
+/**
+ * `access_review`: each active principal × resource it can reach: actions, denied actions, the
+ * policies granting them, whether conditional, `expires_at`, and the delegations it holds
+ * (`acts_for`).
+ */
+export interface CreateAccessReviewReport {
+  type: 'access_review';
+  format: 'json' | 'csv';
+  parameters?: Record<string, never>;
+}
+
+/** `audit_log`: the audit events of `[since, until)`, oldest first. */
+export interface CreateAuditLogReport {
+  type: 'audit_log';
+  format: 'json' | 'csv';
+  parameters?: {
+    /** RFC 3339; default: from the first event */
+    since?: string;
+    /** RFC 3339, later than `since`; default: the instant of the request */
+    until?: string;
+  };
+}
+
 export interface CreateClient {
   name: string;
   scopes: Scope[];
@@ -569,10 +592,30 @@ export interface CreateDelegation {
   reason?: string;
 }
 
+/** `dormant_principals`: living principals not seen (`last_login`, else `created_at`) for `days`. */
+export interface CreateDormantPrincipalsReport {
+  type: 'dormant_principals';
+  format: 'json' | 'csv';
+  parameters?: {
+    /** Days without a login (or, for one never seen, since its creation); default 90 */
+    days?: number;
+  };
+}
+
 export interface CreateGroup {
   /** 1-256 characters, not blank; unique among API groups regardless of case */
   name: string;
   description?: string;
+}
+
+/**
+ * `orphaned_principals`: living non-USER principals whose owner is unset, names no principal, or
+ * is deprovisioned or deleted, and the AI agents flagged `DELEGATION_ORPHANED`.
+ */
+export interface CreateOrphanedPrincipalsReport {
+  type: 'orphaned_principals';
+  format: 'json' | 'csv';
+  parameters?: Record<string, never>;
 }
 
 export interface CreatePrincipal {
@@ -598,20 +641,19 @@ export interface CreatePrincipal {
   };
 }
 
-export interface CreateReport {
-  /** access_review, principal_inventory, dormant_principals, orphaned_principals, audit_log */
-  type: 'access_review' | 'principal_inventory' | 'dormant_principals' | 'orphaned_principals' | 'audit_log';
+/** `principal_inventory`: every principal, with its owner, manager, group count and risk. */
+export interface CreatePrincipalInventoryReport {
+  type: 'principal_inventory';
   format: 'json' | 'csv';
-  /**
-   * `dormant_principals`: `days` (default 90). `audit_log`: `since` and `until` (RFC 3339; default:
-   * everything up to the request). Other types take none. Bounded: at most 16 levels of nesting (the
-   * value itself is level 1), 1,000 keys and elements in all, strings (keys included) of at most
-   * 4,096 characters; the keys `__proto__`, `constructor` and `prototype` are refused.
-   */
-  parameters?: {
-    [key: string]: unknown;
-  };
+  parameters?: Record<string, never>;
 }
+
+export type CreateReport =
+  | CreateAccessReviewReport
+  | CreatePrincipalInventoryReport
+  | CreateDormantPrincipalsReport
+  | CreateOrphanedPrincipalsReport
+  | CreateAuditLogReport;
 
 export interface CreateWebhook {
   /**

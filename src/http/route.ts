@@ -89,6 +89,13 @@ interface RouteCommon {
   /** When false, an empty body is accepted and arrives as `undefined`. */
   bodyRequired?: boolean;
   /**
+   * The body as the OpenAPI document shows it, when the service checks more of it than `body`
+   * says (a report's parameters, checked against their type's schema once the type is known):
+   * the router checks `body`, the service the rest, and together they refuse what this refuses.
+   * By default the document shows `body`.
+   */
+  documentedBody?: TSchema;
+  /**
    * Runs on the parsed body before schema validation, for a rule that decides the answer
    * whatever else the body holds (it throws to refuse).
    */

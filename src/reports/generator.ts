@@ -7,7 +7,8 @@ import { nowIso, timeSlices } from '../time.js';
 import { createEncoder, packChunk } from './encoding.js';
 import { reportRepository as repo } from './repository.js';
 import type { PrincipalIndex } from './principal-order.js';
-import { reportSource, type AccessOracle, type ReportParameters } from './sources.js';
+import { PAGE_ROWS, REVIEW_PRINCIPALS, type AccessOracle, type ReportParameters } from './sources.js';
+import { reportTypeSpec } from './types/index.js';
 
 export const REPORT_JOB = 'reports.generate';
 
@@ -68,12 +69,18 @@ export class ReportGenerator {
     const state = await this.db.write('reports/start', (tx) => repo.start(tx, reportId, nowIso()));
     if (!state || state.status !== 'running') return;
     const parameters = JSON.parse(state.parameters) as ReportParameters;
-    const source = reportSource(state.type, parameters, this.access, this.index, this.options.pageSize);
-    const encoder = createEncoder(state.format, source.columns);
+    const type = reportTypeSpec(state.type);
+    const source = type.source(parameters, {
+      access: this.access,
+      index: this.index,
+      pageSize: this.options.pageSize ?? { principals: PAGE_ROWS, review: REVIEW_PRINCIPALS },
+    });
+    const read = repo.sourceReader(this.db);
+    const encoder = createEncoder(state.format, type.columns);
     let { chunks, cursor, row_count: rowCount } = state;
     let scanned = state.scanned ?? 0;
     let exhausted = state.exhausted ?? false;
-    const total = state.total ?? (await source.total(this.db));
+    const total = state.total ?? (await source.total(read));
     // Pages are gathered into pieces of about CHUNK_BYTES before they are stored: one transaction
     // per piece, and memory bounded by one piece whatever the report's size.
     let pending: string[] = [];
@@ -122,7 +129,7 @@ export class ReportGenerator {
     const turn = timeSlices();
     while (!exhausted) {
       signal.throwIfAborted();
-      const page = await source.page(this.db, at);
+      const page = await source.page(read, at);
       // A page's rows are encoded a slice at a time, the event loop turning between slices.
       for (let from = 0; from < page.rows.length; from += ROWS_PER_SLICE) {
         const text = encoder.rows(

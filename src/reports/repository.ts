@@ -1,9 +1,10 @@
-import type { StoredEvent } from '../audit/audit.js';
 import { defineQueries } from '../db/catalogue.js';
 import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
 import type { ReportView } from '../schemas/reports.js';
 import type { ReportFormat } from './encoding.js';
+import type { HeldDelegation, SourceReader, SourceRows, StoredRisk } from './sources.js';
+import { REPORT_TYPE_SPECS } from './types/index.js';
 import type { ReportType } from '../vocabulary/report-types.js';
 
 const Q = defineQueries('reports', [
@@ -17,13 +18,25 @@ const Q = defineQueries('reports', [
   'append',
   'complete',
   'fail',
-  'rows_audit_log',
-  'rows_access_review',
   'acts_for',
   'risks',
-  'count_active_principals',
-  'count_audit_log',
 ]);
+
+/**
+ * The queries the report types name for their sources (src/reports/types/), declared here with
+ * the others so that the catalogue checks at boot that each has its file.
+ */
+const SOURCE_QUERIES: Readonly<Record<string, string>> = defineQueries(
+  'reports',
+  REPORT_TYPE_SPECS.flatMap((spec) => spec.queries),
+);
+
+/** The declared name of a query a report type names; a name no type declares is a mistake. */
+function sourceQuery(name: string): string {
+  const query = SOURCE_QUERIES[name];
+  if (query === undefined) throw new Error(`no report type declares the query reports/${name}`);
+  return query;
+}
 
 /** A report node as the queries return it; `parameters` is the checked parameters as JSON. */
 export interface StoredReport {
@@ -98,49 +111,18 @@ export interface LastReportPiece {
   expiresAt: string;
 }
 
-/**
- * One page of a report's source: how many items it read, the last one's id (where the next page
- * starts) and the rows it gave, which may be fewer than it read.
- */
-export interface SourceRows<R> {
-  scanned: number;
-  last: string | null;
-  rows: R[];
-}
-
-/** A page of audit events, with the last one's time next to its id. */
-export interface AuditEventRows extends SourceRows<StoredEvent> {
-  lastAt: string | null;
-}
-
-/** A principal's risk as stored: its score and its factors (JSON text). */
-export interface StoredRisk {
-  score: number | null;
-  factors: string | null;
-}
-
-/**
- * A delegation a principal holds, as the reports show it: whom it acts for and with what
- * (`resources` as stored, `type:identifier` texts; null: every resource).
- */
-export interface HeldDelegation {
-  delegation_id: string;
-  delegator_id: string;
-  delegator_name: string;
-  delegator_status: string;
-  actions: string[];
-  resources: string[] | null;
-  expires_at: string;
-}
-
-/** A half-open range of time, [since, until), as RFC 3339 strings. */
-export interface TimeRange {
-  since: string;
-  until: string;
-}
-
 function sourceRows<R>(row: SourceRows<R> | undefined): SourceRows<R> {
   return { scanned: row?.scanned ?? 0, last: row?.last ?? null, rows: row?.rows ?? [] };
+}
+
+/** The one row of a source's paging query, as an empty page when it answers none. */
+async function sourcePage<T extends SourceRows<unknown>>(
+  tx: Reader,
+  query: string,
+  params: Record<string, unknown>,
+): Promise<T> {
+  const row = await tx.first<T>(query, params);
+  return { ...row, ...sourceRows(row) } as T;
 }
 
 async function total(tx: Reader, query: string, params: Record<string, unknown> = {}): Promise<number> {
@@ -231,14 +213,6 @@ export const reportRepository = {
     return row !== undefined;
   },
 
-  async countActivePrincipals(tx: Reader): Promise<number> {
-    return total(tx, Q.count_active_principals);
-  },
-
-  async countAuditEvents(tx: Reader, range: TimeRange): Promise<number> {
-    return total(tx, Q.count_audit_log, { ...range });
-  },
-
   /**
    * The risk of each of `ids` as stored, by id. The risk upkeep (src/risk/) writes it without a
    * change event, so the decision index may hold an older one: the reports read it here.
@@ -255,23 +229,17 @@ export const reportRepository = {
     return new Map(rows.map((r) => [r.id, r.held]));
   },
 
-  /** The ids of the next `limit` active principals after the id `after`. */
-  async activePrincipalIds(tx: Reader, after: string, limit: number): Promise<SourceRows<string>> {
-    return sourceRows(await tx.first<SourceRows<string>>(Q.rows_access_review, { after, limit }));
-  },
-
   /**
-   * The next `limit` audit events of `range`, oldest first, after the event `afterId` that
-   * occurred at `afterAt` (from the start of the range when both are null).
+   * What the report sources read, on `tx`: the queries their types name, and the risks and
+   * delegations of the principals of a page.
    */
-  async auditEvents(
-    tx: Reader,
-    range: TimeRange,
-    afterAt: string | null,
-    afterId: string | null,
-    limit: number,
-  ): Promise<AuditEventRows> {
-    const row = await tx.first<AuditEventRows>(Q.rows_audit_log, { ...range, afterAt, afterId, limit });
-    return { ...sourceRows(row), lastAt: row?.lastAt ?? null };
+  sourceReader(tx: Reader): SourceReader {
+    return {
+      total: (query, params = {}) => total(tx, sourceQuery(query), params),
+      page: <T extends SourceRows<unknown>>(query: string, params: Record<string, unknown>) =>
+        sourcePage<T>(tx, sourceQuery(query), params),
+      risks: (ids) => reportRepository.risks(tx, ids),
+      actsFor: (ids, now) => reportRepository.actsFor(tx, ids, now),
+    };
   },
 };

@@ -1,3 +1,5 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { ErrorObject } from 'ajv';
 import { Readable } from 'node:stream';
 import type { OperationContext } from '../audit/audit.js';
 import type { Database } from '../db/database.js';
@@ -6,11 +8,14 @@ import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { Page, Paged } from '../pagination.js';
 import type { ReportView } from '../schemas/reports.js';
-import { nowIso, parseInstant } from '../time.js';
+import { compile, inputAjv, toFieldErrors } from '../schemas/validator.js';
+import { nowIso } from '../time.js';
 import { REPORT_FILES, unpackChunk, type ReportFormat } from './encoding.js';
 import { REPORT_ATTEMPTS, REPORT_JOB } from './generator.js';
 import { reportRepository as repo, type StoredReport } from './repository.js';
+import type { ReportTypeSpec } from './report-type.js';
 import type { ReportParameters } from './sources.js';
+import { REPORT_TYPE_SPECS, reportTypeSpec } from './types/index.js';
 import type { ReportType } from '../vocabulary/report-types.js';
 
 export interface ReportRequest {
@@ -133,55 +138,68 @@ export class ReportService {
   }
 }
 
-const ALLOWED: Record<ReportType, readonly string[]> = {
-  access_review: [],
-  principal_inventory: [],
-  dormant_principals: ['days'],
-  orphaned_principals: [],
-  audit_log: ['since', 'until'],
-};
+/** Each type's parameter schema, compiled once. */
+const CHECKS = new Map(
+  REPORT_TYPE_SPECS.map((spec) => [spec.name, compile<Record<string, unknown>>(inputAjv, spec.parameters)]),
+);
 
 /**
- * Checks a report's parameters for its type and fixes what they leave open (the defaults, and
- * the instant the report is as of), so that a run resumed later reads the same rows.
+ * What a parameter must be, said once whatever rule of it was broken (an integer out of range
+ * and a string where an integer goes both get the range); undefined where the schema's own
+ * message says it well enough.
+ */
+function expectation(schema: TSchema | undefined): string | undefined {
+  if (
+    schema?.['type'] === 'integer' &&
+    typeof schema['minimum'] === 'number' &&
+    typeof schema['maximum'] === 'number'
+  )
+    return `must be an integer from ${schema['minimum']} to ${schema['maximum']}`;
+  if (schema?.['format'] === 'date-time') return 'must be an RFC 3339 timestamp';
+  return undefined;
+}
+
+/** The schema's errors as the parameters' field errors: one per parameter, the unknown ones first. */
+function parameterErrors(spec: ReportTypeSpec, errors: ErrorObject[]): FieldError[] {
+  const unknown: FieldError[] = [];
+  const invalid = new Map<string, FieldError>();
+  const properties = spec.parameters.properties;
+  for (const error of errors) {
+    const [field] = toFieldErrors([error], '/parameters');
+    if (!field) continue;
+    if (error.keyword === 'additionalProperties') {
+      unknown.push({ pointer: field.pointer, message: `is not a parameter of ${spec.name} reports` });
+    } else if (!invalid.has(field.pointer)) {
+      const name = error.instancePath.split('/')[1]?.replace(/~1/g, '/').replace(/~0/g, '~');
+      const message = expectation(name === undefined ? undefined : properties[name]) ?? field.message;
+      invalid.set(field.pointer, { pointer: field.pointer, message });
+    }
+  }
+  return [...unknown, ...invalid.values()];
+}
+
+/**
+ * Checks a report's parameters against its type's schema and fixes what they leave open (the
+ * defaults, and the instant the report is as of), so that a run resumed later reads the same rows.
  */
 export function checkParameters(
   type: ReportType,
   given: Record<string, unknown>,
   now: string,
 ): ReportParameters {
-  const errors: FieldError[] = [];
-  for (const key of Object.keys(given)) {
-    if (!ALLOWED[type].includes(key)) {
-      errors.push({ pointer: `/parameters/${key}`, message: `is not a parameter of ${type} reports` });
-    }
+  const spec = reportTypeSpec(type);
+  const check = CHECKS.get(type)!;
+  // The check fills in the defaults: on a copy, so that the request's own object stays as sent.
+  const parameters = { ...given };
+  if (!check(parameters)) {
+    throw validationFailed('the report parameters are invalid', parameterErrors(spec, check.errors ?? []));
   }
-  const out: ReportParameters = {};
-  if (type === 'dormant_principals') {
-    const days = given['days'] ?? 90;
-    if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 36_500) {
-      errors.push({ pointer: '/parameters/days', message: 'must be an integer from 1 to 36500' });
-    }
-    out['days'] = days as number;
-    out['as_of'] = now;
+  const settled = spec.settle ? spec.settle(parameters, now) : (parameters as ReportParameters);
+  if (Array.isArray(settled)) {
+    throw validationFailed(
+      'the report parameters are invalid',
+      settled.map((e) => ({ pointer: `/parameters${e.pointer}`, message: e.message })),
+    );
   }
-  if (type === 'audit_log') {
-    const instant = (key: 'since' | 'until', fallback: string): string => {
-      const value = given[key];
-      if (value === undefined) return fallback;
-      const parsed = typeof value === 'string' ? parseInstant(value) : undefined;
-      if (parsed === undefined) {
-        errors.push({ pointer: `/parameters/${key}`, message: 'must be an RFC 3339 timestamp' });
-        return fallback;
-      }
-      return parsed;
-    };
-    out['since'] = instant('since', '1970-01-01T00:00:00.000Z');
-    out['until'] = instant('until', now);
-    if (errors.length === 0 && Date.parse(String(out['since'])) >= Date.parse(String(out['until']))) {
-      errors.push({ pointer: '/parameters/until', message: 'must be later than since' });
-    }
-  }
-  if (errors.length > 0) throw validationFailed('the report parameters are invalid', errors);
-  return out;
+  return settled;
 }

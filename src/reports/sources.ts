@@ -1,22 +1,15 @@
-import { fromStored } from '../audit/audit.js';
-import type { Reader } from '../db/database.js';
 import type { AccessEntry } from '../decisions/access.js';
 import type { PrincipalTable } from '../decisions/principal-table.js';
 import { resourceOf } from '../policies/model.js';
 import { timeSlices } from '../time.js';
 import { PrincipalOrder, type IndexPage, type PrincipalIndex } from './principal-order.js';
-import {
-  dormantRow,
-  inventoryRow,
-  isLiving,
-  orphanedRow,
-  riskCodes,
-  unseenSince,
-  type ActsFor,
-  type ReportRow,
-} from './principal-rows.js';
-import { reportRepository as repo, type HeldDelegation, type SourceRows } from './repository.js';
-import type { ReportType } from '../vocabulary/report-types.js';
+import { riskCodes, type ActsFor, type ReportRow } from './principal-rows.js';
+
+/**
+ * What the report types' row sources are made of: the page and reader shapes they share, and the
+ * ways of paging that several of them use (principals in id order from Neo4j, principals of the
+ * decision index in id order). The types themselves are in ./types/.
+ */
 
 /** A report's parameters once checked, with their defaults filled in (so a resumed run sees the same). */
 export type ReportParameters = Record<string, string | number>;
@@ -29,12 +22,60 @@ export interface SourcePage {
   cursor: string | null;
 }
 
+/**
+ * One page of a source's query: how many items it read, the last one's id (where the next page
+ * starts) and the rows it gave, which may be fewer than it read.
+ */
+export interface SourceRows<R> {
+  scanned: number;
+  last: string | null;
+  rows: R[];
+}
+
+/** A principal's risk as stored: its score and its factors (JSON text). */
+export interface StoredRisk {
+  score: number | null;
+  factors: string | null;
+}
+
+/**
+ * A delegation a principal holds, as the reports show it: whom it acts for and with what
+ * (`resources` as stored, `type:identifier` texts; null: every resource).
+ */
+export interface HeldDelegation {
+  delegation_id: string;
+  delegator_id: string;
+  delegator_name: string;
+  delegator_status: string;
+  actions: string[];
+  resources: string[] | null;
+  expires_at: string;
+}
+
+/**
+ * What a source reads from the database, answered by the report repository: the queries its type
+ * names (`Q`, files of cypher/reports/), and the reads the reports about principals share. A
+ * source is handed this rather than a transaction, so that queries stay where they are declared.
+ */
+export interface SourceReader<Q extends string = string> {
+  /** The `total` that a counting query of the type returns (0 when it returns no row). */
+  total(query: Q, params?: Record<string, unknown>): Promise<number>;
+  /**
+   * The one row a paging query of the type returns, `T`: `scanned`, `last` and `rows` as in
+   * `SourceRows` (an empty page when it returns no row), and whatever else the query returns.
+   */
+  page<T extends SourceRows<unknown>>(query: Q, params: Record<string, unknown>): Promise<T>;
+  /** The stored risk of each of `ids`, by id. */
+  risks(ids: readonly string[]): Promise<Map<string, StoredRisk>>;
+  /** The delegations each of `ids` holds at `now`, by principal id; those holding none are left out. */
+  actsFor(ids: readonly string[], now: string): Promise<Map<string, HeldDelegation[]>>;
+}
+
 /** Where a report's rows come from: a source read in pages, each starting where the last ended. */
-export interface ReportSource {
-  columns: readonly string[];
+export interface RowSource<Q extends string = string> {
   /** How much the source holds, in the units of `scanned`: the measure of progress. */
-  total(db: Reader): Promise<number>;
-  page(db: Reader, cursor: string | null): Promise<SourcePage>;
+  total(read: SourceReader<Q>): Promise<number>;
+  page(read: SourceReader<Q>, cursor: string | null): Promise<SourcePage>;
 }
 
 /** What the access review needs of the decision engine: a principal's effective access. */
@@ -46,18 +87,27 @@ export interface AccessOracle {
     | undefined;
 }
 
+/** What a source may read besides the database, and how much it reads per page. */
+export interface SourceContext {
+  access: AccessOracle;
+  /** The decision index, which the reports about principals read. */
+  index: PrincipalIndex;
+  /** Rows read per page (principals, or events), and principals per page of an access review. */
+  pageSize: { principals: number; review: number };
+}
+
 /**
  * Pages of principals in id order: the cursor is the last id read. `read` gives the `limit`
  * principals after the id `after`.
  */
-function byPrincipalId<R>(
-  read: (db: Reader, after: string, limit: number) => Promise<SourceRows<R>>,
+export function byPrincipalId<R, Q extends string>(
+  read: (reader: SourceReader<Q>, after: string, limit: number) => Promise<SourceRows<R>>,
   limit: number,
   map: (row: R) => Record<string, unknown>[],
-): ReportSource['page'] {
+): RowSource<Q>['page'] {
   const turn = timeSlices();
-  return async (db, cursor) => {
-    const page = await read(db, cursor ?? '', limit);
+  return async (reader, cursor) => {
+    const page = await read(reader, cursor ?? '', limit);
     // A principal's rows (its access, say) can be many: the event loop turns between principals.
     const rows: Record<string, unknown>[] = [];
     for (const row of page.rows) {
@@ -84,18 +134,18 @@ const ROWS_PER_LOOK = 64;
  * Neo4j. The event loop turns between slices of the rows, and between slices of the work of
  * putting the principals in order, once per run.
  */
-function byIndexOrder(
+export function byIndexOrder<Q extends string>(
   index: PrincipalIndex,
   reads: (table: PrincipalTable, row: number) => boolean,
   limit: number,
   make: (page: IndexPage, row: number, now: number) => ReportRow | undefined,
   factors: boolean,
-): Pick<ReportSource, 'total' | 'page'> {
+): RowSource<Q> {
   const turn = timeSlices();
   const order = new PrincipalOrder(index, reads, turn);
   return {
     total: () => order.count(),
-    page: async (db, cursor) => {
+    page: async (read, cursor) => {
       const page = await order.after(cursor, limit);
       const now = Date.now();
       const rows: ReportRow[] = [];
@@ -109,7 +159,7 @@ function byIndexOrder(
       }
       const scanned = page.rows.length;
       return {
-        rows: await withRisk(db, rows, factors),
+        rows: await withRisk(read, rows, factors),
         scanned,
         cursor: scanned < limit ? null : page.table.idOf(page.rows[scanned - 1]!),
       };
@@ -118,9 +168,13 @@ function byIndexOrder(
 }
 
 /** Rows with the risk of their principal as stored: its score and, with `factors`, their codes. */
-async function withRisk(db: Reader, rows: ReportRow[], factors: boolean): Promise<ReportRow[]> {
+async function withRisk(
+  read: Pick<SourceReader, 'risks'>,
+  rows: ReportRow[],
+  factors: boolean,
+): Promise<ReportRow[]> {
   const ids = rows.map((r) => r['id'] as string);
-  const risks = await repo.risks(db, ids);
+  const risks = await read.risks(ids);
   for (const row of rows) {
     const risk = risks.get(row['id'] as string);
     row['risk_score'] = risk?.score ?? null;
@@ -133,7 +187,7 @@ async function withRisk(db: Reader, rows: ReportRow[], factors: boolean): Promis
  * The delegations a principal holds, as its rows show them: resources written as the API writes
  * them, members in the order docs/api.md lists them (as `orphaned_principals` writes them too).
  */
-const actsFor = (held: readonly HeldDelegation[]): ActsFor[] =>
+export const actsFor = (held: readonly HeldDelegation[]): ActsFor[] =>
   held.map((h) => ({
     delegation_id: h.delegation_id,
     delegator_id: h.delegator_id,
@@ -144,183 +198,9 @@ const actsFor = (held: readonly HeldDelegation[]): ActsFor[] =>
     expires_at: h.expires_at,
   }));
 
-const PAGE_ROWS = 1_000;
-/** The columns that say who a principal is, first in the reports about principals. */
-const WHO = ['id', 'type', 'name', 'email', 'status', 'connector_source', 'owner'] as const;
+/** Rows read per page of a source, unless the generator is told otherwise. */
+export const PAGE_ROWS = 1_000;
 /** Principals per page of the access review: each brings all of its entries. */
-const REVIEW_PRINCIPALS = 200;
-
-/**
- * The source of a report of `type` with checked `parameters`. The reports about principals
- * (`principal_inventory`, `dormant_principals`, `orphaned_principals`) read them from the
- * decision index, and their stored risk from Neo4j; the access review reads each principal's
- * access from `access`.
- */
-export function reportSource(
-  type: ReportType,
-  parameters: ReportParameters,
-  access: AccessOracle,
-  index: PrincipalIndex,
-  pageSize: { principals: number; review: number } = { principals: PAGE_ROWS, review: REVIEW_PRINCIPALS },
-): ReportSource {
-  switch (type) {
-    case 'principal_inventory':
-      return {
-        columns: [
-          ...WHO,
-          'manager_id',
-          'groups',
-          'risk_score',
-          'risk_factors',
-          'last_login',
-          'created_at',
-          'updated_at',
-        ],
-        ...byIndexOrder(
-          index,
-          (table, row) => table.has(row),
-          pageSize.principals,
-          ({ table, groups }, row) => inventoryRow(table, groups, row),
-          true,
-        ),
-      };
-    case 'dormant_principals': {
-      const asOf = Date.parse(String(parameters['as_of']));
-      const before = asOf - Number(parameters['days']) * 86_400_000;
-      return {
-        columns: [...WHO, 'last_login', 'created_at', 'days_inactive', 'risk_score'],
-        ...byIndexOrder(
-          index,
-          isLiving,
-          pageSize.principals,
-          ({ table }, row) => (unseenSince(table, row, before) ? dormantRow(table, row, asOf) : undefined),
-          false,
-        ),
-      };
-    }
-    case 'orphaned_principals':
-      return {
-        columns: [
-          'id',
-          'type',
-          'name',
-          'status',
-          'owner',
-          'owner_state',
-          'owner_id',
-          'owner_name',
-          'risk_score',
-          'created_at',
-          'delegation_orphaned',
-          'acts_for',
-        ],
-        ...byIndexOrder(
-          index,
-          (table, row) => table.typeOf(row) !== 'USER' && isLiving(table, row),
-          pageSize.principals,
-          ({ table }, row, now) => orphanedRow(index, table, row, now),
-          false,
-        ),
-      };
-    case 'access_review':
-      return {
-        columns: [
-          'principal_id',
-          'principal_name',
-          'principal_type',
-          'principal_email',
-          'resource_type',
-          'resource_identifier',
-          'pattern',
-          'actions',
-          'denied_actions',
-          'granted_by',
-          'conditional',
-          'expires_at',
-          'acts_for',
-        ],
-        total: (db) => repo.countActivePrincipals(db),
-        page: byPrincipalId(
-          async (db, after, limit) => {
-            const page = await repo.activePrincipalIds(db, after, limit);
-            // Whom each principal of the page acts for, read with it: an agent's rows carry them.
-            const held =
-              page.rows.length > 0 ? await repo.actsFor(db, page.rows, new Date().toISOString()) : null;
-            return { ...page, rows: page.rows.map((id) => ({ id, held: held?.get(id) ?? [] })) };
-          },
-          pageSize.review,
-          ({ id, held }) => {
-            const found = access.entriesOf(id);
-            if (!found) return [];
-            const { principal } = found;
-            return found.entries.map((e) => ({
-              principal_id: principal.id,
-              principal_name: principal.name,
-              principal_type: principal.type,
-              principal_email: principal.email,
-              resource_type: e.resource.type,
-              resource_identifier: e.resource.identifier,
-              pattern: e.pattern === true,
-              actions: e.actions,
-              denied_actions: e.denied_actions ?? [],
-              granted_by: e.granted_by,
-              conditional: e.conditional,
-              expires_at: e.expires_at ?? null,
-              acts_for: actsFor(held),
-            }));
-          },
-        ),
-      };
-    case 'audit_log': {
-      const range = { since: String(parameters['since']), until: String(parameters['until']) };
-      return {
-        columns: [
-          'id',
-          'occurred_at',
-          'type',
-          'actor_type',
-          'actor_id',
-          'target_type',
-          'target_id',
-          'outcome',
-          'reason',
-          'request_id',
-          'source_ip',
-          'user_agent',
-          'changes',
-        ],
-        total: (db) => repo.countAuditEvents(db, range),
-        page: async (db, cursor) => {
-          // The cursor is the last event's time and id.
-          const [afterAt, afterId] = cursor ? (JSON.parse(cursor) as [string, string]) : [null, null];
-          const page = await repo.auditEvents(db, range, afterAt, afterId, pageSize.principals);
-          return {
-            rows: page.rows.map((stored) => {
-              const e = fromStored(stored);
-              return {
-                id: e.id,
-                occurred_at: e.occurred_at,
-                type: e.type,
-                actor_type: e.actor.type,
-                actor_id: e.actor.id,
-                target_type: e.target.type,
-                target_id: e.target.id,
-                outcome: e.outcome,
-                reason: e.reason ?? null,
-                request_id: e.request_id,
-                source_ip: e.source_ip,
-                user_agent: e.user_agent,
-                changes: e.changes,
-              };
-            }),
-            scanned: page.scanned,
-            cursor:
-              page.scanned < pageSize.principals || !page.last
-                ? null
-                : JSON.stringify([page.lastAt, page.last]),
-          };
-        },
-      };
-    }
-  }
-}
+export const REVIEW_PRINCIPALS = 200;
+/** The columns that say who a principal is, first in the reports about principals. */
+export const WHO = ['id', 'type', 'name', 'email', 'status', 'connector_source', 'owner'] as const;

@@ -221,7 +221,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
     };
     if (route.description) operation['description'] = route.description;
     if (route.body) {
-      const schema = components.reference(route.body);
+      const schema = components.reference(route.documentedBody ?? route.body);
       const content: Record<string, Json> = {};
       if (route.textBody) {
         for (const type of route.textBody.mediaTypes) content[type] = { schema };

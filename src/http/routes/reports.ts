@@ -1,12 +1,37 @@
 import { Type } from '@sinclair/typebox';
 import { pageOf } from '../../pagination.js';
+import type { ReportTypeSpec } from '../../reports/report-type.js';
 import type { ReportService } from '../../reports/service.js';
+import { REPORT_TYPE_SPECS } from '../../reports/types/index.js';
 import { Id } from '../../schemas/common.js';
-import { CreateReportBody, ReportList, ReportListQuery, ReportSchema } from '../../schemas/reports.js';
+import {
+  CreateReportBody,
+  createReportDocument,
+  ReportList,
+  ReportListQuery,
+  ReportSchema,
+} from '../../schemas/reports.js';
 import { listBody, operationContext } from '../context.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 const IdParams = Type.Object({ id: Id('report') });
+
+/** A type's parameters as the prose names them: `days` (default 90). */
+function parameterNames(spec: ReportTypeSpec): string {
+  const names = Object.entries(spec.parameters.properties).map(([name, schema]) =>
+    schema.default === undefined ? `\`${name}\`` : `\`${name}\` (default ${JSON.stringify(schema.default)})`,
+  );
+  return names.length === 0 ? 'no parameters' : names.join(', ');
+}
+
+/** The request's prose: each type from its module, and what every file is like. */
+const CREATE_DESCRIPTION = [
+  'Generation runs in the background and survives restarts; follow `Location` for progress. Types:',
+  '',
+  ...REPORT_TYPE_SPECS.map((spec) => `- \`${spec.name}\`: ${spec.description}; ${parameterNames(spec)}.`),
+  '',
+  "A parameter the type does not take is `400`. CSV follows RFC 4180 with a header row; a cell starting with `=`, `+`, `-`, `@`, tab or carriage return is prefixed with `'`.",
+].join('\n');
 
 export function reportRoutes(deps: { reports: ReportService }): AnyRoute[] {
   const common = {
@@ -21,10 +46,10 @@ export function reportRoutes(deps: { reports: ReportService }): AnyRoute[] {
       path: '/v1/audit/reports',
       operationId: 'createReport',
       summary: 'Generate an audit report',
-      description:
-        "Generation runs in the background and survives restarts; follow `Location` for progress. Types: `access_review` (each active principal × resource with its actions and the policies granting them), `principal_inventory`, `dormant_principals` (`days`, default 90), `orphaned_principals` (non-USER principals whose owner is unset, names no principal, or is deprovisioned or deleted) and `audit_log` (`since`, `until`). CSV follows RFC 4180 with a header row; a cell starting with `=`, `+`, `-`, `@`, tab or carriage return is prefixed with `'`.",
+      description: CREATE_DESCRIPTION,
       rateLimit: 'bulk',
       body: CreateReportBody,
+      documentedBody: createReportDocument(REPORT_TYPE_SPECS),
       responses: { 202: { description: 'Accepted', schema: ReportSchema } },
       handler: async ({ ctx, body }) => {
         const report = await deps.reports.request(
