@@ -597,29 +597,7 @@ const SUITES: Suite[] = [
     rule: 'condition operators',
     world: org(
       [
-        allow('pol_eq', ['op:eq'], { conditions: { 'context.v': 'x' } }),
-        allow('pol_eq_num', ['op:eq-number'], { conditions: { 'context.n': 42 } }),
-        allow('pol_eq_bool', ['op:eq-bool'], { conditions: { 'context.v': { $eq: true } } }),
-        allow('pol_ne', ['op:ne'], { conditions: { 'context.v': { $ne: 'x' } } }),
-        allow('pol_in', ['op:in'], { conditions: { 'context.v': { $in: ['a', 'b'] } } }),
-        allow('pol_nin', ['op:nin'], { conditions: { 'context.v': { $nin: ['a', 'b'] } } }),
-        allow('pol_gt', ['op:gt'], { conditions: { 'context.n': { $gt: 10 } } }),
-        allow('pol_gte', ['op:gte'], { conditions: { 'context.n': { $gte: 10 } } }),
-        allow('pol_lt', ['op:lt'], { conditions: { 'context.n': { $lt: 10 } } }),
-        allow('pol_lte', ['op:lte'], { conditions: { 'context.n': { $lte: 10 } } }),
-        allow('pol_gt_text', ['op:gt-text'], { conditions: { 'context.v': { $gt: '10' } } }),
-        allow('pol_before', ['op:before'], {
-          conditions: { 'context.time': { $lt: '2026-01-01T00:00:00Z' } },
-        }),
         allow('pol_range', ['op:range'], { conditions: { 'context.n': { $gte: 1, $lt: 5 } } }),
-        allow('pol_contains', ['op:contains'], { conditions: { 'context.v': { $contains: 'Prod' } } }),
-        allow('pol_starts', ['op:starts'], { conditions: { 'context.v': { $startsWith: 'EU-' } } }),
-        allow('pol_exists', ['op:exists'], { conditions: { 'context.v': { $exists: true } } }),
-        allow('pol_absent', ['op:absent'], { conditions: { 'context.v': { $exists: false } } }),
-        allow('pol_cidr', ['op:cidr'], { conditions: { 'context.ip': { $cidr: '10.0.0.0/8' } } }),
-        allow('pol_cidrs', ['op:cidrs'], {
-          conditions: { 'context.ip': { $cidr: ['192.168.0.0/16', '2001:db8::/32'] } },
-        }),
         allow('pol_ref', ['op:ref', 'op:ref-missing'], {
           principals: ['prn_alice', 'prn_bob', 'prn_key'],
           conditions: { 'resource.attributes.owner_team': { $ref: 'principal.attributes.team' } },
@@ -633,14 +611,6 @@ const SUITES: Suite[] = [
         }),
         allow('pol_tri_base', ['tri:*']),
         deny('pol_tri_gt', ['tri:gt'], { conditions: { 'context.n': { $gt: 10 } } }),
-        deny('pol_tri_eq_num', ['tri:eq-number'], { conditions: { 'context.n': 42 } }),
-        deny('pol_tri_eq_bool', ['tri:eq-bool'], { conditions: { 'context.v': true } }),
-        deny('pol_tri_ne', ['tri:ne'], { conditions: { 'context.v': { $ne: 'x' } } }),
-        deny('pol_tri_in', ['tri:in'], { conditions: { 'context.v': { $in: ['a', 'b'] } } }),
-        deny('pol_tri_contains', ['tri:contains'], { conditions: { 'context.v': { $contains: 'prod' } } }),
-        deny('pol_tri_starts', ['tri:starts'], { conditions: { 'context.v': { $startsWith: 'eu-' } } }),
-        deny('pol_tri_exists', ['tri:exists'], { conditions: { 'context.v': { $exists: true } } }),
-        deny('pol_tri_cidr', ['tri:cidr'], { conditions: { 'context.ip': { $cidr: '10.0.0.0/8' } } }),
         deny('pol_tri_ref', ['tri:ref'], { conditions: { 'context.n': { $lt: { $ref: 'context.max' } } } }),
         allow('pol_risk', ['op:risk'], {
           principals: ['prn_alice', 'prn_key'],
@@ -653,52 +623,10 @@ const SUITES: Suite[] = [
       ],
     ),
     cases: [
-      // A plain value is equality: exact and case-sensitive on text.
-      ...opCases('op:eq', 'pol_eq', { v: 'x' }, [{ v: 'X' }, { v: 'y' }, {}]),
-      // A number equals a number or numeric text; other text cannot be compared (unknown).
-      ...opCases('op:eq-number', 'pol_eq_num', { n: 42 }, [{ n: 43 }, { n: '42abc' }]),
-      ...opCases('op:eq-number', 'pol_eq_num', { n: '42' }, []),
-      // A boolean equals a boolean only.
-      ...opCases('op:eq-bool', 'pol_eq_bool', { v: true }, [{ v: false }, { v: 'true' }]),
-      ...opCases('op:ne', 'pol_ne', { v: 'y' }, [{ v: 'x' }]),
-      // A list value holds when an element does.
-      ...opCases('op:in', 'pol_in', { v: 'b' }, [{ v: 'c' }, { v: ['c', 'd'] }]),
-      ...opCases('op:in', 'pol_in', { v: ['c', 'a'] }, []),
-      ...opCases('op:nin', 'pol_nin', { v: 'c' }, [{ v: 'a' }, { v: ['c', 'a'] }, {}]),
-      // A number operand compares numerically, with numbers and numeric text ('9' < 10).
-      ...opCases('op:gt', 'pol_gt', { n: 11 }, [{ n: 10 }, { n: '9' }, { n: 'abc' }, {}]),
-      ...opCases('op:gt', 'pol_gt', { n: '11.5' }, []),
-      ...opCases('op:gte', 'pol_gte', { n: 10 }, [{ n: 9 }]),
-      ...opCases('op:lt', 'pol_lt', { n: 9 }, [{ n: 10 }]),
-      ...opCases('op:lte', 'pol_lte', { n: 10 }, [{ n: 11 }]),
-      // A string operand compares as text: '9' > '10'.
-      ...opCases('op:gt-text', 'pol_gt_text', { v: '9' }, [{ v: '1' }]),
-      // Two RFC 3339 texts compare as instants: 01:00+02:00 is before midnight UTC.
-      ...opCases('op:before', 'pol_before', { time: '2026-01-01T01:00:00+02:00' }, [
-        { time: '2026-01-01T00:30:00Z' },
-        { time: '2026-01-01T00:00:00Z' },
-      ]),
-      ...opCases('op:before', 'pol_before', { time: '2025-12-31T23:59:59.999Z' }, []),
+      // What each operator answers on values of every type is written in test/cases/operators
+      // (test/unit/operators.test.ts); these cases are how those answers reach decisions.
       // Several operators on one path: all must hold.
       ...opCases('op:range', 'pol_range', { n: 3 }, [{ n: 5 }, { n: 0 }]),
-      // $contains on text ignores case; on a list an element must equal the operand exactly.
-      ...opCases('op:contains', 'pol_contains', { v: 'eu-PROD-1' }, [
-        { v: 'staging' },
-        { v: ['prod', 'eu'] },
-        { v: 5 },
-        {},
-      ]),
-      ...opCases('op:contains', 'pol_contains', { v: ['eu', 'Prod'] }, []),
-      // $startsWith ignores case; on a list an element must start so.
-      ...opCases('op:starts', 'pol_starts', { v: 'eu-West' }, [{ v: 'us-east' }, { v: 'xeu-1' }, { v: 7 }]),
-      ...opCases('op:starts', 'pol_starts', { v: ['us-1', 'eu-2'] }, []),
-      ...opCases('op:exists', 'pol_exists', { v: 'x' }, [{}, { v: null }]),
-      ...opCases('op:exists', 'pol_exists', { v: 0 }, []),
-      ...opCases('op:absent', 'pol_absent', {}, [{ v: 'x' }]),
-      // $cidr: in the block, outside it, and text that is no address (unknown).
-      ...opCases('op:cidr', 'pol_cidr', { ip: '10.20.30.40' }, [{ ip: '11.0.0.1' }, { ip: 'not-an-ip' }]),
-      ...opCases('op:cidrs', 'pol_cidrs', { ip: '2001:db8::1' }, [{ ip: '2001:db9::1' }, { ip: '10.0.0.1' }]),
-      ...opCases('op:cidrs', 'pol_cidrs', { ip: '192.168.5.5' }, []),
       {
         name: '$ref as a plain value: equal to the path it names',
         principal: 'prn_alice',
@@ -767,20 +695,6 @@ const SUITES: Suite[] = [
         { n: 11 },
         [{ n: 10 }, { n: '9' }],
         [{ n: 'abc' }, { n: true }, {}],
-      ),
-      ...triCases('tri:eq-number', 'pol_tri_eq_num', { n: '42.0' }, [{ n: 43 }], [{ n: '42abc' }, {}]),
-      ...triCases('tri:eq-bool', 'pol_tri_eq_bool', { v: true }, [{ v: false }], [{ v: 'true' }, { v: 1 }]),
-      ...triCases('tri:ne', 'pol_tri_ne', { v: 'y' }, [{ v: 'x' }], [{}, { v: null }]),
-      ...triCases('tri:in', 'pol_tri_in', { v: 'a' }, [{ v: 'c' }, { v: [] }], [{}, { v: { a: 1 } }]),
-      ...triCases('tri:contains', 'pol_tri_contains', { v: 'PRODUCTION' }, [{ v: 'dev' }], [{ v: 5 }, {}]),
-      ...triCases('tri:starts', 'pol_tri_starts', { v: 'eu-1' }, [{ v: 'us-1' }], [{ v: 7 }, {}]),
-      ...triCases('tri:exists', 'pol_tri_exists', { v: 'x' }, [{}, { v: null }], []),
-      ...triCases(
-        'tri:cidr',
-        'pol_tri_cidr',
-        { ip: '10.0.0.1' },
-        [{ ip: '11.0.0.1' }, { ip: '::1' }],
-        [{ ip: 'not-an-ip' }, { ip: 10 }, {}],
       ),
       ...triCases('tri:ref', 'pol_tri_ref', { n: 1, max: 2 }, [{ n: 2, max: 2 }], [{ n: 1 }, { max: 2 }]),
       {
