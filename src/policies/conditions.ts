@@ -1,6 +1,13 @@
 import type { FieldError } from '../errors/errors.js';
 import { CidrSet, parseCidr } from '../operators/cidr.js';
-import { formOf, operatorRow, type ConditionTest, type OperandShape, type Tri } from '../operators/table.js';
+import {
+  absent,
+  formOf,
+  operatorRow,
+  type ConditionTest,
+  type OperandShape,
+  type Tri,
+} from '../operators/table.js';
 import {
   CONDITION_FIELDS,
   KEY_PATTERN,
@@ -395,8 +402,6 @@ function possibleValues(
 }
 
 // ---- evaluation ----
-
-const absent = (v: unknown): boolean => v === undefined || v === null;
 
 /**
  * One operator on the value at a condition's path, by the operator's three-valued test; a `$ref`
