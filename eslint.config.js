@@ -79,6 +79,24 @@ export default tseslint.config(
     },
   },
   {
+    // The operator table stands below both policy conditions and principal search, which import
+    // it: it may import only the vocabularies and leaf modules, never a feature folder.
+    files: ['src/operators/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!vocabulary/|time\\.js$)',
+              message: 'the operator table imports only src/vocabulary and leaf modules.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Cypher is run through the database layer only.
     files: ['src/http/**/*.ts'],
     rules: {

@@ -13,6 +13,8 @@
 // list, and a list holds when any element does. A missing property gives null, which coalesce
 // turns into false before `neg` flips it, so every literal is true or false, never null.
 // CASE, not AND or OR, fixes what is evaluated first: the planner may reorder their operands.
+// Every test is named (the tests of src/operators/table.ts): a test named nowhere is null, so
+// false, never another test's meaning.
 MATCH (p:Principal)
 WITH p, $clauses AS clauses
 WHERE /*BEGIN*/CASE
@@ -38,7 +40,7 @@ WHERE /*BEGIN*/CASE
           WHEN 'contains' THEN toLower(x) CONTAINS c.lower
           WHEN 'startsWith' THEN toLower(x) STARTS WITH c.lower
           WHEN 'eqIgnoreCase' THEN toLower(x) = c.lower
-          ELSE toLower(x) ENDS WITH c.lower
+          WHEN 'endsWith' THEN toLower(x) ENDS WITH c.lower
         END)
       ELSE any(x IN [p[c.prop]] WHERE CASE c.op
         WHEN 'eq' THEN CASE WHEN x IS :: LIST<ANY> THEN c.value IN x ELSE x = c.value END
@@ -52,7 +54,7 @@ WHERE /*BEGIN*/CASE
             WHEN 'gt' THEN y > c.value
             WHEN 'gte' THEN y >= c.value
             WHEN 'lt' THEN y < c.value
-            ELSE y <= c.value
+            WHEN 'lte' THEN y <= c.value
           END))
       END)
     END, false))))

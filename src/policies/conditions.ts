@@ -1,13 +1,29 @@
-import { BlockList, isIP } from 'node:net';
 import type { FieldError } from '../errors/errors.js';
-import { KEY_PATTERN, PRINCIPAL_STATUSES, PRINCIPAL_TYPES } from '../vocabulary/principals.js';
+import { CidrSet, parseCidr } from '../operators/cidr.js';
+import {
+  absent,
+  formOf,
+  operatorRow,
+  type ConditionTest,
+  type OperandShape,
+  type Tri,
+} from '../operators/table.js';
+import {
+  CONDITION_FIELDS,
+  KEY_PATTERN,
+  PRINCIPAL_STATUSES,
+  PRINCIPAL_TYPES,
+  type ConditionField,
+} from '../vocabulary/principals.js';
 import {
   ACTION_NAME_PATTERN,
   CONDITION_OPERATORS,
   MAX_CONDITIONS,
   type ConditionOperator,
 } from '../vocabulary/policies.js';
-import { instantKey } from '../time.js';
+
+export { CidrSet, parseCidr } from '../operators/cidr.js';
+export type { Tri } from '../operators/table.js';
 
 /**
  * Policy conditions: `{ "<path>": <value or operator object> }`, every entry must hold. Paths
@@ -23,8 +39,6 @@ import { instantKey } from '../time.js';
 
 const MAX_LIST = 100;
 const MAX_TEXT = 1024;
-
-export type Tri = 'true' | 'false' | 'unknown';
 
 /** Properties an enforcement point sends with a request (AuthZEN `properties`): free-form JSON. */
 export type Claims = Readonly<Record<string, unknown>>;
@@ -55,16 +69,6 @@ export interface ConditionInput {
 
 type Resolver = (input: ConditionInput) => unknown;
 
-const PRINCIPAL_FIELDS = [
-  'id',
-  'type',
-  'status',
-  'name',
-  'email',
-  'connector_source',
-  'connector_id',
-  'risk_score',
-] as const;
 const CONTEXT_SEGMENT = /^[A-Za-z0-9_-]{1,64}$/;
 const KEY = new RegExp(KEY_PATTERN);
 const MAX_CONTEXT_DEPTH = 8;
@@ -112,8 +116,8 @@ export function resolverOf(path: string): Resolver | undefined {
   const root = path.slice(0, dot);
   const rest = path.slice(dot + 1);
   if (root === 'principal') {
-    if ((PRINCIPAL_FIELDS as readonly string[]).includes(rest)) {
-      const field = rest as (typeof PRINCIPAL_FIELDS)[number];
+    if ((CONDITION_FIELDS as readonly string[]).includes(rest)) {
+      const field = rest as ConditionField;
       return (input) => input.principal[field];
     }
     for (const [prefix, read] of [
@@ -167,6 +171,8 @@ type Operand =
 interface Test {
   op: ConditionOperator;
   operand: Operand;
+  /** The operator's three-valued test (src/operators/table.ts). */
+  run: ConditionTest;
 }
 
 /** One entry of a policy's conditions, compiled. */
@@ -190,78 +196,6 @@ const isPrimitive = (v: unknown): v is Primitive =>
 
 function isRef(v: unknown): v is { $ref: unknown } {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && '$ref' in v;
-}
-
-/** A CIDR block (`10.0.0.0/8`, `2001:db8::/32`) as address, prefix length and family. */
-export function parseCidr(
-  text: string,
-): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
-  const slash = text.indexOf('/');
-  if (slash < 0) return undefined;
-  const address = text.slice(0, slash);
-  const bits = text.slice(slash + 1);
-  const version = isIP(address);
-  if (version === 0 || !/^\d{1,3}$/.test(bits)) return undefined;
-  const prefix = Number(bits);
-  if (prefix > (version === 4 ? 32 : 128)) return undefined;
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
-}
-
-const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|\d)$/;
-
-function ipv4Number(text: string): number | undefined {
-  if (!IPV4.test(text)) return undefined;
-  let n = 0;
-  for (const part of text.split('.')) n = n * 256 + Number(part);
-  return n;
-}
-
-type Cidr = NonNullable<ReturnType<typeof parseCidr>>;
-
-/**
- * Blocks of addresses a `$cidr` names: IPv4-only lists are tested with integer masks (the common
- * case, and a decision's hot path); anything else through Node's BlockList.
- */
-export class CidrSet {
-  private readonly v4: { network: number; mask: number }[] | undefined;
-
-  private constructor(
-    private readonly list: BlockList,
-    cidrs: readonly Cidr[],
-  ) {
-    if (cidrs.every((c) => c.family === 'ipv4')) {
-      this.v4 = cidrs.map((c) => {
-        const mask = c.prefix === 0 ? 0 : (0xffffffff << (32 - c.prefix)) >>> 0;
-        return { network: (ipv4Number(c.address)! & mask) >>> 0, mask };
-      });
-    }
-  }
-
-  static of(texts: readonly string[]): CidrSet | undefined {
-    const cidrs: Cidr[] = [];
-    for (const text of texts) {
-      const cidr = parseCidr(text);
-      if (!cidr) return undefined;
-      cidrs.push(cidr);
-    }
-    const list = new BlockList();
-    for (const c of cidrs) list.addSubnet(c.address, c.prefix, c.family);
-    return new CidrSet(list, cidrs);
-  }
-
-  /** Whether an address is in one of the blocks; unknown for text that is no address. */
-  test(address: string): Tri {
-    if (this.v4) {
-      const n = ipv4Number(address);
-      if (n !== undefined) {
-        for (const { network, mask } of this.v4) if ((n & mask) >>> 0 === network) return 'true';
-        return 'false';
-      }
-    }
-    const version = isIP(address);
-    if (version === 0) return 'unknown';
-    return this.list.check(address, version === 4 ? 'ipv4' : 'ipv6') ? 'true' : 'false';
-  }
 }
 
 /**
@@ -322,9 +256,14 @@ function parseTest(
     return undefined;
   }
   const operator = op as ConditionOperator;
+  const { operand: schema } = operatorRow(operator);
+  const run = formOf(operator, 'condition');
   if (isRef(operand)) {
-    if (operator === '$exists') {
-      errors.push({ pointer: at, message: 'takes true or false, not a reference' });
+    if (!schema.ref) {
+      errors.push({
+        pointer: at,
+        message: schema.shape === 'flag' ? 'takes true or false, not a reference' : 'takes no reference',
+      });
       return undefined;
     }
     const keys = Object.keys(operand);
@@ -337,83 +276,92 @@ function parseTest(
       });
       return undefined;
     }
-    return { op: operator, operand: { kind: 'ref', path: target as string, read } };
+    return { op: operator, operand: { kind: 'ref', path: target as string, read }, run };
   }
-  switch (operator) {
-    case '$exists':
-      if (typeof operand !== 'boolean') {
-        errors.push({ pointer: at, message: 'must be true or false' });
-        return undefined;
-      }
-      return { op: operator, operand: { kind: 'value', value: operand } };
-    case '$in':
-    case '$nin': {
-      if (
-        !Array.isArray(operand) ||
-        operand.length === 0 ||
-        operand.length > MAX_LIST ||
-        !operand.every(isPrimitive)
-      ) {
-        errors.push({ pointer: at, message: `must be a list of 1-${MAX_LIST} strings, numbers or booleans` });
-        return undefined;
-      }
-      if (!possibleValues(path, operand, true, at, errors)) return undefined;
-      return { op: operator, operand: { kind: 'list', values: operand } };
-    }
-    case '$cidr': {
-      const list = typeof operand === 'string' ? [operand] : operand;
-      if (
-        !Array.isArray(list) ||
-        list.length === 0 ||
-        list.length > MAX_LIST ||
-        !list.every((c) => typeof c === 'string')
-      ) {
-        errors.push({ pointer: at, message: 'must be a CIDR block or a list of them' });
-        return undefined;
-      }
-      const blocks = CidrSet.of(list);
-      if (!blocks) {
-        const bad = list.findIndex((c) => parseCidr(c) === undefined);
-        errors.push({
-          pointer: Array.isArray(operand) ? `${at}/${bad}` : at,
-          message: 'must be a CIDR block such as 10.0.0.0/8 or 2001:db8::/32',
-        });
-        return undefined;
-      }
-      return { op: operator, operand: { kind: 'cidrs', list: blocks } };
-    }
-    case '$contains':
-    case '$startsWith':
-      if (typeof operand !== 'string' || operand.length > MAX_TEXT) {
-        errors.push({ pointer: at, message: `must be a string of at most ${MAX_TEXT} characters` });
-        return undefined;
-      }
-      return { op: operator, operand: { kind: 'value', value: operand } };
-    case '$gt':
-    case '$gte':
-    case '$lt':
-    case '$lte':
-      if (
-        !(typeof operand === 'number' && Number.isFinite(operand)) &&
-        !(typeof operand === 'string' && operand.length <= MAX_TEXT)
-      ) {
-        errors.push({ pointer: at, message: 'must be a number or a string' });
-        return undefined;
-      }
-      return { op: operator, operand: { kind: 'value', value: operand } };
-    case '$eq':
-    case '$ne':
-      if (!isPrimitive(operand)) {
-        errors.push({
-          pointer: at,
-          message: 'must be a string, a number, a boolean or { "$ref": "<path>" } (use $in for a list)',
-        });
-        return undefined;
-      }
-      if (!possibleValues(path, [operand], false, at, errors)) return undefined;
-      return { op: operator, operand: { kind: 'value', value: operand } };
-  }
+  const parsed = OPERAND_PARSERS[schema.shape](path, operand, at, errors);
+  return parsed && { op: operator, operand: parsed, run };
 }
+
+type OperandParser = (
+  path: string,
+  operand: unknown,
+  at: string,
+  errors: FieldError[],
+) => Operand | undefined;
+
+/** What each shape of operand (src/operators/table.ts) may be in a condition, and the errors when it is not. */
+const OPERAND_PARSERS: Record<OperandShape, OperandParser> = {
+  flag: (_path, operand, at, errors) => {
+    if (typeof operand !== 'boolean') {
+      errors.push({ pointer: at, message: 'must be true or false' });
+      return undefined;
+    }
+    return { kind: 'value', value: operand };
+  },
+  list: (path, operand, at, errors) => {
+    if (
+      !Array.isArray(operand) ||
+      operand.length === 0 ||
+      operand.length > MAX_LIST ||
+      !operand.every(isPrimitive)
+    ) {
+      errors.push({ pointer: at, message: `must be a list of 1-${MAX_LIST} strings, numbers or booleans` });
+      return undefined;
+    }
+    if (!possibleValues(path, operand, true, at, errors)) return undefined;
+    return { kind: 'list', values: operand };
+  },
+  cidrs: (_path, operand, at, errors) => {
+    const list = typeof operand === 'string' ? [operand] : operand;
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      list.length > MAX_LIST ||
+      !list.every((c) => typeof c === 'string')
+    ) {
+      errors.push({ pointer: at, message: 'must be a CIDR block or a list of them' });
+      return undefined;
+    }
+    const blocks = CidrSet.of(list);
+    if (!blocks) {
+      const bad = list.findIndex((c) => parseCidr(c) === undefined);
+      errors.push({
+        pointer: Array.isArray(operand) ? `${at}/${bad}` : at,
+        message: 'must be a CIDR block such as 10.0.0.0/8 or 2001:db8::/32',
+      });
+      return undefined;
+    }
+    return { kind: 'cidrs', list: blocks };
+  },
+  text: (_path, operand, at, errors) => {
+    if (typeof operand !== 'string' || operand.length > MAX_TEXT) {
+      errors.push({ pointer: at, message: `must be a string of at most ${MAX_TEXT} characters` });
+      return undefined;
+    }
+    return { kind: 'value', value: operand };
+  },
+  bound: (_path, operand, at, errors) => {
+    if (
+      !(typeof operand === 'number' && Number.isFinite(operand)) &&
+      !(typeof operand === 'string' && operand.length <= MAX_TEXT)
+    ) {
+      errors.push({ pointer: at, message: 'must be a number or a string' });
+      return undefined;
+    }
+    return { kind: 'value', value: operand };
+  },
+  value: (path, operand, at, errors) => {
+    if (!isPrimitive(operand)) {
+      errors.push({
+        pointer: at,
+        message: 'must be a string, a number, a boolean or { "$ref": "<path>" } (use $in for a list)',
+      });
+      return undefined;
+    }
+    if (!possibleValues(path, [operand], false, at, errors)) return undefined;
+    return { kind: 'value', value: operand };
+  },
+};
 
 const ACTION_NAME = new RegExp(ACTION_NAME_PATTERN);
 
@@ -455,124 +403,23 @@ function possibleValues(
 
 // ---- evaluation ----
 
-const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-
-const absent = (v: unknown): boolean => v === undefined || v === null;
-
-/** The elements a value stands for: a list's elements, else the value itself. */
-const elementsOf = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : [v]);
-
-/** Equality of two elements: true, false, or unknown when they cannot be compared. */
-function equal(a: unknown, b: unknown): Tri {
-  const ta = typeof a;
-  const tb = typeof b;
-  if (ta === tb && (ta === 'string' || ta === 'number' || ta === 'boolean'))
-    return a === b ? 'true' : 'false';
-  if (ta === 'number' && tb === 'string') return numericEqual(a as number, b as string);
-  if (ta === 'string' && tb === 'number') return numericEqual(b as number, a as string);
-  return 'unknown';
-}
-
-function numericEqual(n: number, text: string): Tri {
-  if (!NUMBER.test(text)) return 'unknown';
-  return Number(text) === n ? 'true' : 'false';
-}
-
-/** Ordering of two elements: negative, zero or positive; undefined when they cannot be compared. */
-function order(a: unknown, b: unknown): number | undefined {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'string' && typeof b === 'string') {
-    const ka = instantKey(a);
-    const kb = ka === undefined ? undefined : instantKey(b);
-    const x = kb === undefined ? a : ka!;
-    const y = kb === undefined ? b : kb;
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  if (typeof a === 'number' && typeof b === 'string') return NUMBER.test(b) ? a - Number(b) : undefined;
-  if (typeof a === 'string' && typeof b === 'number') return NUMBER.test(a) ? Number(a) - b : undefined;
-  return undefined;
-}
-
-/** Some pair of elements satisfies `test`: true if one does, else unknown if one could not tell. */
-function some(values: readonly unknown[], test: (v: unknown) => Tri): Tri {
-  let unknown = false;
-  for (const v of values) {
-    const r = test(v);
-    if (r === 'true') return 'true';
-    if (r === 'unknown') unknown = true;
-  }
-  return unknown ? 'unknown' : 'false';
-}
-
-const negate = (t: Tri): Tri => (t === 'true' ? 'false' : t === 'false' ? 'true' : 'unknown');
-
-const COMPARE = {
-  $gt: (d: number) => d > 0,
-  $gte: (d: number) => d >= 0,
-  $lt: (d: number) => d < 0,
-  $lte: (d: number) => d <= 0,
-};
-
+/**
+ * One operator on the value at a condition's path, by the operator's three-valued test; a `$ref`
+ * to a missing path is unknown.
+ */
 function runTest(test: Test, value: unknown, input: ConditionInput): Tri {
-  const { op, operand } = test;
-  if (op === '$exists') return !absent(value) === (operand as { value: boolean }).value ? 'true' : 'false';
-  if (absent(value)) return 'unknown';
-  let resolved: unknown;
-  if (operand.kind === 'ref') {
-    resolved = operand.read(input);
-    if (absent(resolved)) return 'unknown';
-  } else if (operand.kind === 'value') {
-    resolved = operand.value;
-  } else if (operand.kind === 'list') {
-    resolved = operand.values;
-  }
-  const values = elementsOf(value);
-  switch (op) {
-    case '$eq':
-    case '$in': {
-      const candidates = elementsOf(resolved);
-      return some(values, (v) => some(candidates, (c) => equal(v, c)));
+  const { operand } = test;
+  switch (operand.kind) {
+    case 'ref': {
+      const resolved = operand.read(input);
+      return absent(resolved) ? 'unknown' : test.run(value, resolved);
     }
-    case '$ne':
-    case '$nin': {
-      const candidates = elementsOf(resolved);
-      return negate(some(values, (v) => some(candidates, (c) => equal(v, c))));
-    }
-    case '$gt':
-    case '$gte':
-    case '$lt':
-    case '$lte': {
-      if (Array.isArray(resolved)) return 'unknown';
-      const holds = COMPARE[op];
-      return some(values, (v) => {
-        const d = order(v, resolved);
-        return d === undefined ? 'unknown' : holds(d) ? 'true' : 'false';
-      });
-    }
-    case '$contains': {
-      if (typeof resolved !== 'string') return 'unknown';
-      if (Array.isArray(value)) return some(values, (v) => equal(v, resolved));
-      if (typeof value !== 'string') return 'unknown';
-      return value.toLowerCase().includes(resolved.toLowerCase()) ? 'true' : 'false';
-    }
-    case '$startsWith': {
-      if (typeof resolved !== 'string') return 'unknown';
-      const prefix = resolved.toLowerCase();
-      return some(values, (v) =>
-        typeof v === 'string' ? (v.toLowerCase().startsWith(prefix) ? 'true' : 'false') : 'unknown',
-      );
-    }
-    case '$cidr': {
-      let set: CidrSet | undefined;
-      if (operand.kind === 'cidrs') set = operand.list;
-      else {
-        const texts = elementsOf(resolved);
-        set = texts.every((t) => typeof t === 'string') ? CidrSet.of(texts) : undefined;
-      }
-      if (!set) return 'unknown';
-      const blocks = set;
-      return some(values, (v) => (typeof v === 'string' ? blocks.test(v) : 'unknown'));
-    }
+    case 'value':
+      return test.run(value, operand.value);
+    case 'list':
+      return test.run(value, operand.values);
+    case 'cidrs':
+      return test.run(value, operand.list);
   }
 }
 

@@ -20,8 +20,12 @@ export const SEARCH_OPERATORS = [
 ] as const;
 export type SearchOperator = (typeof SEARCH_OPERATORS)[number];
 
-/** Operators the query representation knows: the public ones and `$endsWith`, for SCIM's `ew`. */
-export const QUERY_OPERATORS = [...SEARCH_OPERATORS, '$endsWith'] as const;
+/**
+ * Operators the query representation knows: the public ones, `$endsWith` for SCIM's `ew`, and
+ * equality ignoring case, which only SCIM filters say (`eq` on an attribute that is not
+ * case-exact).
+ */
+export const QUERY_OPERATORS = [...SEARCH_OPERATORS, '$endsWith', '$eqIgnoreCase'] as const;
 export type QueryOperator = (typeof QUERY_OPERATORS)[number];
 
 export const TEXT_FIELDS = ['name', 'email', 'connector_source'] as const;

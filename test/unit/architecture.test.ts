@@ -106,6 +106,19 @@ describe('architecture', () => {
     expect(outside).to.deep.equal([]);
   });
 
+  it('keeps the operator table below the conditions and the search that evaluate it', () => {
+    const outside = [...graph.entries()].flatMap(([from, targets]) =>
+      from.startsWith('operators/')
+        ? targets
+            .filter((t) => !t.startsWith('operators/') && !t.startsWith('vocabulary/') && t !== 'time.ts')
+            .map((t) => `${from} -> ${t}`)
+        : [],
+    );
+    expect(outside).to.deep.equal([]);
+    expect(graph.get('policies/conditions.ts')).to.include('operators/table.ts');
+    expect(graph.get('principals/search/evaluate.ts')).to.include('operators/table.ts');
+  });
+
   it('finds a cycle when there is one', () => {
     const looped = new Map([
       ['a.ts', ['b.ts']],

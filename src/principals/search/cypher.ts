@@ -3,6 +3,7 @@ import { SEARCH_TEMPLATES as Q } from '../repository.js';
 import { fillMarkers, fragmentOf } from '../../db/compose.js';
 import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js';
 import { instantKey, parseInstant } from '../../time.js';
+import { formOf, operatorRow } from '../../operators/table.js';
 import {
   assertWellFormed,
   isAttribute,
@@ -156,7 +157,6 @@ function labelsOf(target: 'type' | 'status', operand: Operand): string[] {
 }
 
 const RANGE_OPS = new Set(['$eq', '$in', '$gt', '$gte', '$lt', '$lte']);
-const COMPARISONS = new Set(['$gt', '$gte', '$lt', '$lte']);
 
 function literalParam(l: Literal): LiteralParam {
   const kind = kindOf(l.target);
@@ -175,12 +175,15 @@ function literalParam(l: Literal): LiteralParam {
     return { ...base, op: 'labels', prop: null, values: labelsOf(f, l.operand) };
   }
   const temporal = kind === 'timestamp';
-  const op = l.op.slice(1);
-  if (l.op === '$in') {
+  const { generic } = formOf(l.op, 'cypher');
+  // Literals are positive (src/principals/search/normal.ts): a negating form never reaches here.
+  if (!('test' in generic)) throw new Error(`${l.op} is the negation of ${generic.negates}, not a literal`);
+  const op = generic.test;
+  if (operatorRow(l.op).operand.shape === 'list') {
     return { ...base, op, values: temporal ? list(l.operand).map(instant) : list(l.operand), temporal };
   }
   const numeric =
-    (kind === 'text' || kind === 'attribute') && COMPARISONS.has(l.op) && typeof l.operand === 'number';
+    (kind === 'text' || kind === 'attribute') && generic.numeric && typeof l.operand === 'number';
   return { ...base, op, value: temporal ? instant(l.operand) : l.operand, numeric, temporal };
 }
 

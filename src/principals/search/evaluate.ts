@@ -1,4 +1,5 @@
 import { instantKey } from '../../time.js';
+import { formOf, type Stored } from '../../operators/table.js';
 import { FIELD_KIND, isAttribute, type Condition, type Field, type Query } from './model.js';
 
 /**
@@ -61,14 +62,7 @@ export function compilePredicate(query: Query): Predicate {
   }
 }
 
-const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-
-/** Text as Cypher's toFloatOrNull reads it: a number, or NaN for anything else. */
-function numeric(text: string): number {
-  return NUMBER.test(text) ? Number(text) : NaN;
-}
-
-type Reader = (s: Subject) => string | number | readonly string[] | null;
+type Reader = (s: Subject) => Stored;
 
 function reader(condition: Condition): Reader {
   const target = condition.target;
@@ -80,86 +74,15 @@ function reader(condition: Condition): Reader {
   return (s) => s[field] ?? null;
 }
 
+/**
+ * A condition by its operator's boolean test (src/operators/table.ts), prepared once for the
+ * operand: on timestamps the operand becomes an instant key, as the subject's timestamps are.
+ */
 function compileCondition(c: Condition): Predicate {
   const read = reader(c);
   const timestamp = !isAttribute(c.target) && FIELD_KIND[c.target.field] === 'timestamp';
   const norm = (v: string | number): string | number =>
     timestamp && typeof v === 'string' ? (instantKey(v) ?? v) : v;
-  const operands = (Array.isArray(c.operand) ? c.operand : [c.operand]) as (string | number | boolean)[];
-  const first = operands[0];
-  /** The values of a field or attribute: none when missing, the elements of a list. */
-  const each = (s: Subject, test: (e: string | number) => boolean): boolean => {
-    const raw = read(s);
-    if (raw === null) return false;
-    if (typeof raw === 'object') {
-      for (const e of raw) if (test(e)) return true;
-      return false;
-    }
-    return test(raw);
-  };
-  switch (c.op) {
-    case '$eq':
-    case '$ne': {
-      const operand = norm(first as string | number);
-      const eq: Predicate = (s) => each(s, (e) => e === operand);
-      return c.op === '$eq' ? eq : (s) => !eq(s);
-    }
-    case '$in':
-    case '$nin': {
-      const set = new Set(operands.map((o) => norm(o as string | number)));
-      const within: Predicate = (s) => each(s, (e) => set.has(e));
-      return c.op === '$in' ? within : (s) => !within(s);
-    }
-    case '$exists': {
-      const wanted = first === true;
-      return (s) => (read(s) !== null) === wanted;
-    }
-    case '$contains': {
-      const operand = String(first);
-      const lower = operand.toLowerCase();
-      return (s) => {
-        const raw = read(s);
-        if (raw === null) return false;
-        if (typeof raw === 'object') return raw.includes(operand);
-        return String(raw).toLowerCase().includes(lower);
-      };
-    }
-    case '$startsWith': {
-      const lower = String(first).toLowerCase();
-      return (s) => each(s, (e) => String(e).toLowerCase().startsWith(lower));
-    }
-    case '$endsWith': {
-      const lower = String(first).toLowerCase();
-      return (s) => each(s, (e) => String(e).toLowerCase().endsWith(lower));
-    }
-    case '$eqIgnoreCase': {
-      const lower = String(first).toLowerCase();
-      return (s) => each(s, (e) => String(e).toLowerCase() === lower);
-    }
-    case '$gt':
-    case '$gte':
-    case '$lt':
-    case '$lte': {
-      const test = COMPARE[c.op];
-      if (typeof first === 'number') {
-        // A number compares numerically with numbers and with text that reads as one.
-        return (s) =>
-          each(s, (e) => {
-            const n = typeof e === 'number' ? e : numeric(e);
-            return !Number.isNaN(n) && test(n, first);
-          });
-      }
-      // Timestamps of a subject are instant keys already; the operand becomes one.
-      const operand = norm(first as string);
-      return (s) => each(s, (e) => typeof e === 'string' && test(e, operand));
-    }
-  }
+  const test = formOf(c.op, 'search')(c.operand, norm);
+  return (s) => test(read(s));
 }
-
-const COMPARE: Record<'$gt' | '$gte' | '$lt' | '$lte', (a: string | number, b: string | number) => boolean> =
-  {
-    $gt: (a, b) => a > b,
-    $gte: (a, b) => a >= b,
-    $lt: (a, b) => a < b,
-    $lte: (a, b) => a <= b,
-  };

@@ -1,3 +1,10 @@
+import { formOf } from '../../operators/table.js';
+import {
+  PRINCIPAL_FIELD_NAMES,
+  PRINCIPAL_FIELDS,
+  type FieldKind,
+  type PrincipalField,
+} from '../../vocabulary/principals.js';
 import { QUERY_OPERATORS } from '../../vocabulary/search.js';
 
 /**
@@ -35,47 +42,22 @@ import { QUERY_OPERATORS } from '../../vocabulary/search.js';
  *   caller states its own scope (the `/v1` search adds "not deleted" unless asked otherwise).
  */
 
-export const FIELDS = [
-  'id',
-  'type',
-  'status',
-  'name',
-  'email',
-  'connector_source',
-  'connector_id',
-  'connector_ref',
-  'user_name',
-  'created_at',
-  'updated_at',
-  'last_login',
-  'risk_score',
-] as const;
-export type Field = (typeof FIELDS)[number];
+/** The principal fields a query reads (src/vocabulary/principals.ts, shared with policy conditions). */
+export const FIELDS: readonly PrincipalField[] = PRINCIPAL_FIELD_NAMES;
+export type Field = PrincipalField;
 
 /** How a field's values compare; attributes are text or lists of text. */
-export type FieldKind = 'label' | 'text' | 'timestamp' | 'score';
+export type { FieldKind };
 
-export const FIELD_KIND: Record<Field, FieldKind> = {
-  id: 'text',
-  type: 'label',
-  status: 'label',
-  name: 'text',
-  email: 'text',
-  connector_source: 'text',
-  connector_id: 'text',
-  connector_ref: 'text',
-  user_name: 'text',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-  last_login: 'timestamp',
-  risk_score: 'score',
-};
+export const FIELD_KIND = Object.fromEntries(
+  PRINCIPAL_FIELD_NAMES.map((f) => [f, PRINCIPAL_FIELDS[f].kind]),
+) as Record<Field, FieldKind>;
 
 /**
- * Every operator the representation knows: those of src/vocabulary/search.ts, and equality
- * ignoring case, which only SCIM filters say (`eq` on an attribute that is not case-exact).
+ * Every operator the representation knows (src/vocabulary/search.ts); what each means is its row
+ * of src/operators/table.ts.
  */
-export const OPERATORS = [...QUERY_OPERATORS, '$eqIgnoreCase'] as const;
+export const OPERATORS = QUERY_OPERATORS;
 export type Operator = (typeof OPERATORS)[number];
 
 export type Target = { readonly field: Field } | { readonly attribute: string };
@@ -154,6 +136,8 @@ export function assertWellFormed(query: Query): void {
       assertWellFormed(query.of);
       return;
     case 'condition': {
+      // An operator without a row, or without a Cypher form, is refused with the table's reason.
+      formOf(query.op, 'cypher');
       const kind = kindOf(query.target);
       if (!ALLOWED[kind].has(query.op)) throw new Error(`${query.op} does not apply to ${describe(query)}`);
       const list = query.op === '$in' || query.op === '$nin';

@@ -1,4 +1,5 @@
 import { validationFailed } from '../../errors/errors.js';
+import { formOf } from '../../operators/table.js';
 import type { Operand, Operator, Query, Target } from './model.js';
 
 /**
@@ -33,17 +34,20 @@ type Nnf = Literal | { readonly and: readonly Nnf[] } | { readonly or: readonly 
 
 const isLiteral = (n: Nnf): n is Literal => 'target' in n;
 
+/**
+ * A condition as a literal: an operator whose Cypher form is the negation of another's
+ * (src/operators/table.ts) becomes that literal negated, and `$exists: false` the negated
+ * `$exists: true`.
+ */
 function literal(target: Target, op: Operator, operand: Operand, negated: boolean): Literal {
-  switch (op) {
-    case '$ne':
-      return { target, op: '$eq', operand, negated: !negated };
-    case '$nin':
-      return { target, op: '$in', operand, negated: !negated };
-    case '$exists':
-      return { target, op: '$exists', operand: true, negated: operand === true ? negated : !negated };
-    default:
-      return { target, op, operand, negated };
+  const { generic } = formOf(op, 'cypher');
+  if ('negates' in generic) {
+    return { target, op: generic.negates as PositiveOperator, operand, negated: !negated };
   }
+  if (op === '$exists') {
+    return { target, op, operand: true, negated: operand === true ? negated : !negated };
+  }
+  return { target, op: op as PositiveOperator, operand, negated };
 }
 
 /** Negation normal form: `not` only on conditions, where it becomes the literal's flag. */

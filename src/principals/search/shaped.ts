@@ -5,7 +5,13 @@ import { ATTR_PREFIX, MANAGER_KEY, STATUS_LABEL, TYPE_LABEL } from '../model.js'
 import { parseInstant } from '../../time.js';
 import { type Page, type Rows, type Sort } from './cypher.js';
 import { FIELD_KIND, isAttribute, type Operator, type Query } from './model.js';
-import { SEARCH_OPERATORS } from '../../vocabulary/search.js';
+import {
+  formOf,
+  isAvailable,
+  shapedFormOf,
+  type ShapedAnchor,
+  type ShapedOperand,
+} from '../../operators/table.js';
 import { PRINCIPAL_STATUSES, type PrincipalStatus, type PrincipalType } from '../../vocabulary/principals.js';
 
 /**
@@ -77,24 +83,8 @@ const SORT: Record<Sort['field'], { property: string; index: string; nullable: b
 
 const DIRECTION = { asc: 'ASC', desc: 'DESC' } as const;
 
-const COMPARISON: Partial<Record<Operator, string>> = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' };
-
-/**
- * Which attribute condition is worth anchoring the match on (lower is better): equality names a
- * single value node, `$in` and equality ignoring case a few, `$startsWith`, `$contains` and
- * ranges scan the values of one key. Other operators would have to look at every principal anyway.
- */
-const ANCHOR_RANK: Partial<Record<Operator, number>> = {
-  $eq: 1,
-  $in: 2,
-  $eqIgnoreCase: 2,
-  $startsWith: 3,
-  $contains: 4,
-  $gt: 4,
-  $gte: 4,
-  $lt: 4,
-  $lte: 4,
-};
+/** Comparisons, which a timestamp or score index answers as a range. */
+const RANGES: ReadonlySet<Operator> = new Set(['$gt', '$gte', '$lt', '$lte']);
 
 /** Skip values past this are all "past the end"; the cap keeps Cypher integer arithmetic in range. */
 const MAX_SKIP = Number.MAX_SAFE_INTEGER;
@@ -119,44 +109,26 @@ function instant(value: unknown): string {
   return normal;
 }
 
-/** A condition on a principal property (never missing for `name`, often for the others). */
-function fieldPredicate(x: string, kind: FieldKind, op: Operator, operand: unknown, params: Params): string {
-  const one = (o: unknown): string =>
-    kind === 'timestamp' ? `datetime(${params.add(instant(o))})` : params.add(o);
-  const many = (o: unknown): string =>
-    kind === 'timestamp'
-      ? `[t IN ${params.add((o as unknown[]).map(instant))} | datetime(t)]`
-      : params.add(o);
-  switch (op) {
-    case '$eq':
-      return `${x} = ${one(operand)}`;
-    case '$ne':
-      return `${x} IS NULL OR ${x} <> ${one(operand)}`;
-    case '$in':
-      return `${x} IN ${many(operand)}`;
-    case '$nin':
-      return `${x} IS NULL OR NOT ${x} IN ${many(operand)}`;
-    case '$contains':
-      return `toLower(${x}) CONTAINS toLower(${params.add(operand)})`;
-    case '$startsWith':
-      return `toLower(${x}) STARTS WITH toLower(${params.add(operand)})`;
-    case '$eqIgnoreCase':
-      return `toLower(${x}) = toLower(${params.add(operand)})`;
-    case '$exists':
-      return operand === true ? `${x} IS NOT NULL` : `${x} IS NULL`;
-    default: {
-      const cmp = comparison(op);
-      if (kind === 'text' && typeof operand === 'number')
-        return `toFloatOrNull(${x}) ${cmp} ${params.add(operand)}`;
-      return `${x} ${cmp} ${one(operand)}`;
-    }
-  }
+/**
+ * The operand as the text refers to it, each reference a parameter: as it is, as the property
+ * compares with it (a datetime on a timestamp), or a list of those.
+ */
+function shapedOperand(operand: unknown, kind: FieldKind | 'attribute', params: Params): ShapedOperand {
+  return {
+    value: operand,
+    param: () => params.add(operand),
+    compared: () =>
+      kind === 'timestamp' ? `datetime(${params.add(instant(operand))})` : params.add(operand),
+    listed: () =>
+      kind === 'timestamp'
+        ? `[t IN ${params.add((operand as unknown[]).map(instant))} | datetime(t)]`
+        : params.add(operand),
+  };
 }
 
-function comparison(op: Operator): string {
-  const cmp = COMPARISON[op];
-  if (cmp === undefined) throw new Error(`unknown operator ${op}`);
-  return cmp;
+/** A condition on a principal property (never missing for `name`, often for the others). */
+function fieldPredicate(x: string, kind: FieldKind, op: Operator, operand: unknown, params: Params): string {
+  return shapedFormOf(op).field(x, kind, shapedOperand(operand, kind, params));
 }
 
 /**
@@ -165,34 +137,15 @@ function comparison(op: Operator): string {
  * array semantics (any element) and missing attributes (no element) follow from list predicates.
  */
 function attributePredicate(key: string, op: Operator, operand: unknown, params: Params): string {
-  const bind = (test: string): string => `any(x IN [p[${params.add(`${ATTR_PREFIX}${key}`)}]] WHERE ${test})`;
   const elements = 'CASE WHEN x IS NULL THEN [] WHEN x IS :: STRING THEN [x] ELSE x END';
-  switch (op) {
-    case '$eq':
-      return bind(`${params.add(operand)} IN ${elements}`);
-    case '$ne':
-      return bind(`NOT ${params.add(operand)} IN ${elements}`);
-    case '$in':
-      return bind(`any(e IN ${elements} WHERE e IN ${params.add(operand)})`);
-    case '$nin':
-      return bind(`none(e IN ${elements} WHERE e IN ${params.add(operand)})`);
-    case '$contains': {
-      const v = params.add(operand);
-      return bind(
-        `CASE WHEN x IS :: STRING NOT NULL THEN toLower(x) CONTAINS toLower(${v}) ELSE ${v} IN ${elements} END`,
-      );
-    }
-    case '$startsWith':
-      return bind(`any(e IN ${elements} WHERE toLower(e) STARTS WITH toLower(${params.add(operand)}))`);
-    case '$eqIgnoreCase':
-      return bind(`any(e IN ${elements} WHERE toLower(e) = toLower(${params.add(operand)}))`);
-    case '$exists':
-      return bind(operand === true ? 'x IS NOT NULL' : 'x IS NULL');
-    default: {
-      const element = typeof operand === 'number' ? 'toFloatOrNull(e)' : 'e';
-      return bind(`any(e IN ${elements} WHERE ${element} ${comparison(op)} ${params.add(operand)})`);
-    }
-  }
+  const test = shapedFormOf(op).attribute(elements, shapedOperand(operand, 'attribute', params));
+  return `any(x IN [p[${params.add(`${ATTR_PREFIX}${key}`)}]] WHERE ${test})`;
+}
+
+/** The test of an attribute condition on its value nodes, if the operator has one. */
+function anchorOf(op: Operator): ShapedAnchor | undefined {
+  const { anchor } = shapedFormOf(op);
+  return isAvailable(anchor) ? anchor : undefined;
 }
 
 /**
@@ -206,45 +159,13 @@ function anchorPredicate(
   operand: unknown,
   params: Params,
 ): { predicate: string; duplicates: boolean } {
+  const anchor = anchorOf(op);
+  if (!anchor) throw new Error(`${op} is no anchor of a shaped search`);
   const k = `a0.key = ${params.add(key)}`;
-  switch (op) {
-    case '$eq':
-      return { predicate: `${k} AND a0.value = ${params.add(operand)}`, duplicates: false };
-    case '$in':
-      return { predicate: `${k} AND a0.value IN ${params.add(operand)}`, duplicates: true };
-    case '$startsWith':
-      return {
-        predicate: `${k} AND a0.value IS NOT NULL AND toLower(a0.value) STARTS WITH toLower(${params.add(operand)})`,
-        duplicates: true,
-      };
-    case '$eqIgnoreCase':
-      // Array elements that differ only in case are value nodes of their own.
-      return {
-        predicate: `${k} AND a0.value IS NOT NULL AND toLower(a0.value) = toLower(${params.add(operand)})`,
-        duplicates: true,
-      };
-    case '$contains': {
-      // The node-only part filters value nodes before their links are expanded; the link then
-      // says whether the value was an array element (which must equal the operand; only those
-      // links carry `array: true`) or a string.
-      // A principal links to one node per distinct element, so at most one matches per principal.
-      const v = params.add(operand);
-      return {
-        predicate: `${k} AND a0.value IS NOT NULL AND toLower(a0.value) CONTAINS toLower(${v}) AND (NOT coalesce(r0.array, false) OR a0.value = ${v})`,
-        duplicates: false,
-      };
-    }
-    default: {
-      const cmp = comparison(op);
-      if (typeof operand === 'number') {
-        return {
-          predicate: `${k} AND a0.value IS NOT NULL AND toFloatOrNull(a0.value) ${cmp} ${params.add(operand)}`,
-          duplicates: true,
-        };
-      }
-      return { predicate: `${k} AND a0.value ${cmp} ${params.add(operand)}`, duplicates: true };
-    }
-  }
+  return {
+    predicate: anchor.predicate(k, shapedOperand(operand, 'attribute', params)),
+    duplicates: anchor.duplicates,
+  };
 }
 
 /**
@@ -292,7 +213,7 @@ function chooseAnchor(conditions: Condition[]): Anchor | undefined {
     if (isUserName(c) && c.op === '$startsWith') return undefined;
     if (
       (c.target.kind === 'timestamp' || c.target.kind === 'score') &&
-      (c.op === '$eq' || COMPARISON[c.op])
+      (c.op === '$eq' || RANGES.has(c.op))
     ) {
       cutoff = Math.min(cutoff, 4);
     }
@@ -304,7 +225,9 @@ function chooseAnchor(conditions: Condition[]): Anchor | undefined {
   let best: Condition | undefined;
   let bestRank = cutoff;
   for (const c of candidates) {
-    const rank = ANCHOR_RANK[c.op];
+    // Equality names a single value node, `$in` and equality ignoring case a few, the others
+    // scan the values of one key; negations and presence have no anchor at all.
+    const rank = anchorOf(c.op)?.rank;
     if (rank !== undefined && rank < bestRank) {
       best = c;
       bestRank = rank;
@@ -342,10 +265,10 @@ const FIELD_TARGET: Record<ShapedField, Target> = {
 };
 
 /**
- * The public operators and equality ignoring case each have a statement of their own; `$endsWith`
- * takes the generic one.
+ * Whether an operator has a statement of its own (the public operators and equality ignoring
+ * case); the others (`$endsWith`) take the generic one.
  */
-const SHAPED_OPERATORS: ReadonlySet<Operator> = new Set([...SEARCH_OPERATORS, '$eqIgnoreCase']);
+const isShaped = (op: Operator): boolean => isAvailable(formOf(op, 'cypher').shaped);
 
 interface Shape {
   types: PrincipalType[] | undefined;
@@ -382,7 +305,7 @@ function shapeOf(query: Query): Shape | undefined {
         if (statuses) return undefined;
         statuses = values as PrincipalStatus[];
       }
-    } else if (!SHAPED_OPERATORS.has(op)) {
+    } else if (!isShaped(op)) {
       return undefined;
     } else if (isAttribute(target)) {
       attributes.push([
