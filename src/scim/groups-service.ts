@@ -11,7 +11,9 @@ import { instantKey, nowIso } from '../time.js';
 import { MAX_MEMBERS } from './bounds.js';
 import { invalidValue, ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, filterPaths, type ScimFilter } from './filter.js';
+import { caseExactOf, GROUP_RESOURCE } from './attributes.js';
 import { dialectOf } from './dialect.js';
+import { findNamed, sameName } from './names.js';
 import {
   groupEtag,
   groupFields,
@@ -31,7 +33,7 @@ import {
   type StoredGroup,
 } from './repository.js';
 import { text, type ScimObject } from './resource.js';
-import { caseExactIn, COMMON_ATTRIBUTES, GROUP_ATTRIBUTES, GROUP_SCHEMA } from './schema.js';
+import { GROUP_SCHEMA } from './schema.js';
 import {
   checkIfMatch,
   MAX_RESULTS,
@@ -40,7 +42,7 @@ import {
   type ListResult,
 } from './users-service.js';
 
-const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES]);
+const caseExact = caseExactOf('Group');
 
 /**
  * Groups read at once while a filter is checked on them, one batch after another; fewer when
@@ -139,7 +141,7 @@ export class ScimGroupService {
       );
       return { totalResults: total, startIndex: request.startIndex, resources: shown(page) };
     }
-    const filterNeedsMembers = filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members');
+    const filterNeedsMembers = filterPaths(filter).some((p) => sameName(p.attribute, 'members'));
     const { total, page } = await this.db.read('scim/groups/list', async (tx) => {
       let matched = 0;
       const kept: StoredGroup[] = [];
@@ -217,14 +219,7 @@ export class ScimGroupService {
     op: OperationContext,
   ): Promise<ScimObject> {
     return this.write(caller, id, ifMatch, op, (current) =>
-      readGroup(
-        patchResource(current, withMemberObjects(operations), {
-          core: GROUP_SCHEMA,
-          attributes: [...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES],
-          extensions: [],
-          readOnly: ['id', 'meta'],
-        }),
-      ),
+      readGroup(patchResource(current, withMemberObjects(operations), GROUP_RESOURCE)),
     );
   }
 
@@ -468,8 +463,8 @@ function indexedEq(filter: ScimFilter): IndexedEq | undefined {
       return;
     }
     if (node.kind !== 'compare' || node.op !== 'eq' || node.path.sub !== undefined) return;
-    if (node.path.uri !== undefined && node.path.uri.toLowerCase() !== GROUP_SCHEMA.toLowerCase()) return;
-    const attribute = SELECTIVITY.find((a) => a.toLowerCase() === node.path.attribute.toLowerCase());
+    if (node.path.uri !== undefined && !sameName(node.path.uri, GROUP_SCHEMA)) return;
+    const attribute = findNamed(SELECTIVITY, node.path.attribute, (a) => a);
     const value = node.value;
     // A number, a boolean or an instant compares otherwise than as the text an index holds; a
     // blank externalId is none.
