@@ -1,14 +1,6 @@
+import { ATTRIBUTE_TABLE, definitions, USER_RESOURCE } from './attributes.js';
 import { MAX_RESULTS } from './users-service.js';
-import {
-  COMMON_ATTRIBUTES,
-  ENTERPRISE_ATTRIBUTES,
-  ENTERPRISE_SCHEMA,
-  GROUP_ATTRIBUTES,
-  GROUP_SCHEMA,
-  USER_ATTRIBUTES,
-  USER_SCHEMA,
-  type AttributeDef,
-} from './schema.js';
+import { GROUP_SCHEMA, USER_SCHEMA, type AttributeDef } from './schema.js';
 import type { ScimObject } from './resource.js';
 
 const SPC_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig';
@@ -50,7 +42,7 @@ export function resourceTypes(baseUrl: string): ScimObject[] {
       endpoint: '/Users',
       description: 'USER principals provisioned by this connector',
       schema: USER_SCHEMA,
-      schemaExtensions: [{ schema: ENTERPRISE_SCHEMA, required: false }],
+      schemaExtensions: Object.keys(USER_RESOURCE.extensions).map((schema) => ({ schema, required: false })),
       meta: { resourceType: 'ResourceType', location: `${baseUrl}/ResourceTypes/User` },
     },
     {
@@ -84,19 +76,17 @@ function attributeView(def: AttributeDef): ScimObject {
   };
 }
 
-/** The schemas, named and described as RFC 7643 §8.7.1 and §8.7.2 name and describe them. */
+/**
+ * The schemas, generated from the attribute table (src/scim/attributes.ts): named and described
+ * as RFC 7643 §8.7.1 and §8.7.2 name and describe them, with the attributes the table publishes.
+ */
 export function schemas(baseUrl: string): ScimObject[] {
-  const schema = (id: string, name: string, description: string, attributes: AttributeDef[]): ScimObject => ({
+  return ATTRIBUTE_TABLE.map((table) => ({
     schemas: [SCHEMA_SCHEMA],
-    id,
-    name,
-    description,
-    attributes: attributes.map(attributeView),
-    meta: { resourceType: 'Schema', location: `${baseUrl}/Schemas/${id}` },
-  });
-  return [
-    schema(USER_SCHEMA, 'User', 'User Account', [...COMMON_ATTRIBUTES.slice(1), ...USER_ATTRIBUTES]),
-    schema(ENTERPRISE_SCHEMA, 'EnterpriseUser', 'Enterprise User', ENTERPRISE_ATTRIBUTES),
-    schema(GROUP_SCHEMA, 'Group', 'Group', [...COMMON_ATTRIBUTES.slice(1), ...GROUP_ATTRIBUTES]),
-  ];
+    id: table.schema,
+    name: table.name,
+    description: table.description,
+    attributes: definitions(table, 'published').map(attributeView),
+    meta: { resourceType: 'Schema', location: `${baseUrl}/Schemas/${table.schema}` },
+  }));
 }

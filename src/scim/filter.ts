@@ -4,6 +4,7 @@
  */
 
 import { instantKey } from '../time.js';
+import { memberOf } from './names.js';
 
 /** An attribute path as written: `userName`, `name.familyName`, `urn:…:User:manager.value`. */
 export interface AttrPath {
@@ -444,14 +445,6 @@ const CORE_SCHEMA_PREFIX = 'urn:ietf:params:scim:schemas:core:';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `obj[name]`, the exact key first, otherwise the first key equal to `name` ignoring case. */
-function member(obj: Json, name: string): unknown {
-  if (Object.hasOwn(obj, name)) return obj[name];
-  const lower = name.toLowerCase();
-  for (const key of Object.keys(obj)) if (key.toLowerCase() === lower) return obj[key];
-  return undefined;
-}
-
 /**
  * The value of `path.attribute` on a resource. With a URN: inside the member named by the URN, or
  * at the top level when there is no such member and the URN is a core schema (core attributes
@@ -460,20 +453,20 @@ function member(obj: Json, name: string): unknown {
  */
 function resourceAttribute(resource: Json, path: AttrPath): unknown {
   if (path.uri !== undefined) {
-    const extension = member(resource, path.uri);
-    if (isObject(extension)) return member(extension, path.attribute);
+    const extension = memberOf(resource, path.uri);
+    if (isObject(extension)) return memberOf(extension, path.attribute);
     if (extension === undefined && path.uri.toLowerCase().startsWith(CORE_SCHEMA_PREFIX)) {
-      return member(resource, path.attribute);
+      return memberOf(resource, path.attribute);
     }
     return undefined;
   }
-  const direct = member(resource, path.attribute);
+  const direct = memberOf(resource, path.attribute);
   if (direct !== undefined && direct !== null) return direct;
   for (const key of Object.keys(resource)) {
     if (!key.toLowerCase().startsWith('urn:')) continue;
     const extension = resource[key];
     if (!isObject(extension)) continue;
-    const value = member(extension, path.attribute);
+    const value = memberOf(extension, path.attribute);
     if (value !== undefined && value !== null) return value;
   }
   return direct;
@@ -490,7 +483,7 @@ function isPresent(v: unknown): boolean {
 function presentAt(attr: unknown, sub: string | undefined): boolean {
   if (sub === undefined) return isPresent(attr);
   const items = Array.isArray(attr) ? attr : [attr];
-  return items.some((item) => isObject(item) && isPresent(member(item, sub)));
+  return items.some((item) => isObject(item) && isPresent(memberOf(item, sub)));
 }
 
 /**
@@ -503,9 +496,9 @@ function comparedValues(attr: unknown, sub: string | undefined): unknown[] {
     let v: unknown = item;
     if (sub !== undefined) {
       if (!isObject(item)) continue;
-      v = member(item, sub);
+      v = memberOf(item, sub);
     } else if (isObject(item)) {
-      v = member(item, 'value');
+      v = memberOf(item, 'value');
     }
     if (Array.isArray(v)) out.push(...(v as unknown[]));
     else out.push(v);
@@ -598,7 +591,7 @@ type Scope = { readonly resource: Json } | { readonly element: Json; readonly ou
 function scopedAttribute(scope: Scope, path: AttrPath): unknown {
   return 'resource' in scope
     ? resourceAttribute(scope.resource, path)
-    : member(scope.element, path.attribute);
+    : memberOf(scope.element, path.attribute);
 }
 
 /** The path as callers know it: inside a value path, the outer attribute with the inner name as `sub`. */
@@ -635,7 +628,7 @@ function evaluate(filter: ScimFilter, scope: Scope, options: EvaluateOptions): b
       const attr = scopedAttribute(scope, filter.path);
       let elements: unknown[] = Array.isArray(attr) ? attr : [attr];
       const sub = filter.path.sub;
-      if (sub !== undefined) elements = elements.map((e) => (isObject(e) ? member(e, sub) : undefined));
+      if (sub !== undefined) elements = elements.map((e) => (isObject(e) ? memberOf(e, sub) : undefined));
       const outer = qualified(scope, filter.path);
       return elements.some(
         (element) => isObject(element) && evaluate(filter.filter, { element, outer }, options),

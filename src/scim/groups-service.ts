@@ -9,7 +9,9 @@ import { instantKey } from '../time.js';
 import { MAX_MEMBERS } from './bounds.js';
 import { invalidValue, ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, filterPaths, type ScimFilter } from './filter.js';
+import { caseExactOf, GROUP_RESOURCE } from './attributes.js';
 import { dialectOf } from './dialect.js';
+import { findNamed, sameName } from './names.js';
 import {
   groupEtag,
   groupFields,
@@ -29,7 +31,7 @@ import {
   type StoredGroup,
 } from './repository.js';
 import { text, type ScimObject } from './resource.js';
-import { caseExactIn, COMMON_ATTRIBUTES, GROUP_ATTRIBUTES, GROUP_SCHEMA } from './schema.js';
+import { GROUP_SCHEMA } from './schema.js';
 import {
   checkIfMatch,
   MAX_RESULTS,
@@ -38,7 +40,7 @@ import {
   type ListResult,
 } from './users-service.js';
 
-const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES]);
+const caseExact = caseExactOf('Group');
 
 /**
  * Groups read at once while a filter is checked on them, one batch after another; fewer when
@@ -133,7 +135,7 @@ export class ScimGroupService {
       );
       return { totalResults: total, startIndex: request.startIndex, resources: shown(page) };
     }
-    const filterNeedsMembers = filterPaths(filter).some((p) => p.attribute.toLowerCase() === 'members');
+    const filterNeedsMembers = filterPaths(filter).some((p) => sameName(p.attribute, 'members'));
     const { total, page } = await this.db.read('scim/groups/list', async (tx) => {
       let matched = 0;
       const kept: StoredGroup[] = [];
@@ -211,14 +213,7 @@ export class ScimGroupService {
     op: OperationContext,
   ): Promise<ScimObject> {
     return this.write(caller, id, ifMatch, op, (current) =>
-      readGroup(
-        patchResource(current, withMemberObjects(operations), {
-          core: GROUP_SCHEMA,
-          attributes: [...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES],
-          extensions: [],
-          readOnly: ['id', 'meta'],
-        }),
-      ),
+      readGroup(patchResource(current, withMemberObjects(operations), GROUP_RESOURCE)),
     );
   }
 
@@ -447,8 +442,8 @@ function indexedEq(filter: ScimFilter): IndexedEq | undefined {
       return;
     }
     if (node.kind !== 'compare' || node.op !== 'eq' || node.path.sub !== undefined) return;
-    if (node.path.uri !== undefined && node.path.uri.toLowerCase() !== GROUP_SCHEMA.toLowerCase()) return;
-    const attribute = SELECTIVITY.find((a) => a.toLowerCase() === node.path.attribute.toLowerCase());
+    if (node.path.uri !== undefined && !sameName(node.path.uri, GROUP_SCHEMA)) return;
+    const attribute = findNamed(SELECTIVITY, node.path.attribute, (a) => a);
     const value = node.value;
     // A number, a boolean or an instant compares otherwise than as the text an index holds; a
     // blank externalId is none.

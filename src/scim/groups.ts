@@ -1,8 +1,9 @@
 import { MAX_MEMBERS, NAME_ATTRIBUTES } from './bounds.js';
 import { invalidValue } from './errors.js';
+import { etagOf, GROUP_RESOURCE } from './attributes.js';
+import { keyOf, sameName } from './names.js';
 import { isObject, readResource, text, type Json, type ScimObject } from './resource.js';
-import { COMMON_ATTRIBUTES, GROUP_ATTRIBUTES, GROUP_SCHEMA } from './schema.js';
-import { etagOf } from './users.js';
+import { GROUP_SCHEMA } from './schema.js';
 
 export interface GroupFields {
   displayName: string;
@@ -19,12 +20,11 @@ export interface GroupFields {
 
 /** A Group as a client sent it, read leniently (src/scim/resource.ts) and checked. */
 export function readGroup(body: unknown): ScimObject {
-  const group = readResource(
-    body,
-    [...COMMON_ATTRIBUTES, ...GROUP_ATTRIBUTES],
-    {},
-    { schema: GROUP_SCHEMA, references: { name: 'members', max: MAX_MEMBERS }, names: NAME_ATTRIBUTES },
-  );
+  const group = readResource(body, GROUP_RESOURCE.attributes, GROUP_RESOURCE.extensions, {
+    schema: GROUP_SCHEMA,
+    references: { name: 'members', max: MAX_MEMBERS },
+    names: NAME_ATTRIBUTES,
+  });
   const name = text(group['displayName']);
   if (name === undefined) throw invalidValue('displayName is required and must be a non-empty string');
   if (group['externalId'] !== undefined && typeof group['externalId'] !== 'string')
@@ -40,11 +40,9 @@ export function readGroup(body: unknown): ScimObject {
   return group;
 }
 
-const MEMBERS_PATH = /^(?:urn:ietf:params:scim:schemas:core:2\.0:group:)?members$/i;
-
-/** The key of `object` that is `name` in any case. */
-const keyOf = (object: ScimObject, name: string): string | undefined =>
-  Object.keys(object).find((k) => k.toLowerCase() === name);
+/** `members`, plain or qualified with the Group schema's URN. */
+const isMembersPath = (path: string): boolean =>
+  sameName(path, 'members') || sameName(path, `${GROUP_SCHEMA}:members`);
 
 /** Members named by bare ids (`"id"`, `["id", …]`) as the `{ "value": id }` objects they mean. */
 function memberObjects(value: Json): Json {
@@ -73,7 +71,7 @@ export function withMemberObjects(operations: unknown[]): unknown[] {
       typeof path === 'string' ? path.trim() : path === undefined || path === null ? '' : undefined;
     if (target === undefined) return operation;
     if (target !== '')
-      return MEMBERS_PATH.test(target) ? { ...operation, [valueKey]: memberObjects(value) } : operation;
+      return isMembersPath(target) ? { ...operation, [valueKey]: memberObjects(value) } : operation;
     const membersKey = isObject(value) ? keyOf(value, 'members') : undefined;
     if (!isObject(value) || membersKey === undefined) return operation;
     return { ...operation, [valueKey]: { ...value, [membersKey]: memberObjects(value[membersKey]!) } };
@@ -82,7 +80,7 @@ export function withMemberObjects(operations: unknown[]): unknown[] {
 
 /** The display text a member object carries: `display`, else `displayName`, in any case. */
 function displayOf(member: ScimObject): string | undefined {
-  for (const name of ['display', 'displayname']) {
+  for (const name of ['display', 'displayName']) {
     const key = keyOf(member, name);
     const value = key === undefined ? undefined : text(member[key]);
     if (value !== undefined) return value;

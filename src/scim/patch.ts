@@ -14,7 +14,8 @@ import {
   type FreeFormBounds,
 } from '../schemas/free-form.js';
 import { ScimError } from './errors.js';
-import { findAttribute, type AttributeDef } from './schema.js';
+import { keyOf, memberOf, sameName } from './names.js';
+import { ENTERPRISE_SCHEMA, findAttribute, type ResourceSchema } from './schema.js';
 import {
   evaluateFilter,
   parsePatchPath,
@@ -87,7 +88,6 @@ const RESERVED: ReadonlySet<string> = new Set(RESERVED_KEYS);
 
 const CORE: Scope = { kind: 'core' };
 const ALWAYS_READ_ONLY: ReadonlySet<string> = new Set(['id', 'meta']);
-const ENTERPRISE_USER = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:user';
 
 function fail(scimType: ScimPatchErrorType, message: string): never {
   throw new ScimPatchError(scimType, message);
@@ -95,18 +95,6 @@ function fail(scimType: ScimPatchErrorType, message: string): never {
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The key of `obj` that equals `name` ignoring case, if any (own keys only). */
-function findKey(obj: JsonObject, name: string): string | undefined {
-  if (Object.prototype.hasOwnProperty.call(obj, name)) return name;
-  const lower = name.toLowerCase();
-  return Object.keys(obj).find((k) => k.toLowerCase() === lower);
-}
-
-function getMember(obj: JsonObject, name: string): unknown {
-  const key = findKey(obj, name);
-  return key === undefined ? undefined : obj[key];
 }
 
 /** Exact structural equality of JSON values; object key order does not matter. */
@@ -146,8 +134,8 @@ function scimEqual(a: unknown, b: unknown, foldStrings: boolean): boolean {
 function contains(existing: unknown, item: unknown): boolean {
   if (!isObject(existing) || !isObject(item)) return scimEqual(existing, item, true);
   return Object.entries(item).every(([k, v]) => {
-    const key = findKey(existing, k);
-    return key !== undefined && scimEqual(existing[key], v, k.toLowerCase() === 'value');
+    const key = keyOf(existing, k);
+    return key !== undefined && scimEqual(existing[key], v, sameName(k, 'value'));
   });
 }
 
@@ -156,7 +144,7 @@ function contains(existing: unknown, item: unknown): boolean {
  * depth. Keys that would reach an object's prototype are refused.
  */
 function normalise(name: string, value: unknown): unknown {
-  if (typeof value === 'string' && name.toLowerCase() === 'active') {
+  if (typeof value === 'string' && sameName(name, 'active')) {
     const lower = value.toLowerCase();
     if (lower === 'true') return true;
     if (lower === 'false') return false;
@@ -202,7 +190,7 @@ class Holder {
 
   get(): JsonObject | undefined {
     if (this.scope.kind === 'core') return this.ctx.root;
-    const existing = getMember(this.ctx.root, this.scope.urn);
+    const existing = memberOf(this.ctx.root, this.scope.urn);
     if (existing === undefined || existing === null) return undefined;
     if (!isObject(existing))
       return fail('invalidValue', `The resource holds no object under "${this.scope.urn}"`);
@@ -215,12 +203,9 @@ class Holder {
     if (this.scope.kind === 'core') return this.ctx.root;
     const urn = this.scope.urn;
     const created: JsonObject = {};
-    this.ctx.root[findKey(this.ctx.root, urn) ?? urn] = created;
-    const schemas = getMember(this.ctx.root, 'schemas');
-    if (
-      Array.isArray(schemas) &&
-      !schemas.some((s) => typeof s === 'string' && s.toLowerCase() === urn.toLowerCase())
-    ) {
+    this.ctx.root[keyOf(this.ctx.root, urn) ?? urn] = created;
+    const schemas = memberOf(this.ctx.root, 'schemas');
+    if (Array.isArray(schemas) && !schemas.some((s) => typeof s === 'string' && sameName(s, urn))) {
       schemas.push(urn);
     }
     return created;
@@ -229,7 +214,7 @@ class Holder {
   /** Drops an extension object left empty, and its URN from `schemas`. */
   tidy(): void {
     if (this.scope.kind === 'core') return;
-    const key = findKey(this.ctx.root, this.scope.urn);
+    const key = keyOf(this.ctx.root, this.scope.urn);
     if (key === undefined) return;
     const ext = this.ctx.root[key];
     if (isObject(ext) && Object.keys(ext).length > 0) return;
@@ -238,22 +223,19 @@ class Holder {
 }
 
 function removeExtension(root: JsonObject, urn: string): void {
-  const key = findKey(root, urn);
+  const key = keyOf(root, urn);
   if (key !== undefined) delete root[key];
-  const schemasKey = findKey(root, 'schemas');
+  const schemasKey = keyOf(root, 'schemas');
   const schemas = schemasKey === undefined ? undefined : root[schemasKey];
   if (schemasKey !== undefined && Array.isArray(schemas)) {
-    root[schemasKey] = schemas.filter(
-      (s) => !(typeof s === 'string' && s.toLowerCase() === urn.toLowerCase()),
-    );
+    root[schemasKey] = schemas.filter((s) => !(typeof s === 'string' && sameName(s, urn)));
   }
 }
 
 /** The scope a schema URN names, or undefined when it names none of the resource's schemas. */
 function schemaScope(options: PatchOptions, uri: string): Scope | undefined {
-  const lower = uri.toLowerCase();
-  if (lower === options.coreSchema.toLowerCase()) return CORE;
-  const urn = options.extensionSchemas.find((s) => s.toLowerCase() === lower);
+  if (sameName(uri, options.coreSchema)) return CORE;
+  const urn = options.extensionSchemas.find((s) => sameName(s, uri));
   return urn === undefined ? undefined : { kind: 'extension', urn };
 }
 
@@ -282,22 +264,22 @@ function matches(filter: ScimFilter, element: unknown, path: PatchPath): boolean
  * element of the attribute non-primary. The last written primary element wins.
  */
 function keepOnePrimary(elements: readonly unknown[], written: readonly unknown[]): void {
-  const isPrimary = (e: unknown): e is JsonObject => isObject(e) && getMember(e, 'primary') === true;
+  const isPrimary = (e: unknown): e is JsonObject => isObject(e) && memberOf(e, 'primary') === true;
   const winner = written.filter(isPrimary).at(-1);
   if (winner === undefined) return;
   for (const e of elements) {
-    if (e !== winner && isPrimary(e)) e[findKey(e, 'primary')!] = false;
+    if (e !== winner && isPrimary(e)) e[keyOf(e, 'primary')!] = false;
   }
 }
 
 function setMember(obj: JsonObject, name: string, value: unknown): void {
-  const key = findKey(obj, name) ?? name;
+  const key = keyOf(obj, name) ?? name;
   if (value === null) delete obj[key];
   else obj[key] = value;
 }
 
 function deleteMember(obj: JsonObject, name: string): void {
-  const key = findKey(obj, name);
+  const key = keyOf(obj, name);
   if (key !== undefined) delete obj[key];
 }
 
@@ -326,7 +308,7 @@ class Elements {
   }
 
   private static keyOf(element: unknown): string | undefined {
-    const value = isObject(element) ? getMember(element, 'value') : element;
+    const value = isObject(element) ? memberOf(element, 'value') : element;
     return typeof value === 'string' ? value.toLowerCase() : undefined;
   }
 
@@ -355,13 +337,13 @@ function withoutValues(elements: readonly unknown[], value: unknown): unknown[] 
   const selected = (element: unknown): boolean =>
     selectors.some((selector) => {
       if (isObject(selector)) {
-        const key = findKey(selector, 'value');
+        const key = keyOf(selector, 'value');
         if (key === undefined) return scimEqual(element, selector, false);
         const id = selector[key];
-        return isObject(element) ? jsonEqual(getMember(element, 'value'), id) : jsonEqual(element, id);
+        return isObject(element) ? jsonEqual(memberOf(element, 'value'), id) : jsonEqual(element, id);
       }
       return isObject(element)
-        ? jsonEqual(getMember(element, 'value'), selector)
+        ? jsonEqual(memberOf(element, 'value'), selector)
         : jsonEqual(element, selector);
     });
   return elements.filter((e) => !selected(e));
@@ -403,7 +385,7 @@ function currentOf(
   name: string,
 ): { container: JsonObject | undefined; key: string | undefined; current: unknown } {
   const container = holder.get();
-  const key = container === undefined ? undefined : findKey(container, name);
+  const key = container === undefined ? undefined : keyOf(container, name);
   const current = container === undefined || key === undefined ? undefined : container[key];
   return { container, key, current };
 }
@@ -443,8 +425,8 @@ function applyWhole(
   let v = normalise(name, value);
   if (
     scope.kind === 'extension' &&
-    scope.urn.toLowerCase() === ENTERPRISE_USER &&
-    name.toLowerCase() === 'manager' &&
+    sameName(scope.urn, ENTERPRISE_SCHEMA) &&
+    sameName(name, 'manager') &&
     typeof v === 'string'
   ) {
     v = { value: v };
@@ -507,7 +489,7 @@ function applySub(ctx: Context, op: Op, holder: Holder, path: PatchPath, sub: st
     if (elements.length === 0)
       fail('noTarget', `"${pathText(path)}": "${name}" has no element to set "${sub}" on`);
     for (const e of elements) setMember(e, sub, v);
-    if (sub.toLowerCase() === 'primary') keepOnePrimary(current as unknown[], elements);
+    if (sameName(sub, 'primary')) keepOnePrimary(current as unknown[], elements);
     return;
   }
 
@@ -570,7 +552,7 @@ function applyFiltered(
   if (path.sub !== undefined) {
     const v = normaliseSub(name, path.sub, value);
     for (const e of selected) setMember(e, path.sub, v);
-    if (path.sub.toLowerCase() === 'primary') keepOnePrimary(elements, selected);
+    if (sameName(path.sub, 'primary')) keepOnePrimary(elements, selected);
     return;
   }
   const v = normalise(name, value);
@@ -578,7 +560,7 @@ function applyFiltered(
     fail('invalidValue', `"${op}" on "${name}[…]" needs an object of sub-attributes as its value`);
   }
   for (const e of selected) merge(e, structuredClone(v));
-  if (getMember(v, 'primary') === true) keepOnePrimary(elements, selected);
+  if (memberOf(v, 'primary') === true) keepOnePrimary(elements, selected);
 }
 
 /** The element a filter of `eq` comparisons joined by `and` describes, e.g. `{ type: 'work' }`. */
@@ -643,19 +625,19 @@ function applySchemaObject(ctx: Context, op: Op, scope: Scope, value: unknown): 
 
 function applyOperation(ctx: Context, operation: unknown): void {
   if (!isObject(operation)) fail('invalidSyntax', 'An operation must be an object');
-  const rawOp = getMember(operation, 'op');
+  const rawOp = memberOf(operation, 'op');
   if (typeof rawOp !== 'string')
     fail('invalidSyntax', 'An operation needs an "op" of "add", "replace" or "remove"');
   const kind = rawOp.toLowerCase();
   if (kind !== 'add' && kind !== 'replace' && kind !== 'remove') {
     fail('invalidSyntax', `Unsupported "op" ${JSON.stringify(rawOp)}: expected "add", "replace" or "remove"`);
   }
-  const rawPath = getMember(operation, 'path');
+  const rawPath = memberOf(operation, 'path');
   if (rawPath !== undefined && rawPath !== null && typeof rawPath !== 'string') {
     fail('invalidPath', '"path" must be a string');
   }
   const pathText = typeof rawPath === 'string' ? rawPath.trim() : '';
-  const value = getMember(operation, 'value');
+  const value = memberOf(operation, 'value');
   if (kind !== 'remove' && value === undefined) fail('invalidValue', `"${kind}" needs a "value"`);
   checkValue(value);
 
@@ -719,25 +701,22 @@ export function applyPatch(
 }
 
 /**
- * A PatchOp applied to a resource of one schema (its core attributes `core`, its extensions),
- * with the errors of patching as SCIM errors of the protocol (400 with the patch's `scimType`).
+ * A PatchOp applied to a resource of one type, as the attribute table defines it
+ * (src/scim/attributes.ts): which core attributes are multi-valued, which read-only (`id`,
+ * `meta`, a user's `groups`), which extensions it has. The errors of patching are SCIM errors of
+ * the protocol (400 with the patch's `scimType`).
  */
 export function patchResource(
   current: Record<string, unknown>,
   operations: unknown[],
-  schema: {
-    core: string;
-    attributes: readonly AttributeDef[];
-    extensions: string[];
-    readOnly: readonly string[];
-  },
+  schema: ResourceSchema,
 ): Record<string, unknown> {
   try {
     return applyPatch(current, operations, {
       coreSchema: schema.core,
-      extensionSchemas: schema.extensions,
+      extensionSchemas: Object.keys(schema.extensions),
       multiValued: (name) => findAttribute(schema.attributes, name)?.multiValued === true,
-      readOnly: (name) => schema.readOnly.includes(name),
+      readOnly: (name) => findAttribute(schema.attributes, name)?.mutability === 'readOnly',
     }).resource;
   } catch (err) {
     if (err instanceof ScimPatchError) throw new ScimError(400, err.scimType, err.message);

@@ -1,7 +1,15 @@
+import { ATTRIBUTE_TABLE } from './attributes.js';
+import { keyOf, sameName } from './names.js';
 import { isObject, type ScimObject } from './resource.js';
 
-/** Members every returned resource keeps (`returned: always`). */
-const ALWAYS = new Set(['id', 'schemas']);
+/**
+ * Members every returned resource keeps: `schemas`, and the attributes the table says are
+ * `returned: always` (`id`).
+ */
+const ALWAYS = new Set([
+  'schemas',
+  ...ATTRIBUTE_TABLE.flatMap((t) => t.rows.filter((r) => r.returned === 'always').map((r) => r.path)),
+]);
 
 interface Selector {
   top: string;
@@ -40,9 +48,9 @@ function selectors(list: string | undefined, resource: ScimObject): Selector[] {
   if (!list) return [];
   const urns = Object.keys(resource).filter((k) => k.startsWith('urn:'));
   return names(list).map((s) => {
-    const urn = urns.find((u) => s.toLowerCase().startsWith(`${u.toLowerCase()}:`));
+    const urn = urns.find((u) => s.length > u.length && sameName(s.slice(0, u.length + 1), `${u}:`));
     if (urn) return { top: urn, sub: s.slice(urn.length + 1) };
-    if (urns.some((u) => u.toLowerCase() === s.toLowerCase())) return { top: s, sub: undefined };
+    if (urns.some((u) => sameName(u, s))) return { top: s, sub: undefined };
     const schemaPrefix = /^urn:.*:([^:]+)$/.exec(s);
     const path = schemaPrefix ? schemaPrefix[1]! : s;
     const [top, sub] = path.split('.', 2) as [string, string | undefined];
@@ -50,17 +58,10 @@ function selectors(list: string | undefined, resource: ScimObject): Selector[] {
   });
 }
 
-function keyOf(resource: ScimObject, name: string): string | undefined {
-  const key = name.toLowerCase();
-  return Object.keys(resource).find((k) => k.toLowerCase() === key);
-}
-
 function pick(value: unknown, sub: string): unknown {
-  const matchKey = (o: ScimObject) =>
-    Object.keys(o).find((k) => k.toLowerCase() === sub.split('.')[0]!.toLowerCase());
   if (Array.isArray(value)) return value.map((v: unknown) => (isObject(v) ? pick(v, sub) : v));
   if (!isObject(value)) return undefined;
-  const k = matchKey(value);
+  const k = keyOf(value, sub.split('.')[0]!);
   return k === undefined ? {} : { [k]: value[k] };
 }
 

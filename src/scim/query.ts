@@ -1,27 +1,19 @@
-import {
-  and,
-  attribute,
-  condition,
-  field,
-  not,
-  or,
-  type Query,
-  type Target,
-} from '../principals/search/model.js';
+import { and, condition, not, or, type Query } from '../principals/search/model.js';
 import { parseInstant } from '../time.js';
+import { rowAt } from './attributes.js';
 import { ScimError } from './errors.js';
 import type { AttrPath, CompareOp, FilterValue, ScimFilter } from './filter.js';
-import { ENTERPRISE_SCHEMA, USER_SCHEMA } from './schema.js';
 
 /**
- * A SCIM filter on Users as the query representation (src/principals/search/model.ts), so that it runs on the
- * principal indexes like any `/v1` search. Attributes the service maps to principal fields
- * compile exactly: `id`, `externalId` (connector_id), `userName` (user_name, held lower-cased, so
- * case-insensitive comparisons are exact), `active` (status), `meta.created` and
- * `meta.lastModified`, and the case-insensitive `eq`, `co`, `sw`, `ew` of `displayName`, `title`
- * and `department`. Any other comparison has no field to run on: it becomes the widest query that
- * cannot lose a match (true where it must hold, false where it must fail, as `not` flips it),
- * and `exact` is false, telling the caller to check the candidates against the filter itself.
+ * A SCIM filter on Users as the query representation (src/principals/search/model.ts), so that it
+ * runs on the principal indexes like any `/v1` search. An attribute whose row in the attribute
+ * table (src/scim/attributes.ts) has a `filter` rule compiles as the rule says: today `id`,
+ * `externalId` (connector_id), `userName` (user_name, held lower-cased, so case-insensitive
+ * comparisons are exact), `active` (status), `meta.created` and `meta.lastModified`, and the
+ * case-insensitive `eq`, `co`, `sw`, `ew` of `displayName`, `title` and `department`. Any other
+ * comparison has no field to run on: it becomes the widest query that cannot lose a match (true
+ * where it must hold, false where it must fail, as `not` flips it), and `exact` is false, telling
+ * the caller to check the candidates against the filter itself.
  */
 export interface CompiledFilter {
   query: Query;
@@ -48,52 +40,29 @@ const OPS: Partial<
   le: '$lte',
 };
 
-/** The attribute a path names, lower-cased, with its sub-attribute: `name.familyname`, `department`. */
-function pathKey(path: AttrPath): string {
-  const uri = path.uri?.toLowerCase();
-  const base = path.sub ? `${path.attribute}.${path.sub}` : path.attribute;
-  if (uri === ENTERPRISE_SCHEMA.toLowerCase()) return `enterprise:${base.toLowerCase()}`;
-  if (uri && uri !== USER_SCHEMA.toLowerCase()) return `other:${base.toLowerCase()}`;
-  return base.toLowerCase();
-}
-
-type Mapping = { target: Target; kind: 'exact-text' | 'folded' | 'case-insensitive' | 'timestamp' };
-
-const MAPPED: Record<string, Mapping> = {
-  id: { target: field('id'), kind: 'exact-text' },
-  externalid: { target: field('connector_id'), kind: 'exact-text' },
-  username: { target: field('user_name'), kind: 'folded' },
-  displayname: { target: field('name'), kind: 'case-insensitive' },
-  title: { target: attribute('role'), kind: 'case-insensitive' },
-  department: { target: attribute('department'), kind: 'case-insensitive' },
-  'enterprise:department': { target: attribute('department'), kind: 'case-insensitive' },
-  'meta.created': { target: field('created_at'), kind: 'timestamp' },
-  'meta.lastmodified': { target: field('updated_at'), kind: 'timestamp' },
-};
-
 function compare(path: AttrPath, op: CompareOp, value: FilterValue): CompiledFilter | undefined {
-  const key = pathKey(path);
-  if (key === 'active') {
+  const rule = rowAt('User', path)?.filter;
+  if (!rule) return undefined;
+  if (rule.compare === 'flag') {
     if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne')) return { query: FALSE, exact: true };
-    const wanted = (op === 'eq') === value ? 'active' : 'suspended';
-    return { query: condition(field('status'), '$eq', wanted), exact: true };
+    const wanted = (op === 'eq') === value ? rule.values.true : rule.values.false;
+    return { query: condition(rule.on, '$eq', wanted), exact: true };
   }
-  const mapping = MAPPED[key];
-  if (!mapping || typeof value !== 'string') return undefined;
+  if (typeof value !== 'string') return undefined;
   const operator = OPS[op]!;
-  switch (mapping.kind) {
+  switch (rule.compare) {
     case 'folded':
-      return { query: condition(mapping.target, operator, value.toLowerCase()), exact: true };
-    case 'exact-text':
+      return { query: condition(rule.on, operator, value.toLowerCase()), exact: true };
+    case 'exact':
       // co/sw/ew of the query representation ignore case: a superset of the case-exact test.
       return {
-        query: condition(mapping.target, operator, value),
+        query: condition(rule.on, operator, value),
         exact: !['co', 'sw', 'ew'].includes(op),
       };
-    case 'case-insensitive':
+    case 'ignoring-case':
       if (op === 'co' || op === 'sw' || op === 'ew')
-        return { query: condition(mapping.target, operator, value), exact: true };
-      if (op === 'eq') return { query: condition(mapping.target, '$eqIgnoreCase', value), exact: true };
+        return { query: condition(rule.on, operator, value), exact: true };
+      if (op === 'eq') return { query: condition(rule.on, '$eqIgnoreCase', value), exact: true };
       return undefined;
     case 'timestamp':
       if (!parseInstant(value))
@@ -102,7 +71,7 @@ function compare(path: AttrPath, op: CompareOp, value: FilterValue): CompiledFil
           'invalidFilter',
           `${path.attribute}.${path.sub ?? ''} compares with a timestamp, not "${value}"`,
         );
-      return { query: condition(mapping.target, operator, value), exact: true };
+      return { query: condition(rule.on, operator, value), exact: true };
   }
 }
 
@@ -123,13 +92,9 @@ function approximate(filter: ScimFilter, mode: 'over' | 'under'): CompiledFilter
       return { query: not(inner.query), exact: inner.exact };
     }
     case 'present': {
-      const key = pathKey(filter.path);
-      // Every user has these.
-      if (['id', 'username', 'active', 'meta.created', 'meta.lastmodified'].includes(key))
-        return { query: TRUE, exact: true };
-      const mapping = MAPPED[key];
-      if (mapping && mapping.kind === 'exact-text')
-        return { query: condition(mapping.target, '$exists', true), exact: true };
+      const rule = rowAt('User', filter.path)?.filter;
+      if (rule?.present === 'always') return { query: TRUE, exact: true };
+      if (rule?.present === 'exists') return { query: condition(rule.on, '$exists', true), exact: true };
       break;
     }
     case 'compare': {

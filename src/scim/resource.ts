@@ -9,6 +9,7 @@ import {
   segment,
 } from './bounds.js';
 import { invalidValue } from './errors.js';
+import { keyOf, sameName } from './names.js';
 import { findAttribute, type AttributeDef } from './schema.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -68,7 +69,7 @@ const neverKept = (def: AttributeDef): boolean =>
 export function readResource(
   body: unknown,
   core: readonly AttributeDef[],
-  extensions: Record<string, readonly AttributeDef[]>,
+  extensions: Readonly<Record<string, readonly AttributeDef[]>>,
   options: ReadOptions,
 ): ScimObject {
   if (!isObject(body)) throw invalidValue('the resource must be a JSON object');
@@ -82,7 +83,7 @@ export function readResource(
       read(key.slice(coreUrn.length + 1), value, pointer, depth);
       return;
     }
-    if (lower === coreUrn) {
+    if (sameName(key, options.schema)) {
       if (value === null) return;
       if (!isObject(value)) throw invalidValue(`${options.schema} must be an object`);
       if (depth >= FREE_FORM_BOUNDS.maxDepth)
@@ -91,7 +92,7 @@ export function readResource(
       return;
     }
     if (SERVER_OWNED.has(lower)) return;
-    const urn = Object.keys(extensions).find((u) => u.toLowerCase() === lower);
+    const urn = keyOf(extensions, key);
     if (urn) {
       if (value === null) return;
       if (!isObject(value)) throw invalidValue(`${urn} must be an object`);
@@ -114,11 +115,10 @@ export function readResource(
   const keys = Object.keys(out);
   if (keys.length > MAX_ATTRIBUTES)
     throw outOfBounds('', `has more than ${MAX_ATTRIBUTES.toLocaleString('en-US')} attributes`);
-  const references = options.references?.name.toLowerCase();
-  const names = new Set(options.names?.map((n) => n.toLowerCase()));
+  const references = options.references;
   for (const key of keys) {
-    if (names.has(key.toLowerCase())) checkName(out[key], key);
-    if (key.toLowerCase() === references) checkList(out[key], segment(key), options.references!.max);
+    if (options.names?.some((n) => sameName(n, key))) checkName(out[key], key);
+    if (references && sameName(key, references.name)) checkList(out[key], segment(key), references.max);
     else checkValue(out[key], segment(key));
   }
   return out;
@@ -222,15 +222,6 @@ function readSingle(value: Json, def: AttributeDef, path: string, pointer: strin
     default:
       return value;
   }
-}
-
-/** Case-insensitive member lookup. */
-export function member(resource: ScimObject | undefined, name: string): Json | undefined {
-  if (!resource) return undefined;
-  if (name in resource) return resource[name];
-  const key = name.toLowerCase();
-  for (const [k, v] of Object.entries(resource)) if (k.toLowerCase() === key) return v;
-  return undefined;
 }
 
 export const text = (value: Json | undefined): string | undefined =>

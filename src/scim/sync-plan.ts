@@ -3,7 +3,8 @@ import { ScimError } from './errors.js';
 import { groupFields, readGroup, type GroupFields } from './groups.js';
 import type { ManagerLink } from '../principals/model.js';
 import type { ExistingUser } from './repository.js';
-import { isObject, member, text, type ScimObject } from './resource.js';
+import { memberOf } from './names.js';
+import { isObject, text, type ScimObject } from './resource.js';
 import { GROUP_SCHEMA, USER_SCHEMA } from './schema.js';
 import { readUser, userFields, type UserFields } from './users.js';
 
@@ -136,7 +137,7 @@ export class SnapshotReader {
     const isGroup =
       schemas.includes(GROUP_SCHEMA.toLowerCase()) ||
       (!schemas.includes(USER_SCHEMA.toLowerCase()) && value['userName'] === undefined);
-    const id = text(member(value, 'id'));
+    const id = text(memberOf(value, 'id'));
     try {
       if (isGroup) {
         const scim = readGroup(value);

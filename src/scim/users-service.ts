@@ -15,14 +15,7 @@ import { patchResource } from './patch.js';
 import { compileUserFilter } from './query.js';
 import { scimRepository as repo, type StoredUser } from './repository.js';
 import type { ScimObject } from './resource.js';
-import {
-  caseExactIn,
-  COMMON_ATTRIBUTES,
-  ENTERPRISE_ATTRIBUTES,
-  ENTERPRISE_SCHEMA,
-  USER_ATTRIBUTES,
-  USER_SCHEMA,
-} from './schema.js';
+import { caseExactOf, USER_RESOURCE } from './attributes.js';
 import {
   createdChanges,
   etagOf,
@@ -54,9 +47,7 @@ export interface ListResult {
   resources: ScimObject[];
 }
 
-const caseExact = caseExactIn([...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES], {
-  [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES,
-});
+const caseExact = caseExactOf('User');
 
 function isConflict(err: unknown): boolean {
   return err instanceof AppError && err.code === 'CONFLICT';
@@ -209,14 +200,7 @@ export class ScimUserService {
     op: OperationContext,
   ): Promise<ScimObject> {
     return this.write(caller, id, ifMatch, op, (current) =>
-      readUser(
-        patchResource(current, operations, {
-          core: USER_SCHEMA,
-          attributes: [...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES],
-          extensions: [ENTERPRISE_SCHEMA],
-          readOnly: ['id', 'meta', 'groups'],
-        }),
-      ),
+      readUser(patchResource(current, operations, USER_RESOURCE)),
     );
   }
 

@@ -7,53 +7,57 @@ import {
   type Metadata,
   type Principal,
 } from '../principals/model.js';
+import {
+  rowsOf,
+  splitPath,
+  USER_RESOURCE,
+  valueAt,
+  writesOf,
+  type PrincipalTarget,
+  type UserState,
+} from './attributes.js';
 import { NAME_ATTRIBUTES } from './bounds.js';
 import { invalidValue } from './errors.js';
+import { keyOf } from './names.js';
 import {
   isObject,
-  member,
   readResource,
   text,
   withoutNeverReturned,
   type Json,
   type ScimObject,
 } from './resource.js';
-import {
-  COMMON_ATTRIBUTES,
-  ENTERPRISE_ATTRIBUTES,
-  ENTERPRISE_SCHEMA,
-  USER_ATTRIBUTES,
-  USER_SCHEMA,
-} from './schema.js';
+import { USER_SCHEMA } from './schema.js';
+
+export { etagOf, type UserState } from './attributes.js';
 
 /** Longest text kept in a mapped principal field (attribute values hold at most 1024 characters). */
 const MAX_FIELD = 1024;
 
-/** What a SCIM User says about the principal it provisions (docs/api.md §7). */
+/**
+ * What a SCIM User says about the principal it provisions, as the attribute table's `write`s
+ * compute it (src/scim/attributes.ts).
+ */
 export interface UserFields {
   userName: string;
   externalId: string | null;
   name: string;
   email: string | null;
   active: boolean;
-  /** attributes.role, attributes.department */
-  role: string | null;
-  department: string | null;
-  /** metadata.employee_number, metadata.cost_center */
-  employeeNumber: string | null;
-  costCenter: string | null;
+  /** The principal attributes it maps to (role, department; the manager aside), by key. */
+  attributes: Record<string, string>;
+  /** The principal metadata it maps to (employee_number, cost_center), by key. */
+  metadata: Record<string, string>;
   /** The manager as the client names it: a SCIM id or an externalId of the same connector. */
   managerRef: string | null;
 }
 
 /** A User as a client sent it, read leniently (src/scim/resource.ts) and checked. */
 export function readUser(body: unknown): ScimObject {
-  const user = readResource(
-    body,
-    [...COMMON_ATTRIBUTES, ...USER_ATTRIBUTES],
-    { [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES },
-    { schema: USER_SCHEMA, names: NAME_ATTRIBUTES },
-  );
+  const user = readResource(body, USER_RESOURCE.attributes, USER_RESOURCE.extensions, {
+    schema: USER_SCHEMA,
+    names: NAME_ATTRIBUTES,
+  });
   if (text(user['userName']) === undefined)
     throw invalidValue('userName is required and must be a non-empty string');
   if (user['externalId'] !== undefined && typeof user['externalId'] !== 'string')
@@ -61,122 +65,116 @@ export function readUser(body: unknown): ScimObject {
   return user;
 }
 
-function bounded(value: string | undefined, path: string): string | null {
-  if (value === undefined) return null;
-  if (value.length > MAX_FIELD) throw invalidValue(`${path} is longer than ${MAX_FIELD} characters`);
-  return value;
-}
+/** Where each target's value comes from: the writes of the table's rows, best rank first. */
+const WRITES = rowsOf('User')
+  .flatMap(({ schema, row }) => writesOf(row).map((write) => ({ schema, path: row.path, write })))
+  .sort((a, b) => (a.write.rank ?? 1) - (b.write.rank ?? 1));
 
-function primaryEmail(emails: Json | undefined): string | undefined {
-  if (!Array.isArray(emails)) return undefined;
-  const all = emails.filter(isObject);
-  const primary = all.find((e) => e['primary'] === true) ?? all[0];
-  return text(primary?.['value']);
+/**
+ * Targets held as text on the principal, bounded as attribute values are: a value beyond is
+ * reported against the attribute that ranks first for its target. The userName is bounded as a
+ * name already; the manager is resolved, not stored.
+ */
+const BOUNDED = new Map(
+  WRITES.filter(({ write }) => !['user_name', 'status', 'manager'].includes(write.to))
+    .reverse()
+    .map(({ path, write }) => [write.to, splitPath(path).attribute]),
+);
+
+/**
+ * What each target of a User's rows is given (only `only`, when said), by the best-ranked row
+ * that gives one.
+ */
+function targets(user: ScimObject, only?: PrincipalTarget): Map<PrincipalTarget, string> {
+  const given = new Map<PrincipalTarget, string>();
+  for (const { schema, path, write } of WRITES) {
+    if (given.has(write.to) || (only !== undefined && write.to !== only)) continue;
+    const value = (write.from ?? text)(valueAt(user, schema, path));
+    if (value !== undefined) given.set(write.to, value);
+  }
+  for (const [target, label] of BOUNDED) {
+    const value = given.get(target);
+    if (value !== undefined && value.length > MAX_FIELD)
+      throw invalidValue(`${label} is longer than ${MAX_FIELD} characters`);
+  }
+  return given;
 }
 
 /** The manager a User names (enterprise `manager.value`, or a bare `manager` string). */
 export function managerRefOf(user: ScimObject): string | undefined {
-  const enterprise = user[ENTERPRISE_SCHEMA];
-  const manager = isObject(enterprise) ? enterprise['manager'] : undefined;
-  return isObject(manager) ? text(manager['value']) : text(manager);
+  return targets(user, 'manager').get('manager');
 }
 
 export function userFields(user: ScimObject): UserFields {
-  const enterprise = isObject(user[ENTERPRISE_SCHEMA]) ? user[ENTERPRISE_SCHEMA] : undefined;
-  const name = isObject(user['name']) ? user['name'] : undefined;
-  const given = text(name?.['givenName']);
-  const family = text(name?.['familyName']);
-  const userName = user['userName'] as string;
-  const fullName = [given, family].filter(Boolean).join(' ');
-  const managerRef = managerRefOf(user);
+  const given = targets(user);
+  const prefixed = (prefix: string): Record<string, string> =>
+    Object.fromEntries(
+      [...given]
+        .filter(([target]) => target.startsWith(prefix))
+        .map(([target, value]) => [target.slice(prefix.length), value]),
+    );
+  const userName = given.get('user_name')!;
   return {
     userName,
-    externalId: bounded(text(user['externalId']), 'externalId'),
-    name: bounded(
-      text(user['displayName']) ?? (fullName || undefined) ?? text(name?.['formatted']) ?? userName,
-      'displayName',
-    )!,
-    email: bounded(primaryEmail(user['emails']), 'emails'),
-    active: user['active'] !== false,
-    role: bounded(text(user['title']), 'title'),
-    department: bounded(text(member(enterprise, 'department')), 'department'),
-    employeeNumber: bounded(text(member(enterprise, 'employeeNumber')), 'employeeNumber'),
-    costCenter: bounded(text(member(enterprise, 'costCenter')), 'costCenter'),
-    managerRef: managerRef ?? null,
+    externalId: given.get('connector_id') ?? null,
+    name: given.get('name') ?? userName,
+    email: given.get('email') ?? null,
+    active: given.get('status') !== 'suspended',
+    attributes: prefixed('attributes.'),
+    metadata: prefixed('metadata.'),
+    managerRef: given.get('manager') ?? null,
   };
 }
 
-/** What the service owns in a User it returns. */
-export interface UserState {
-  id: string;
-  active: boolean;
-  created: string;
-  lastModified: string;
-  version: number;
-  /** The manager the link resolved to, when it did. */
-  managerId: string | null;
-  /** The connector's groups the user is directly in. */
-  groups: { value: string; display: string }[];
+/** Sets what the service shows at a row's path; a sub-attribute only in an object the User holds. */
+function show(user: ScimObject, schema: string, path: string, value: Json): void {
+  let holder: ScimObject = user;
+  if (schema !== USER_SCHEMA) {
+    const key = keyOf(user, schema);
+    const extension = key === undefined ? undefined : user[key];
+    if (key === undefined || !isObject(extension)) return;
+    holder = user[key] = { ...extension };
+  }
+  const { attribute, sub } = splitPath(path);
+  const key = keyOf(holder, attribute) ?? attribute;
+  if (sub === undefined) {
+    holder[key] = value;
+    return;
+  }
+  const parent = holder[key];
+  if (isObject(parent)) holder[key] = { ...parent, [keyOf(parent, sub) ?? sub]: value };
 }
 
-export const etagOf = (version: number): string => `W/"${version}"`;
-
-/** The User a client reads: what it sent (kept whole), with what the service owns. */
+/**
+ * The User a client reads: what it sent (kept whole), with what the service owns where the
+ * attribute table reads it from the principal.
+ */
 export function userView(stored: ScimObject, state: UserState, baseUrl: string): ScimObject {
   const {
     schemas: _s,
     id: _i,
     meta: _m,
     ...rest
-  } = withoutNeverReturned(stored, USER_ATTRIBUTES, USER_SCHEMA);
-  const extension = isObject(rest[ENTERPRISE_SCHEMA]) ? { ...rest[ENTERPRISE_SCHEMA] } : undefined;
-  if (extension && isObject(extension['manager']) && state.managerId) {
-    extension['manager'] = {
-      ...extension['manager'],
-      $ref: `${baseUrl}/Users/${state.managerId}`,
-    };
+  } = withoutNeverReturned(stored, USER_RESOURCE.attributes, USER_SCHEMA);
+  // The id leads, as in RFC 7643's examples; the table's `read` of it sets the same value.
+  const user: ScimObject = { schemas: [USER_SCHEMA], id: state.id, ...rest };
+  for (const { schema, row } of rowsOf('User')) {
+    const value = row.read?.(state, baseUrl);
+    if (value !== undefined) show(user, schema, row.path, value);
   }
-  return {
-    schemas: extension ? [USER_SCHEMA, ENTERPRISE_SCHEMA] : [USER_SCHEMA],
-    id: state.id,
-    ...rest,
-    ...(extension ? { [ENTERPRISE_SCHEMA]: extension } : {}),
-    active: state.active,
-    ...(state.groups.length > 0
-      ? {
-          groups: state.groups.map((g) => ({
-            value: g.value,
-            $ref: `${baseUrl}/Groups/${g.value}`,
-            display: g.display,
-            type: 'direct',
-          })),
-        }
-      : {}),
-    meta: {
-      resourceType: 'User',
-      created: state.created,
-      lastModified: state.lastModified,
-      location: `${baseUrl}/Users/${state.id}`,
-      version: etagOf(state.version),
-    },
-  };
+  const extensions = Object.keys(USER_RESOURCE.extensions).filter((urn) => isObject(user[urn]));
+  user['schemas'] = [USER_SCHEMA, ...extensions];
+  return user;
 }
 
 /** The principal attributes a User maps to (docs/api.md §7), with the manager it resolved to. */
 export function mappedAttributes(fields: UserFields, managerId: string | null): Record<string, string> {
-  return {
-    ...(fields.role ? { role: fields.role } : {}),
-    ...(fields.department ? { department: fields.department } : {}),
-    ...(managerId ? { [MANAGER_KEY]: managerId } : {}),
-  };
+  return { ...fields.attributes, ...(managerId ? { [MANAGER_KEY]: managerId } : {}) };
 }
 
 /** The principal metadata a User maps to. */
 export function mappedMetadata(fields: UserFields): Record<string, string> {
-  return {
-    ...(fields.employeeNumber ? { employee_number: fields.employeeNumber } : {}),
-    ...(fields.costCenter ? { cost_center: fields.costCenter } : {}),
-  };
+  return { ...fields.metadata };
 }
 
 /** The merge patch taking `before` to `after`: changed keys, and `null` for removed ones. */
@@ -247,6 +245,6 @@ export function updatedChanges(
     ...diffMaps(p.attributes, after.attributes, 'attributes'),
     ...diffMaps(p.metadata, after.metadata, 'metadata'),
     // What was stored before passwords were dropped however spelled is not written to the event.
-    ...diffMaps(withoutNeverReturned(before.scim, USER_ATTRIBUTES, USER_SCHEMA), after.scim, 'scim'),
+    ...diffMaps(withoutNeverReturned(before.scim, USER_RESOURCE.attributes, USER_SCHEMA), after.scim, 'scim'),
   };
 }

@@ -5,6 +5,7 @@ import { ScimError } from '../../scim/errors.js';
 import { dialectOf } from '../../scim/dialect.js';
 import { resourceTypes, schemas, serviceProviderConfig } from '../../scim/discovery.js';
 import { project } from '../../scim/projection.js';
+import { findNamed, memberOf, sameName } from '../../scim/names.js';
 import { isObject, type ScimObject } from '../../scim/resource.js';
 import { LIST_SCHEMA, PATCH_SCHEMA } from '../../scim/schema.js';
 import type { ScimGroupService } from '../../scim/groups-service.js';
@@ -95,7 +96,7 @@ function listResponse(total: number, startIndex: number, items: ScimObject[]) {
 
 /** A discovery resource by its id, regardless of case (RFC 7644 §4). */
 function found(items: ScimObject[], id: string, what: string): ScimObject {
-  const item = items.find((i) => typeof i['id'] === 'string' && i['id'].toLowerCase() === id.toLowerCase());
+  const item = findNamed(items, id, (i) => i['id']);
   if (!item) throw new ScimError(404, undefined, `no ${what} ${id}`);
   return item;
 }
@@ -105,14 +106,14 @@ function wantsMembers(query: {
   attributes?: string | undefined;
   excludedAttributes?: string | undefined;
 }): boolean {
-  const names = (list: string | undefined) => (list ?? '').split(',').map((n) => n.trim().toLowerCase());
-  if (query.attributes)
-    return names(query.attributes).some((n) => n === 'members' || n.startsWith('members.'));
-  return !names(query.excludedAttributes).includes('members');
+  const names = (list: string | undefined) => (list ?? '').split(',').map((n) => n.trim());
+  const members = (n: string): boolean => sameName(n.split('.')[0]!, 'members');
+  if (query.attributes) return names(query.attributes).some(members);
+  return !names(query.excludedAttributes).some((n) => sameName(n, 'members'));
 }
 
 function patchOperations(body: Record<string, unknown>): unknown[] {
-  const ops = Object.entries(body).find(([k]) => k.toLowerCase() === 'operations')?.[1];
+  const ops = memberOf(body, 'Operations');
   if (!Array.isArray(ops))
     throw new ScimError(400, 'invalidSyntax', `a PatchOp (${PATCH_SCHEMA}) needs an Operations array`);
   return ops;
