@@ -21,7 +21,6 @@ import {
   withMemberObjects,
   type GroupFields,
 } from './groups.js';
-import { patchResource } from './patch.js';
 import {
   scimRepository as repo,
   type BatchedGroup,
@@ -31,6 +30,7 @@ import {
   type StoredGroup,
 } from './repository.js';
 import { text, type ScimObject } from './resource.js';
+import { ScimResourceWrites } from './writes.js';
 import { GROUP_SCHEMA } from './schema.js';
 import {
   checkIfMatch,
@@ -60,13 +60,15 @@ const SELECTIVITY: IndexedEq['attribute'][] = ['id', 'displayName', 'externalId'
  * whose members are the connector's users and groups, as MEMBER_OF edges that the decision
  * engine follows like any other.
  */
-export class ScimGroupService {
+export class ScimGroupService extends ScimResourceWrites {
   constructor(
     private readonly db: Database,
     readonly baseUrl: string,
     /** Groups and memberships are written by their owner, which records the events. */
     private readonly writer: GroupWriter,
-  ) {}
+  ) {
+    super();
+  }
 
   async create(caller: ScimCaller, body: unknown, op: OperationContext): Promise<ScimObject> {
     const scim = readGroup(body);
@@ -194,27 +196,15 @@ export class ScimGroupService {
     }
   }
 
-  async replace(
-    caller: ScimCaller,
-    id: string,
-    body: unknown,
-    ifMatch: string | undefined,
-    op: OperationContext,
-  ): Promise<ScimObject> {
-    const scim = readGroup(body);
-    return this.write(caller, id, ifMatch, op, () => scim);
+  protected readonly resource = GROUP_RESOURCE;
+
+  protected read(body: unknown): ScimObject {
+    return readGroup(body);
   }
 
-  async patch(
-    caller: ScimCaller,
-    id: string,
-    operations: unknown[],
-    ifMatch: string | undefined,
-    op: OperationContext,
-  ): Promise<ScimObject> {
-    return this.write(caller, id, ifMatch, op, (current) =>
-      readGroup(patchResource(current, withMemberObjects(operations), GROUP_RESOURCE)),
-    );
+  /** Members given as bare ids, as some clients send them, become member objects. */
+  protected override operationsOf(operations: unknown[]): unknown[] {
+    return withMemberObjects(operations);
   }
 
   async delete(
@@ -229,7 +219,7 @@ export class ScimGroupService {
     });
   }
 
-  private async write(
+  protected async write(
     caller: ScimCaller,
     id: string,
     ifMatch: string | undefined,

@@ -11,10 +11,10 @@ import { and, condition, field } from '../principals/search/model.js';
 import { checkFilter } from './bounds.js';
 import { ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, parseFilter, ScimSyntaxError } from './filter.js';
-import { patchResource } from './patch.js';
 import { compileUserFilter } from './query.js';
 import { scimRepository as repo, type StoredUser } from './repository.js';
 import type { ScimObject } from './resource.js';
+import { ScimResourceWrites } from './writes.js';
 import { caseExactOf, USER_RESOURCE } from './attributes.js';
 import {
   createdChanges,
@@ -57,14 +57,16 @@ function isConflict(err: unknown): boolean {
  * The Users of a connector's SCIM service provider: USER principals that the connector
  * provisions, mapped as docs/api.md §7 says, the client's own attributes kept whole beside them.
  */
-export class ScimUserService {
+export class ScimUserService extends ScimResourceWrites {
   constructor(
     private readonly db: Database,
     private readonly plans: SearchPlans,
     readonly baseUrl: string,
     /** Principals are written by their owner, which scores risk and records the events. */
     private readonly writer: PrincipalWriter,
-  ) {}
+  ) {
+    super();
+  }
 
   async create(caller: ScimCaller, body: unknown, op: OperationContext): Promise<ScimObject> {
     const scim = readUser(body);
@@ -181,27 +183,10 @@ export class ScimUserService {
     };
   }
 
-  async replace(
-    caller: ScimCaller,
-    id: string,
-    body: unknown,
-    ifMatch: string | undefined,
-    op: OperationContext,
-  ): Promise<ScimObject> {
-    const scim = readUser(body);
-    return this.write(caller, id, ifMatch, op, () => scim);
-  }
+  protected readonly resource = USER_RESOURCE;
 
-  async patch(
-    caller: ScimCaller,
-    id: string,
-    operations: unknown[],
-    ifMatch: string | undefined,
-    op: OperationContext,
-  ): Promise<ScimObject> {
-    return this.write(caller, id, ifMatch, op, (current) =>
-      readUser(patchResource(current, operations, USER_RESOURCE)),
-    );
+  protected read(body: unknown): ScimObject {
+    return readUser(body);
   }
 
   /** Deprovisions the user: the principal stays for history; SCIM no longer sees it. */
@@ -223,7 +208,7 @@ export class ScimUserService {
     });
   }
 
-  private async write(
+  protected async write(
     caller: ScimCaller,
     id: string,
     ifMatch: string | undefined,

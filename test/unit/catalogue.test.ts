@@ -2,7 +2,17 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { Catalogue, CatalogueError, stripComments } from '../../src/db/catalogue.js';
+import { readdirSync } from 'node:fs';
+import {
+  Catalogue,
+  CatalogueError,
+  defaultCypherDir,
+  requiredQueryNames,
+  stripComments,
+} from '../../src/db/catalogue.js';
+// Every module that declares queries: the service's (through its wiring) and the bulk loader.
+import '../../src/runtime.js';
+import '../../src/seed/bulk.js';
 import { loadMigrations } from '../../src/db/migrations.js';
 
 describe('cypher catalogue', () => {
@@ -22,6 +32,23 @@ describe('cypher catalogue', () => {
   it('loads the real catalogue with every declared query present', async () => {
     const catalogue = await Catalogue.load();
     expect(catalogue.names()).to.include('system/ping');
+  });
+
+  it('has no query file that no module declares', () => {
+    const root = defaultCypherDir();
+    const files: string[] = [];
+    const walk = (rel: string): void => {
+      for (const entry of readdirSync(path.join(root, rel), { withFileTypes: true })) {
+        const relPath = rel ? `${rel}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) walk(relPath);
+        else if (entry.name.endsWith('.cypher')) files.push(relPath.slice(0, -'.cypher'.length));
+      }
+    };
+    walk('');
+    const declared = new Set(requiredQueryNames());
+    // Migrations are read by number (src/db/migrations.ts), not declared.
+    expect(files.filter((f) => !f.startsWith('schema/') && !declared.has(f))).to.deep.equal([]);
+    expect(files.length).to.be.greaterThan(100);
   });
 
   it('fails when a declared query has no file', async () => {
