@@ -3,7 +3,7 @@
 // nesting (each group at its shortest distance). Deleted principals never appear (they lose
 // their manager and report edges, and their card, when deleted).
 // People come back as their card, [id, name, type, email or ''], one property written with the
-// principal (principals/create, update, seed/principals): a director has a thousand reports or
+// principal (principals/create, update, create_many): a director has a thousand reports or
 // more, and one property read each is a quarter of the work of four. A principal written
 // without a card falls back to its properties, read by name only then (naming them outright
 // would make the planner read all four for everyone). Reports also name their direct manager,

@@ -14,6 +14,7 @@ const Q = defineQueries('delegations', [
   'expire_due',
   'page',
   'of_principal',
+  'load',
 ]);
 
 export type { Delegation };
@@ -71,7 +72,31 @@ export function delegationFromProperties(props: Record<string, unknown>, now = D
 const toDelegations = (rows: { props: Record<string, unknown> }[]): Delegation[] =>
   rows.map((r) => delegationFromProperties(r.props));
 
+/** A delegation of a bulk load (benchmarks and imports), active between principals that exist. */
+export interface LoadedDelegation {
+  id: string;
+  delegatorId: string;
+  delegateId: string;
+  actions: string[];
+  /** `type:identifier` texts; null: every resource. */
+  resources: string[] | null;
+  expiresAt: string;
+  createdAt: string;
+}
+
 export const delegationRepository = {
+  /** Active delegations of a bulk load, a batch in one statement. */
+  async load(tx: Tx, rows: readonly LoadedDelegation[], actor: string): Promise<void> {
+    const params = rows.map((d) => ({
+      delegatorId: d.delegatorId,
+      delegateId: d.delegateId,
+      expiresAt: d.expiresAt,
+      createdAt: d.createdAt,
+      props: { id: d.id, actions: d.actions, resources: d.resources, reason: null, created_by: actor },
+    }));
+    await tx.run(Q.load, { rows: params });
+  },
+
   /** Both principals under their write lock; either is undefined when no principal has the id. */
   async lock(
     tx: Tx,

@@ -26,6 +26,9 @@ const Q = defineQueries('groups', [
   'create_many',
   'set_from_source',
   'set_member_displays',
+  'load',
+  'load_memberships',
+  'load_nesting',
 ]);
 
 export type GroupSource = 'api' | 'connector';
@@ -56,6 +59,20 @@ export interface SourceGroup {
   extra: Record<string, unknown>;
   /** Members (principals the caller checked), each with properties for its membership edge. */
   members: { id: string; props: Record<string, unknown> }[];
+}
+
+/** A group of a bulk load (benchmarks and imports): an API group. */
+export interface LoadedGroup {
+  id: string;
+  name: string;
+  description?: string;
+  createdAt: string;
+}
+
+/** A membership of a bulk load: a principal in a group, or a group nested in another. */
+export interface LoadedMembership {
+  groupId: string;
+  memberId: string;
 }
 
 /** A member as the queries return it: `type` is `GROUP` for a nested group. */
@@ -227,6 +244,32 @@ export const groupRepository = {
     rows: readonly { id: string; display: string | null }[],
   ): Promise<void> {
     if (rows.length > 0) await tx.run(Q.set_member_displays, { groupId, rows: [...rows] });
+  },
+
+  /** API groups of a bulk load, a batch in one statement. */
+  async load(tx: Tx, rows: readonly LoadedGroup[], actor: string): Promise<void> {
+    const params = rows.map((g) => ({ ...g, description: g.description ?? null, createdBy: actor }));
+    await tx.run(Q.load, { rows: params });
+  },
+
+  /** Principal → group memberships of a bulk load. */
+  async loadMemberships(
+    tx: Tx,
+    rows: readonly LoadedMembership[],
+    addedAt: string,
+    actor: string,
+  ): Promise<void> {
+    await tx.run(Q.load_memberships, { rows: rows.map((m) => ({ ...m, addedAt, addedBy: actor })) });
+  },
+
+  /** Group → group memberships (nesting) of a bulk load. */
+  async loadNesting(
+    tx: Tx,
+    rows: readonly LoadedMembership[],
+    addedAt: string,
+    actor: string,
+  ): Promise<void> {
+    await tx.run(Q.load_nesting, { rows: rows.map((m) => ({ ...m, addedAt, addedBy: actor })) });
   },
 
   async removeMember(tx: Tx, groupId: string, memberId: string): Promise<boolean> {

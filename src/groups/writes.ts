@@ -2,7 +2,16 @@ import type { Changes, OperationContext } from '../audit/audit.js';
 import type { Tx } from '../db/database.js';
 import type { EventRecorder } from '../events/sink.js';
 import { nowIso } from '../time.js';
-import { groupRepository, type Group, type NewGroup, type SourceGroup } from './repository.js';
+import {
+  groupRepository,
+  type Group,
+  type LoadedGroup,
+  type LoadedMembership,
+  type NewGroup,
+  type SourceGroup,
+} from './repository.js';
+
+export type { LoadedGroup, LoadedMembership };
 
 /**
  * The one way groups and their memberships are written. The REST API (src/groups/service.ts),
@@ -32,6 +41,22 @@ export type GroupWriter = Pick<
   | 'setFromSource'
   | 'setMemberDisplays'
 >;
+
+/**
+ * A bulk load of trusted rows (benchmarks and imports, src/seed/bulk.ts): no checks and no
+ * events, the same nodes and edges as the writes above.
+ */
+export interface GroupLoader {
+  load(tx: Tx, rows: readonly LoadedGroup[], actor: string): Promise<void>;
+  loadMemberships(tx: Tx, rows: readonly LoadedMembership[], addedAt: string, actor: string): Promise<void>;
+  loadNesting(tx: Tx, rows: readonly LoadedMembership[], addedAt: string, actor: string): Promise<void>;
+}
+
+export const groupLoader: GroupLoader = {
+  load: (tx, rows, actor) => groupRepository.load(tx, rows, actor),
+  loadMemberships: (tx, rows, addedAt, actor) => groupRepository.loadMemberships(tx, rows, addedAt, actor),
+  loadNesting: (tx, rows, addedAt, actor) => groupRepository.loadNesting(tx, rows, addedAt, actor),
+};
 
 export class GroupWrites {
   constructor(

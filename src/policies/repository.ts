@@ -14,6 +14,7 @@ const Q = defineQueries('policies', [
   'versions',
   'expired_due',
   'expire',
+  'load',
 ]);
 
 export interface PolicyVersionRow {
@@ -25,7 +26,26 @@ export interface PolicyVersionRow {
   created_by: string;
 }
 
+/** A policy of a bulk load (benchmarks and imports): a body checked as the API checks it. */
+export interface LoadedPolicy {
+  id: string;
+  body: PolicyBody;
+  createdAt: string;
+}
+
 export const policyRepository = {
+  /**
+   * Policies of a bulk load at their first version, with their subject and resource edges.
+   * Batches naming the same new resource must not run concurrently (each would create it).
+   */
+  async load(tx: Tx, rows: readonly LoadedPolicy[], actor: string): Promise<void> {
+    const params = rows.map((p) => {
+      const { props, exact, window } = nodeProperties(p.body);
+      return { id: p.id, props, exact, window, body: JSON.stringify(p.body), createdAt: p.createdAt };
+    });
+    await tx.run(Q.load, { rows: params, actor });
+  },
+
   async create(tx: Tx, id: string, body: PolicyBody, actor: string, now: string): Promise<Policy> {
     const { props, exact, window } = nodeProperties(body);
     const row = await tx.first<{ props: Record<string, unknown> }>(Q.create, {

@@ -46,6 +46,7 @@ const Q = defineQueries('principals', [
   'create_many',
   'deprovision_many',
   'set_managers',
+  'load_managers',
 ]);
 
 /**
@@ -367,6 +368,11 @@ export const principalRepository = {
   /** Sets each principal's manager link (and the reference it waits on) as given. */
   async setManagers(tx: Tx, rows: readonly ManagerLink[], now: string): Promise<void> {
     await tx.run(Q.set_managers, { rows: [...rows], now });
+  },
+
+  /** Manager edges of a bulk load, once every manager exists. */
+  async loadManagers(tx: Tx, rows: readonly { id: string; managerId: string }[]): Promise<void> {
+    await tx.run(Q.load_managers, { rows: [...rows] });
   },
 
   async managerCheck(

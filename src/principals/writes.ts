@@ -55,6 +55,8 @@ export interface PrincipalBatchWriter {
     createdBy: string,
     record?: { op: OperationContext; changesOf: (row: PrincipalRow) => Changes },
   ): Promise<string[]>;
+  /** Manager edges of a bulk load, once every manager exists: no checks, no events. */
+  loadManagers(tx: Tx, rows: readonly { id: string; managerId: string }[]): Promise<void>;
   /** Deprovisions principals read before (they stay for history), with `principal.status_changed`. */
   deprovisionMany(tx: Tx, principals: readonly Principal[], op: OperationContext): Promise<void>;
   /**
@@ -170,6 +172,10 @@ export class PrincipalWrites implements PrincipalWriter, PrincipalBatchWriter {
       }
     }
     return pending;
+  }
+
+  loadManagers(tx: Tx, rows: readonly { id: string; managerId: string }[]): Promise<void> {
+    return repo.loadManagers(tx, rows);
   }
 
   async deprovisionMany(tx: Tx, principals: readonly Principal[], op: OperationContext): Promise<void> {

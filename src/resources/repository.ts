@@ -1,11 +1,11 @@
 import { defineQueries } from '../db/catalogue.js';
 import type { Reader, Tx } from '../db/database.js';
 import type { Page } from '../pagination.js';
-import { ATTR_PREFIX } from '../principals/model.js';
+import { ATTR_PREFIX, prefixed } from '../principals/model.js';
 import type { Attributes, AttributeValue } from '../schemas/principals.js';
 import type { Resource } from '../schemas/resources.js';
 
-const Q = defineQueries('resources', ['lock', 'register', 'unregister', 'get', 'page']);
+const Q = defineQueries('resources', ['lock', 'register', 'unregister', 'get', 'page', 'load']);
 
 export type { Resource };
 
@@ -26,7 +26,30 @@ export function resourceFromProperties(props: Record<string, unknown>): Resource
   };
 }
 
+/** A resource of a bulk load (benchmarks and imports), registered with its attributes and owner. */
+export interface LoadedResource {
+  type: string;
+  identifier: string;
+  attributes: Attributes;
+  ownerId?: string | null;
+  createdAt: string;
+}
+
 export const resourceRepository = {
+  /** Registered resources of a bulk load, a batch in one statement. */
+  async load(tx: Tx, rows: readonly LoadedResource[]): Promise<void> {
+    const params = rows.map((r) => ({
+      props: {
+        ...prefixed(ATTR_PREFIX, r.attributes),
+        type: r.type,
+        identifier: r.identifier,
+        owner_id: r.ownerId ?? null,
+      },
+      createdAt: r.createdAt,
+    }));
+    await tx.run(Q.load, { rows: params });
+  },
+
   /** The resource under its write lock (created unregistered when new). */
   async lock(
     tx: Tx,

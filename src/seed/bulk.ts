@@ -1,65 +1,36 @@
-import { defineQueries } from '../db/catalogue.js';
 import type { Database } from '../db/database.js';
-import { ATTR_PREFIX, prefixed, type Attributes, type PrincipalRow } from '../principals/model.js';
+import { delegationLoader, type DelegationLoader, type LoadedDelegation } from '../delegations/writes.js';
+import { groupLoader, type GroupLoader, type LoadedGroup, type LoadedMembership } from '../groups/writes.js';
+import { policyLoader, type LoadedPolicy, type PolicyLoader } from '../policies/writes.js';
+import type { PrincipalRow } from '../principals/model.js';
 import { PrincipalWrites, type PrincipalBatchWriter } from '../principals/writes.js';
+import { resourceLoader, type LoadedResource, type ResourceLoader } from '../resources/writes.js';
 import { assessRisk } from '../risk/score.js';
-import { checkPolicyBody, nodeProperties, type PolicyBody } from '../policies/model.js';
-
-const Q = defineQueries('seed', [
-  'delegations',
-  'managers',
-  'groups',
-  'memberships',
-  'nesting',
-  'policies',
-  'resources',
-]);
 
 /** A principal the loader writes: the batch write's row (src/principals/model.ts). */
 export type SeedPrincipal = PrincipalRow;
+export type SeedGroup = LoadedGroup;
+export type SeedMembership = LoadedMembership;
+/** Checked as the API checks it: a body the API would refuse is refused here too. */
+export type SeedPolicy = LoadedPolicy;
+export type SeedDelegation = LoadedDelegation;
+export type SeedResource = LoadedResource;
 
-export interface SeedGroup {
-  id: string;
-  name: string;
-  description?: string;
-  createdAt: string;
-}
-
-export interface SeedMembership {
-  groupId: string;
-  memberId: string;
-}
-
-export interface SeedPolicy {
-  id: string;
-  /** Checked as the API checks it: a body the API would refuse is refused here too. */
-  body: PolicyBody;
-  createdAt: string;
-}
-
-export interface SeedDelegation {
-  id: string;
-  delegatorId: string;
-  delegateId: string;
-  actions: string[];
-  /** `type:identifier` texts; null: every resource. */
-  resources: string[] | null;
-  expiresAt: string;
-  createdAt: string;
-}
-
-export interface SeedResource {
-  type: string;
-  identifier: string;
-  attributes: Attributes;
-  ownerId?: string | null;
-  createdAt: string;
+/** Who writes each kind of record: its owner's bulk load. */
+export interface BulkWriters {
+  principals: PrincipalBatchWriter;
+  groups: GroupLoader;
+  policies: PolicyLoader;
+  delegations: DelegationLoader;
+  resources: ResourceLoader;
 }
 
 /**
  * Loads an already-consistent identity graph in batches, one transaction per batch, bypassing
  * the per-request checks (manager existence, cycles) and the audit trail. For benchmarks and
- * bulk imports of trusted data only; the API never takes this path.
+ * bulk imports of trusted data only; the API never takes this path. Each kind of record is
+ * written by its owner (the `writes.ts` of its feature), with the same nodes and edges the API
+ * leaves.
  */
 export class BulkLoader {
   private readonly db: Database;
@@ -68,8 +39,13 @@ export class BulkLoader {
   constructor(
     db: Database,
     private readonly actor = 'seed',
-    /** Principals are written by their owner, which scores their risk (src/principals/writes.ts). */
-    private readonly writer: PrincipalBatchWriter = new PrincipalWrites(assessRisk),
+    private readonly writers: BulkWriters = {
+      principals: new PrincipalWrites(assessRisk),
+      groups: groupLoader,
+      policies: policyLoader,
+      delegations: delegationLoader,
+      resources: resourceLoader,
+    },
   ) {
     this.db = db.background();
   }
@@ -81,7 +57,9 @@ export class BulkLoader {
    */
   async principals(rows: SeedPrincipal[]): Promise<SeedPrincipal[]> {
     const pending = new Set(
-      await this.db.write('seed/principals', (tx) => this.writer.createMany(tx, rows, this.actor)),
+      await this.db.write('seed/principals', (tx) =>
+        this.writers.principals.createMany(tx, rows, this.actor),
+      ),
     );
     return rows.filter((p) => pending.has(p.id));
   }
@@ -91,22 +69,25 @@ export class BulkLoader {
     const links = rows
       .filter((p) => typeof p.attributes['manager_id'] === 'string')
       .map((p) => ({ id: p.id, managerId: p.attributes['manager_id'] as string }));
-    if (links.length > 0) await this.db.write(Q.managers, (tx) => tx.run(Q.managers, { rows: links }));
+    if (links.length > 0) {
+      await this.db.write('seed/managers', (tx) => this.writers.principals.loadManagers(tx, links));
+    }
   }
 
   async groups(rows: SeedGroup[]): Promise<void> {
-    const params = rows.map((g) => ({ ...g, description: g.description ?? null, createdBy: this.actor }));
-    await this.db.write(Q.groups, (tx) => tx.run(Q.groups, { rows: params }));
+    await this.db.write('seed/groups', (tx) => this.writers.groups.load(tx, rows, this.actor));
   }
 
   async memberships(rows: SeedMembership[], createdAt: string): Promise<void> {
-    const params = rows.map((m) => ({ ...m, addedAt: createdAt, addedBy: this.actor }));
-    await this.db.write(Q.memberships, (tx) => tx.run(Q.memberships, { rows: params }));
+    await this.db.write('seed/memberships', (tx) =>
+      this.writers.groups.loadMemberships(tx, rows, createdAt, this.actor),
+    );
   }
 
   async nesting(rows: SeedMembership[], createdAt: string): Promise<void> {
-    const params = rows.map((m) => ({ ...m, addedAt: createdAt, addedBy: this.actor }));
-    await this.db.write(Q.nesting, (tx) => tx.run(Q.nesting, { rows: params }));
+    await this.db.write('seed/nesting', (tx) =>
+      this.writers.groups.loadNesting(tx, rows, createdAt, this.actor),
+    );
   }
 
   /**
@@ -114,38 +95,16 @@ export class BulkLoader {
    * same new resource must not run concurrently (each would create it).
    */
   async policies(rows: SeedPolicy[]): Promise<void> {
-    const params = rows.map((p) => {
-      // As the API stores it: the schema's default status filled in.
-      const body = checkPolicyBody({ ...p.body, status: p.body.status ?? 'active' });
-      const { props, exact, window } = nodeProperties(body);
-      return { id: p.id, props, exact, window, body: JSON.stringify(body), createdAt: p.createdAt };
-    });
-    await this.db.write(Q.policies, (tx) => tx.run(Q.policies, { rows: params, actor: this.actor }));
+    await this.db.write('seed/policies', (tx) => this.writers.policies.load(tx, rows, this.actor));
   }
 
   /** Active delegations between principals that exist. */
   async delegations(rows: SeedDelegation[]): Promise<void> {
-    const params = rows.map((d) => ({
-      delegatorId: d.delegatorId,
-      delegateId: d.delegateId,
-      expiresAt: d.expiresAt,
-      createdAt: d.createdAt,
-      props: { id: d.id, actions: d.actions, resources: d.resources, reason: null, created_by: this.actor },
-    }));
-    await this.db.write(Q.delegations, (tx) => tx.run(Q.delegations, { rows: params }));
+    await this.db.write('seed/delegations', (tx) => this.writers.delegations.load(tx, rows, this.actor));
   }
 
   /** Registered resources with their attributes and owner. */
   async resources(rows: SeedResource[]): Promise<void> {
-    const params = rows.map((r) => ({
-      props: {
-        ...prefixed(ATTR_PREFIX, r.attributes),
-        type: r.type,
-        identifier: r.identifier,
-        owner_id: r.ownerId ?? null,
-      },
-      createdAt: r.createdAt,
-    }));
-    await this.db.write(Q.resources, (tx) => tx.run(Q.resources, { rows: params }));
+    await this.db.write('seed/resources', (tx) => this.writers.resources.load(tx, rows));
   }
 }

@@ -220,9 +220,9 @@ function foreignRepositoryImports(modules: Map<string, string[]>): string[] {
 /**
  * Where queries may live: a feature's repository (`<feature>/repository.ts`), and the modules that
  * own their storage themselves: the database layer (driver, catalogue, migrations), the change
- * events (sink and feed), the job runner and the bulk loader of `seed/`.
+ * events (sink and feed), and the job runner.
  */
-const STORAGE_OWNERS = ['db/', 'events/', 'jobs/', 'seed/'];
+const STORAGE_OWNERS = ['db/', 'events/', 'jobs/'];
 /** The names a database, a transaction or a session goes by wherever one is passed around. */
 const RUNNERS = /^(tx|db|reader|database|session)$/i;
 
