@@ -170,6 +170,15 @@ describe('architecture', () => {
     expect(foreignRepositoryImports(modules)).to.deep.equal(['scim/users.ts -> principals/repository.ts']);
   });
 
+  it('keeps SCIM an adapter: only the HTTP edge and the wiring import it', () => {
+    const inward = [...graph.entries()].flatMap(([from, targets]) =>
+      from.startsWith('scim/') || from.startsWith('http/') || WIRING.includes(from)
+        ? []
+        : targets.filter((t) => t.startsWith('scim/')).map((t) => `${from} -> ${t}`),
+    );
+    expect(inward).to.deep.equal([]);
+  });
+
   it('runs every query in a repository or in a module that owns its storage', () => {
     const found = [...graph.keys()].flatMap((file) =>
       queryUses(file, readFileSync(path.join(projectRoot(), 'src', file), 'utf8')),
