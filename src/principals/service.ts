@@ -19,7 +19,7 @@ import {
 } from './model.js';
 import { principalRepository as repo, type RelatedPrincipal } from './repository.js';
 import { searchPrincipals, type SearchRequest } from './search/service.js';
-import { mergePatch, type PrincipalWriter } from './writes.js';
+import { applyPatch, type PrincipalWriter } from './writes.js';
 import type { SearchPlans } from './search/plans.js';
 import { MAX_KEYS, type PrincipalType } from '../vocabulary/principals.js';
 
@@ -226,8 +226,8 @@ export class PrincipalService {
 
       const attributeChanges = effective(current.attributes, patch.attributes);
       const metadataChanges = effective(current.metadata, patch.metadata);
-      const attributes = mergePatch(current.attributes, attributeChanges);
-      const metadata = mergePatch(current.metadata, metadataChanges);
+      const attributes = applyPatch(current.attributes, attributeChanges);
+      const metadata = applyPatch(current.metadata, metadataChanges);
       if (Object.keys(attributes).length > MAX_KEYS) {
         throw validationFailed('too many attributes', [
           { pointer: '/attributes', message: `would hold more than ${MAX_KEYS} keys` },

@@ -87,7 +87,7 @@ export type PrincipalRiskStore = Pick<
 export const principalRiskStore: PrincipalRiskStore = repo;
 
 /** Applies a one-level merge patch: supplied keys are set, `null` removes a key, others stay. */
-export function mergePatch<T>(
+export function applyPatch<T>(
   current: Readonly<Record<string, T>>,
   patch: Readonly<Record<string, T | null>> | undefined,
 ): Record<string, T> {
@@ -135,8 +135,8 @@ export class PrincipalWrites implements PrincipalWriter, PrincipalBatchWriter {
     const risk = this.assessRisk({
       ...current,
       status,
-      attributes: mergePatch(current.attributes, edit.attributes),
-      metadata: mergePatch(current.metadata, edit.metadata),
+      attributes: applyPatch(current.attributes, edit.attributes),
+      metadata: applyPatch(current.metadata, edit.metadata),
     });
     const updated = await repo.update(tx, current, { ...edit, risk }, nowIso());
     const target = { type: 'principal', id: current.id };
