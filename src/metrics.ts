@@ -9,6 +9,7 @@ export interface Metrics {
   dbSessionsActive: Gauge;
   dbPoolMax: Gauge;
   dbUp: Gauge;
+  backgroundRuns: Counter<'task'>;
 }
 
 /** One registry per app instance, so tests can build several apps in one process. */
@@ -54,6 +55,14 @@ export function createMetrics(): Metrics {
     dbUp: new Gauge({
       name: 'neo4j_up',
       help: '1 while the database answers, 0 while it is unreachable',
+      registers,
+    }),
+    // How far this instance's background work has got: a pass of the webhook dispatcher that ends
+    // sending nothing more says the outbox held nothing due for this instance when it looked.
+    backgroundRuns: new Counter({
+      name: 'background_task_runs_total',
+      help: 'Runs of periodic background tasks this process finished, by task (webhooks.dispatch: a pass of the webhook dispatcher over the outbox)',
+      labelNames: ['task'],
       registers,
     }),
   };

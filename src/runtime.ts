@@ -497,6 +497,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       pollMs: config.jobs.pollIntervalMs,
       leaseMs: config.jobs.leaseMs,
       logger,
+      runs: metrics.backgroundRuns,
     });
     const base: Base = {
       config,

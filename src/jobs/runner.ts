@@ -1,3 +1,4 @@
+import type { Counter } from 'prom-client';
 import { defineQueries } from '../db/catalogue.js';
 import type { Database, Tx } from '../db/database.js';
 import { newId } from '../ids.js';
@@ -72,6 +73,8 @@ export interface JobRunnerOptions {
   retentionMs?: number;
   /** A failed job is retried after this, doubled at each further failure. */
   retryBaseMs?: number;
+  /** Counts the periodic task runs this instance finishes (background_task_runs_total). */
+  runs?: Pick<Counter<'task'>, 'inc'>;
 }
 
 const DEFAULT_ATTEMPTS = 5;
@@ -224,6 +227,7 @@ export class JobRunner {
       } catch (err) {
         this.options.logger.warn({ err, task: task.name }, 'periodic task failed');
       }
+      this.options.runs?.inc({ task: task.name });
     });
   }
 
@@ -253,6 +257,7 @@ export class JobRunner {
         error = err instanceof Error ? err.message : String(err);
         this.options.logger.warn({ err, task: task.name }, 'periodic task failed');
       }
+      this.options.runs?.inc({ task: task.name });
       const done = await this.db
         .write(Q.schedule_done, (tx) =>
           tx.first<{ nextRunAt: string }>(Q.schedule_done, {

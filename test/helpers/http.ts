@@ -67,3 +67,14 @@ export class HttpClient {
     return this.request<T>('DELETE', path, options);
   }
 }
+
+/**
+ * Waits what a refused request's `Retry-After` (in seconds) asks before a request is sent again,
+ * at most `atMostMs`: the header is advice, and a test keeps its client brisk. A client following
+ * the protocol, not a wait for a condition of the test.
+ */
+export function honourRetryAfter(retryAfter: string | null, atMostMs: number): Promise<void> {
+  const seconds = Number(retryAfter ?? 0);
+  const ms = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, atMostMs) : 0;
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../src/dev/local-neo4j.js';
 import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET, TEST_KEY_ENCRYPTION_KEY } from './app.js';
 import { HttpClient } from './http.js';
+import { eventually } from './wait.js';
 
 /** The service as its own process (`src/main.ts`), so that a test can kill it outright. */
 export interface ServiceProcess {
@@ -96,21 +97,20 @@ export async function startServiceProcess(
     },
     stop,
   };
-  const deadline = Date.now() + readyWithinMs;
   let gone = false;
   void exited.then(() => (gone = true));
-  for (;;) {
-    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+  const readyz = (): Promise<number> =>
+    fetch(`http://127.0.0.1:${port}/readyz`).then(
       (r) => r.status,
       () => 0,
     );
-    if (status === 200) return service;
-    if (gone || Date.now() > deadline) {
-      await service.crash();
-      throw new Error(`the service did not become ready (readyz ${status}):\n${service.output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // Ready, or gone (then there is nothing to wait for).
+  const { value: status } = await eventually(readyz, (s) => s === 200 || gone, readyWithinMs, 100).catch(
+    async () => ({ value: await readyz() }),
+  );
+  if (status === 200) return service;
+  await service.crash();
+  throw new Error(`the service did not become ready (readyz ${status}):\n${service.output()}`);
 }
 
 /** Kills whatever service process is still running (a test's `after`, whatever happened in it). */

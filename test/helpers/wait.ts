@@ -1,5 +1,6 @@
 import type { Database } from '../../src/db/database.js';
 import { cypher } from './db.js';
+import type { HttpClient } from './http.js';
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -80,4 +81,36 @@ export async function scheduledRuns(
     );
     after = value;
   }
+}
+
+/** How many runs of its periodic task `task` the instance behind `http` has finished (its /metrics). */
+export async function taskRuns(http: HttpClient, task: string): Promise<number> {
+  const text = (await http.get('/metrics')).text;
+  const prefix = `background_task_runs_total{task="${task}"} `;
+  const line = text.split('\n').find((l) => l.startsWith(prefix));
+  return line === undefined ? 0 : Number(line.slice(prefix.length));
+}
+
+/**
+ * Waits until every instance (by its client) has finished `runs` runs of its own periodic task
+ * `task` (one that each instance runs: webhooks.dispatch, risk.privileges) begun after this call:
+ * what a test waits for when it must see that the instance, looking again, does nothing more.
+ */
+export async function instanceRuns(
+  instances: HttpClient[],
+  task: string,
+  runs: number,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const from = await Promise.all(instances.map((http) => taskRuns(http, task)));
+  // A run under way now began before this call; it is counted when it ends, so one more.
+  await until(
+    `${runs} runs of ${task} on every instance`,
+    async () => {
+      const now = await Promise.all(instances.map((http) => taskRuns(http, task)));
+      return now.every((n, i) => n >= from[i]! + runs + 1);
+    },
+    timeoutMs,
+    50,
+  );
 }

@@ -124,7 +124,8 @@ describe('who can reach what', () => {
     });
 
     it('dates each grant from the index as the walk of the graph does, over nested memberships that began apart', async () => {
-      const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+      // Each step is dated after the one before it: the clock moves past the moment it was done.
+      const later = () => clockPast(new Date().toISOString());
       const t = type();
       const outer = await group();
       const inner = await group();
@@ -132,22 +133,22 @@ describe('who can reach what', () => {
         subjects: { groups: [outer] },
         resources: [{ type: t, identifier: 'a' }],
       });
-      await pause();
+      await later();
       await addMember(outer, inner);
-      await pause();
+      await later();
       const p = await principal();
       const other = await principal();
-      await pause();
+      await later();
       await addMember(inner, p.id);
-      await pause();
+      await later();
       // A second path to the outer group, which begins later than the first: the first dates it.
       await addMember(outer, p.id);
-      await pause();
+      await later();
       await addMember(outer, other.id);
-      await pause();
+      await later();
       // A principal named later, by a policy already through a group: the earlier way dates it.
       const both = await policy({ subjects: { groups: [inner] }, resources: [{ type: t, identifier: 'b' }] });
-      await pause();
+      await later();
       const res = await fx.api.put(`/v1/policies/${both.id}`, {
         name: both.name,
         effect: 'allow',

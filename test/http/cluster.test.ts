@@ -12,6 +12,8 @@ import { eventually } from '../helpers/wait.js';
 /**
  * The service as `WORKERS=2` runs it: a primary and two serving processes sharing one port. Every
  * request here goes on a connection of its own, so that the primary hands them to both processes.
+ * It runs `src/main.ts` as a process (test/helpers/service-process.ts), not through useApp: the
+ * primary forks its serving processes, which an app inside the test process cannot do.
  */
 
 const neo4jTarget = () => ({

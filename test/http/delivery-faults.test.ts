@@ -14,10 +14,10 @@ import { principalRows } from '../../src/principals/repository.js';
 import type { SeedPrincipal } from '../../src/seed/bulk.js';
 import { assessRisk } from '../../src/risk/score.js';
 import { nowIso } from '../../src/time.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { ADMIN, authed, tokenFor } from '../helpers/auth.js';
+import { ADMIN, tokenFor } from '../helpers/auth.js';
 import { resetDatabaseAt } from '../helpers/db.js';
-import type { HttpClient } from '../helpers/http.js';
+import { useApp } from '../helpers/fixture.js';
+import { honourRetryAfter, type HttpClient } from '../helpers/http.js';
 import { Receiver, verifyDelivery } from '../helpers/receiver.js';
 import {
   killServiceProcesses,
@@ -30,6 +30,10 @@ import { eventually } from '../helpers/wait.js';
  * The outbox and the report jobs under the faults that at-least-once and "survives a restart"
  * (docs/api.md §6.2, §8) are about: the service killed outright in the middle of its work, and its
  * database going away under a stream of changes.
+ *
+ * The service killed outright runs as processes of its own (test/helpers/service-process.ts),
+ * not through useApp: only a separate process can be ended by SIGKILL with nothing of its
+ * shutdown running.
  */
 
 const WEBHOOK_ENV = {
@@ -46,8 +50,6 @@ const FAULT_ENV = {
   // A webhook's lease covers a send still in flight: lease + timeout.
   WEBHOOK_TIMEOUT_MS: '2000',
 };
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** The test's own connection to a Neo4j, to look at the graph (and write to it) behind the service. */
 function connect(uri: string): Driver {
@@ -294,26 +296,26 @@ describe('delivery under faults', function () {
     this.timeout(180_000);
     let home: string;
     let database: LocalNeo4j | undefined;
-    let app: TestApp | undefined;
     const receiver = new Receiver();
     const start = (port: number): Promise<LocalNeo4j> =>
       LocalNeo4j.start({ home, port, heap: '512m', pageCache: '64m', progress: () => undefined });
 
+    // The database of this block first: the app starts on it.
     before(async () => {
       home = await mkdtemp(path.join(os.tmpdir(), 'pas-delivery-faults-'));
       database = await start(0);
-      app = await startTestApp({ neo4jUri: database.uri, env: WEBHOOK_ENV });
       await receiver.start();
     });
+    const fx = useApp({ neo4jUri: () => database!.uri, env: WEBHOOK_ENV });
+    // And stopped once the app is closed.
     after(async () => {
-      await app?.close();
       await database?.stop();
       await receiver.stop();
       await rm(home, { recursive: true, force: true });
     });
 
     it('loses no event and records none without its change', async () => {
-      const api = await authed(app!);
+      const api = fx.api;
       const created = await api.post('/v1/webhooks', { url: receiver.url, events: ['principal.created'] });
       expect(created.status, created.text).to.equal(201);
       const hook = created.body as { id: string; secret: string };
@@ -328,12 +330,13 @@ describe('delivery under faults', function () {
         answeredAt: number;
       }
       const attempts: Attempt[] = [];
-      const token = (await tokenFor(app!.http, ADMIN)).access_token;
+      const token = fx.token;
       let writing = true;
       // One creation after another, as a client feeding changes in; each carries its own request
       // id, which its audit event records, so that even a refused one can be looked for.
       const writer = (async () => {
         for (let i = 0; writing; i += 1) {
+          let retryAfter: string | null = null;
           const attempt: Attempt = {
             name: `stream-${i}`,
             requestId: `delivery-faults-${randomUUID()}`,
@@ -353,15 +356,17 @@ describe('delivery under faults', function () {
               signal: AbortSignal.timeout(20_000),
             });
             attempt.status = res.status;
+            retryAfter = res.headers.get('retry-after');
             const body = (await res.json().catch(() => ({}))) as { id?: string };
             if (res.status === 201) attempt.id = body.id!;
           } catch {
-            // No answer at all: the status stays 0.
+            // No answer at all: the status stays 0, and the next write goes at once.
           }
           attempt.answeredAt = Date.now();
           attempts.push(attempt);
-          // Refused writes are tried again at a gentle pace, as a client honouring Retry-After would.
-          if (attempt.status !== 201) await sleep(100);
+          // After a refused write, the next waits what the answer's Retry-After asks (at most a
+          // second), as a client honouring it does.
+          if (attempt.status !== 201) await honourRetryAfter(retryAfter, 1_000);
         }
       })();
       const acknowledged = (): number => attempts.filter((a) => a.status === 201).length;

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { decide } from '../../src/decisions/engine.js';
 import { decisionRepository } from '../../src/decisions/repository.js';
 import { writeSnapshot } from '../../src/decisions/snapshot.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import type { TestApp } from '../helpers/app.js';
 import { engineApi, namer } from '../helpers/engine.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 
 /**
@@ -63,119 +63,90 @@ describe('decision index snapshots and reloads', function () {
     return { id: p.id as string, policy: policy.id as string };
   };
 
-  it('writes one at a graceful stop and starts from it, caught up with what changed while it was down', async () => {
-    const type = 'snapshotted';
-    const first = await startTestApp({ env: snapshotEnv() });
-    let before: { id: string; policy: string };
-    try {
-      expect(startOf(first)['from']).to.equal('database');
-      before = await allowed(await authed(first), type);
-    } finally {
-      await first.close();
-    }
-    expect((await stat(file)).size).to.be.greaterThan(0);
+  describe('with snapshots on', () => {
+    // An emptied store and a new app for each test, which restarts it on the same data.
+    const fx = useApp({ fresh: true, env: snapshotEnv });
 
-    // Changes another instance (without snapshots) makes while the first is down.
-    const other = await startTestApp({ keepData: true });
-    let added: { id: string; policy: string };
-    let suspended: string;
-    try {
-      const api = await authed(other);
-      added = await allowed(api, type);
-      const res = await api.patch(`/v1/principals/${before.id}`, { status: 'suspended' });
+    it('writes one at a graceful stop and starts from it, caught up with what changed while it was down', async () => {
+      const type = 'snapshotted';
+      expect(startOf(fx.app)['from']).to.equal('database');
+      const before = await allowed(fx.api, type);
+
+      // Changes another instance (without snapshots) makes while the first is down.
+      await fx.restart({});
+      expect((await stat(file)).size, 'the snapshot written at the stop').to.be.greaterThan(0);
+      const added = await allowed(fx.api, type);
+      const res = await fx.api.patch(`/v1/principals/${before.id}`, { status: 'suspended' });
       expect(res.status, res.text).to.equal(200);
-      suspended = before.id;
-    } finally {
-      await other.close();
-    }
+      const suspended = before.id;
 
-    const again = await startTestApp({ keepData: true, env: snapshotEnv() });
-    try {
+      const again = await fx.restart();
       const started = startOf(again);
       expect(started['from'], again.logs.text).to.equal('snapshot');
       expect(started['replayed']).to.be.greaterThan(0);
-      const api = await authed(again);
-      expect(await decision(api, added.id, type)).to.equal('ALLOW');
-      expect(await decision(api, suspended, type)).to.equal('DENY');
+      expect(await decision(fx.api, added.id, type)).to.equal('ALLOW');
+      expect(await decision(fx.api, suspended, type)).to.equal('DENY');
       // The snapshot's own contents answer too: the first principal's policy is there.
       const { index } = again.runtime.engine;
       expect(index.policies.get(before.policy)?.principals.has(before.id)).to.equal(true);
-    } finally {
-      await again.close();
-    }
-  });
+    });
 
-  it('builds from the database when the snapshot is damaged', async () => {
-    const app = await startTestApp({ env: snapshotEnv() });
-    const type = 'damaged';
-    let p: { id: string; policy: string };
-    try {
-      p = await allowed(await authed(app), type);
-    } finally {
-      await app.close();
-    }
-    const bytes = await readFile(file);
-    bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
-    await writeFile(file, bytes);
-    const again = await startTestApp({ keepData: true, env: snapshotEnv() });
-    try {
+    it('builds from the database when the snapshot is damaged', async () => {
+      const type = 'damaged';
+      const p = await allowed(fx.api, type);
+      const again = await fx.restart(undefined, async () => {
+        const bytes = await readFile(file);
+        bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
+        await writeFile(file, bytes);
+      });
       const started = startOf(again);
       expect(started['from']).to.equal('database');
       expect(started['refused']).to.match(/damaged/);
-      expect(await decision(await authed(again), p.id, type)).to.equal('ALLOW');
-    } finally {
-      await again.close();
-    }
-  });
+      expect(await decision(fx.api, p.id, type)).to.equal('ALLOW');
+    });
 
-  it('builds from the database when the snapshot is of another database, or ahead of this one', async () => {
-    const app = await startTestApp({ env: snapshotEnv() });
-    const type = 'foreign';
-    let p: { id: string; policy: string };
-    try {
-      p = await allowed(await authed(app), type);
-      const { index, sync } = app.runtime.engine;
-      // After the one the service writes as it starts (each write waits for the one before).
-      await sync.writeSnapshot(file, app.runtime.feed);
-      await writeSnapshot(index, file, {
-        database: 'another database',
-        feed: app.runtime.feed.delivered(),
-        privilegesPending: false,
-      });
-    } finally {
-      // No snapshot at this stop: the one written above stays.
-      app.config.index.snapshotFile = undefined;
-      await app.close();
-    }
-    let again = await startTestApp({ keepData: true, env: snapshotEnv() });
-    try {
+    it('builds from the database when the snapshot is of another database, or ahead of this one', async () => {
+      const type = 'foreign';
+      const app = fx.app;
+      const p = await allowed(fx.api, type);
+      {
+        const { index, sync } = app.runtime.engine;
+        // After the one the service writes as it starts (each write waits for the one before).
+        await sync.writeSnapshot(file, app.runtime.feed);
+        await writeSnapshot(index, file, {
+          database: 'another database',
+          feed: app.runtime.feed.delivered(),
+          privilegesPending: false,
+        });
+        // No snapshot at this stop: the one written above stays.
+        app.config.index.snapshotFile = undefined;
+      }
+      const again = await fx.restart();
       expect(startOf(again)['refused']).to.match(/another database/);
-      expect(await decision(await authed(again), p.id, type)).to.equal('ALLOW');
-      const { index, sync } = again.runtime.engine;
-      await sync.writeSnapshot(file, again.runtime.feed);
-      const database = await decisionRepository.databaseId(again.runtime.db);
-      const ahead = again.runtime.feed
-        .delivered()
-        .map(([shard, seq]): [number, number] => [shard, seq + 1_000]);
-      await writeSnapshot(index, file, { database, feed: ahead, privilegesPending: false });
-      again.config.index.snapshotFile = undefined;
-    } finally {
-      await again.close();
-    }
-    again = await startTestApp({ keepData: true, env: snapshotEnv() });
-    try {
-      expect(startOf(again)['refused']).to.match(/ahead of the database/);
-      expect(await decision(await authed(again), p.id, type)).to.equal('ALLOW');
-    } finally {
-      await again.close();
-    }
+      expect(await decision(fx.api, p.id, type)).to.equal('ALLOW');
+      {
+        const { index, sync } = again.runtime.engine;
+        await sync.writeSnapshot(file, again.runtime.feed);
+        const database = await decisionRepository.databaseId(again.runtime.db);
+        const ahead = again.runtime.feed
+          .delivered()
+          .map(([shard, seq]): [number, number] => [shard, seq + 1_000]);
+        await writeSnapshot(index, file, { database, feed: ahead, privilegesPending: false });
+        again.config.index.snapshotFile = undefined;
+      }
+      const third = await fx.restart();
+      expect(startOf(third)['refused']).to.match(/ahead of the database/);
+      expect(await decision(fx.api, p.id, type)).to.equal('ALLOW');
+    });
   });
 
-  it('reads the principals over id ranges in worker threads exactly as in one stream', async () => {
-    const app = await startTestApp({ keepData: true });
-    try {
-      const api = await authed(app);
-      const world = engineApi(api, uniq);
+  describe('full builds', () => {
+    // On the data the tests above left.
+    const fx = useApp({ keepData: true });
+
+    it('reads the principals over id ranges in worker threads exactly as in one stream', async () => {
+      const app = fx.app;
+      const world = engineApi(fx.api, uniq);
       const group = await world.group();
       for (let i = 0; i < 160; i += 10) {
         await Promise.all(
@@ -211,16 +182,11 @@ describe('decision index snapshots and reloads', function () {
       expect(new Map([...ranged.rows].sort(([a], [b]) => (a < b ? -1 : 1)))).to.deep.equal(
         new Map([...streamed.rows].sort(([a], [b]) => (a < b ? -1 : 1))),
       );
-    } finally {
-      await app.close();
-    }
-  });
+    });
 
-  it('swaps a full build in while writes go on: decisions never see it partial, and it holds every write', async () => {
-    const app = await startTestApp({ keepData: true });
-    try {
-      const api = await authed(app);
-      const world = engineApi(api, uniq);
+    it('swaps a full build in while writes go on: decisions never see it partial, and it holds every write', async () => {
+      const app = fx.app;
+      const world = engineApi(fx.api, uniq);
       const type = 'reloaded';
       const group = await world.group();
       const known: string[] = [];
@@ -272,8 +238,6 @@ describe('decision index snapshots and reloads', function () {
       await sync.load();
       expect(index.version).to.be.greaterThan(version);
       for (const id of [...known, ...written]) expect(decide(index, request(id)).allowed).to.equal(true);
-    } finally {
-      await app.close();
-    }
+    });
   });
 });

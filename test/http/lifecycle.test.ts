@@ -2,8 +2,15 @@ import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { freePort } from '../../src/dev/local-neo4j.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
-import { startTestApp, TEST_KEY_ENCRYPTION_KEY } from '../helpers/app.js';
+import { TEST_KEY_ENCRYPTION_KEY } from '../helpers/app.js';
+import { useApp } from '../helpers/fixture.js';
 import { until } from '../helpers/wait.js';
+
+/**
+ * The in-process app starts through useApp; the rest runs `src/main.ts` as a process of its own,
+ * as `npm start` does, since what it checks (the start path, SIGTERM, the exit code and message of
+ * a failed boot) belongs to the process.
+ */
 
 function runMain(env: Record<string, string>): {
   exited: Promise<number | null>;
@@ -34,7 +41,7 @@ function runMain(env: Record<string, string>): {
 describe('process lifecycle', function () {
   this.timeout(60_000);
 
-  it('lets in-flight requests finish on shutdown and refuses new connections after', async () => {
+  describe('in process', () => {
     // The request is held inside its handler until shutdown has begun.
     let arrived!: () => void;
     const arrival = new Promise<void>((resolve) => (arrived = resolve));
@@ -44,26 +51,31 @@ describe('process lifecycle', function () {
       arrived();
       await released;
     };
-    const app = await startTestApp({ extraRoutes: edgeRoutes(() => app.runtime.db, { onSlow }) });
-    const refuses = async (): Promise<boolean> =>
-      fetch(`${app.http.baseUrl}/healthz`).then(
-        () => false,
-        () => true,
-      );
-    const inFlight = app.http.get('/v1/_edge/slow?ms=0');
-    await arrival;
-    const stopping = app.close();
-    try {
-      expect(app.runtime.draining, 'shutdown has begun').to.equal(true);
-      expect(await refuses(), 'a new connection while the request is in flight').to.equal(true);
-    } finally {
-      release();
-    }
-    const res = await inFlight;
-    expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ waited: 0 });
-    await stopping;
-    expect(await refuses(), 'a new connection once stopped').to.equal(true);
+    // The test stops the app itself; the fixture's close then finds it stopped.
+    const fx = useApp({ extraRoutes: edgeRoutes(() => fx.app.runtime.db, { onSlow }) });
+
+    it('lets in-flight requests finish on shutdown and refuses new connections after', async () => {
+      const app = fx.app;
+      const refuses = async (): Promise<boolean> =>
+        fetch(`${app.http.baseUrl}/healthz`).then(
+          () => false,
+          () => true,
+        );
+      const inFlight = app.http.get('/v1/_edge/slow?ms=0');
+      await arrival;
+      const stopping = app.close();
+      try {
+        expect(app.runtime.draining, 'shutdown has begun').to.equal(true);
+        expect(await refuses(), 'a new connection while the request is in flight').to.equal(true);
+      } finally {
+        release();
+      }
+      const res = await inFlight;
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ waited: 0 });
+      await stopping;
+      expect(await refuses(), 'a new connection once stopped').to.equal(true);
+    });
   });
 
   it('npm start path: boots on the configured Neo4j, serves, and exits 0 on SIGTERM', async () => {

@@ -7,6 +7,12 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { PortInUseError } from '../../src/errors/port-in-use.js';
 import { freePort, LocalNeo4j, provideNeo4j } from '../../src/dev/local-neo4j.js';
+import { until } from '../helpers/wait.js';
+
+/**
+ * Starts no app, so no useApp: what is tested is the embedded Neo4j launcher
+ * (src/dev/local-neo4j.ts), each test starting a Neo4j of its own.
+ */
 
 /** Running, as opposed to gone or a zombie waiting to be reaped. */
 function alive(pid: number): boolean {
@@ -117,8 +123,7 @@ describe('embedded Neo4j launcher', function () {
     });
     expect(alive(jvmPid)).to.equal(true);
     parent.kill('SIGKILL');
-    const deadline = Date.now() + 30_000;
-    while (alive(jvmPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await until('the JVM to end with its parent', () => !alive(jvmPid), 30_000, 200).catch(() => undefined);
     expect(alive(jvmPid), 'the JVM outlived its parent').to.equal(false);
   });
 });

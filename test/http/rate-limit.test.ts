@@ -11,9 +11,10 @@ import { rateLimit } from '../../src/http/middleware/rate-limit.js';
 import { stateOf } from '../../src/http/state.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { createRateLimiting, type RateLimiting } from '../../src/ratelimit/index.js';
-import { LogCapture, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
-import { ADMIN, authed } from '../helpers/auth.js';
+import { LogCapture, testConfig, type TestApp } from '../helpers/app.js';
+import { ADMIN } from '../helpers/auth.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
+import { useApp } from '../helpers/fixture.js';
 import type { HttpResponse } from '../helpers/http.js';
 import { connectTestRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 import { until as waitUntil } from '../helpers/wait.js';
@@ -127,27 +128,22 @@ describe('rate limits', function () {
   });
 
   describe('with Redis', () => {
-    let app: TestApp;
-    let prefix: string;
-    before(async () => {
-      prefix = track(uniquePrefix());
-      app = await startTestApp({
-        extraRoutes: edgeRoutes(() => app.runtime.db),
-        env: {
-          REDIS_URL,
-          RATE_LIMIT_KEY_PREFIX: prefix,
-          RATE_LIMIT_STANDARD: '1000',
-          TRUST_PROXY: 'true',
-        },
-      });
-      await warmUp(app, redis, prefix, '192.0.2.1');
+    const prefix = track(uniquePrefix());
+    const fx = useApp({
+      extraRoutes: edgeRoutes(() => fx.app.runtime.db),
+      env: {
+        REDIS_URL,
+        RATE_LIMIT_KEY_PREFIX: prefix,
+        RATE_LIMIT_STANDARD: '1000',
+        TRUST_PROXY: 'true',
+      },
     });
-    after(async () => {
-      await app?.close();
+    before(async () => {
+      await warmUp(fx.app, redis, prefix, '192.0.2.1');
     });
 
     it('reports both header sets on a success and counts in Redis', async () => {
-      const res = await app.http.get('/v1/_edge/db', from('10.1.0.1'));
+      const res = await fx.http.get('/v1/_edge/db', from('10.1.0.1'));
       expect(res.status).to.equal(200);
       expectRateHeaders(res, 'standard', 1000, 999);
       expect(await redis.get(`${prefix}:standard:ip:10.1.0.1`)).to.equal('1');
@@ -156,34 +152,34 @@ describe('rate limits', function () {
 
     it('reports them on errors too: 404 under /v1, 405, 400 and 413', async () => {
       const ip = '10.1.0.2';
-      const notFound = await app.http.get('/v1/does/not/exist', from(ip));
+      const notFound = await fx.http.get('/v1/does/not/exist', from(ip));
       expect(notFound.status).to.equal(404);
       expectRateHeaders(notFound, 'standard', 1000, 999);
 
-      const notAllowed = await app.http.delete('/v1/openapi.json', from(ip));
+      const notAllowed = await fx.http.delete('/v1/openapi.json', from(ip));
       expect(notAllowed.status).to.equal(405);
       expectRateHeaders(notAllowed, 'standard', 1000, 998);
 
-      const invalid = await app.http.post(`/v1/_edge/echo/${ID}`, { name: '' }, from(ip));
+      const invalid = await fx.http.post(`/v1/_edge/echo/${ID}`, { name: '' }, from(ip));
       expect(invalid.status).to.equal(400);
       expect(invalid.body.code).to.equal('VALIDATION_FAILED');
       expectRateHeaders(invalid, 'standard', 1000, 997);
 
-      const tooLarge = await app.http.post(`/v1/_edge/echo/${ID}`, undefined, {
+      const tooLarge = await fx.http.post(`/v1/_edge/echo/${ID}`, undefined, {
         raw: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
         headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': ip },
       });
       expect(tooLarge.status).to.equal(413);
       expectRateHeaders(tooLarge, 'standard', 1000, 996);
 
-      const failed = await app.http.get('/v1/_edge/boom', from(ip));
+      const failed = await fx.http.get('/v1/_edge/boom', from(ip));
       expect(failed.status).to.equal(500);
       expectRateHeaders(failed, 'standard', 1000, 995);
     });
 
     it('reports them on a 401 and counts an unauthenticated caller by address', async () => {
       const ip = '10.1.0.6';
-      const res = await app.http.get('/v1/clients', {
+      const res = await fx.http.get('/v1/clients', {
         headers: { 'X-Forwarded-For': ip, Authorization: 'Bearer nope' },
       });
       expect(res.status).to.equal(401);
@@ -193,7 +189,7 @@ describe('rate limits', function () {
     });
 
     it('counts an authenticated caller by client id, whatever its address', async () => {
-      const admin = await authed(app);
+      const admin = fx.api;
       const seen: number[] = [];
       for (const ip of ['10.1.1.1', '10.1.1.2', '10.1.1.3']) {
         const res = await admin.get('/v1/clients', from(ip));
@@ -213,7 +209,7 @@ describe('rate limits', function () {
         ['/nothing-here', 404],
       ];
       for (const [path, status] of expected) {
-        const res = await app.http.get(path, from('10.1.0.3'));
+        const res = await fx.http.get(path, from('10.1.0.3'));
         expect(res.status, path).to.equal(status);
         expectNoRateHeaders(res);
       }
@@ -222,7 +218,7 @@ describe('rate limits', function () {
 
     it('decreases the remaining count by one per request', async () => {
       for (let i = 1; i <= 5; i += 1) {
-        const res = await app.http.get('/v1/openapi.json', from('10.1.0.4'));
+        const res = await fx.http.get('/v1/openapi.json', from('10.1.0.4'));
         expect(res.status).to.equal(200);
         expectRateHeaders(res, 'standard', 1000, 1000 - i);
       }
@@ -230,41 +226,37 @@ describe('rate limits', function () {
   });
 
   describe('over the limit', () => {
-    let app: TestApp;
-    before(async () => {
-      const prefix = track(uniquePrefix());
-      app = await startTestApp({
-        extraRoutes: edgeRoutes(() => app.runtime.db),
-        env: { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '5', TRUST_PROXY: 'true' },
-      });
-      await warmUp(app, redis, prefix, '192.0.2.1');
+    const prefix = track(uniquePrefix());
+    const fx = useApp({
+      extraRoutes: edgeRoutes(() => fx.app.runtime.db),
+      env: { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '5', TRUST_PROXY: 'true' },
     });
-    after(async () => {
-      await app?.close();
+    before(async () => {
+      await warmUp(fx.app, redis, prefix, '192.0.2.1');
     });
 
     it('answers 429 RATE_LIMITED with Retry-After and the rate-limit headers', async () => {
       const ip = '10.2.0.1';
       for (let i = 1; i <= 5; i += 1) {
-        const res = await app.http.get('/v1/_edge/db', from(ip));
+        const res = await fx.http.get('/v1/_edge/db', from(ip));
         expect(res.status).to.equal(200);
         expectRateHeaders(res, 'standard', 5, 5 - i);
       }
-      const limited = await app.http.get('/v1/_edge/db', from(ip));
+      const limited = await fx.http.get('/v1/_edge/db', from(ip));
       const retryAfter = expectRateLimited(limited);
       expectRateHeaders(limited, 'standard', 5, 0);
       expect(Number(/t=(\d+)/.exec(limited.headers.get('ratelimit')!)![1])).to.be.at.most(retryAfter);
 
       // The limit covers the whole bucket, unknown paths and errors included.
-      expectRateLimited(await app.http.get('/v1/does/not/exist', from(ip)));
-      expectRateLimited(await app.http.post(`/v1/_edge/echo/${ID}`, { name: 'x' }, from(ip)));
+      expectRateLimited(await fx.http.get('/v1/does/not/exist', from(ip)));
+      expectRateLimited(await fx.http.post(`/v1/_edge/echo/${ID}`, { name: 'x' }, from(ip)));
     });
 
     it('counts every source address separately', async () => {
       const [a, b] = ['10.2.0.2', '10.2.0.3'];
-      for (let i = 0; i < 5; i += 1) await app.http.get('/v1/openapi.json', from(a));
-      expectRateLimited(await app.http.get('/v1/openapi.json', from(a)));
-      const other = await app.http.get('/v1/openapi.json', from(b));
+      for (let i = 0; i < 5; i += 1) await fx.http.get('/v1/openapi.json', from(a));
+      expectRateLimited(await fx.http.get('/v1/openapi.json', from(a)));
+      const other = await fx.http.get('/v1/openapi.json', from(b));
       expect(other.status).to.equal(200);
       expectRateHeaders(other, 'standard', 5, 4);
     });
@@ -272,45 +264,38 @@ describe('rate limits', function () {
     it('counts the address the trusted proxy saw, whatever the caller wrote left of it', async () => {
       const real = '10.2.0.9';
       for (let i = 1; i <= 5; i += 1) {
-        const res = await app.http.get('/v1/openapi.json', from(`6.6.6.${i}, ${real}`));
+        const res = await fx.http.get('/v1/openapi.json', from(`6.6.6.${i}, ${real}`));
         expect(res.status).to.equal(200);
         expectRateHeaders(res, 'standard', 5, 5 - i);
       }
-      expectRateLimited(await app.http.get('/v1/openapi.json', from(`6.6.6.77, ${real}`)));
-      expectRateLimited(await app.http.get('/v1/openapi.json', from(real)));
+      expectRateLimited(await fx.http.get('/v1/openapi.json', from(`6.6.6.77, ${real}`)));
+      expectRateLimited(await fx.http.get('/v1/openapi.json', from(real)));
     });
 
     it('keeps unlimited endpoints available to a limited caller', async () => {
       const ip = '10.2.0.4';
-      for (let i = 0; i < 6; i += 1) await app.http.get('/v1/openapi.json', from(ip));
-      expect((await app.http.get('/healthz', from(ip))).status).to.equal(200);
+      for (let i = 0; i < 6; i += 1) await fx.http.get('/v1/openapi.json', from(ip));
+      expect((await fx.http.get('/healthz', from(ip))).status).to.equal(200);
     });
   });
 
   describe('in memory (no REDIS_URL)', () => {
-    let app: TestApp;
-    let prefix: string;
-    before(async () => {
-      prefix = track(uniquePrefix());
-      app = await startTestApp({
-        extraRoutes: edgeRoutes(() => app.runtime.db),
-        env: { RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '3', TRUST_PROXY: 'true' },
-      });
-    });
-    after(async () => {
-      await app?.close();
+    const prefix = track(uniquePrefix());
+    const fx = useApp({
+      extraRoutes: edgeRoutes(() => fx.app.runtime.db),
+      env: { RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '3', TRUST_PROXY: 'true' },
     });
 
     it('counts, reports and limits without Redis', async () => {
       for (let i = 1; i <= 3; i += 1) {
-        const res = await app.http.get('/v1/_edge/db', from('10.3.0.1'));
+        const res = await fx.http.get('/v1/_edge/db', from('10.3.0.1'));
         expect(res.status).to.equal(200);
         expectRateHeaders(res, 'standard', 3, 3 - i);
       }
-      const limited = await app.http.get('/v1/_edge/db', from('10.3.0.1'));
+      const limited = await fx.http.get('/v1/_edge/db', from('10.3.0.1'));
       expectRateLimited(limited);
       expectRateHeaders(limited, 'standard', 3, 0);
-      expect((await app.http.get('/v1/_edge/db', from('10.3.0.2'))).status).to.equal(200);
+      expect((await fx.http.get('/v1/_edge/db', from('10.3.0.2'))).status).to.equal(200);
       expect(await redis.keys(`${prefix}:*`), 'nothing reaches Redis').to.deep.equal([]);
     });
   });
@@ -322,56 +307,48 @@ describe('rate limits', function () {
       return Number(res.headers.get('x-ratelimit-remaining'));
     };
 
-    it('ignores X-Forwarded-For without a trusted proxy', async () => {
-      const app = await startTestApp({
-        env: { RATE_LIMIT_KEY_PREFIX: track(uniquePrefix()), RATE_LIMIT_STANDARD: '10' },
-      });
-      try {
-        // Every request comes from the test's own address, whatever the header claims.
+    describe('without a trusted proxy', () => {
+      const fx = useApp({ env: { RATE_LIMIT_KEY_PREFIX: track(uniquePrefix()), RATE_LIMIT_STANDARD: '10' } });
+
+      it('ignores X-Forwarded-For', async () => {
+        // Every request comes from the test's own address, whatever the header claims: one count,
+        // which the fixture's token request, from that address too, had begun.
         const seen: number[] = [];
-        for (const ip of ['10.8.0.1', '10.8.0.2', '10.8.0.3']) seen.push(await remaining(app, ip));
-        expect(seen).to.deep.equal([9, 8, 7]);
-      } finally {
-        await app.close();
-      }
+        for (const ip of ['10.8.0.1', '10.8.0.2', '10.8.0.3']) seen.push(await remaining(fx.app, ip));
+        expect(seen).to.deep.equal([8, 7, 6]);
+      });
     });
 
-    it('takes the entry as many hops from the right as there are trusted proxies', async () => {
-      const app = await startTestApp({
+    describe('behind two trusted proxies', () => {
+      const fx = useApp({
         env: { RATE_LIMIT_KEY_PREFIX: track(uniquePrefix()), RATE_LIMIT_STANDARD: '10', TRUST_PROXY: '2' },
       });
-      try {
+
+      it('takes the entry as many hops from the right as there are trusted proxies', async () => {
         // Two proxies: the outer one appended the client, the inner one the outer proxy.
-        expect(await remaining(app, '6.6.6.1, 10.9.0.1, 172.16.0.1')).to.equal(9);
-        expect(await remaining(app, '6.6.6.2, 10.9.0.1, 172.16.0.2')).to.equal(8);
-        expect(await remaining(app, '10.9.0.2, 172.16.0.1')).to.equal(9);
-      } finally {
-        await app.close();
-      }
+        expect(await remaining(fx.app, '6.6.6.1, 10.9.0.1, 172.16.0.1')).to.equal(9);
+        expect(await remaining(fx.app, '6.6.6.2, 10.9.0.1, 172.16.0.2')).to.equal(8);
+        expect(await remaining(fx.app, '10.9.0.2, 172.16.0.1')).to.equal(9);
+      });
     });
   });
 
   describe('several instances', () => {
-    let one: TestApp;
-    let two: TestApp;
+    const prefix = track(uniquePrefix());
+    const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '4', TRUST_PROXY: 'true' };
+    const one = useApp({ env });
+    // A second instance on the same store.
+    const two = useApp({ env, keepData: true });
     before(async () => {
-      const prefix = track(uniquePrefix());
-      const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '4', TRUST_PROXY: 'true' };
-      one = await startTestApp({ env });
-      two = await startTestApp({ env, keepData: true });
-      await warmUp(one, redis, prefix, '192.0.2.1');
-      await warmUp(two, redis, prefix, '192.0.2.2');
-    });
-    after(async () => {
-      await one?.close();
-      await two?.close();
+      await warmUp(one.app, redis, prefix, '192.0.2.1');
+      await warmUp(two.app, redis, prefix, '192.0.2.2');
     });
 
     it('share one bucket through Redis', async () => {
       const ip = '10.4.0.1';
       const seen: number[] = [];
-      for (const app of [one, two, one, two]) {
-        const res = await app.http.get('/v1/openapi.json', from(ip));
+      for (const instance of [one, two, one, two]) {
+        const res = await instance.http.get('/v1/openapi.json', from(ip));
         expect(res.status).to.equal(200);
         seen.push(Number(res.headers.get('x-ratelimit-remaining')));
       }
@@ -385,9 +362,7 @@ describe('rate limits', function () {
     let port: number;
     let url: string;
     let server: ChildProcess | undefined;
-    let one: TestApp;
-    let two: TestApp;
-    let prefix: string;
+    const prefix = uniquePrefix();
 
     async function startRedis(): Promise<void> {
       const child = spawn(
@@ -431,30 +406,32 @@ describe('rate limits', function () {
     const recoveries = (app: TestApp): number =>
       app.logs.entries().filter((e) => /Redis is reachable again/.test(String(e['msg']))).length;
 
+    // The Redis of this block first: the instances start on it (its port is known only then).
     before(async () => {
       port = await freePort();
       url = `redis://127.0.0.1:${port}`;
       await startRedis();
-      prefix = uniquePrefix();
-      const env = {
-        REDIS_URL: url,
-        RATE_LIMIT_KEY_PREFIX: prefix,
-        RATE_LIMIT_STANDARD: '100',
-        TRUST_PROXY: 'true',
-      };
-      one = await startTestApp({ extraRoutes: edgeRoutes(() => one.runtime.db), env });
-      two = await startTestApp({ env, keepData: true });
+    });
+    const env = (): Record<string, string> => ({
+      REDIS_URL: url,
+      RATE_LIMIT_KEY_PREFIX: prefix,
+      RATE_LIMIT_STANDARD: '100',
+      TRUST_PROXY: 'true',
+    });
+    const one = useApp({ extraRoutes: edgeRoutes(() => one.app.runtime.db), env });
+    // A second instance on the same store.
+    const two = useApp({ env, keepData: true });
+    before(async () => {
       const probe = await connectTestRedis(url);
       try {
-        await warmUp(one, probe, prefix, '192.0.2.1');
-        await warmUp(two, probe, prefix, '192.0.2.2');
+        await warmUp(one.app, probe, prefix, '192.0.2.1');
+        await warmUp(two.app, probe, prefix, '192.0.2.2');
       } finally {
         await probe.quit();
       }
     });
+    // Once the instances are closed.
     after(async () => {
-      await one?.close();
-      await two?.close();
       await stopRedis();
     });
 
@@ -482,8 +459,8 @@ describe('rate limits', function () {
         // Reconnection attempts keep failing meanwhile (four of them, from the two instances);
         // each instance reports the outage once.
         await until('failed reconnection attempts', () => gone.attempts() >= 4);
-        expect(warnings(one)).to.equal(1);
-        expect(warnings(two)).to.equal(1);
+        expect(warnings(one.app)).to.equal(1);
+        expect(warnings(two.app)).to.equal(1);
         const notFound = await one.http.get('/v1/nowhere', from(ip));
         expect(notFound.status).to.equal(404);
         expect(notFound.headers.get('x-ratelimit-remaining')).to.equal('94');
@@ -491,12 +468,15 @@ describe('rate limits', function () {
         await gone.close();
       }
       await startRedis();
-      await until('both instances to reconnect', () => recoveries(one) === 1 && recoveries(two) === 1);
+      await until(
+        'both instances to reconnect',
+        () => recoveries(one.app) === 1 && recoveries(two.app) === 1,
+      );
 
       const again = '10.5.0.2';
       const seen: number[] = [];
-      for (const app of [one, two, one, two]) {
-        const res = await app.http.get('/v1/openapi.json', from(again));
+      for (const instance of [one, two, one, two]) {
+        const res = await instance.http.get('/v1/openapi.json', from(again));
         expect(res.status).to.equal(200);
         seen.push(Number(res.headers.get('x-ratelimit-remaining')));
       }

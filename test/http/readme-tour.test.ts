@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { projectRoot } from '../../src/paths.js';
-import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
-import { authed } from '../helpers/auth.js';
+import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET } from '../helpers/app.js';
 import { cypher } from '../helpers/db.js';
+import { useApp } from '../helpers/fixture.js';
 
 const SECTION = 'Five-minute tour';
 /** Where the tour's commands find the service: `npm start` on the default port. */
@@ -95,15 +95,11 @@ async function runTour(baseUrl: string, after: Continuation[] = []): Promise<Tou
 describe('README: Five-minute tour', function () {
   // A service start and a dozen short node and curl processes.
   this.timeout(60_000);
-  let app: TestApp;
+  const fx = useApp();
   let run: TourRun;
 
   before(async () => {
-    app = await startTestApp();
-    run = await runTour(app.http.baseUrl);
-  });
-  after(async () => {
-    await app.close();
+    run = await runTour(fx.http.baseUrl);
   });
 
   /** What the tour's shell block `i` printed, once the whole tour has run without a failure. */
@@ -141,7 +137,7 @@ describe('README: Five-minute tour', function () {
     const policy = printed(2).trim();
     expect(sa).to.match(new RegExp(`^prn_${ID}$`));
     expect(policy).to.match(new RegExp(`^pol_${ID}$`));
-    const api = await authed(app);
+    const api = fx.api;
     const principal = await api.get(`/v1/principals/${sa}`);
     expect(principal.status, principal.text).to.equal(200);
     expect(principal.body).to.include({ type: 'SERVICE_ACCOUNT', status: 'active' });
@@ -171,7 +167,7 @@ describe('README: Five-minute tour', function () {
 
   it('is right that another action is denied for want of a policy', async () => {
     const sa = printed(1).trim();
-    const api = await authed(app);
+    const api = fx.api;
     const res = await api.post('/v1/decisions/evaluate', {
       principal_id: sa,
       action: 'delete',
@@ -203,7 +199,7 @@ describe('README: Five-minute tour', function () {
   it('has a Cypher query that finds the service account, its policy and the resource', async () => {
     const sa = printed(1).trim();
     const policy = printed(2).trim();
-    const rows = await cypher(app.runtime.db, tourBlocks('cypher')[0]!);
+    const rows = await cypher(fx.app.runtime.db, tourBlocks('cypher')[0]!);
     expect(rows).to.have.length(1);
     const [row] = rows as Record<string, Record<string, unknown>>[];
     expect(row!['sa']).to.include({ id: sa, type: 'SERVICE_ACCOUNT', name: 'invoice-exporter' });
@@ -214,15 +210,11 @@ describe('README: Five-minute tour', function () {
 
 describe("docs/guides.md: Agents and delegation, after the README's tour", function () {
   this.timeout(60_000);
-  let app: TestApp;
+  const fx = useApp();
   let run: TourRun;
 
   before(async () => {
-    app = await startTestApp();
-    run = await runTour(app.http.baseUrl, [{ file: 'docs/guides.md', heading: 'Agents and delegation' }]);
-  });
-  after(async () => {
-    await app.close();
+    run = await runTour(fx.http.baseUrl, [{ file: 'docs/guides.md', heading: 'Agents and delegation' }]);
   });
 
   it('runs its example in the tour’s shell and answers the explained ALLOW it describes', async () => {
@@ -240,7 +232,7 @@ describe("docs/guides.md: Agents and delegation, after the README's tour", funct
     expect(decision.reasons.map((r: any) => r.code)).to.deep.equal(['POLICY_ALLOW', 'POLICY_ALLOW']);
     expect(decision.trace.links).to.have.length(1);
     expect(decision.trace.links[0]).to.include({ covered: true, delegate_id: decision.principal_id });
-    const api = await authed(app);
+    const api = fx.api;
     const list = await api.get(`/v1/delegations?delegate_id=${decision.principal_id}`);
     expect(list.body.data).to.have.length(1);
     expect(list.body.data[0]).to.include({ reason: 'month-end close', status: 'active' });
@@ -268,15 +260,11 @@ describe("docs/guides.md: Agents and delegation, after the README's tour", funct
 
 describe("docs/operations.md: Several instances, after the README's tour", function () {
   this.timeout(60_000);
-  let app: TestApp;
+  const fx = useApp();
   let run: TourRun;
 
   before(async () => {
-    app = await startTestApp();
-    run = await runTour(app.http.baseUrl, [{ file: 'docs/operations.md', heading: 'Several instances' }]);
-  });
-  after(async () => {
-    await app.close();
+    run = await runTour(fx.http.baseUrl, [{ file: 'docs/operations.md', heading: 'Several instances' }]);
   });
 
   it('runs its example: the write answers a token, and the read sent with it sees the write', async () => {
