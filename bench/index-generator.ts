@@ -11,7 +11,7 @@ import { compilePolicy, toIxDelegation, type Instant, type PrincipalFields } fro
 import { PolicyIndex } from '../src/decisions/policy-index.js';
 import { writeSnapshot } from '../src/decisions/snapshot.js';
 import type { FeedPosition } from '../src/events/feed.js';
-import { checkPolicyBody, type Policy } from '../src/policies/model.js';
+import { bodyFields, checkPolicyBody, type Policy } from '../src/policies/model.js';
 import type { SeedPrincipal } from '../src/seed/bulk.js';
 import { generateDelegations, OrgStream, rng } from './org.js';
 import {
@@ -159,25 +159,12 @@ async function generate(run: GenerateRun): Promise<GenerateResult> {
   const at = new Date(NOW - 100 * 86_400_000).toISOString();
   const compiled = set.policies.map((seed) => {
     const body = checkPolicyBody({ ...seed.body, status: seed.body.status ?? 'active' }, '', NOW);
-    const status = body.status ?? 'active';
+    const fields = bodyFields(body);
     const policy: Policy = {
       id: seed.id,
-      name: body.name,
-      description: null,
-      effect: body.effect,
-      subjects: {
-        principals: body.subjects.principals ?? [],
-        groups: body.subjects.groups ?? [],
-        ...(body.subjects.match ? { match: body.subjects.match } : {}),
-      },
-      actions: body.actions,
-      resources: body.resources,
-      conditions: body.conditions ?? {},
-      status,
+      ...fields,
       version: 1,
-      activated_at: status === 'active' ? at : null,
-      valid_from: body.valid_from ?? null,
-      valid_until: body.valid_until ?? null,
+      activated_at: fields.status === 'active' ? at : null,
       created_at: at,
       created_by: 'bench',
       updated_at: at,

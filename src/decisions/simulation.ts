@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { SimulationResultSchema } from '../schemas/policies.js';
 import { conflict, validationFailed } from '../errors/errors.js';
-import { checkPolicyBody, type Policy, type PolicyBody } from '../policies/model.js';
+import { bodyFields, checkPolicyBody, type Policy, type PolicyBody } from '../policies/model.js';
 import type { SimulateBody } from '../schemas/policies.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
 import { ThreadLost } from '../threads/thread.js';
@@ -33,20 +33,7 @@ function proposedPolicy(current: Policy, proposed: PolicyBody | null | undefined
   if (proposed === undefined) return compilePolicy({ ...current, status: 'active' });
   return compilePolicy({
     ...current,
-    name: proposed.name,
-    description: proposed.description ?? null,
-    effect: proposed.effect,
-    subjects: {
-      principals: proposed.subjects.principals ?? [],
-      groups: proposed.subjects.groups ?? [],
-      ...(proposed.subjects.match ? { match: proposed.subjects.match } : {}),
-    },
-    actions: proposed.actions,
-    resources: proposed.resources,
-    conditions: proposed.conditions ?? {},
-    status: proposed.status ?? 'active',
-    valid_from: proposed.valid_from ?? null,
-    valid_until: proposed.valid_until ?? null,
+    ...bodyFields(proposed),
     version: current.version + 1,
   });
 }

@@ -254,3 +254,37 @@ export function nodeProperties(body: PolicyBody): {
     window: { valid_from: p.validFrom, valid_until: p.validUntil },
   };
 }
+
+/** What a stored policy takes from its body (the rest is its id and bookkeeping). */
+export function bodyFields(
+  body: PolicyBody,
+): Pick<
+  Policy,
+  | 'name'
+  | 'description'
+  | 'effect'
+  | 'subjects'
+  | 'actions'
+  | 'resources'
+  | 'conditions'
+  | 'status'
+  | 'valid_from'
+  | 'valid_until'
+> {
+  return {
+    name: body.name,
+    description: body.description ?? null,
+    effect: body.effect,
+    subjects: {
+      principals: body.subjects.principals ?? [],
+      groups: body.subjects.groups ?? [],
+      ...(body.subjects.match ? { match: body.subjects.match } : {}),
+    },
+    actions: body.actions,
+    resources: body.resources,
+    conditions: body.conditions ?? {},
+    status: body.status ?? 'active',
+    valid_from: body.valid_from ?? null,
+    valid_until: body.valid_until ?? null,
+  };
+}

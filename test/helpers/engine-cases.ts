@@ -2,7 +2,13 @@ import path from 'node:path';
 import { type AccessRequest, type RequestAction, type Verdict } from '../../src/decisions/engine.js';
 import { compilePolicy, toIxPrincipal } from '../../src/decisions/model.js';
 import { PolicyIndex } from '../../src/decisions/policy-index.js';
-import { checkPolicyBody, resourceOf, type Policy, type PolicyBody } from '../../src/policies/model.js';
+import {
+  bodyFields,
+  checkPolicyBody,
+  resourceOf,
+  type Policy,
+  type PolicyBody,
+} from '../../src/policies/model.js';
 import type { Reason } from '../../src/schemas/decisions.js';
 import type { SearchQueryInput } from '../../src/schemas/search.js';
 import { loadCases } from './cases.js';
@@ -528,25 +534,12 @@ function storedPolicy(spec: PolicySpec, now: number): Policy {
     '',
     writtenAt,
   );
-  const status = body.status ?? 'active';
+  const fields = bodyFields(body);
   return {
     id: spec.id,
-    name: body.name,
-    description: null,
-    effect: body.effect,
-    subjects: {
-      principals: body.subjects.principals ?? [],
-      groups: body.subjects.groups ?? [],
-      ...(body.subjects.match ? { match: body.subjects.match } : {}),
-    },
-    actions: body.actions,
-    resources: body.resources,
-    conditions: body.conditions ?? {},
-    status,
+    ...fields,
     version: spec.version ?? 1,
-    activated_at: status === 'active' ? at : null,
-    valid_from: body.valid_from ?? null,
-    valid_until: body.valid_until ?? null,
+    activated_at: fields.status === 'active' ? at : null,
     created_at: at,
     created_by: 'cli_test',
     updated_at: at,
