@@ -156,6 +156,11 @@ export function changeScope(
   overlay: Overlay,
   now: () => number,
   only?: ReadonlySet<string>,
+  /**
+   * Whose resources are looked at: every version's (`any`, what a simulation lists, losses to a
+   * deny included), or only the allows' (`allow`: enough to find what a change gains).
+   */
+  effects: 'allow' | 'any' = 'any',
 ): ChangeScope {
   const live = (policies: readonly IxPolicy[]): IxPolicy[] => policies.filter((p) => inEffect(p, now));
   const inEffectNow = live(versions);
@@ -178,7 +183,7 @@ export function changeScope(
     string,
     { was: readonly IxPolicy[]; will: readonly IxPolicy[]; resources: Candidate[] }
   >();
-  for (const resource of candidatesOf(inEffectNow.map(grantOf), registeredMatching(index), 'any')) {
+  for (const resource of candidatesOf(inEffectNow.map(grantOf), registeredMatching(index), effects)) {
     const was = live(coveringPolicies(index, resource.type, resource.identifier, baseOverlay));
     const will = live(coveringPolicies(index, resource.type, resource.identifier, overlay));
     const key = `${resource.pattern ? 'p' : 'r'}${was.map((x) => x.id).join()}|${will.map((x) => `${x.id}.${x.version}`).join()}`;

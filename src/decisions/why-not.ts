@@ -518,9 +518,10 @@ function delegate(link: TraceLink, request: AccessRequest, now: number): Trial {
 /**
  * The blast radius of replacing policies, the way a simulation (§5.5) finds it: every principal
  * the replacements select (or only those of `only`, when the caller knows no one else is
- * touched), on every resource they name, its access before and after. It counts the principals
- * other than `principalId` that gain an action anywhere, and the resources other than the
- * requested one that anyone gains an action on.
+ * touched), on every resource their allows name (exactly, each glob as one, and the registered
+ * resources a glob matches), its access before and after. It counts the principals other than
+ * `principalId` that gain an action anywhere, and the resources other than the requested one
+ * that anyone gains an action on.
  */
 export function blastRadius(
   index: PolicyIndex,
@@ -533,7 +534,9 @@ export function blastRadius(
   const base = new Map(pairs.map(([before]) => [before.id, before]));
   const overlay = new Map(pairs.map(([before, after]) => [before.id, after]));
   const versions = pairs.flatMap(([before, after]) => [before, after]);
-  const scope = changeScope(index, versions, base, overlay, () => now, only);
+  // A remedy only widens what allows reach (it never takes a deny away): whatever it grants is on
+  // a resource one of its allows names, so those are the resources looked at.
+  const scope = changeScope(index, versions, base, overlay, () => now, only, 'allow');
   const changes: AccessChange[] = [];
   for (const id of scope.principals) principalChanges(index, id, scope, changes);
   return countGains(changes, principalId, request.resource);
