@@ -460,6 +460,16 @@ export interface AuthorizationServerMetadata {
   [key: string]: unknown;
 }
 
+export interface BlastRadius {
+  /** Principals other than the one let through that would gain access to something */
+  principals: number;
+  /**
+   * Resources other than the requested one that anyone would gain access to (a policy glob counts
+   * once, besides the registered resources it matches)
+   */
+  resources: number;
+}
+
 export interface Client {
   id: string;
   name: string;
@@ -762,6 +772,16 @@ export interface Decision {
   /** RFC 3339 UTC timestamp with milliseconds */
   evaluated_at: string;
   trace?: Trace;
+  /**
+   * With `explain` on a DENY: each allow policy naming the resource and the action that did not let
+   * the request through, and what stopped it first
+   */
+  near_misses?: NearMiss[];
+  /**
+   * With `explain` on a DENY: at most 5 single changes, each simulated to turn the request into
+   * ALLOW, fewest other grants first; or `none` naming each deny that applied
+   */
+  remedies?: (RemedyAddToGroup | RemedyAddToPolicy | RemedyExtendWindow | RemedyDelegate | RemedyNone)[];
 }
 
 export interface DecisionAction {
@@ -810,6 +830,16 @@ export interface DecisionRecord {
   /** RFC 3339 UTC timestamp with milliseconds */
   evaluated_at: string;
   trace?: Trace;
+  /**
+   * With `explain` on a DENY: each allow policy naming the resource and the action that did not let
+   * the request through, and what stopped it first
+   */
+  near_misses?: NearMiss[];
+  /**
+   * With `explain` on a DENY: at most 5 single changes, each simulated to turn the request into
+   * ALLOW, fewest other grants first; or `none` naming each deny that applied
+   */
+  remedies?: (RemedyAddToGroup | RemedyAddToPolicy | RemedyExtendWindow | RemedyDelegate | RemedyNone)[];
   context?: {
     [key: string]: unknown;
   };
@@ -1021,6 +1051,94 @@ export interface JwkSet {
 
 export interface Metadata {
   [key: string]: string;
+}
+
+export interface NearMiss {
+  policy_id: string;
+  policy_name: string;
+  /** Whom the policy was decided for: the principal, or a delegator of `on_behalf_of` */
+  principal_id: string;
+  /** What stopped the policy first */
+  failed: NearMissWindow | NearMissNotSubject | NearMissCondition | NearMissDeniedBy | NearMissDelegation;
+}
+
+export interface NearMissCondition {
+  kind: 'condition';
+  detail: {
+    /** The same, as a sentence */
+    message: string;
+    path: string;
+    /** The operator that does not hold (`$eq` for a plain value) */
+    op: string;
+    /** As the policy writes it (`{ $ref }` included) */
+    operand: unknown;
+    result: 'false' | 'unknown';
+    /** The value at the path; null when it is missing */
+    value: unknown;
+    /** Paths that were missing */
+    missing?: string[];
+  };
+}
+
+export interface NearMissDelegation {
+  kind: 'delegation';
+  detail: {
+    /** The same, as a sentence */
+    message: string;
+    delegator_id: string;
+    delegate_id: string;
+    /** A delegation between them existed and has expired; false when there is none */
+    expired: boolean;
+  };
+}
+
+export interface NearMissDeniedBy {
+  kind: 'denied_by';
+  detail: {
+    /** The same, as a sentence */
+    message: string;
+    /** The deny policies that applied, by id */
+    denies: {
+      policy_id: string;
+      policy_name: string;
+    }[];
+  };
+}
+
+export interface NearMissNotSubject {
+  kind: 'not_subject';
+  detail: {
+    /** The same, as a sentence */
+    message: string;
+    /** The policy’s groups, none of which the principal is in (through nesting) */
+    groups: {
+      id: string;
+      name: string;
+    }[];
+    /** The policy names principals by id, and not this one */
+    named: boolean;
+    match?: {
+      /** The field, or `attributes.<key>`, of the first test of `match` that fails */
+      target: string;
+      op: string;
+      operand: unknown;
+      /** The principal’s value; null when it has none */
+      value: unknown;
+    };
+  };
+}
+
+export interface NearMissWindow {
+  kind: 'window';
+  detail: {
+    /** The same, as a sentence */
+    message: string;
+    state: 'closed' | 'not_yet_open';
+    /** When the window closed, or when it will open */
+    at: string;
+    valid_from: string | null;
+    valid_until: string | null;
+  };
 }
 
 export interface NestedGroup {
@@ -1369,6 +1487,114 @@ export type RelationshipEntry =
 export interface RelationshipRecord {
   principal_id: string;
   relationships: RelationshipEntry[];
+}
+
+export interface RemedyAddToGroup {
+  kind: 'add_to_group';
+  target: {
+    type: 'group';
+    id: string;
+    name: string;
+  };
+  change: {
+    /** `PUT /v1/groups/{target.id}/members/{member_id}` */
+    member_id: string;
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+  blast_radius: BlastRadius;
+}
+
+export interface RemedyAddToPolicy {
+  kind: 'add_to_policy';
+  target: {
+    type: 'policy';
+    id: string;
+    name: string;
+    /** The version the change applies to (`If-Match`) */
+    version: number;
+  };
+  /** A JSON merge patch (RFC 7396) of the policy body at `target.version` */
+  change: {
+    subjects: {
+      principals: string[];
+      groups: string[];
+      match?: {
+        [key: string]: unknown;
+      };
+    };
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+  blast_radius: BlastRadius;
+}
+
+export interface RemedyDelegate {
+  kind: 'delegate';
+  target: {
+    type: 'delegation';
+    delegator_id: string;
+    delegate_id: string;
+  };
+  /** A body for `POST /v1/delegations` */
+  change: {
+    delegator_id: string;
+    delegate_id: string;
+    actions: string[];
+    resources: {
+      type: string;
+      identifier: string;
+    }[];
+    expires_at: string;
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+  blast_radius: BlastRadius;
+}
+
+export interface RemedyExtendWindow {
+  kind: 'extend_window';
+  target: {
+    type: 'policy';
+    id: string;
+    name: string;
+    /** The version the change applies to (`If-Match`) */
+    version: number;
+  };
+  /** A JSON merge patch (RFC 7396) of the policy body at `target.version`: its new window */
+  change: {
+    valid_from: string | null;
+    valid_until: string | null;
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+  blast_radius: BlastRadius;
+}
+
+export interface RemedyNone {
+  kind: 'none';
+  target: {
+    type: 'policy';
+    id: string;
+    name: string;
+    /** The version the change applies to (`If-Match`) */
+    version: number;
+  };
+  /** Nothing is proposed: only removing the deny would lift it */
+  change: null;
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+  blast_radius: BlastRadius;
 }
 
 export interface RemovedGroupMember {

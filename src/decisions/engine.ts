@@ -34,6 +34,19 @@ export const actionNameOf = (action: RequestAction): string =>
  */
 export type Overlay = ReadonlyMap<string, IxPolicy | null>;
 
+/**
+ * What a decision may be asked to take as true beyond the index, to try a change before it is
+ * made (a denied request's remedies): policies replaced (`overlay`), groups a principal would
+ * also be a direct member of (`joins`, principal id → group ids), and delegations that would
+ * exist (`delegations`).
+ */
+export interface DecideOptions {
+  explain?: boolean;
+  overlay?: Overlay;
+  joins?: ReadonlyMap<string, readonly string[]>;
+  delegations?: readonly IxDelegation[];
+}
+
 export interface Verdict {
   allowed: boolean;
   reasons: Reason[];
@@ -107,6 +120,8 @@ function decideFor(
   candidates: readonly IxPolicy[],
   /** Set when deciding for a delegator: every reason names it. */
   about?: string,
+  /** Groups the principal is taken to be a direct member of as well (see `DecideOptions.joins`). */
+  joined?: readonly string[],
 ): Verdict {
   const p = index.principals.get(principalId);
   const trace = explain
@@ -139,7 +154,7 @@ function decideFor(
   const allows: IxPolicy[] = [];
   const denies: IxPolicy[] = [];
   for (const policy of candidates) {
-    const via = index.subjectVia(policy, p);
+    const via = index.subjectVia(policy, p) ?? (joined ? joinedVia(index, policy, joined) : null);
     if (via === null) {
       trace?.candidates.push(
         candidate(policy, p, { matched: false }, [], false, 'the policy does not select this principal'),
@@ -266,8 +281,21 @@ function insertSorted(ids: string[], id: string): void {
   else ids.splice(i, 0, id);
 }
 
+/**
+ * A policy naming a group the principal would be in through groups it is taken to join: 'group'
+ * when one of them is, or is nested in, one of the policy's groups.
+ */
+function joinedVia(index: PolicyIndex, policy: IxPolicy, joined: readonly string[]): 'group' | null {
+  for (const id of joined) {
+    const g = index.groupTable.numberOf(id);
+    const reaches = g < 0 ? [id] : [...index.groupTable.ancestors(g)].map((a) => index.groupTable.idOf(a));
+    if (policy.groups.some((x) => reaches.includes(x))) return 'group';
+  }
+  return null;
+}
+
 /** What the conditions of a principal's candidates read: the stored principal, the resource, the request's claims. */
-function conditionInput(
+export function conditionInput(
   index: PolicyIndex,
   p: IxPrincipal,
   request: AccessRequest,
@@ -400,10 +428,16 @@ export function coveringDelegation(
   action: string,
   resource: { type: string; identifier: string },
   now: number,
+  /** Delegations taken to exist besides those of the index (see `DecideOptions.delegations`). */
+  extra?: readonly IxDelegation[],
 ): { delegation: IxDelegation } | { why: string } {
   const inactive = inactivePrincipal(index, delegatorId) ?? inactivePrincipal(index, delegateId);
   if (inactive !== undefined) return { why: inactive };
-  const all = index.delegationsBetween(delegatorId, delegateId);
+  let all = index.delegationsBetween(delegatorId, delegateId);
+  if (extra) {
+    const more = extra.filter((d) => d.delegatorId === delegatorId && d.delegateId === delegateId);
+    if (more.length > 0) all = [...all, ...more];
+  }
   let sawLive = false;
   for (const d of all) {
     if (d.expiresAt <= now) continue;
@@ -426,11 +460,7 @@ export function coveringDelegation(
  * of the chain (each delegator to the next, the last to the caller) is an active delegation
  * covering the request, and every delegator is allowed too.
  */
-export function decide(
-  index: PolicyIndex,
-  request: AccessRequest,
-  options: { explain?: boolean; overlay?: Overlay } = {},
-): Verdict {
+export function decide(index: PolicyIndex, request: AccessRequest, options: DecideOptions = {}): Verdict {
   const explain = options.explain ?? false;
   const { type, identifier } = request.resource;
   const candidates = applicable(
@@ -439,7 +469,16 @@ export function decide(
       : index.candidates(type, identifier),
     actionNameOf(request.action),
   );
-  const own = decideFor(index, request.principal_id, request, explain, candidates);
+  const joins = options.joins;
+  const own = decideFor(
+    index,
+    request.principal_id,
+    request,
+    explain,
+    candidates,
+    undefined,
+    joins?.get(request.principal_id),
+  );
   const chain = chainOf(request);
   if (chain.length === 0) return own;
   // The caller's own answer comes first; then each delegator's, innermost first; then the
@@ -451,7 +490,7 @@ export function decide(
   if (explain || own.allowed) {
     for (let i = chain.length - 1; i >= 0; i -= 1) {
       const id = chain[i]!;
-      const verdict = decideFor(index, id, request, explain, candidates, id);
+      const verdict = decideFor(index, id, request, explain, candidates, id, joins?.get(id));
       ids.push(id);
       verdicts.push(verdict);
       if (!verdict.allowed && denied === -1) {
@@ -468,7 +507,15 @@ export function decide(
     for (let i = 0; i < chain.length; i += 1) {
       const delegator = chain[i]!;
       const delegate = chain[i + 1] ?? request.principal_id;
-      const found = coveringDelegation(index, delegator, delegate, action, request.resource, now);
+      const found = coveringDelegation(
+        index,
+        delegator,
+        delegate,
+        action,
+        request.resource,
+        now,
+        options.delegations,
+      );
       if (links) links.push(traceLink(delegator, delegate, found));
       if (!('delegation' in found) && missing === undefined) {
         missing = {

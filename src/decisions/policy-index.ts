@@ -279,6 +279,20 @@ export class PolicyIndex {
     return out;
   }
 
+  /**
+   * Active policies a member of the group would be selected by through it: those naming the
+   * group or one it is nested in, at any depth.
+   */
+  policiesThroughGroup(groupId: string): Set<IxPolicy> {
+    const out = new Set<IxPolicy>(this.byGroup.get(groupId) ?? []);
+    const g = this.groupTable.numberOf(groupId);
+    if (g >= 0) {
+      for (const a of this.groupTable.ancestors(g))
+        for (const policy of this.byGroup.get(this.groupTable.idOf(a)) ?? []) out.add(policy);
+    }
+    return out;
+  }
+
   /** Ids of the active policies whose `match` query selects the principal. */
   matchPoliciesOf(p: IxPrincipal): string[] {
     const out: string[] = [];

@@ -5,6 +5,7 @@ import { Serialised } from '../json.js';
 import { nowIso, timeSlices } from '../time.js';
 import { actionNameOf, decide, type Verdict } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
+import { whyNot } from './why-not.js';
 import type { DecisionLog, DecisionRecord, RequestDetails } from './records.js';
 import { ThreadLost } from '../threads/thread.js';
 import {
@@ -143,7 +144,16 @@ export function decisionOf(
     decision.on_behalf_of =
       typeof request.on_behalf_of === 'string' ? [request.on_behalf_of] : [...request.on_behalf_of];
   }
-  if (verdict.trace) decision.trace = { index_version: index.version, ...verdict.trace };
+  if (verdict.trace) {
+    decision.trace = { index_version: index.version, ...verdict.trace };
+    // Why not, and what would let it through: for a denial the engine decided (a refusal settled
+    // before it looked has no trace to read).
+    if (!verdict.allowed) {
+      const { near_misses: nearMisses, remedies } = whyNot(index, request, verdict);
+      decision.near_misses = nearMisses;
+      decision.remedies = remedies;
+    }
+  }
   return { decision, json: JSON.stringify(decision) };
 }
 

@@ -8,7 +8,7 @@ import { ThreadLost } from '../threads/thread.js';
 import { timeSlices } from '../time.js';
 import { candidatesOf, entryFor, toolFilter, type Candidate } from './access.js';
 import { clock, grantOf, inEffect, registeredMatching, settleFor } from './access-service.js';
-import { coveringPolicies, decide } from './engine.js';
+import { coveringPolicies, decide, type Overlay } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
 import { compilePolicy, type IxPolicy } from './model.js';
 
@@ -88,67 +88,15 @@ export async function simulate(index: PolicyIndex, input: SimulationInput): Prom
   // What grants now, as a decision now would see it: a version whose window is not open (the
   // proposed one included) grants nothing, and neither does any other policy outside its window.
   const now = clock();
-  const live = (policies: readonly IxPolicy[]): IxPolicy[] => policies.filter((p) => inEffect(p, now));
-  const versions = live(
-    [before?.active ? before : null, proposed?.active ? proposed : null].filter(
-      (p): p is IxPolicy => p !== null,
-    ),
+  const versions = [before?.active ? before : null, proposed?.active ? proposed : null].filter(
+    (p): p is IxPolicy => p !== null,
   );
-  // Subject sets of the policy's two versions, computed once (the proposed one is not in the
-  // index, so the index could not remember it).
-  const sets = new Map(versions.map((v) => [v, index.subjectsOf(v)]));
-  const selects = (policy: IxPolicy, id: string): boolean =>
-    sets.get(policy)?.has(id) ?? index.selects(policy, id);
-  const principals = new Set<string>();
-  for (const set of sets.values()) for (const id of set) principals.add(id);
-  // Resources covered by the same policies, before and after, get the same entries: each group
-  // is worked out once per principal (a glob matching a thousand registered resources is one).
-  const groups = new Map<
-    string,
-    { was: readonly IxPolicy[]; will: readonly IxPolicy[]; resources: Candidate[] }
-  >();
-  for (const resource of candidatesOf(versions.map(grantOf), registeredMatching(index), 'any')) {
-    const was = live(coveringPolicies(index, resource.type, resource.identifier, baseOverlay));
-    const will = live(coveringPolicies(index, resource.type, resource.identifier, overlay));
-    const key = `${resource.pattern ? 'p' : 'r'}${was.map((x) => x.id).join()}|${will.map((x) => `${x.id}.${x.version}`).join()}`;
-    const group = groups.get(key);
-    if (group) group.resources.push(resource);
-    else groups.set(key, { was, will, resources: [resource] });
-  }
+  const scope = changeScope(index, versions, baseOverlay, overlay, now);
   const changes: AccessChange[] = [];
   let evaluated = 0;
-  for (const pid of principals) {
+  for (const pid of scope.principals) {
     await turn();
-    const p = index.principals.get(pid);
-    if (!p || p.status !== 'active') continue;
-    const tools = toolFilter(p);
-    for (const group of groups.values()) {
-      evaluated += group.resources.length;
-      const was = settleFor(index, p, group.was.filter((policy) => selects(policy, pid)).map(grantOf));
-      const will = settleFor(index, p, group.will.filter((policy) => selects(policy, pid)).map(grantOf));
-      if (was.length === 0 && will.length === 0) continue;
-      const a = entryFor(group.resources[0]!, was);
-      const b = entryFor(group.resources[0]!, will);
-      for (const resource of group.resources) {
-        const at = { resource, ...(resource.pattern ? { pattern: true as const } : {}) };
-        const had = a && tools({ ...a, ...at }) ? a.actions : [];
-        const has = b && tools({ ...b, ...at }) ? b.actions : [];
-        const gained = has.filter((x) => !had.includes(x));
-        const lost = had.filter((x) => !has.includes(x));
-        if (gained.length === 0 && lost.length === 0) continue;
-        changes.push({
-          principal_id: p.id,
-          principal: { id: p.id, name: p.name, type: p.type, email: p.email },
-          resource: {
-            type: resource.type,
-            identifier: resource.identifier,
-            ...(resource.pattern ? { pattern: true as const } : {}),
-          },
-          gained,
-          lost,
-        });
-      }
-    }
+    evaluated += principalChanges(index, pid, scope, changes);
   }
   changes.sort(
     (x, y) =>
@@ -169,6 +117,112 @@ export async function simulate(index: PolicyIndex, input: SimulationInput): Prom
       principals_affected: new Set(changes.map((c) => c.principal_id)).size,
     },
   };
+}
+
+/**
+ * What a change of policies reaches: the principals its versions select, the resources they
+ * name (and the registered ones their globs match) grouped by the policies covering them before
+ * and after, and how to tell whether a version selects a principal.
+ */
+export interface ChangeScope {
+  principals: ReadonlySet<string>;
+  groups: readonly { was: readonly IxPolicy[]; will: readonly IxPolicy[]; resources: Candidate[] }[];
+  selects(policy: IxPolicy, id: string): boolean;
+}
+
+/**
+ * The scope of replacing policies: `versions` are the changed policies as they are and as they
+ * would be (either side may be missing), `baseOverlay` and `overlay` the index seen before and
+ * after. Versions not in effect at `now` grant nothing. `only` narrows the principals looked at
+ * to those the caller knows are the only ones the change touches.
+ */
+export function changeScope(
+  index: PolicyIndex,
+  versions: readonly IxPolicy[],
+  baseOverlay: Overlay,
+  overlay: Overlay,
+  now: () => number,
+  only?: ReadonlySet<string>,
+  /**
+   * Whose resources are looked at: every version's (`any`, what a simulation lists, losses to a
+   * deny included), or only the allows' (`allow`: enough to find what a change gains).
+   */
+  effects: 'allow' | 'any' = 'any',
+): ChangeScope {
+  const live = (policies: readonly IxPolicy[]): IxPolicy[] => policies.filter((p) => inEffect(p, now));
+  const inEffectNow = live(versions);
+  // Subject sets of the changed versions, computed once (a proposed one is not in the index, so
+  // the index could not remember it).
+  const sets = new Map<IxPolicy, ReadonlySet<string>>();
+  const principals = new Set<string>();
+  for (const v of inEffectNow) {
+    const set = only
+      ? new Set([...only].filter((id) => v.principals.has(id) || index.selects(v, id)))
+      : index.subjectsOf(v);
+    sets.set(v, set);
+    for (const id of set) principals.add(id);
+  }
+  const selects = (policy: IxPolicy, id: string): boolean =>
+    sets.get(policy)?.has(id) ?? index.selects(policy, id);
+  // Resources covered by the same policies, before and after, get the same entries: each group
+  // is worked out once per principal (a glob matching a thousand registered resources is one).
+  const groups = new Map<
+    string,
+    { was: readonly IxPolicy[]; will: readonly IxPolicy[]; resources: Candidate[] }
+  >();
+  for (const resource of candidatesOf(inEffectNow.map(grantOf), registeredMatching(index), effects)) {
+    const was = live(coveringPolicies(index, resource.type, resource.identifier, baseOverlay));
+    const will = live(coveringPolicies(index, resource.type, resource.identifier, overlay));
+    const key = `${resource.pattern ? 'p' : 'r'}${was.map((x) => x.id).join()}|${will.map((x) => `${x.id}.${x.version}`).join()}`;
+    const group = groups.get(key);
+    if (group) group.resources.push(resource);
+    else groups.set(key, { was, will, resources: [resource] });
+  }
+  return { principals, groups: [...groups.values()], selects };
+}
+
+/**
+ * How one principal's access changes within a scope, added to `changes`; returns the number of
+ * resources looked at. A principal that is unknown or not active has no access either way.
+ */
+export function principalChanges(
+  index: PolicyIndex,
+  pid: string,
+  scope: ChangeScope,
+  changes: AccessChange[],
+): number {
+  const p = index.principals.get(pid);
+  if (!p || p.status !== 'active') return 0;
+  const tools = toolFilter(p);
+  let evaluated = 0;
+  for (const group of scope.groups) {
+    evaluated += group.resources.length;
+    const was = settleFor(index, p, group.was.filter((policy) => scope.selects(policy, pid)).map(grantOf));
+    const will = settleFor(index, p, group.will.filter((policy) => scope.selects(policy, pid)).map(grantOf));
+    if (was.length === 0 && will.length === 0) continue;
+    const a = entryFor(group.resources[0]!, was);
+    const b = entryFor(group.resources[0]!, will);
+    for (const resource of group.resources) {
+      const at = { resource, ...(resource.pattern ? { pattern: true as const } : {}) };
+      const had = a && tools({ ...a, ...at }) ? a.actions : [];
+      const has = b && tools({ ...b, ...at }) ? b.actions : [];
+      const gained = has.filter((x) => !had.includes(x));
+      const lost = had.filter((x) => !has.includes(x));
+      if (gained.length === 0 && lost.length === 0) continue;
+      changes.push({
+        principal_id: p.id,
+        principal: { id: p.id, name: p.name, type: p.type, email: p.email },
+        resource: {
+          type: resource.type,
+          identifier: resource.identifier,
+          ...(resource.pattern ? { pattern: true as const } : {}),
+        },
+        gained,
+        lost,
+      });
+    }
+  }
+  return evaluated;
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

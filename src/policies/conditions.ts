@@ -454,6 +454,26 @@ export function evaluateConditions(conditions: readonly CompiledCondition[], inp
   return unknown ? 'unknown' : 'true';
 }
 
+/**
+ * The first operator of an entry that keeps it from holding, with its outcome and the value it
+ * read (undefined when the entry holds): what a denied request's explanation names, so that the
+ * reader sees the operand next to what was actually there.
+ */
+export function failingTest(
+  condition: CompiledCondition,
+  input: ConditionInput,
+): { op: ConditionOperator; result: 'false' | 'unknown'; value: unknown; ref?: string } | undefined {
+  const value = condition.read(input);
+  let unknown: { op: ConditionOperator; ref?: string } | undefined;
+  for (const test of condition.tests) {
+    const r = runTest(test, value, input);
+    const ref = test.operand.kind === 'ref' ? { ref: test.operand.path } : {};
+    if (r === 'false') return { op: test.op, result: 'false', value, ...ref };
+    if (r === 'unknown') unknown ??= { op: test.op, ...ref };
+  }
+  return unknown && { ...unknown, result: 'unknown', value };
+}
+
 /** Each entry's outcome, with the paths whose absence made it unknown, for `explain`. */
 export function explainConditions(
   conditions: readonly CompiledCondition[],

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id, KeyedMap, PageQuery, Pagination, Timestamp } from './common.js';
 import { FreeForm } from './free-form.js';
 import { literals } from './principals.js';
@@ -210,6 +210,267 @@ export const TraceSchema = Type.Object(
   { additionalProperties: false, title: 'Trace' },
 );
 
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Message = Type.String({ description: 'The same, as a sentence' });
+const PolicyRef = Type.Object(
+  { policy_id: Id('policy'), policy_name: Type.String() },
+  { additionalProperties: false },
+);
+
+/** What stopped a near-miss policy first, each kind with the facts a reader needs to act on it. */
+export const NearMissFailureSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        kind: Type.Literal('window'),
+        detail: Type.Object(
+          {
+            message: Message,
+            state: literals(['closed', 'not_yet_open']),
+            at: Type.String({
+              format: 'date-time',
+              description: 'When the window closed, or when it will open',
+            }),
+            valid_from: Nullable(Type.String({ format: 'date-time' })),
+            valid_until: Nullable(Type.String({ format: 'date-time' })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false, title: 'NearMissWindow' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('not_subject'),
+        detail: Type.Object(
+          {
+            message: Message,
+            groups: Type.Array(
+              Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }),
+              { description: 'The policy’s groups, none of which the principal is in (through nesting)' },
+            ),
+            named: Type.Boolean({
+              description: 'The policy names principals by id, and not this one',
+            }),
+            match: Type.Optional(
+              Type.Object(
+                {
+                  target: Type.String({
+                    description: 'The field, or `attributes.<key>`, of the first test of `match` that fails',
+                  }),
+                  op: Type.String(),
+                  operand: Type.Unknown(),
+                  value: Type.Unknown({ description: 'The principal’s value; null when it has none' }),
+                },
+                { additionalProperties: false },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false, title: 'NearMissNotSubject' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('condition'),
+        detail: Type.Object(
+          {
+            message: Message,
+            path: Type.String(),
+            op: Type.String({ description: 'The operator that does not hold (`$eq` for a plain value)' }),
+            operand: Type.Unknown({ description: 'As the policy writes it (`{ $ref }` included)' }),
+            result: literals(['false', 'unknown']),
+            value: Type.Unknown({ description: 'The value at the path; null when it is missing' }),
+            missing: Type.Optional(Type.Array(Type.String(), { description: 'Paths that were missing' })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false, title: 'NearMissCondition' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('denied_by'),
+        detail: Type.Object(
+          {
+            message: Message,
+            denies: Type.Array(PolicyRef, {
+              minItems: 1,
+              description: 'The deny policies that applied, by id',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false, title: 'NearMissDeniedBy' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('delegation'),
+        detail: Type.Object(
+          {
+            message: Message,
+            delegator_id: Type.String(),
+            delegate_id: Type.String(),
+            expired: Type.Boolean({
+              description: 'A delegation between them existed and has expired; false when there is none',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false, title: 'NearMissDelegation' },
+    ),
+  ],
+  { description: 'What stopped the policy first' },
+);
+
+export const NearMissSchema = Type.Object(
+  {
+    policy_id: Id('policy'),
+    policy_name: Type.String(),
+    principal_id: Type.String({
+      description: 'Whom the policy was decided for: the principal, or a delegator of `on_behalf_of`',
+    }),
+    failed: NearMissFailureSchema,
+  },
+  { additionalProperties: false, title: 'NearMiss' },
+);
+export type NearMiss = Static<typeof NearMissSchema>;
+
+const BlastRadius = Type.Object(
+  {
+    principals: Type.Integer({
+      minimum: 0,
+      description: 'Principals other than the one let through that would gain access to something',
+    }),
+    resources: Type.Integer({
+      minimum: 0,
+      description:
+        'Resources other than the requested one that anyone would gain access to (a policy glob counts once, besides the registered resources it matches)',
+    }),
+  },
+  { additionalProperties: false, title: 'BlastRadius' },
+);
+
+const PolicyTarget = Type.Object(
+  {
+    type: Type.Literal('policy'),
+    id: Id('policy'),
+    name: Type.String(),
+    version: Type.Integer({ minimum: 1, description: 'The version the change applies to (`If-Match`)' }),
+  },
+  { additionalProperties: false },
+);
+const RemedyCommon = {
+  principal_id: Type.String({ description: 'Whom the change lets through' }),
+  message: Message,
+  blast_radius: BlastRadius,
+};
+
+export const RemedySchema = Type.Union(
+  [
+    Type.Object(
+      {
+        kind: Type.Literal('add_to_group'),
+        target: Type.Object(
+          { type: Type.Literal('group'), id: Type.String(), name: Type.String() },
+          { additionalProperties: false },
+        ),
+        change: Type.Object(
+          {
+            member_id: Type.String({ description: '`PUT /v1/groups/{target.id}/members/{member_id}`' }),
+          },
+          { additionalProperties: false },
+        ),
+        ...RemedyCommon,
+      },
+      { additionalProperties: false, title: 'RemedyAddToGroup' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('add_to_policy'),
+        target: PolicyTarget,
+        change: Type.Object(
+          {
+            subjects: Type.Object(
+              {
+                principals: Type.Array(Type.String()),
+                groups: Type.Array(Type.String()),
+                match: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+              },
+              { additionalProperties: false },
+            ),
+          },
+          {
+            additionalProperties: false,
+            description: 'A JSON merge patch (RFC 7396) of the policy body at `target.version`',
+          },
+        ),
+        ...RemedyCommon,
+      },
+      { additionalProperties: false, title: 'RemedyAddToPolicy' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('extend_window'),
+        target: PolicyTarget,
+        change: Type.Object(
+          {
+            valid_from: Nullable(Type.String({ format: 'date-time' })),
+            valid_until: Nullable(Type.String({ format: 'date-time' })),
+          },
+          {
+            additionalProperties: false,
+            description:
+              'A JSON merge patch (RFC 7396) of the policy body at `target.version`: its new window',
+          },
+        ),
+        ...RemedyCommon,
+      },
+      { additionalProperties: false, title: 'RemedyExtendWindow' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('delegate'),
+        target: Type.Object(
+          { type: Type.Literal('delegation'), delegator_id: Type.String(), delegate_id: Type.String() },
+          { additionalProperties: false },
+        ),
+        change: Type.Object(
+          {
+            delegator_id: Type.String(),
+            delegate_id: Type.String(),
+            actions: Type.Array(Type.String()),
+            resources: Type.Array(
+              Type.Object(
+                { type: Type.String(), identifier: Type.String() },
+                { additionalProperties: false },
+              ),
+            ),
+            expires_at: Type.String({ format: 'date-time' }),
+          },
+          { additionalProperties: false, description: 'A body for `POST /v1/delegations`' },
+        ),
+        ...RemedyCommon,
+      },
+      { additionalProperties: false, title: 'RemedyDelegate' },
+    ),
+    Type.Object(
+      {
+        kind: Type.Literal('none'),
+        target: PolicyTarget,
+        change: Type.Null({ description: 'Nothing is proposed: only removing the deny would lift it' }),
+        ...RemedyCommon,
+      },
+      { additionalProperties: false, title: 'RemedyNone' },
+    ),
+  ],
+  { description: 'A change that, simulated, turns the request into ALLOW (`none`: the deny that stands)' },
+);
+export type Remedy = Static<typeof RemedySchema>;
+
 export const DecisionSchema = Type.Object(
   {
     id: Id('decision'),
@@ -228,6 +489,19 @@ export const DecisionSchema = Type.Object(
     granted_by: Type.Array(Id('policy')),
     evaluated_at: Timestamp,
     trace: Type.Optional(TraceSchema),
+    near_misses: Type.Optional(
+      Type.Array(NearMissSchema, {
+        description:
+          'With `explain` on a DENY: each allow policy naming the resource and the action that did not let the request through, and what stopped it first',
+      }),
+    ),
+    remedies: Type.Optional(
+      Type.Array(RemedySchema, {
+        maxItems: 5,
+        description:
+          'With `explain` on a DENY: at most 5 single changes, each simulated to turn the request into ALLOW, fewest other grants first; or `none` naming each deny that applied',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'Decision' },
 );
