@@ -144,6 +144,7 @@ export class DecisionLog {
   private writing: Batch[] = [];
   private pendingCount = 0;
   private flushing: Promise<void> | undefined;
+  private nextFlush: Promise<void> | undefined;
   private dropped = 0;
   private warnedAt = 0;
   private readonly batchBytes: number;
@@ -214,12 +215,23 @@ export class DecisionLog {
     return this.pendingCount;
   }
 
-  /** Writes every record made so far; concurrent calls share one run. */
+  /**
+   * Writes every record made so far. A run takes what was made when it began: a call while one
+   * is under way waits for it and then for one more run, which takes what was made since; calls
+   * in the meantime share that next run.
+   */
   flush(): Promise<void> {
-    this.flushing ??= this.writeAll().finally(() => {
-      this.flushing = undefined;
+    if (!this.flushing) {
+      this.flushing = this.writeAll().finally(() => {
+        this.flushing = undefined;
+      });
+      return this.flushing;
+    }
+    this.nextFlush ??= this.flushing.catch(() => undefined).then(() => {
+      this.nextFlush = undefined;
+      return this.flush();
     });
-    return this.flushing;
+    return this.nextFlush;
   }
 
   async get(id: string): Promise<DecisionRecord | undefined> {

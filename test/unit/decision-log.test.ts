@@ -96,6 +96,39 @@ describe('decision log', () => {
     expect(await log.get(decision().id)).to.equal(undefined);
   });
 
+  it('writes a record made while a flush is under way when flush is called after it', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let first = true;
+    const { db, batches } = fakeDatabase();
+    const slow = {
+      ...db,
+      // The first write waits until released: a periodic flush caught in the middle.
+      write: async (unit: string, work: (tx: unknown) => Promise<unknown>) => {
+        if (first) {
+          first = false;
+          await held;
+        }
+        return db.write(unit, work);
+      },
+    } as unknown as Database;
+    const { log } = decisionLog(slow);
+    const early = decision();
+    record(log, early);
+    const running = log.flush();
+    const late = decision();
+    record(log, late);
+    const after = log.flush();
+    const alsoAfter = log.flush();
+    release();
+    await Promise.all([running, after, alsoAfter]);
+    expect(log.pending).to.equal(0);
+    expect(batches.map((b) => b.lines.length)).to.deep.equal([1, 1]);
+    expect(await log.get(late.id)).to.deep.equal(late);
+  });
+
   it('starts another batch when the open one is full or has been open too long', async () => {
     const { db, batches } = fakeDatabase();
     const { log } = decisionLog(db, { batchBytes: 1_000 });
