@@ -227,10 +227,12 @@ export class DecisionLog {
       });
       return this.flushing;
     }
-    this.nextFlush ??= this.flushing.catch(() => undefined).then(() => {
-      this.nextFlush = undefined;
-      return this.flush();
-    });
+    this.nextFlush ??= this.flushing
+      .catch(() => undefined)
+      .then(() => {
+        this.nextFlush = undefined;
+        return this.flush();
+      });
     return this.nextFlush;
   }
 
