@@ -9,6 +9,7 @@ import { ResourcePage } from './pages/resource';
 import { Search } from './pages/search';
 import { SignIn } from './pages/sign-in';
 import { WhatIf } from './pages/what-if';
+import { receivedProposal } from './proposal';
 import { match, useLocation, type Location } from './router';
 import { missingScope, type Feature } from './scopes';
 import { useSession, useSignOutReason } from './session';
@@ -30,7 +31,10 @@ function route(location: Location): ComponentChildren {
   if ((m = match('/principals/:id', path))) return <PrincipalPage key={m['id']} id={m['id']!} />;
   if (path === '/resources')
     return <ResourcePage type={query.get('type') ?? ''} identifier={query.get('identifier') ?? ''} />;
-  if (path === '/what-if') return <WhatIf policyId={query.get('policy') ?? ''} />;
+  if (path === '/what-if') {
+    const policyId = query.get('policy') ?? '';
+    return <WhatIf policyId={policyId} received={policyId ? receivedProposal(location, policyId) : null} />;
+  }
   if (path === '/decisions') return <Decisions initial={query} />;
   if ((m = match('/findings/:kind', path)) && (m['kind'] === 'orphaned' || m['kind'] === 'dormant')) {
     return <Findings kind={m['kind']} days={Number(query.get('days') ?? '90') || 90} />;

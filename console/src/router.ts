@@ -7,21 +7,31 @@ export interface Location {
   /** The path below the base, always starting with `/`. */
   path: string;
   query: URLSearchParams;
+  /** What the page that navigated here left in the history entry (see navigate), else null. */
+  state: unknown;
 }
 
 function read(): Location {
   const raw = window.location.pathname;
   const below = raw.startsWith(BASE) ? raw.slice(BASE.length) : raw;
-  return { path: below === '' ? '/' : below, query: new URLSearchParams(window.location.search) };
+  return {
+    path: below === '' ? '/' : below,
+    query: new URLSearchParams(window.location.search),
+    state: window.history.state as unknown,
+  };
 }
 
 const listeners = new Set<() => void>();
 
-/** Goes to a console path (below the base), keeping the back button meaningful. */
-export function navigate(to: string, options: { replace?: boolean } = {}): void {
+/**
+ * Goes to a console path (below the base), keeping the back button meaningful. `state` is kept
+ * with the history entry, for what is too large for the address; back and forward restore it.
+ */
+export function navigate(to: string, options: { replace?: boolean; state?: unknown } = {}): void {
   const url = `${BASE}${to.startsWith('/') ? to : `/${to}`}`;
-  if (options.replace) window.history.replaceState(null, '', url);
-  else window.history.pushState(null, '', url);
+  const state = options.state ?? null;
+  if (options.replace) window.history.replaceState(state, '', url);
+  else window.history.pushState(state, '', url);
   for (const l of listeners) l();
 }
 

@@ -12,6 +12,7 @@ export const FEATURES = {
   decisions: { scope: 'decisions:evaluate', label: 'Decisions explorer' },
   findings: { scope: 'audit:reports', label: 'Orphaned and dormant identities' },
   delegations: { scope: 'delegations:read', label: 'Delegations' },
+  membership: { scope: 'groups:write', label: 'Adding a member to a group' },
 } as const;
 
 export type Feature = keyof typeof FEATURES;

@@ -559,6 +559,90 @@ describe('analyst console in a browser', function () {
     expect(await page.locator('.reasons').textContent()).to.include('NO_MATCHING_POLICY');
   });
 
+  it('says why a request was denied, and tries a remedy in the what-if and then applies one', async () => {
+    // Alan is in no group: Engineering's ledger policy comes close but does not select him.
+    const request = `principal_id=${graph.alan}&action=read&type=database&identifier=ledger-prod`;
+    await goWithin(page, `/decisions?${request}`);
+    await page.getByRole('heading', { name: 'Decisions explorer' }).waitFor();
+    await page.getByRole('button', { name: 'Evaluate with explanation' }).click();
+    await page.locator('.verdict.deny').waitFor();
+    const whyNot = page.locator('#why-not');
+    await whyNot.getByRole('heading', { name: 'Why not?' }).waitFor();
+    const miss = whyNot.locator('table.near-misses tbody tr[data-kind="not_subject"]');
+    expect(await miss.count()).to.equal(1);
+    expect(await miss.getByRole('link', { name: 'engineering-read-ledger' }).getAttribute('href')).to.equal(
+      `/console/what-if?policy=${graph.ledgerPolicy}`,
+    );
+    expect(await miss.textContent())
+      .to.include('Does not select this principal')
+      .and.include(graph.alan);
+
+    // In the API's order: being added to the policy, then joining its group; neither grants more.
+    const remedies = whyNot.locator('ol.remedies > li');
+    expect(
+      await remedies.evaluateAll((items) => items.map((i) => i.getAttribute('data-kind'))),
+    ).to.deep.equal(['add_to_policy', 'add_to_group']);
+    const toPolicy = remedies.nth(0);
+    expect(await toPolicy.textContent())
+      .to.include('engineering-read-ledger')
+      .and.include(`add ${graph.alan} to the principals of policy engineering-read-ledger`)
+      .and.include('also grants 0 other principals, 0 other resources');
+    const toGroup = remedies.nth(1);
+    expect(await toGroup.locator('pre.api-call').textContent()).to.equal(
+      `PUT /v1/groups/${graph.engineering}/members/${graph.alan}`,
+    );
+    await shot(page, 'why-not', true);
+
+    // The keyboard reaches the remedy's button, which opens the what-if with the patch applied.
+    const tryIt = toPolicy.getByRole('button', { name: 'Try in what-if' });
+    await tryIt.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Policy what-if: engineering-read-ledger' }).waitFor();
+    const address = new URL(page.url());
+    expect(address.searchParams.get('policy')).to.equal(graph.ledgerPolicy);
+    expect(JSON.parse(address.searchParams.get('patch')!)).to.deep.equal({
+      subjects: { principals: [graph.alan], groups: [graph.engineering] },
+    });
+    expect(await page.locator('.proposal').textContent()).to.include('A proposed change is applied');
+    const editor = page.getByLabel('Policy JSON');
+    const body = JSON.parse(await editor.inputValue());
+    expect(body.subjects).to.deep.equal({ principals: [graph.alan], groups: [graph.engineering] });
+    expect(body).to.include({ name: 'engineering-read-ledger', effect: 'allow' });
+    await page.getByText('Valid policy JSON.').waitFor();
+    await page.getByRole('button', { name: 'Simulate this change' }).click();
+    const blast = page.locator('[data-simulated="change"]');
+    const alan = blast.locator('.blast-principal', { hasText: 'Alan Turing' });
+    await alan.waitFor();
+    expect(await alan.locator('span.gained').allTextContents()).to.deep.equal(['+ read']);
+    expect(await blast.locator('.summary').textContent()).to.include('1 principals affected');
+    await shot(page, 'why-not-what-if', true);
+
+    // Joining the group is a write: asked first, then made, and the request is evaluated again.
+    await goWithin(page, `/decisions?${request}`);
+    await page.getByRole('button', { name: 'Evaluate with explanation' }).click();
+    const apply = page
+      .locator('#why-not li[data-kind="add_to_group"]')
+      .getByRole('button', { name: 'Apply…' });
+    await apply.click();
+    const confirm = page.getByRole('group', { name: 'Confirm adding to the group' });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(await confirm.count()).to.equal(0);
+    expect(await page.evaluate('document.activeElement.textContent')).to.equal('Apply…');
+    await apply.click();
+    // The confirmation has the focus, so Enter answers it.
+    expect(await page.evaluate('document.activeElement.textContent')).to.equal('Add to the group');
+    await page.keyboard.press('Enter');
+    await page.locator('.verdict.allow').waitFor();
+    expect(await page.locator('p.notice[role="status"]').textContent()).to.include(
+      `Added ${graph.alan} to Engineering.`,
+    );
+    expect(await page.locator('#why-not').count()).to.equal(0);
+    const admin = await authed(app);
+    const members = await admin.get(`/v1/groups/${graph.engineering}/members`);
+    expect(JSON.stringify(members.body)).to.include(graph.alan);
+    expect(problems, 'errors in the page').to.deep.equal([]);
+  });
+
   it("shows an agent's delegations with their chain, and a decision's delegation links and verdicts", async () => {
     await goWithin(page, `/principals/${graph.ledgerHelper}`);
     await page.getByRole('heading', { level: 1, name: 'ledger-helper' }).waitFor();

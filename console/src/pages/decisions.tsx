@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { Badge, Gate, heads, Link, Panel, ProblemBox, Table, useFocusHeading, when } from '../components/ui';
 import { PrincipalRef } from '../components/principal-ref';
+import { WhyNot } from '../components/why-not';
 import type { Decision, TraceCandidate, TraceLink, TraceVerdict } from '../types';
 
 interface Form {
@@ -173,9 +174,24 @@ export function Decisions(props: { initial: URLSearchParams }) {
     context: '',
     on_behalf_of: '',
   });
-  const [state, setState] = useState<{ decision?: Decision; error?: unknown; busy: boolean }>({
+  const [state, setState] = useState<{
+    decision?: Decision;
+    error?: unknown;
+    busy: boolean;
+    /** The request last sent, to ask again after a remedy was applied. */
+    request?: Record<string, unknown>;
+    /** What was changed before this evaluation, said beside its answer. */
+    notice?: string;
+  }>({
     busy: false,
   });
+  const evaluate = (request: Record<string, unknown>, notice?: string): void => {
+    setState({ busy: true, request, ...(notice ? { notice } : {}) });
+    post<Decision>('/v1/decisions/evaluate', request).then(
+      (decision) => setState({ decision, busy: false, request, ...(notice ? { notice } : {}) }),
+      (error: unknown) => setState({ error, busy: false, request }),
+    );
+  };
   const set = (patch: Partial<Form>): void => setForm((f) => ({ ...f, ...patch }));
   const field = (key: keyof Form, label: string, placeholder: string, required = true) => (
     <label>
@@ -207,11 +223,7 @@ export function Decisions(props: { initial: URLSearchParams }) {
             setState({ error, busy: false });
             return;
           }
-          setState({ busy: true });
-          post<Decision>('/v1/decisions/evaluate', body).then(
-            (decision) => setState({ decision, busy: false }),
-            (error: unknown) => setState({ error, busy: false }),
-          );
+          evaluate(body);
         }}
       >
         <div class="row">
@@ -248,6 +260,11 @@ export function Decisions(props: { initial: URLSearchParams }) {
         <p class="muted">Every evaluation is recorded in the decision log, as for any client.</p>
       </form>
       {state.error !== undefined && <ProblemBox error={state.error} context="Evaluation" />}
+      {state.notice && (
+        <p class="notice" role="status">
+          {state.notice} The request was evaluated again.
+        </p>
+      )}
       {d && (
         <Panel id="decision" title="Decision">
           <p class={`verdict ${d.allowed ? 'allow' : 'deny'}`} role="status">
@@ -291,62 +308,68 @@ export function Decisions(props: { initial: URLSearchParams }) {
           <p class="muted">
             Recorded as <code>{d.id}</code>.
           </p>
-          {d.trace && (
+        </Panel>
+      )}
+      {d && !d.allowed && (d.near_misses || d.remedies) && (
+        <WhyNot
+          key={d.id}
+          decision={d}
+          onApplied={(message) => state.request && evaluate(state.request, message)}
+        />
+      )}
+      {d?.trace && (
+        <Panel id="trace" title="Trace">
+          {d.trace.principals.map((p) => (
+            <p key={p.id}>
+              <PrincipalRef reference={p.id} />{' '}
+              {p.found ? (
+                <>
+                  {p.type} · {p.status}
+                  {p.groups && p.groups.length > 0 && ` · in ${p.groups.length} group(s)`}
+                </>
+              ) : (
+                'not found'
+              )}
+            </p>
+          ))}
+          <Table
+            class="trace"
+            head={heads('Candidate policy', 'Subject', 'Conditions', 'Outcome')}
+            rows={d.trace.candidates.length}
+            empty="No policy names this resource and action."
+          >
+            {d.trace.candidates.map((c) => (
+              <Candidate key={`${c.principal_id}:${c.policy_id}`} c={c} />
+            ))}
+          </Table>
+          {d.trace.links && (
             <>
-              <h3>Trace</h3>
-              {d.trace.principals.map((p) => (
-                <p key={p.id}>
-                  <PrincipalRef reference={p.id} />{' '}
-                  {p.found ? (
-                    <>
-                      {p.type} · {p.status}
-                      {p.groups && p.groups.length > 0 && ` · in ${p.groups.length} group(s)`}
-                    </>
-                  ) : (
-                    'not found'
-                  )}
-                </p>
-              ))}
+              <h3>Delegation chain</h3>
               <Table
-                class="trace"
-                head={heads('Candidate policy', 'Subject', 'Conditions', 'Outcome')}
-                rows={d.trace.candidates.length}
-                empty="No policy names this resource and action."
+                class="links"
+                head={heads('Link', 'Delegation', 'Outcome')}
+                rows={d.trace.links.length}
+                empty="No link."
               >
-                {d.trace.candidates.map((c) => (
-                  <Candidate key={`${c.principal_id}:${c.policy_id}`} c={c} />
+                {d.trace.links.map((l) => (
+                  <ChainLink key={`${l.delegator_id}>${l.delegate_id}`} link={l} />
                 ))}
               </Table>
-              {d.trace.links && (
-                <>
-                  <h3>Delegation chain</h3>
-                  <Table
-                    class="links"
-                    head={heads('Link', 'Delegation', 'Outcome')}
-                    rows={d.trace.links.length}
-                    empty="No link."
-                  >
-                    {d.trace.links.map((l) => (
-                      <ChainLink key={`${l.delegator_id}>${l.delegate_id}`} link={l} />
-                    ))}
-                  </Table>
-                </>
-              )}
-              {d.trace.verdicts && (
-                <>
-                  <h3>Each principal’s own decision</h3>
-                  <Table
-                    class="verdicts"
-                    head={heads('Principal', 'Decision', 'Reasons')}
-                    rows={d.trace.verdicts.length}
-                    empty="No principal."
-                  >
-                    {d.trace.verdicts.map((v) => (
-                      <Verdict key={v.principal_id} verdict={v} />
-                    ))}
-                  </Table>
-                </>
-              )}
+            </>
+          )}
+          {d.trace.verdicts && (
+            <>
+              <h3>Each principal’s own decision</h3>
+              <Table
+                class="verdicts"
+                head={heads('Principal', 'Decision', 'Reasons')}
+                rows={d.trace.verdicts.length}
+                empty="No principal."
+              >
+                {d.trace.verdicts.map((v) => (
+                  <Verdict key={v.principal_id} verdict={v} />
+                ))}
+              </Table>
             </>
           )}
         </Panel>

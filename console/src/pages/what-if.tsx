@@ -16,12 +16,46 @@ import {
 } from '../components/ui';
 import { navigate } from '../router';
 import { checkPolicyText, WRITABLE } from '../policy-check';
+import { mergePatch, type Proposal, type Received } from '../proposal';
 import type { AccessChange, List, Policy, Simulation } from '../types';
 
-function editable(policy: Policy): string {
+/** The fields a client writes, as the editor shows them (a null is the same as no value). */
+function writable(policy: Policy): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const key of WRITABLE) if (policy[key] !== undefined && policy[key] !== null) body[key] = policy[key];
-  return JSON.stringify(body, null, 2);
+  return body;
+}
+
+const editable = (policy: Policy): string => JSON.stringify(writable(policy), null, 2);
+
+/**
+ * The policy with a proposed merge patch applied. A key the patch adds that a client does not
+ * write is kept, so the check below the editor names it rather than dropping it unseen.
+ */
+const proposed = (policy: Policy, proposal: Proposal): string =>
+  JSON.stringify(mergePatch(writable(policy), proposal.patch), null, 2);
+
+/** Says where the editor's text came from when a proposed change filled it in. */
+function ProposalNote(props: { policy: Policy; proposal: Proposal }) {
+  const { policy, proposal } = props;
+  return (
+    <div class="notice proposal" role="note">
+      <p>
+        A proposed change is applied below, not saved: simulate it to see everyone it would affect, or reset
+        to the policy as it is.
+      </p>
+      {proposal.at !== undefined && proposal.at !== policy.version && (
+        <p class="warn">
+          It was worked out on version {proposal.at}; the policy is now at version {policy.version}. It is
+          applied to the current version: read it before simulating.
+        </p>
+      )}
+      <details>
+        <summary>The change (JSON merge patch)</summary>
+        <pre class="code">{JSON.stringify(proposal.patch, null, 2)}</pre>
+      </details>
+    </div>
+  );
 }
 
 function PolicyPicker() {
@@ -148,9 +182,11 @@ function Summary(props: { summary: Simulation['summary'] }) {
   );
 }
 
-function Editor(props: { policy: Policy }) {
+function Editor(props: { policy: Policy; proposal?: Proposal }) {
   const original = editable(props.policy);
-  const [text, setText] = useState(original);
+  const [text, setText] = useState(() =>
+    props.proposal ? proposed(props.policy, props.proposal) : original,
+  );
   const [result, setResult] = useState<{
     simulation?: Simulation;
     error?: unknown;
@@ -174,6 +210,7 @@ function Editor(props: { policy: Policy }) {
           Version {props.policy.version}, {props.policy.status}. Edit the JSON, then simulate: nothing is
           saved.
         </p>
+        {props.proposal && <ProposalNote policy={props.policy} proposal={props.proposal} />}
         <label class="editor-label" for="policy-json">
           Policy JSON
         </label>
@@ -242,7 +279,7 @@ function Editor(props: { policy: Policy }) {
   );
 }
 
-export function WhatIf(props: { policyId: string }) {
+export function WhatIf(props: { policyId: string; received?: Received }) {
   return (
     <Gate feature="policies">
       <WhatIfView {...props} />
@@ -250,7 +287,9 @@ export function WhatIf(props: { policyId: string }) {
   );
 }
 
-function WhatIfView(props: { policyId: string }) {
+function WhatIfView(props: { policyId: string; received?: Received }) {
+  const received = props.received ?? null;
+  const proposal = received && 'proposal' in received ? received.proposal : undefined;
   const heading = useFocusHeading(`what-if:${props.policyId}`);
   const policy = useLoad(
     (signal) =>
@@ -274,7 +313,16 @@ function WhatIfView(props: { policyId: string }) {
       {policy.error !== undefined && <ProblemBox error={policy.error} context="Policy" />}
       {props.policyId && !policy.data && policy.loading && <Loading what="the policy" />}
       {!props.policyId && <PolicyPicker />}
-      {policy.data && <Editor key={`${policy.data.id}:${policy.data.version}`} policy={policy.data} />}
+      {received && 'error' in received && (
+        <ProblemBox error={new Error(`${received.error} The policy is shown as it is.`)} context="Proposal" />
+      )}
+      {policy.data && (
+        <Editor
+          key={`${policy.data.id}:${policy.data.version}:${proposal ? JSON.stringify(proposal.patch) : ''}`}
+          policy={policy.data}
+          {...(proposal ? { proposal } : {})}
+        />
+      )}
     </>
   );
 }
