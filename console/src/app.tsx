@@ -35,7 +35,8 @@ function route(location: Location): ComponentChildren {
     const policyId = query.get('policy') ?? '';
     return <WhatIf policyId={policyId} received={policyId ? receivedProposal(location, policyId) : null} />;
   }
-  if (path === '/decisions') return <Decisions initial={query} />;
+  // A new request in the address starts a new form: the form reads the address when it mounts.
+  if (path === '/decisions') return <Decisions key={query.toString()} initial={query} />;
   if ((m = match('/findings/:kind', path)) && (m['kind'] === 'orphaned' || m['kind'] === 'dormant')) {
     return <Findings kind={m['kind']} days={Number(query.get('days') ?? '90') || 90} />;
   }

@@ -627,10 +627,14 @@ describe('analyst console in a browser', function () {
     const confirm = page.getByRole('group', { name: 'Confirm adding to the group' });
     await confirm.getByRole('button', { name: 'Cancel' }).click();
     expect(await confirm.count()).to.equal(0);
-    expect(await page.evaluate('document.activeElement.textContent')).to.equal('Apply…');
+    // Focus goes back to where it was, and then onto the question, so Enter answers it.
+    await page.waitForFunction('document.activeElement?.textContent === "Apply…"', undefined, {
+      timeout: 5_000,
+    });
     await apply.click();
-    // The confirmation has the focus, so Enter answers it.
-    expect(await page.evaluate('document.activeElement.textContent')).to.equal('Add to the group');
+    await page.waitForFunction('document.activeElement?.textContent === "Add to the group"', undefined, {
+      timeout: 5_000,
+    });
     await page.keyboard.press('Enter');
     await page.locator('.verdict.allow').waitFor();
     expect(await page.locator('p.notice[role="status"]').textContent()).to.include(

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { call, seg } from '../api';
 import { navigate } from '../router';
 import { missingScope } from '../scopes';
@@ -111,8 +111,9 @@ function AddToGroup(props: {
   const confirmButton = useRef<HTMLButtonElement>(null);
   const applyButton = useRef<HTMLButtonElement>(null);
   const asked = useRef(false);
-  // Focus follows the question: onto its answer when asked, back to Apply when it is cancelled.
-  useEffect(() => {
+  // Focus follows the question: onto its answer when asked, back to Apply when it is cancelled,
+  // as soon as the buttons are in the page (a button removed under the focus leaves it nowhere).
+  useLayoutEffect(() => {
     if (state.confirming) {
       asked.current = true;
       confirmButton.current?.focus();
