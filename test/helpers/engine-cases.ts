@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { type AccessRequest, type RequestAction, type Verdict } from '../../src/decisions/engine.js';
-import { compilePolicy, toIxPrincipal } from '../../src/decisions/model.js';
+import { compilePolicy, toIxPrincipal, type IxPrincipal } from '../../src/decisions/model.js';
 import { PolicyIndex } from '../../src/decisions/policy-index.js';
 import {
   bodyFields,
@@ -511,7 +511,7 @@ function tableCases(file: string, world: World, t: TableSpec): EngineCase[] {
 const DAY = 86_400_000;
 
 /** A policy as the store holds it, checked as the API checked it when it was written. */
-function storedPolicy(spec: PolicySpec, now: number): Policy {
+export function storedPolicy(spec: PolicySpec, now: number): Policy {
   const at = '2026-01-01T00:00:00.000Z';
   // Written a month ago: a window that has closed since was still ahead then.
   const writtenAt = now - 30 * DAY;
@@ -547,6 +547,27 @@ function storedPolicy(spec: PolicySpec, now: number): Policy {
   };
 }
 
+/** A principal of a world as the index holds it. */
+export function ixPrincipalOf(p: World['principals'][number]): IxPrincipal {
+  const at = '2025-06-01T00:00:00Z';
+  return toIxPrincipal({
+    id: p.id,
+    type: p.type,
+    status: p.status ?? 'active',
+    name: p.name,
+    email: p.type === 'USER' ? `${p.name.toLowerCase()}@example.com` : null,
+    connector_source: p.type === 'USER' ? 'okta' : null,
+    connector_id: p.type === 'USER' ? `okta-${p.id}` : null,
+    created_at: at,
+    updated_at: at,
+    last_login: null,
+    risk_score: p.risk_score ?? 0,
+    privileges: null,
+    fields: Object.entries(p.attributes ?? {}).map(([k, v]) => [`attr.${k}`, v]),
+    groups: p.groups ?? [],
+  });
+}
+
 /**
  * The index a world stands for. Every policy is checked as the API checks it at write time
  * (`checkPolicyBody`), so no case rests on a policy the service would refuse; delegations last a
@@ -555,28 +576,7 @@ function storedPolicy(spec: PolicySpec, now: number): Policy {
 export function buildIndex(world: World, now = Date.now()): PolicyIndex {
   const index = new PolicyIndex();
   for (const g of world.groups) index.putGroup(g.id, g.id, g.parents ?? []);
-  for (const p of world.principals) {
-    const at = '2025-06-01T00:00:00Z';
-    index.putPrincipal(
-      p.id,
-      toIxPrincipal({
-        id: p.id,
-        type: p.type,
-        status: p.status ?? 'active',
-        name: p.name,
-        email: p.type === 'USER' ? `${p.name.toLowerCase()}@example.com` : null,
-        connector_source: p.type === 'USER' ? 'okta' : null,
-        connector_id: p.type === 'USER' ? `okta-${p.id}` : null,
-        created_at: at,
-        updated_at: at,
-        last_login: null,
-        risk_score: p.risk_score ?? 0,
-        privileges: null,
-        fields: Object.entries(p.attributes ?? {}).map(([k, v]) => [`attr.${k}`, v]),
-        groups: p.groups ?? [],
-      }),
-    );
-  }
+  for (const p of world.principals) index.putPrincipal(p.id, ixPrincipalOf(p));
   for (const r of world.resources) {
     const { type, identifier } = resourceOf(r.resource);
     index.putResource(type, identifier, { type, identifier, attributes: r.attributes });

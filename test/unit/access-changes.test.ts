@@ -1,0 +1,251 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import {
+  AccessChangeTracker,
+  accessView,
+  diffViews,
+  type AccessDelta,
+} from '../../src/access-history/changes.js';
+import { nothing, type Pending } from '../../src/decisions/apply.js';
+import { compilePolicy } from '../../src/decisions/model.js';
+import type { PolicyIndex } from '../../src/decisions/policy-index.js';
+import { resourceOf } from '../../src/policies/model.js';
+import {
+  buildIndex,
+  ixPrincipalOf,
+  resolveTime,
+  storedPolicy,
+  type PolicySpec,
+  type World,
+} from '../helpers/engine-cases.js';
+
+/**
+ * Access changes on random small worlds and random changes (memberships, nesting, a principal's
+ * attributes or status, policies created, replaced and deleted, resources registered and
+ * unregistered): what the tracker reports, looking only at the principals the change can reach,
+ * equals the difference of everyone's `/access` before and after.
+ */
+
+const NOW = Date.now();
+const PRINCIPALS = ['u0', 'u1', 'u2', 'u3', 'u4'];
+const GROUPS = ['g0', 'g1', 'g2'];
+const RESOURCES = ['doc:r0', 'doc:r1', 'doc:r2', 'doc:s0'];
+
+const subset = <T>(items: readonly T[]) => fc.subarray([...items]);
+
+const policyArb = (id: string): fc.Arbitrary<PolicySpec> =>
+  fc
+    .record({
+      deny: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+      principals: subset(PRINCIPALS),
+      groups: subset(GROUPS),
+      match: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
+      actions: fc.constantFrom(['read'], ['write'], ['read', 'write'], ['*']),
+      resources: fc.oneof(
+        subset(RESOURCES).filter((r) => r.length > 0),
+        fc.constant(['doc:r*']),
+        fc.constant(['doc:*']),
+      ),
+      closed: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+    })
+    .filter((r) => r.principals.length > 0 || r.groups.length > 0 || r.match !== undefined)
+    .map((r): PolicySpec => ({
+      id,
+      effect: r.deny ? 'deny' : 'allow',
+      ...(r.principals.length > 0 ? { principals: r.principals } : {}),
+      ...(r.groups.length > 0 ? { groups: r.groups } : {}),
+      ...(r.match ? { match: { attributes: { team: r.match } } } : {}),
+      actions: [...r.actions],
+      resources: [...r.resources],
+      ...(r.closed
+        ? { valid_from: resolveTime('now-2d', NOW), valid_until: resolveTime('now-1h', NOW) }
+        : {}),
+    }));
+
+const worldArb: fc.Arbitrary<World> = fc
+  .record({
+    nested: fc.boolean(),
+    members: fc.tuple(...PRINCIPALS.map(() => subset(GROUPS))),
+    teams: fc.tuple(...PRINCIPALS.map(() => fc.constantFrom('a', 'b'))),
+    registered: subset(RESOURCES),
+    policies: fc
+      .integer({ min: 1, max: 5 })
+      .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => policyArb(`pol${i}`)))),
+  })
+  .map(({ nested, members, teams, registered, policies }) => ({
+    groups: GROUPS.map((id, i) => ({ id, ...(nested && i > 0 ? { parents: [GROUPS[i - 1]!] } : {}) })),
+    principals: PRINCIPALS.map((id, i) => ({
+      id,
+      type: 'USER' as const,
+      name: id,
+      groups: members[i]!,
+      attributes: { team: teams[i]! },
+    })),
+    resources: registered.map((resource) => ({ resource, attributes: {} })),
+    policies,
+    delegations: [],
+  }));
+
+/** One committed change, as the index receives it: what it does to the index and the keys it names. */
+type Change =
+  | { kind: 'membership'; principal: string; groups: string[] }
+  | { kind: 'nesting'; group: string; parents: string[] }
+  | { kind: 'principal'; principal: string; team: string; status: 'active' | 'suspended' }
+  | { kind: 'policy'; policy: PolicySpec }
+  | { kind: 'delete_policy'; id: string }
+  | { kind: 'resource'; resource: string; registered: boolean };
+
+const changeArb: fc.Arbitrary<Change> = fc.oneof(
+  fc.record({
+    kind: fc.constant('membership' as const),
+    principal: fc.constantFrom(...PRINCIPALS),
+    groups: subset(GROUPS),
+  }),
+  fc.record({
+    kind: fc.constant('nesting' as const),
+    group: fc.constant('g2'),
+    parents: subset(['g0', 'g1']),
+  }),
+  fc.record({
+    kind: fc.constant('principal' as const),
+    principal: fc.constantFrom(...PRINCIPALS),
+    team: fc.constantFrom('a', 'b'),
+    status: fc.constantFrom('active' as const, 'suspended' as const),
+  }),
+  fc
+    .integer({ min: 0, max: 6 })
+    .chain((i) => policyArb(`pol${i}`))
+    .map((policy) => ({ kind: 'policy' as const, policy })),
+  fc.record({ kind: fc.constant('delete_policy' as const), id: fc.constantFrom('pol0', 'pol1', 'pol2') }),
+  fc.record({
+    kind: fc.constant('resource' as const),
+    resource: fc.constantFrom(...RESOURCES),
+    registered: fc.boolean(),
+  }),
+);
+
+/** Applies a change to the world (kept in step, to rebuild a principal) and to the index. */
+function apply(world: World, index: PolicyIndex, change: Change): Pending {
+  const work = nothing();
+  if (change.kind === 'membership') {
+    world.principals.find((p) => p.id === change.principal)!.groups = change.groups;
+    index.putMemberships(change.principal, change.groups);
+    work.memberships.add(change.principal);
+  } else if (change.kind === 'nesting') {
+    index.putGroup(change.group, change.group, change.parents);
+    work.groups.add(change.group);
+  } else if (change.kind === 'principal') {
+    const p = world.principals.find((x) => x.id === change.principal)!;
+    p.attributes = { team: change.team };
+    p.status = change.status;
+    index.putPrincipal(p.id, ixPrincipalOf(p));
+    work.principals.add(p.id);
+  } else if (change.kind === 'policy') {
+    index.putPolicy(compilePolicy(storedPolicy(change.policy, NOW)));
+    work.policies.add(change.policy.id);
+  } else if (change.kind === 'delete_policy') {
+    index.removePolicy(change.id);
+    work.policies.add(change.id);
+  } else {
+    const { type, identifier } = resourceOf(change.resource);
+    index.putResource(type, identifier, change.registered ? { type, identifier, attributes: {} } : undefined);
+    work.resources.add(change.resource);
+  }
+  return work;
+}
+
+/** Everyone's access before and after, compared: what the tracker must find. */
+function everyonesDiff(
+  before: Map<string, ReturnType<typeof accessView>>,
+  index: PolicyIndex,
+): AccessDelta[] {
+  return PRINCIPALS.flatMap((id) => diffViews(id, before.get(id)!, accessView(index, id)));
+}
+
+const everyone = (index: PolicyIndex) => new Map(PRINCIPALS.map((id) => [id, accessView(index, id)]));
+
+describe('access changes', () => {
+  it('reports what moved for each principal a change reaches, and nothing that did not move', () => {
+    const world = buildWorld();
+    const index = buildIndex(world, NOW);
+    // u0 is in g0; pol_g0 grants g0 read on doc:r*: u0 gains read on the glob and each match.
+    const before = everyone(index);
+    const work = nothing();
+    const tracker = new AccessChangeTracker(index, work);
+    work.policies.add('pol_g0');
+    tracker.before();
+    index.putPolicy(
+      compilePolicy(
+        storedPolicy(
+          { id: 'pol_g0', effect: 'allow', groups: ['g0'], actions: ['read'], resources: ['doc:r*'] },
+          NOW,
+        ),
+      ),
+    );
+    const found = tracker.after();
+    expect(found).to.deep.equal(everyonesDiff(before, index));
+    expect(
+      found.map((d) => `${d.principal_id} ${d.resource.identifier} +${d.actions_gained.join(',')}`),
+    ).to.deep.equal(['u0 r* +read', 'u0 r0 +read']);
+    // The same change again moves nothing.
+    const again = new AccessChangeTracker(index, work);
+    again.before();
+    expect(again.after()).to.deep.equal([]);
+  });
+
+  it('equals the difference of everyone’s access, over random worlds and changes', () => {
+    fc.assert(
+      fc.property(worldArb, fc.array(changeArb, { minLength: 1, maxLength: 6 }), (start, changes) => {
+        const world: World = structuredClone(start);
+        const index = buildIndex(world, NOW);
+        for (const change of changes) {
+          const before = everyone(index);
+          // The keys a change names are known before it is applied, as the change feed names them.
+          const work = nothing();
+          const tracker = new AccessChangeTracker(index, work);
+          const keys = keysOf(change);
+          for (const [set, id] of keys) work[set].add(id);
+          tracker.before();
+          const applied = apply(world, index, change);
+          expect(applied).to.deep.equal(work);
+          expect(tracker.after()).to.deep.equal(everyonesDiff(before, index));
+        }
+      }),
+      { numRuns: Number(process.env['ACCESS_CHANGES_RUNS'] ?? 300) },
+    );
+  });
+});
+
+/** The keys a change names, before it is applied. */
+function keysOf(change: Change): [keyof Pending, string][] {
+  switch (change.kind) {
+    case 'membership':
+      return [['memberships', change.principal]];
+    case 'nesting':
+      return [['groups', change.group]];
+    case 'principal':
+      return [['principals', change.principal]];
+    case 'policy':
+      return [['policies', change.policy.id]];
+    case 'delete_policy':
+      return [['policies', change.id]];
+    case 'resource':
+      return [['resources', change.resource]];
+  }
+}
+
+function buildWorld(): World {
+  return {
+    groups: GROUPS.map((id) => ({ id })),
+    principals: PRINCIPALS.map((id, i) => ({
+      id,
+      type: 'USER' as const,
+      name: id,
+      groups: i === 0 ? ['g0'] : [],
+      attributes: { team: 'a' },
+    })),
+    resources: [{ resource: 'doc:r0', attributes: {} }],
+    policies: [],
+    delegations: [],
+  };
+}
