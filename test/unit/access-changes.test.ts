@@ -13,11 +13,11 @@ import { resourceOf } from '../../src/policies/model.js';
 import {
   buildIndex,
   ixPrincipalOf,
-  resolveTime,
   storedPolicy,
   type PolicySpec,
   type World,
 } from '../helpers/engine-cases.js';
+import { smallPolicy, smallWorld } from '../helpers/small-worlds.js';
 
 /**
  * Access changes on random small worlds and random changes (memberships, nesting, a principal's
@@ -34,57 +34,13 @@ const RESOURCES = ['doc:r0', 'doc:r1', 'doc:r2', 'doc:s0'];
 const subset = <T>(items: readonly T[]) => fc.subarray([...items]);
 
 const policyArb = (id: string): fc.Arbitrary<PolicySpec> =>
-  fc
-    .record({
-      deny: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
-      principals: subset(PRINCIPALS),
-      groups: subset(GROUPS),
-      match: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
-      actions: fc.constantFrom(['read'], ['write'], ['read', 'write'], ['*']),
-      resources: fc.oneof(
-        subset(RESOURCES).filter((r) => r.length > 0),
-        fc.constant(['doc:r*']),
-        fc.constant(['doc:*']),
-      ),
-      closed: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
-    })
-    .filter((r) => r.principals.length > 0 || r.groups.length > 0 || r.match !== undefined)
-    .map((r): PolicySpec => ({
-      id,
-      effect: r.deny ? 'deny' : 'allow',
-      ...(r.principals.length > 0 ? { principals: r.principals } : {}),
-      ...(r.groups.length > 0 ? { groups: r.groups } : {}),
-      ...(r.match ? { match: { attributes: { team: r.match } } } : {}),
-      actions: [...r.actions],
-      resources: [...r.resources],
-      ...(r.closed
-        ? { valid_from: resolveTime('now-2d', NOW), valid_until: resolveTime('now-1h', NOW) }
-        : {}),
-    }));
+  smallPolicy(id, { principals: PRINCIPALS, groups: GROUPS, resources: RESOURCES }, NOW);
 
-const worldArb: fc.Arbitrary<World> = fc
-  .record({
-    nested: fc.boolean(),
-    members: fc.tuple(...PRINCIPALS.map(() => subset(GROUPS))),
-    teams: fc.tuple(...PRINCIPALS.map(() => fc.constantFrom('a', 'b'))),
-    registered: subset(RESOURCES),
-    policies: fc
-      .integer({ min: 1, max: 5 })
-      .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => policyArb(`pol${i}`)))),
-  })
-  .map(({ nested, members, teams, registered, policies }) => ({
-    groups: GROUPS.map((id, i) => ({ id, ...(nested && i > 0 ? { parents: [GROUPS[i - 1]!] } : {}) })),
-    principals: PRINCIPALS.map((id, i) => ({
-      id,
-      type: 'USER' as const,
-      name: id,
-      groups: members[i]!,
-      attributes: { team: teams[i]! },
-    })),
-    resources: registered.map((resource) => ({ resource, attributes: {} })),
-    policies,
-    delegations: [],
-  }));
+const worldArb: fc.Arbitrary<World> = smallWorld(
+  { principals: PRINCIPALS, groups: GROUPS, resources: RESOURCES },
+  NOW,
+  { maxPolicies: 5, someRegistered: true },
+);
 
 /** One committed change, as the index receives it: what it does to the index and the keys it names. */
 type Change =

@@ -7,7 +7,8 @@ import type { PolicyIndex } from '../../src/decisions/policy-index.js';
 import { whyNot } from '../../src/decisions/why-not.js';
 import { globMatches, type Glob } from '../../src/policies/patterns.js';
 import type { Remedy } from '../../src/schemas/decisions.js';
-import { buildIndex, resolveTime, type PolicySpec, type World } from '../helpers/engine-cases.js';
+import { buildIndex, type World } from '../helpers/engine-cases.js';
+import { smallWorld } from '../helpers/small-worlds.js';
 
 /**
  * Remedies of denied decisions on random small worlds (nested groups, `match` subjects, globs,
@@ -21,63 +22,11 @@ const PRINCIPALS = ['u0', 'u1', 'u2', 'u3'];
 const GROUPS = ['g0', 'g1', 'g2'];
 const RESOURCES = ['doc:r0', 'doc:r1', 'doc:r2', 'doc:r3'];
 
-const subset = <T>(items: readonly T[]) => fc.subarray([...items]);
-
-const policyArb = (id: string): fc.Arbitrary<PolicySpec> =>
-  fc
-    .record({
-      deny: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
-      principals: subset(PRINCIPALS),
-      groups: subset(GROUPS),
-      match: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
-      actions: fc.constantFrom(['read'], ['write'], ['read', 'write'], ['*']),
-      resources: fc.oneof(
-        subset(RESOURCES).filter((r) => r.length > 0),
-        fc.constant(['doc:r*']),
-        fc.constant(['doc:*']),
-      ),
-      window: fc.constantFrom('none', 'none', 'closed', 'ahead'),
-      teamCondition: fc.option(fc.constantFrom('a', 'b'), { nil: undefined, freq: 4 }),
-    })
-    .filter((r) => r.principals.length > 0 || r.groups.length > 0 || r.match !== undefined)
-    .map((r): PolicySpec => ({
-      id,
-      effect: r.deny ? 'deny' : 'allow',
-      ...(r.principals.length > 0 ? { principals: r.principals } : {}),
-      ...(r.groups.length > 0 ? { groups: r.groups } : {}),
-      ...(r.match ? { match: { attributes: { team: r.match } } } : {}),
-      actions: [...r.actions],
-      resources: [...r.resources],
-      ...(r.teamCondition ? { conditions: { 'principal.attributes.team': r.teamCondition } } : {}),
-      ...(r.window === 'closed'
-        ? { valid_from: resolveTime('now-2d', NOW), valid_until: resolveTime('now-1h', NOW) }
-        : r.window === 'ahead'
-          ? { valid_from: resolveTime('now+1h', NOW) }
-          : {}),
-    }));
-
-const worldArb: fc.Arbitrary<World> = fc
-  .record({
-    nested: fc.boolean(),
-    members: fc.tuple(...PRINCIPALS.map(() => subset(GROUPS))),
-    teams: fc.tuple(...PRINCIPALS.map(() => fc.constantFrom('a', 'b'))),
-    policies: fc
-      .integer({ min: 1, max: 6 })
-      .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => policyArb(`pol${i}`)))),
-  })
-  .map(({ nested, members, teams, policies }) => ({
-    groups: GROUPS.map((id, i) => ({ id, ...(nested && i > 0 ? { parents: [GROUPS[i - 1]!] } : {}) })),
-    principals: PRINCIPALS.map((id, i) => ({
-      id,
-      type: 'USER' as const,
-      name: id,
-      groups: members[i]!,
-      attributes: { team: teams[i]! },
-    })),
-    resources: RESOURCES.map((resource) => ({ resource, attributes: {} })),
-    policies,
-    delegations: [],
-  }));
+const worldArb: fc.Arbitrary<World> = smallWorld(
+  { principals: PRINCIPALS, groups: GROUPS, resources: RESOURCES },
+  NOW,
+  { maxPolicies: 6 },
+);
 
 const requestArb: fc.Arbitrary<AccessRequest> = fc
   .record({
