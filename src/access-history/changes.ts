@@ -95,7 +95,11 @@ export function diffViews(id: string, before: AccessView, after: AccessView): Ac
 }
 
 /** The principals a batch naming `work` can move the access of, as the index stands. */
-function reached(index: PolicyIndex, work: Pending, policies: Iterable<IxPolicy | undefined>): Set<string> {
+function reached(
+  index: PolicyIndex,
+  work: Pending,
+  policies: Iterable<IxPolicy | null | undefined>,
+): Set<string> {
   const out = new Set<string>([...work.principals, ...work.memberships]);
   const add = (ids: Iterable<string>): void => {
     for (const id of ids) out.add(id);
@@ -126,13 +130,7 @@ export class AccessChangeTracker {
   before(): void {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
-    for (const id of reached(
-      index,
-      work,
-      [...this.previous.values()].map((p) => p ?? undefined),
-    )) {
-      this.views.set(id, accessView(index, id));
-    }
+    for (const id of reached(index, work, this.previous.values())) this.views.set(id, accessView(index, id));
   }
 
   /**
@@ -142,7 +140,7 @@ export class AccessChangeTracker {
    */
   after(): AccessDelta[] {
     const { index, work } = this;
-    const now = work.policies.size === 0 ? [] : [...work.policies].map((id) => index.policies.get(id));
+    const now = [...work.policies].map((id) => index.policies.get(id));
     const ids = new Set([...this.views.keys(), ...reached(index, work, now)]);
     const overlay: Overlay = this.previous;
     const out: AccessDelta[] = [];

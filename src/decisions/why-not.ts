@@ -1,5 +1,6 @@
 import { failingTest, type CompiledCondition } from '../policies/conditions.js';
 import { actionMatches } from '../policies/patterns.js';
+import type { Policy } from '../policies/model.js';
 import type { Condition, Query } from '../principals/search/model.js';
 import { compilePredicate } from '../principals/search/evaluate.js';
 import type { NearMiss, Remedy, TraceCandidate, TraceLink } from '../schemas/decisions.js';
@@ -379,6 +380,16 @@ function variant(policy: IxPolicy, body: Partial<ReturnType<typeof policySource>
   return compilePolicy({ ...policySource(policy), ...body }, policy.subjectSince);
 }
 
+/** The policy naming the principal as well, and the subjects that says it with. */
+function namingAlso(
+  policy: IxPolicy,
+  principalId: string,
+): { subjects: Policy['subjects']; changed: IxPolicy } {
+  const source = policySource(policy);
+  const subjects = { ...source.subjects, principals: [...source.subjects.principals, principalId] };
+  return { subjects, changed: variant(policy, { subjects }) };
+}
+
 function addToPolicy(
   index: PolicyIndex,
   policy: IxPolicy,
@@ -386,9 +397,7 @@ function addToPolicy(
   request: AccessRequest,
   now: number,
 ): Trial {
-  const source = policySource(policy);
-  const subjects = { ...source.subjects, principals: [...source.subjects.principals, principalId] };
-  const changed = variant(policy, { subjects });
+  const { subjects, changed } = namingAlso(policy, principalId);
   return {
     key: `policy:${policy.id}:${principalId}`,
     options: { overlay: new Map([[policy.id, changed]]) },
@@ -430,14 +439,8 @@ function addToGroup(
     blast: () => {
       const pairs: [IxPolicy, IxPolicy][] = [];
       for (const policy of index.policiesThroughGroup(groupId)) {
-        if (index.selects(policy, principalId)) continue;
-        const source = policySource(policy);
-        pairs.push([
-          policy,
-          variant(policy, {
-            subjects: { ...source.subjects, principals: [...source.subjects.principals, principalId] },
-          }),
-        ]);
+        if (!index.selects(policy, principalId))
+          pairs.push([policy, namingAlso(policy, principalId).changed]);
       }
       return blastRadius(index, pairs, principalId, request, now, new Set([principalId]));
     },

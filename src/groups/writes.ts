@@ -65,8 +65,14 @@ export class GroupWrites {
   ) {}
 
   /** Creates a group and records `group.created` with `changes`. */
-  async create(tx: Tx, group: NewGroup, op: OperationContext, changes: Changes): Promise<Group> {
-    const created = await this.repo.create(tx, group, nowIso());
+  async create(
+    tx: Tx,
+    group: NewGroup,
+    op: OperationContext,
+    changes: Changes,
+    now = nowIso(),
+  ): Promise<Group> {
+    const created = await this.repo.create(tx, group, now);
     this.events.record(tx, op, { type: 'group.created', target: { type: 'group', id: group.id }, changes });
     return created;
   }
@@ -173,8 +179,10 @@ export class GroupWrites {
     group: { name: string; externalId: string | null; extra: Record<string, unknown> },
     op: OperationContext,
     changes: Changes,
+    /** A group created in the same write gives its creation instant, so that it was not modified since. */
+    now = nowIso(),
   ): Promise<void> {
-    await groupRepository.setFromSource(tx, connector, id, group, nowIso());
+    await groupRepository.setFromSource(tx, connector, id, group, now);
     if (Object.keys(changes).length > 0) {
       this.events.record(tx, op, { type: 'group.updated', target: { type: 'group', id }, changes });
     }

@@ -5,7 +5,7 @@ import { AppError } from '../errors/errors.js';
 import type { GroupWriter } from '../groups/writes.js';
 import { MAX_NESTING_LEVELS } from '../groups/service.js';
 import { isId, newId } from '../ids.js';
-import { instantKey } from '../time.js';
+import { instantKey, nowIso } from '../time.js';
 import { MAX_MEMBERS } from './bounds.js';
 import { invalidValue, ScimError, scimNotFound } from './errors.js';
 import { evaluateFilter, filterPaths, type ScimFilter } from './filter.js';
@@ -76,6 +76,8 @@ export class ScimGroupService extends ScimResourceWrites {
     const id = newId('group');
     return this.uniquely(fields.displayName, () =>
       this.db.write('scim/groups/create', async (tx) => {
+        // One instant for the group and its SCIM view: a new group has not been modified since.
+        const now = nowIso();
         await this.writer.create(
           tx,
           {
@@ -94,8 +96,9 @@ export class ScimGroupService extends ScimResourceWrites {
             connector_source: { to: caller.name },
             ...(fields.externalId ? { connector_id: { to: fields.externalId } } : {}),
           },
+          now,
         );
-        await this.setScim(tx, caller, id, fields, scim, op, {});
+        await this.setScim(tx, caller, id, fields, scim, op, {}, now);
         await this.changeMembers(tx, caller, id, [], fields.members, op);
         await this.writer.setMemberDisplays(tx, id, displayChanges([], fields));
         return this.view((await repo.groups(tx, caller.id, [id], true))[0]!);
@@ -330,6 +333,7 @@ export class ScimGroupService extends ScimResourceWrites {
     scim: ScimObject,
     op: OperationContext,
     changes: Changes,
+    now?: string,
   ): Promise<void> {
     await this.writer.setFromSource(
       tx,
@@ -342,6 +346,7 @@ export class ScimGroupService extends ScimResourceWrites {
       },
       op,
       changes,
+      now,
     );
   }
 
