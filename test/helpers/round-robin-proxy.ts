@@ -69,7 +69,7 @@ export class RoundRobinProxy {
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => this.forward(req, res, Buffer.concat(chunks), 0));
+      req.on('end', () => this.forward(req, res, Buffer.concat(chunks), []));
       req.on('error', () => res.destroy());
     });
     server.keepAliveTimeout = 5_000;
@@ -89,11 +89,24 @@ export class RoundRobinProxy {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /**
+   * The next instance in turn that this request has not tried yet. Other requests move the turn
+   * on meanwhile, so the plain next one may be one that already failed this request.
+   */
+  private pick(tried: readonly number[]): number {
+    for (let n = 0; n < this.ports.length; n += 1) {
+      const port = this.ports[this.next % this.ports.length]!;
+      this.next += 1;
+      if (!tried.includes(port)) return port;
+    }
+    return this.ports[this.next++ % this.ports.length]!;
+  }
+
   private forward(
     req: http.IncomingMessage,
     res: http.ServerResponse,
     body: Buffer,
-    tried: number,
+    tried: readonly number[],
     failed?: { from: number; error: string; stale?: boolean },
     errors: string[] = [],
   ): void {
@@ -102,8 +115,7 @@ export class RoundRobinProxy {
       res.end('no instance to hand the request to');
       return;
     }
-    const port = failed?.stale ? failed.from : this.ports[this.next % this.ports.length]!;
-    if (!failed?.stale) this.next += 1;
+    const port = failed?.stale ? failed.from : this.pick(tried);
     if (failed && !failed.stale)
       this.retries.push({ method: req.method ?? '', path: req.url ?? '', ...failed, to: port });
     const headers = endToEnd(req.headers);
@@ -145,8 +157,8 @@ export class RoundRobinProxy {
         this.forward(req, res, body, tried, { from: port, error, stale: true }, errors);
         return;
       }
-      if (tried + 1 < this.ports.length) {
-        this.forward(req, res, body, tried + 1, { from: port, error }, errors);
+      if (tried.length + 1 < this.ports.length) {
+        this.forward(req, res, body, [...tried, port], { from: port, error }, errors);
         return;
       }
       this.unanswered += 1;
