@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   delivery: 'dlv',
   job: 'job',
   delegation: 'dlg',
+  access_change: 'acc',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -33,6 +33,9 @@ import { webhookTasks } from './webhooks/tasks.js';
 import { SimulationService } from './decisions/simulation.js';
 import { DecisionThreads } from './decisions/decision-thread.js';
 import { IndexSync } from './decisions/sync.js';
+import { AccessHistoryRecorder } from './access-history/recorder.js';
+import { AccessHistoryService } from './access-history/service.js';
+import { accessHistoryTasks } from './access-history/tasks.js';
 import { within } from './time.js';
 import { ConsistencyTokens } from './consistency/tokens.js';
 import { ChangeFeed } from './events/feed.js';
@@ -66,6 +69,7 @@ import { WebhookTransport } from './webhooks/transport.js';
 /** The domain services the HTTP routes call. */
 export interface Services {
   audit: AuditRepository;
+  accessHistory: AccessHistoryService;
   clients: ClientService;
   connectors: ConnectorService;
   scimUsers: ScimUserService;
@@ -350,6 +354,28 @@ function wireReports(base: Base, engine: { access: AccessService; index: PolicyI
 }
 
 /**
+ * The access history: the leading process of each host computes the access each batch of changes
+ * moves, and the one holding the recorder's lease stores it (src/access-history/recorder.ts).
+ */
+function wireAccessHistory(base: Base, sync: IndexSync) {
+  const { config, logger, db, instanceId } = base;
+  const recorder = base.leads
+    ? new AccessHistoryRecorder(db.background(), {
+        logger,
+        instanceId,
+        leaseMs: config.jobs.leaseMs,
+        maxPending: config.accessHistory.maxPending,
+      })
+    : undefined;
+  if (recorder) sync.observe(recorder);
+  const service = new AccessHistoryService(db, {
+    retentionDays: config.accessHistory.retentionDays,
+    ...(recorder ? { settled: () => recorder.flush() } : {}),
+  });
+  return { recorder, service };
+}
+
+/**
  * What keeps stored risk current: dormancy with time; ownership, delegations and privileges with
  * changes.
  */
@@ -381,10 +407,11 @@ function schedule(
     risk: RiskUpkeep;
     delegations: DelegationService;
     policies: PolicyService;
+    history: ReturnType<typeof wireAccessHistory>;
   },
 ): void {
   const { config, feed, jobs } = base;
-  const { auth, engine, webhooks, reports, risk, delegations, policies } = parts;
+  const { auth, engine, webhooks, reports, risk, delegations, policies, history } = parts;
   const { intervals } = config.jobs;
   const { snapshotFile, snapshotIntervalMs } = config.index;
   const tasks = [
@@ -413,6 +440,10 @@ function schedule(
       purgeMs: intervals.purgeMs,
     }),
     ...reportTasks(reports, { purgeMs: intervals.purgeMs }),
+    ...accessHistoryTasks(
+      { recorder: history.recorder, history: history.service },
+      { renewMs: Math.max(50, Math.floor(config.jobs.leaseMs / 3)), purgeMs: intervals.purgeMs },
+    ),
     ...delegationTasks(delegations, { expiryMs: config.delegations.expiryIntervalMs }),
     ...policyTasks(policies, { expiryMs: config.policies.expiryIntervalMs }),
     ...riskTasks(
@@ -521,8 +552,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const policies = new PolicyService(db, events);
     const simulations = new SimulationService(policies, engine.index, engine.threads);
     const delegations = new DelegationService(db, events, engine.index, config.delegations);
+    const history = wireAccessHistory(base, engine.sync);
     const services: Services = {
       audit: new AuditRepository(db),
+      accessHistory: history.service,
       clients: auth.clients,
       connectors: scim.connectors,
       scimUsers: scim.scimUsers,
@@ -560,7 +593,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threadTasks: () => engine.threads?.tasks ?? 0,
       threadsReady: () => engine.threads?.ready ?? 0,
     });
-    schedule(base, { auth, engine, webhooks, reports, risk, delegations, policies });
+    schedule(base, { auth, engine, webhooks, reports, risk, delegations, policies, history });
     jobs.start();
 
     let closing: Promise<void> | undefined;
@@ -588,6 +621,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           // Lists still deciding on threads are answered, and their records queued, first.
           .then(() => engine.threads?.close())
           .then(() => engine.log.close())
+          .then(() => history.recorder?.stop())
           .then(() => snapshotAtStop(base, engine.sync))
           .then(() => webhooks.transport.close())
           .then(closeAll);

@@ -4,6 +4,58 @@
  * Do not edit: change the schemas in src/ and run the command again.
  */
 
+export interface AccessChange {
+  id: string;
+  /** When the change that caused it committed */
+  at: string;
+  principal: {
+    id: string;
+    name: string;
+    type: string;
+  };
+  resource: {
+    type: string;
+    identifier: string;
+    /** A policy glob: access to what it matches, registered or not */
+    pattern?: true;
+  };
+  actions_gained: string[];
+  actions_lost: string[];
+  /**
+   * How the policies behind the change reach the principal: after it for what was gained, before it
+   * for what was lost
+   */
+  via: AccessGrant[];
+  /** The audit event of the change that moved the access */
+  cause: {
+    event_id: string;
+    event_type: string;
+    actor: {
+      type: string;
+      id: string;
+    };
+  };
+}
+
+export interface AccessChangeList {
+  data: AccessChange[];
+  pagination: {
+    /** Changes matching the filters */
+    total: number;
+    /** Left out when paging by cursor */
+    page?: number;
+    per_page: number;
+    pages: number;
+    /**
+     * Pass as `cursor` for the changes recorded after this page (to follow the history, poll with it);
+     * null when the page is empty and no cursor was given
+     */
+    next_cursor: string | null;
+    /** Changes before this instant are no longer kept (`ACCESS_HISTORY_DAYS`) */
+    horizon: string;
+  };
+}
+
 export interface AccessEntry {
   resource: {
     type: string;

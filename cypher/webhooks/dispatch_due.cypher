@@ -1,4 +1,5 @@
-// The next deliveries due for a webhook in event order, with the events they carry. An entry
+// The next deliveries due for a webhook in event order, with the events they carry (an audit
+// event, or a message of access changes). An entry
 // waiting for its retry is passed over only when its receiver refused that one event (a 4xx):
 // when the receiver itself failed, the whole webhook waits (its `retry_at`), so the entry is due
 // again before the ones behind it.
@@ -11,5 +12,6 @@ WITH m
 ORDER BY m.webhook_id, m.occurred_at, m.event_id
 LIMIT $limit
 OPTIONAL MATCH (e:AuditEvent {id: m.event_id})
+OPTIONAL MATCH (a:AccessChangeMessage {id: m.event_id})
 RETURN m.id AS id, m.event_id AS eventId, m.event_type AS eventType, m.attempt AS attempt,
-       e {.*} AS event
+       e {.*} AS event, a {.occurred_at, .body} AS message

@@ -1,8 +1,8 @@
-import { grantsOf, registeredMatching, settleFor } from '../decisions/access-service.js';
+import { grantsOf, registeredMatching, settleFor, type GrantExplained } from '../decisions/access-service.js';
 import { accessEntries } from '../decisions/access.js';
 import type { Pending } from '../decisions/apply.js';
-import type { Overlay } from '../decisions/engine.js';
-import type { IxPolicy } from '../decisions/model.js';
+import { groupPath, type Overlay } from '../decisions/engine.js';
+import type { IxPolicy, IxPrincipal } from '../decisions/model.js';
 import type { PolicyIndex } from '../decisions/policy-index.js';
 import { resourceOf } from '../policies/model.js';
 
@@ -18,18 +18,45 @@ import { resourceOf } from '../policies/model.js';
 /** One principal's access to one resource (or policy glob) that a batch moved. */
 export interface AccessDelta {
   principal_id: string;
+  /** The principal as the index holds it after the batch (as it held it before, when gone since). */
+  principal: PrincipalSummary;
   resource: { type: string; identifier: string; pattern?: true };
   actions_gained: string[];
   actions_lost: string[];
-  /** The policies behind the gains (as they are after) and the losses (as they were before). */
-  policy_ids: string[];
+  /**
+   * How the policies behind the gains (as they are after) and the losses (as they were before)
+   * reached the principal, in policy id order.
+   */
+  via: GrantExplained[];
+  /** The whole entry before and after (null where there was none): what `as_of` reads back. */
+  before: EntryState | null;
+  after: EntryState | null;
+}
+
+/** What a principal holds on one resource: the actions, and how each policy reaches it. */
+export interface EntryState {
+  actions: string[];
+  via: GrantExplained[];
+}
+
+export interface PrincipalSummary {
+  id: string;
+  name: string;
+  type: string;
+}
+
+/** One entry of what `/access` answers for one principal. */
+interface ViewEntry {
+  type: string;
+  identifier: string;
+  pattern: boolean;
+  actions: string[];
+  /** How each policy of the entry's `granted_by` reaches the principal. */
+  via: GrantExplained[];
 }
 
 /** What `/access` answers for one principal, keyed by resource. */
-type AccessView = Map<
-  string,
-  { type: string; identifier: string; pattern: boolean; actions: string[]; by: string[] }
->;
+export type AccessView = Map<string, ViewEntry>;
 
 const keyOf = (type: string, identifier: string, pattern: boolean): string =>
   `${type}\u0000${identifier}\u0000${pattern ? 1 : 0}`;
@@ -49,6 +76,7 @@ export function accessView(index: PolicyIndex, id: string, overlay?: Overlay): A
     registeredMatching(index),
     p,
   );
+  const explain = explainer(index, p, overlay);
   for (const e of entries) {
     const pattern = e.pattern === true;
     view.set(keyOf(e.resource.type, e.resource.identifier, pattern), {
@@ -56,14 +84,36 @@ export function accessView(index: PolicyIndex, id: string, overlay?: Overlay): A
       identifier: e.resource.identifier,
       pattern,
       actions: e.actions,
-      by: e.granted_by,
+      via: e.granted_by.map(explain),
     });
   }
   return view;
 }
 
+/**
+ * How each policy reaches a principal as the index holds it now (a policy of the overlay as it
+ * was), worked out once per policy: as an explained `/access` answer says it, path included.
+ */
+function explainer(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay): (id: string) => GrantExplained {
+  const done = new Map<string, GrantExplained>();
+  return (id) => {
+    let explained = done.get(id);
+    if (explained) return explained;
+    const policy = overlay?.has(id) ? overlay.get(id) : index.policies.get(id);
+    const via = policy ? index.subjectVia(policy, p) : null;
+    explained = {
+      policy_id: id,
+      policy_name: policy?.name ?? '',
+      via: via ?? 'match',
+      ...(via === 'group' && policy ? { path: groupPath(index, policy, p) } : {}),
+    };
+    done.set(id, explained);
+    return explained;
+  };
+}
+
 /** The entries of one principal that differ between two views, in resource order. */
-export function diffViews(id: string, before: AccessView, after: AccessView): AccessDelta[] {
+export function diffViews(principal: PrincipalSummary, before: AccessView, after: AccessView): AccessDelta[] {
   const out: AccessDelta[] = [];
   for (const key of [...new Set([...before.keys(), ...after.keys()])].sort()) {
     const was = before.get(key);
@@ -75,7 +125,8 @@ export function diffViews(id: string, before: AccessView, after: AccessView): Ac
     if (gained.length === 0 && lost.length === 0) continue;
     const entry = (now ?? was)!;
     out.push({
-      principal_id: id,
+      principal_id: principal.id,
+      principal,
       resource: {
         type: entry.type,
         identifier: entry.identifier,
@@ -83,15 +134,22 @@ export function diffViews(id: string, before: AccessView, after: AccessView): Ac
       },
       actions_gained: gained,
       actions_lost: lost,
-      policy_ids: [
-        ...new Set([
-          ...(gained.length > 0 ? (now?.by ?? []) : []),
-          ...(lost.length > 0 ? (was?.by ?? []) : []),
-        ]),
-      ].sort(),
+      via: viaOf(gained.length > 0 ? now : undefined, lost.length > 0 ? was : undefined),
+      before: was ? { actions: was.actions, via: was.via } : null,
+      after: now ? { actions: now.actions, via: now.via } : null,
     });
   }
   return out;
+}
+
+/** The policies behind the gains and the losses, each once (as it is after when in both). */
+function viaOf(gains: ViewEntry | undefined, losses: ViewEntry | undefined): GrantExplained[] {
+  const out = new Map<string, GrantExplained>();
+  for (const v of losses?.via ?? []) out.set(v.policy_id, v);
+  for (const v of gains?.via ?? []) out.set(v.policy_id, v);
+  return [...out.values()].sort((a, b) =>
+    a.policy_id < b.policy_id ? -1 : a.policy_id > b.policy_id ? 1 : 0,
+  );
 }
 
 /** The principals a batch naming `work` can move the access of, as the index stands. */
@@ -113,24 +171,43 @@ function reached(
   return out;
 }
 
+/** Lets the event loop turn now and then (see `timeSlices`); never, when not given. */
+export type Turn = () => Promise<void> | undefined;
+
 /**
  * Follows one batch through an index: `before` is called before the batch is applied, `after`
- * once it is, and answers the access the batch moved.
+ * once it is, and answers the access the batch moved. Both take turns of the event loop between
+ * principals when given `turn`: a policy reaching tens of thousands holds requests up by a slice
+ * at most.
  */
+/** A principal's id, name and type as the index holds it, when it does. */
+export function summaryOf(index: PolicyIndex, id: string): PrincipalSummary | undefined {
+  const row = index.table.rowOf(id);
+  if (row < 0) return undefined;
+  const p = index.principalAt(row);
+  return { id, name: p.name, type: p.type };
+}
+
 export class AccessChangeTracker {
   private readonly views = new Map<string, AccessView>();
+  private readonly summaries = new Map<string, PrincipalSummary | undefined>();
   private readonly previous = new Map<string, IxPolicy | null>();
 
   constructor(
     private readonly index: PolicyIndex,
     private readonly work: Pending,
+    private readonly turn: Turn = () => undefined,
   ) {}
 
   /** Notes what the principals the batch can reach have now, and the policies it names as they are. */
-  before(): void {
+  async before(): Promise<void> {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
-    for (const id of reached(index, work, this.previous.values())) this.views.set(id, accessView(index, id));
+    for (const id of reached(index, work, this.previous.values())) {
+      this.views.set(id, accessView(index, id));
+      this.summaries.set(id, summaryOf(index, id));
+      await this.turn();
+    }
   }
 
   /**
@@ -138,7 +215,7 @@ export class AccessChangeTracker {
    * it has now with the policies the batch names as they were: nothing else of it changed, or it
    * would have been reached before.
    */
-  after(): AccessDelta[] {
+  async after(): Promise<AccessDelta[]> {
     const { index, work } = this;
     const now = [...work.policies].map((id) => index.policies.get(id));
     const ids = new Set([...this.views.keys(), ...reached(index, work, now)]);
@@ -146,7 +223,9 @@ export class AccessChangeTracker {
     const out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
       const before = this.views.get(id) ?? accessView(index, id, overlay);
-      out.push(...diffViews(id, before, accessView(index, id)));
+      const who = summaryOf(index, id) ?? this.summaries.get(id) ?? { id, name: '', type: '' };
+      out.push(...diffViews(who, before, accessView(index, id)));
+      await this.turn();
     }
     return out;
   }

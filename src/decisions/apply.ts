@@ -1,4 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
+import type { ChangeEvent } from '../events/feed.js';
 import { resourceOf } from '../policies/model.js';
 import { timeSlices } from '../time.js';
 import type { PolicyIndex } from './policy-index.js';
@@ -51,6 +52,21 @@ export const isEmpty = (work: Pending): boolean =>
  * a batch names many (a connector's sync names tens of thousands at once), instead of all in one.
  */
 export const PRINCIPAL_SLICE = 1_000;
+
+/**
+ * The latest change event that named each key of a batch, keyed `<set of Pending>:<id>`
+ * (`principals:prn_…`, `groups:grp_…`, `resources:doc:1`, …): what made the batch.
+ */
+export type BatchCauses = ReadonlyMap<string, ChangeEvent>;
+
+/** Watches the batches the index in use applies (the access history does). */
+export interface BatchObserver {
+  /**
+   * Called once a batch has been read and before it is applied; the function it answers is
+   * called once the batch is in the index, before any other batch changes it.
+   */
+  before(index: PolicyIndex, work: Pending, causes: BatchCauses): Promise<() => Promise<void>>;
+}
 
 /** What one batch read of the keys it names. */
 export interface Fetched {

@@ -13,6 +13,7 @@ import {
   PRINCIPAL_SLICE,
   putGroupRow,
   putPrincipalRow,
+  type BatchObserver,
   type Dirty,
   type Fetched,
   type Pending,
@@ -68,6 +69,10 @@ export type IndexCounts = {
  */
 export class IndexSync {
   private pending = nothing();
+  /** The latest event that named each key of `pending`. */
+  private causes = new Map<string, ChangeEvent>();
+  /** Watches each batch applied to the index in use. */
+  private observer: BatchObserver | undefined;
   private queued: Promise<void> | null = null;
   private tail: Promise<void> = Promise.resolve();
   /** A batch failed to read: its keys wait for the next change or the periodic retry. */
@@ -229,6 +234,11 @@ export class IndexSync {
     });
   }
 
+  /** Has `observer` watch every batch applied to the index in use from now on. */
+  observe(observer: BatchObserver): void {
+    this.observer = observer;
+  }
+
   /** Runs work between two batches of changes. */
   private readonly between = (work: () => Promise<void>): Promise<void> => this.serialized(work);
 
@@ -298,49 +308,51 @@ export class IndexSync {
   }
 
   private note(event: ChangeEvent): boolean {
-    const noted = this.noteIn(this.pending, event);
+    const noted = this.noteIn(this.pending, event, this.causes);
     if (noted && this.noted) this.noteIn(this.noted, event);
     return noted;
   }
 
-  private noteIn(p: Pending, event: ChangeEvent): boolean {
+  /** Adds the keys `event` names to `p`, and, given `causes`, the event as the latest to name each. */
+  private noteIn(p: Pending, event: ChangeEvent, causes?: Map<string, ChangeEvent>): boolean {
+    const add = (set: keyof Pending, id: string): void => {
+      p[set].add(id);
+      if (!causes) return;
+      const key = `${set}:${id}`;
+      const known = causes.get(key);
+      if (!known || known.occurred_at <= event.occurred_at) causes.set(key, event);
+    };
     const id = event.target.id;
     switch (event.type.slice(0, event.type.indexOf('.'))) {
       case 'principal':
-        p.principals.add(id);
+        add('principals', id);
         return true;
       case 'policy':
-        p.policies.add(id);
+        add('policies', id);
         return true;
       case 'resource':
-        p.resources.add(id);
+        add('resources', id);
         return true;
       case 'delegation':
-        p.delegations.add(id);
+        add('delegations', id);
         return true;
       case 'group': {
         if (event.type === 'group.deleted') {
-          p.removedGroups.add(id);
+          add('removedGroups', id);
           return true;
         }
+        const member = (m: string): void => add(isId('group', m) ? 'groups' : 'memberships', m);
         if (event.type === 'group.member_added' || event.type === 'group.member_removed') {
           const change = event.changes?.['members'];
-          const member = (change?.to ?? change?.from) as string | undefined;
-          if (typeof member !== 'string') return false;
-          if (isId('group', member)) p.groups.add(member);
-          else p.memberships.add(member);
+          const named = (change?.to ?? change?.from) as string | undefined;
+          if (typeof named !== 'string') return false;
+          member(named);
           return true;
         }
-        p.groups.add(id);
+        add('groups', id);
         // A group created with its members names them all (a connector's bulk reconciliation).
         const members = event.changes?.['members']?.to;
-        if (Array.isArray(members)) {
-          for (const member of members) {
-            if (typeof member !== 'string') continue;
-            if (isId('group', member)) p.groups.add(member);
-            else p.memberships.add(member);
-          }
-        }
+        if (Array.isArray(members)) for (const m of members) if (typeof m === 'string') member(m);
         return true;
       }
       default:
@@ -361,16 +373,21 @@ export class IndexSync {
 
   private async apply(): Promise<void> {
     const work = this.pending;
+    const causes = this.causes;
     this.pending = nothing();
+    this.causes = new Map();
     try {
       const fetched = await this.read(this.index, work);
+      const observed = await this.observer?.before(this.index, work, causes);
       await applyChanges(this.index, work, fetched, this.followsPrivileges ? this.dirty : null);
       await this.replicas?.apply(work, fetched, this.index.version);
+      await observed?.();
     } catch (err) {
-      // Nothing is lost: the keys go back to wait for the next batch.
+      // Nothing is lost: the keys go back to wait for the next batch, with what named them.
       for (const key of Object.keys(work) as (keyof Pending)[]) {
         for (const value of work[key]) this.pending[key].add(value);
       }
+      for (const [key, event] of causes) if (!this.causes.has(key)) this.causes.set(key, event);
       this.failed = true;
       this.logger.warn({ err }, 'could not bring the decision index up to date; retrying');
       throw err;

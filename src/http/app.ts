@@ -13,6 +13,7 @@ import { Conformance } from './openapi/conformance.js';
 import { HttpError } from './problems.js';
 import type { AnyRoute } from './route.js';
 import { buildRouteTable, type RouteTable } from './router.js';
+import { accessHistoryRoutes } from './routes/access-history.js';
 import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
 import { authzenRoutes } from './routes/authzen.js';
@@ -70,6 +71,7 @@ function allRoutes(
     ...clientRoutes(services),
     ...connectorRoutes(services, runtime.config.connectors.syncMaxBytes),
     ...auditRoutes(services),
+    ...accessHistoryRoutes(services),
     ...reportRoutes(services),
     ...principalSearchRoutes(services),
     ...groupRoutes(services),

@@ -37,3 +37,9 @@ export const AUDIT_EVENT_TYPES = [
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+
+/**
+ * What a webhook may subscribe to: every audit event type, and `access.changed`, the access
+ * changes of one cause in parts (docs/access-history.md), which is no audit event of its own.
+ */
+export const WEBHOOK_EVENT_TYPES = [...AUDIT_EVENT_TYPES, 'access.changed'] as const;

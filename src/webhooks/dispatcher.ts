@@ -1,10 +1,9 @@
-import type { AuditEvent } from '../audit/audit.js';
 import { fromStored, SYSTEM_CONTEXT } from '../audit/audit.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
 import { nowIso } from '../time.js';
-import { attemptRecord, signedMessage, signingSecrets } from './messages.js';
+import { attemptRecord, outgoingOf, signedMessage, signingSecrets, type OutgoingEvent } from './messages.js';
 import { webhookRepository as repo, type Attempt, type ClaimedWebhook, type DueEntry } from './repository.js';
 import type { WebhookTransport } from './transport.js';
 
@@ -194,12 +193,12 @@ export class WebhookDispatcher {
         number,
         attemptedAt: nowIso(),
       };
-      if (!entry.event) {
+      const event = outgoing(entry);
+      if (!event) {
         const gone = { success: false, statusCode: null, error: 'the event no longer exists', durationMs: 0 };
         attempts.push({ message_id: entry.id, delivery: attemptRecord(attempt, gone) });
         continue;
       }
-      const event: AuditEvent = fromStored(entry.event);
       const result = await this.transport.send({ url: webhook.url, ...signedMessage(event, secrets) });
       const next = result.success ? null : this.nextAttemptAt(number, result.statusCode);
       attempts.push({ message_id: entry.id, delivery: attemptRecord(attempt, result, next) });
@@ -250,6 +249,19 @@ const BUSY_CLAIM_MS = 1_000;
  * now), rather than refusing this one event: no answer, a redirect (a moved endpoint), a 5xx,
  * 408 or 429.
  */
+/** What a due entry delivers: its audit event, or its message of access changes; null when gone. */
+function outgoing(entry: DueEntry): OutgoingEvent | null {
+  if (entry.event) return outgoingOf(fromStored(entry.event));
+  if (entry.message)
+    return {
+      id: entry.eventId,
+      type: entry.eventType,
+      occurred_at: entry.message.occurred_at,
+      data: JSON.parse(entry.message.body) as unknown,
+    };
+  return null;
+}
+
 function receiverFault(statusCode: number | null): boolean {
   if (statusCode === null || statusCode < 400 || statusCode >= 500) return true;
   return statusCode === 408 || statusCode === 429;

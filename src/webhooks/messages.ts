@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../audit/audit.js';
-import { AUDIT_EVENT_TYPES } from '../vocabulary/audit-events.js';
+import { WEBHOOK_EVENT_TYPES } from '../vocabulary/audit-events.js';
 import { decrypt, encrypt } from '../auth/key-encryption.js';
 import type { FieldError } from '../errors/errors.js';
 import { newId } from '../ids.js';
@@ -9,8 +9,8 @@ import type { SendResult } from './transport.js';
 /** How long a rotated-out secret keeps signing next to the new one. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
-const KINDS = new Set(AUDIT_EVENT_TYPES.map((t) => t.split('.')[0]!));
-const TYPES = new Set<string>(AUDIT_EVENT_TYPES);
+const KINDS = new Set(WEBHOOK_EVENT_TYPES.map((t) => t.split('.')[0]!));
+const TYPES = new Set<string>(WEBHOOK_EVENT_TYPES);
 
 /** Patterns that can never match an event are refused, so a typo does not silently deliver nothing. */
 export function checkEventPatterns(patterns: readonly string[]): FieldError[] {
@@ -83,13 +83,28 @@ export function signingSecrets(kek: Buffer, row: SealedSecrets, now = Date.now()
   return secrets;
 }
 
+/** What a delivery carries: an audit event, or another message with its own data (`access.changed`). */
+export interface OutgoingEvent {
+  id: string;
+  type: string;
+  occurred_at: string;
+  data: unknown;
+}
+
+export const outgoingOf = (event: AuditEvent): OutgoingEvent => ({
+  id: event.id,
+  type: event.type,
+  occurred_at: event.occurred_at,
+  data: event,
+});
+
 /** A delivery as it goes on the wire: the Standard Webhooks envelope, signed. */
 export function signedMessage(
-  event: AuditEvent,
+  event: OutgoingEvent,
   secrets: readonly string[],
   now = Date.now(),
 ): { headers: Record<string, string>; body: string } {
-  const body = JSON.stringify({ type: event.type, timestamp: event.occurred_at, data: event });
+  const body = JSON.stringify({ type: event.type, timestamp: event.occurred_at, data: event.data });
   return {
     body,
     headers: webhookHeaders({ id: event.id, timestampS: Math.floor(now / 1000), body, secrets }),

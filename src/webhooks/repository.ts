@@ -69,6 +69,8 @@ export interface DueEntry {
   eventType: string;
   attempt: number;
   event: StoredEvent | null;
+  /** For a message that is no audit event (`access.changed`): when it happened, and its data (JSON). */
+  message: { occurred_at: string; body: string } | null;
 }
 
 /** One attempt of a round, with the outbox entry it was for. */

@@ -18,6 +18,7 @@ import {
   checkEventPatterns,
   SECRET_OVERLAP_MS,
   sealSecret,
+  outgoingOf,
   signedMessage,
   signingSecrets,
 } from './messages.js';
@@ -213,7 +214,7 @@ export class WebhookService {
       user_agent: op.meta.userAgent,
       changes: null,
     };
-    const message = signedMessage(event, signingSecrets(this.options.kek, webhook));
+    const message = signedMessage(outgoingOf(event), signingSecrets(this.options.kek, webhook));
     const attemptedAt = nowIso();
     const result = await this.transport.send({ url: webhook.url, ...message });
     const delivery = attemptRecord({ webhookId: id, event, number: 1, attemptedAt }, result);

@@ -7,6 +7,7 @@ import { ERROR_CODES } from '../../src/errors/errors.js';
 import { buildOpenApi } from '../../src/http/openapi/build.js';
 import { STATUS_OF } from '../../src/http/problems.js';
 import type { AnyRoute } from '../../src/http/route.js';
+import { accessHistoryRoutes } from '../../src/http/routes/access-history.js';
 import { auditRoutes } from '../../src/http/routes/audit.js';
 import { authRoutes } from '../../src/http/routes/auth.js';
 import { authzenRoutes } from '../../src/http/routes/authzen.js';
@@ -75,6 +76,7 @@ const BUILDERS: Record<string, () => AnyRoute[]> = {
   clientRoutes: () => clientRoutes(services),
   connectorRoutes: () => connectorRoutes(services, config.connectors.syncMaxBytes),
   auditRoutes: () => auditRoutes(services),
+  accessHistoryRoutes: () => accessHistoryRoutes(services),
   reportRoutes: () => reportRoutes(services),
   principalSearchRoutes: () => principalSearchRoutes(services),
   groupRoutes: () => groupRoutes(services),

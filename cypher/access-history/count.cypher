@@ -1,0 +1,3 @@
+MATCH (c:AccessChange)
+WHERE true /*FILTERS*/
+RETURN count(c) AS total

@@ -1,0 +1,30 @@
+// Stores access changes, whole parts at a time: a part is at most 500 changes of one cause.
+// `before` and `after` are the whole entry on each side (JSON), which `as_of` reads back.
+// Each part also goes, as one `access.changed` message, into the outbox of every active webhook
+// that subscribes to it (`*`, `access.*` or `access.changed`), in the same transaction: the
+// message exists if and only if its changes were stored.
+UNWIND $parts AS part
+CALL (part) {
+  UNWIND part.rows AS r
+  CREATE (c:AccessChange)
+  SET c = r {.*, at: datetime(r.at)}
+}
+CALL (part) {
+  MATCH (w:Webhook {status: 'active'})
+  WHERE any(p IN w.events WHERE p IN ['*', 'access.*', 'access.changed'])
+  WITH collect(w) AS hooks
+  WHERE size(hooks) > 0
+  CREATE (:AccessChangeMessage {id: part.id, occurred_at: datetime(part.at), body: part.body})
+  WITH hooks
+  UNWIND hooks AS w
+  CREATE (:WebhookMessage {
+    id: part.id + '/' + w.id,
+    webhook_id: w.id,
+    event_id: part.id,
+    event_type: 'access.changed',
+    occurred_at: datetime(part.at),
+    attempt: 0,
+    next_attempt_at: datetime(part.at)
+  })
+}
+RETURN count(part) AS parts

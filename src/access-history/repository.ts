@@ -1,0 +1,215 @@
+import { defineQueries } from '../db/catalogue.js';
+import { composeQuery } from '../db/compose.js';
+import type { Database, Reader } from '../db/database.js';
+import type { GrantExplained } from '../decisions/access-service.js';
+import type { EntryState, PrincipalSummary } from './changes.js';
+
+const Q = defineQueries('access-history', [
+  'record',
+  'recorded_causes',
+  'claim',
+  'release',
+  'page',
+  'count',
+  'purge',
+  'purge_messages',
+]);
+
+/** Changes of one cause stored together, and announced as one `access.changed` message. */
+export interface StoredPart {
+  /** The message's id (the id of its first change): the `webhook-id` of its deliveries. */
+  id: string;
+  at: string;
+  rows: StoredAccessChange[];
+  /** JSON of the `access.changed` data: `{ cause, changes, part, parts }`. */
+  body: string;
+}
+
+/** What made an access change: the audit event of the committed change, and who made it. */
+export interface AccessCause {
+  event_id: string;
+  event_type: string;
+  actor: { type: string; id: string };
+}
+
+/** An access change as the API shows it (docs/api.md §11). */
+export interface AccessChange {
+  id: string;
+  at: string;
+  principal: PrincipalSummary;
+  resource: { type: string; identifier: string; pattern?: true };
+  actions_gained: string[];
+  actions_lost: string[];
+  via: GrantExplained[];
+  cause: AccessCause;
+}
+
+/** An access change as it is stored: flat, readable in Neo4j Browser, with both sides of the entry. */
+export interface StoredAccessChange {
+  id: string;
+  at: string;
+  principal_id: string;
+  principal_name: string;
+  principal_type: string;
+  resource_type: string;
+  identifier: string;
+  pattern: boolean;
+  actions_gained: string[];
+  actions_lost: string[];
+  /** JSON: `via` of the change. */
+  via: string;
+  /** JSON: the whole entry before and after (`EntryState`), or null where there was none. */
+  before: string | null;
+  after: string | null;
+  cause_event_id: string;
+  cause_event_type: string;
+  actor_type: string;
+  actor_id: string;
+}
+
+export function toStored(
+  change: AccessChange,
+  before: EntryState | null,
+  after: EntryState | null,
+): StoredAccessChange {
+  return {
+    id: change.id,
+    at: change.at,
+    principal_id: change.principal.id,
+    principal_name: change.principal.name,
+    principal_type: change.principal.type,
+    resource_type: change.resource.type,
+    identifier: change.resource.identifier,
+    pattern: change.resource.pattern === true,
+    actions_gained: change.actions_gained,
+    actions_lost: change.actions_lost,
+    via: JSON.stringify(change.via),
+    before: before ? JSON.stringify(before) : null,
+    after: after ? JSON.stringify(after) : null,
+    cause_event_id: change.cause.event_id,
+    cause_event_type: change.cause.event_type,
+    actor_type: change.cause.actor.type,
+    actor_id: change.cause.actor.id,
+  };
+}
+
+export function fromStored(row: StoredAccessChange): AccessChange {
+  return {
+    id: row.id,
+    at: row.at,
+    principal: { id: row.principal_id, name: row.principal_name, type: row.principal_type },
+    resource: {
+      type: row.resource_type,
+      identifier: row.identifier,
+      ...(row.pattern ? { pattern: true as const } : {}),
+    },
+    actions_gained: row.actions_gained,
+    actions_lost: row.actions_lost,
+    via: JSON.parse(row.via) as GrantExplained[],
+    cause: {
+      event_id: row.cause_event_id,
+      event_type: row.cause_event_type,
+      actor: { type: row.actor_type, id: row.actor_id },
+    },
+  };
+}
+
+/** What a list of access changes is narrowed to; every value is checked before it comes here. */
+export interface AccessChangeFilters {
+  principalId?: string;
+  resourceType?: string;
+  identifier?: string;
+  action?: string;
+  eventId?: string;
+  since?: string;
+  until?: string;
+  /** Only changes recorded after this one (a cursor). */
+  after?: string;
+}
+
+/** Predicates for the given filters; each refers to its value only through a parameter. */
+function predicates(filters: AccessChangeFilters): { fragments: string[]; params: Record<string, unknown> } {
+  const fragments: string[] = [];
+  const params: Record<string, unknown> = {};
+  const add = (fragment: string, name: string, value: unknown): void => {
+    fragments.push(fragment);
+    params[name] = value;
+  };
+  if (filters.principalId !== undefined)
+    add('c.principal_id = $principalId', 'principalId', filters.principalId);
+  if (filters.resourceType !== undefined)
+    add('c.resource_type = $resourceType', 'resourceType', filters.resourceType);
+  if (filters.identifier !== undefined) add('c.identifier = $identifier', 'identifier', filters.identifier);
+  if (filters.action !== undefined)
+    add('$action IN c.actions_gained OR $action IN c.actions_lost', 'action', filters.action);
+  if (filters.eventId !== undefined) add('c.cause_event_id = $eventId', 'eventId', filters.eventId);
+  if (filters.since !== undefined) add('c.at >= datetime($since)', 'since', filters.since);
+  if (filters.until !== undefined) add('c.at < datetime($until)', 'until', filters.until);
+  return { fragments, params };
+}
+
+export const accessHistoryRepository = {
+  async record(db: Database, parts: readonly StoredPart[]): Promise<void> {
+    await db.write('access-history/record', (tx) => tx.run(Q.record, { parts }));
+  },
+
+  /** The ids among `ids` whose access changes are stored already. */
+  async recordedCauses(db: Reader, ids: readonly string[]): Promise<Set<string>> {
+    const rows = await db.run<{ id: string }>(Q.recorded_causes, { ids });
+    return new Set(rows.map((r) => r.id));
+  },
+
+  /** Takes or renews the recorder's lease; true when `holder` holds it now. */
+  async claim(db: Database, holder: string, leaseMs: number): Promise<boolean> {
+    const rows = await db.write('access-history/claim', (tx) =>
+      tx.run<{ holder: string }>(Q.claim, { holder, leaseMs, now: new Date().toISOString() }),
+    );
+    return rows[0]?.holder === holder;
+  },
+
+  async release(db: Database, holder: string): Promise<void> {
+    await db.write('access-history/release', (tx) => tx.run(Q.release, { holder }));
+  },
+
+  async list(
+    db: Database,
+    filters: AccessChangeFilters,
+    page: { skip: number; limit: number },
+  ): Promise<{ total: number; rows: StoredAccessChange[] }> {
+    const counted = predicates({ ...filters, after: undefined });
+    const { fragments, params } = predicates(filters);
+    if (filters.after !== undefined) {
+      fragments.push('c.id > $after');
+      params['after'] = filters.after;
+    }
+    const composed = (name: string, parts: string[]) => ({
+      name,
+      text: composeQuery(db.catalogue.get(name), '/*FILTERS*/', parts),
+    });
+    return db.read('access-history/list', async (tx) => {
+      const [count] = await tx.run<{ total: number }>(composed(Q.count, counted.fragments), counted.params);
+      const rows = await tx.run<{ change: StoredAccessChange }>(composed(Q.page, fragments), {
+        ...params,
+        skip: page.skip,
+        limit: page.limit,
+      });
+      return { total: count?.total ?? 0, rows: rows.map((r) => r.change) };
+    });
+  },
+
+  /** Deletes up to `limit` changes recorded before `before`; answers how many it deleted. */
+  async purge(db: Database, before: string, limit: number): Promise<number> {
+    const rows = await db.write('access-history/purge', (tx) =>
+      tx.run<{ purged: number }>(Q.purge, { before, limit }),
+    );
+    return rows[0]?.purged ?? 0;
+  },
+
+  /** Deletes up to `limit` `access.changed` messages no outbox holds; answers how many. */
+  async purgeMessages(db: Database, limit: number): Promise<number> {
+    const rows = await db.write('access-history/purge_messages', (tx) =>
+      tx.run<{ purged: number }>(Q.purge_messages, { limit }),
+    );
+    return rows[0]?.purged ?? 0;
+  },
+};

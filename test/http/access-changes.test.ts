@@ -1,0 +1,269 @@
+import { expect } from 'chai';
+import { tokenFor } from '../helpers/auth.js';
+import { engineApi, namer } from '../helpers/engine.js';
+import { useApp } from '../helpers/fixture.js';
+import type { HttpClient } from '../helpers/http.js';
+import { Receiver, verifyDelivery } from '../helpers/receiver.js';
+import { eventually } from '../helpers/wait.js';
+
+/**
+ * The access history's changes through GET /v1/access-changes (docs/api.md §11): what each
+ * committed change did to who can reach what, with the policies behind it and the audit event
+ * that caused it; read back in the order they were recorded. Every answer is checked against the
+ * OpenAPI document.
+ */
+describe('access changes', () => {
+  let api: HttpClient;
+  const { uniq, type } = namer();
+  let world: ReturnType<typeof engineApi>;
+
+  const receiver = new Receiver();
+  const fx = useApp({ env: { WEBHOOKS_ALLOW_INSECURE_URLS: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' } });
+  before(async () => {
+    api = fx.api;
+    world = engineApi(api, uniq);
+    await receiver.start();
+  });
+  after(() => receiver.stop());
+
+  const changes = async (query: string): Promise<any> => {
+    const res = await api.get(`/v1/access-changes?${query}`);
+    expect(res.status, res.text).to.equal(200);
+    return res.body;
+  };
+
+  /** The changes of one resource type, as `principal resource +gained -lost by cause`. */
+  const story = async (t: string): Promise<string[]> =>
+    (await changes(`resource_type=${t}&limit=500`)).data.map(
+      (c: any) =>
+        `${c.principal.id} ${c.resource.identifier}${c.resource.pattern ? ' (glob)' : ''} ${[
+          ...c.actions_gained.map((a: string) => `+${a}`),
+          ...c.actions_lost.map((a: string) => `-${a}`),
+        ].join(' ')} by ${c.cause.event_type}`,
+    );
+
+  const eventOf = async (type: string, target: string): Promise<any> => {
+    const res = await api.get(`/v1/audit/events?type=${type}&target_id=${target}`);
+    expect(res.status, res.text).to.equal(200);
+    return res.body.data[0];
+  };
+
+  it('records what a policy, a membership and a deletion did to each principal they reach, with the cause', async () => {
+    const t = type();
+    const alice = (await world.principal()).id as string;
+    const bob = (await world.principal()).id as string;
+    const g = await world.group();
+    await world.addMember(g, alice);
+    await world.addMember(g, bob);
+
+    const policy = await world.policy({
+      subjects: { groups: [g] },
+      actions: ['read', 'write'],
+      resources: [{ type: t, identifier: 'doc-1' }],
+    });
+    const created = await eventOf('policy.created', policy.id);
+    const gained = await changes(`event_id=${created.id}`);
+    expect(gained.data.map((c: any) => c.principal.id).sort()).to.deep.equal([alice, bob].sort());
+    for (const c of gained.data) {
+      expect(c.id).to.match(/^acc_/);
+      expect(c.resource).to.deep.equal({ type: t, identifier: 'doc-1' });
+      expect(c.actions_gained).to.deep.equal(['read', 'write']);
+      expect(c.actions_lost).to.deep.equal([]);
+      expect(c.at).to.equal(created.occurred_at);
+      expect(c.cause).to.deep.equal({
+        event_id: created.id,
+        event_type: 'policy.created',
+        actor: created.actor,
+      });
+      expect(c.via).to.have.length(1);
+      expect(c.via[0]).to.include({ policy_id: policy.id, policy_name: policy.name, via: 'group' });
+      expect(c.via[0].path.map((s: any) => s.id)).to.deep.equal([c.principal.id, g]);
+    }
+
+    // Bob leaves the group: he alone loses both, through the policy as it reached him before.
+    const removed = await api.delete(`/v1/groups/${g}/members/${bob}`);
+    expect(removed.status, removed.text).to.be.within(200, 204);
+    const left = await eventOf('group.member_removed', g);
+    const lost = await changes(`event_id=${left.id}`);
+    expect(lost.data).to.have.length(1);
+    expect(lost.data[0]).to.deep.include({ actions_gained: [], actions_lost: ['read', 'write'] });
+    expect(lost.data[0].principal.id).to.equal(bob);
+    expect(lost.data[0].via[0]).to.include({ policy_id: policy.id, via: 'group' });
+
+    // The policy narrowed to read: alice loses write.
+    const narrowed = await api.put(
+      `/v1/policies/${policy.id}`,
+      {
+        name: policy.name,
+        effect: 'allow',
+        subjects: { groups: [g] },
+        actions: ['read'],
+        resources: [{ type: t, identifier: 'doc-1' }],
+      },
+      { headers: { 'If-Match': `"${policy.version}"` } },
+    );
+    expect(narrowed.status, narrowed.text).to.equal(200);
+
+    // Deleted: alice loses what is left.
+    const deleted = await api.delete(`/v1/policies/${policy.id}`);
+    expect(deleted.status, deleted.text).to.be.within(200, 204);
+
+    expect(await story(t)).to.deep.equal([
+      `${[alice, bob].sort()[0]} doc-1 +read +write by policy.created`,
+      `${[alice, bob].sort()[1]} doc-1 +read +write by policy.created`,
+      `${bob} doc-1 -read -write by group.member_removed`,
+      `${alice} doc-1 -write by policy.updated`,
+      `${alice} doc-1 -read by policy.deleted`,
+    ]);
+  });
+
+  it('records nothing for a change that moves no access', async () => {
+    const t = type();
+    const p = (await world.principal('SERVICE_ACCOUNT', { team: 'a' })).id as string;
+    await world.policy({ subjects: { principals: [p] }, resources: [{ type: t, identifier: 'x' }] });
+    const res = await api.patch(
+      `/v1/principals/${p}`,
+      { attributes: { team: 'b' } },
+      { headers: { 'Content-Type': 'application/merge-patch+json' } },
+    );
+    expect(res.status, res.text).to.equal(200);
+    const updated = await eventOf('principal.updated', p);
+    expect((await changes(`event_id=${updated.id}`)).data).to.deep.equal([]);
+    expect(await story(t)).to.deep.equal([`${p} x +read by policy.created`]);
+  });
+
+  it('a glob policy is an entry of its own and one for each registered resource it matches', async () => {
+    const t = type();
+    const p = (await world.principal()).id as string;
+    await world.register(t, 'r1');
+    await world.policy({ subjects: { principals: [p] }, resources: [{ type: t, identifier: 'r*' }] });
+    await world.register(t, 'r2');
+    const unregistered = await api.delete(`/v1/resources/${t}/r1`);
+    expect(unregistered.status, unregistered.text).to.be.within(200, 204);
+    expect(await story(t)).to.deep.equal([
+      `${p} r* (glob) +read by policy.created`,
+      `${p} r1 +read by policy.created`,
+      `${p} r2 +read by resource.created`,
+      `${p} r1 -read by resource.deleted`,
+    ]);
+  });
+
+  it('filters by principal, resource, action and time, and pages by number or by cursor', async () => {
+    const t = type();
+    const ps = [];
+    for (let i = 0; i < 5; i += 1) ps.push((await world.principal()).id as string);
+    const policy = await world.policy({
+      subjects: { principals: ps },
+      actions: ['read', 'list'],
+      resources: [{ type: t, identifier: 'shared' }],
+    });
+    const started = new Date().toISOString();
+    await world.policy({
+      subjects: { principals: [ps[0]] },
+      actions: ['delete'],
+      resources: [{ type: t, identifier: 'own' }],
+    });
+
+    const mine = await changes(`principal_id=${ps[0]}&resource_type=${t}`);
+    expect(mine.data.map((c: any) => c.resource.identifier)).to.deep.equal(['shared', 'own']);
+    expect((await changes(`resource_type=${t}&identifier=own`)).data).to.have.length(1);
+    expect(
+      (await changes(`resource_type=${t}&action=delete`)).data.map((c: any) => c.principal.id),
+    ).to.deep.equal([ps[0]]);
+    expect((await changes(`resource_type=${t}&action=list`)).data).to.have.length(5);
+    expect((await changes(`resource_type=${t}&since=${encodeURIComponent(started)}`)).data).to.have.length(1);
+    expect((await changes(`resource_type=${t}&until=${encodeURIComponent(started)}`)).data).to.have.length(5);
+
+    // By page number.
+    const first = await changes(`resource_type=${t}&limit=2`);
+    expect(first.pagination).to.include({ total: 6, page: 1, per_page: 2, pages: 3 });
+    const third = await changes(`resource_type=${t}&limit=2&page=3`);
+    expect(third.data).to.have.length(2);
+
+    // By cursor: the same changes in the same order, then a follower sees only what comes after.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let n = 0; n < 4; n += 1) {
+      const pageOf: any = await changes(`resource_type=${t}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      if (cursor) expect(pageOf.pagination).to.not.have.property('page');
+      seen.push(...pageOf.data.map((c: any) => c.id));
+      cursor = pageOf.pagination.next_cursor;
+      if (pageOf.data.length === 0) break;
+    }
+    const all = (await changes(`resource_type=${t}&limit=500`)).data.map((c: any) => c.id);
+    expect(seen).to.deep.equal(all);
+    expect(all).to.deep.equal([...all].sort());
+    const removed = await api.delete(`/v1/policies/${policy.id}`);
+    expect(removed.status, removed.text).to.be.within(200, 204);
+    const after: any = await changes(`resource_type=${t}&limit=500&cursor=${cursor}`);
+    expect(after.data.map((c: any) => c.cause.event_type)).to.deep.equal(Array(5).fill('policy.deleted'));
+    expect(Date.parse(after.pagination.horizon)).to.be.below(Date.now() - 399 * 86_400_000);
+  });
+
+  it('refuses a bad query with 400 and a client without audit:read with 403', async () => {
+    for (const query of [
+      'page=1&cursor=YWJj',
+      'cursor=bm90LWFuLWlk',
+      'cursor=!!',
+      'limit=501',
+      'limit=0',
+      'since=yesterday',
+      'event_id=prn_01JD0000000000000000000000',
+      'resource_type=Not%20A%20Type',
+    ]) {
+      const res = await api.get(`/v1/access-changes?${query}`);
+      expect(res.status, `${query}: ${res.text}`).to.equal(400);
+      expect(res.body.code, query).to.equal('VALIDATION_FAILED');
+    }
+    const reader = (await api.post('/v1/clients', { name: uniq('no-audit'), scopes: ['principals:read'] }))
+      .body;
+    const other = fx.app.http.withToken(
+      (await tokenFor(fx.app.http, { id: reader.id, secret: reader.client_secret })).access_token,
+    );
+    expect((await other.get('/v1/access-changes')).status).to.equal(403);
+  });
+
+  it('sends each cause’s changes to webhooks as access.changed, in parts of at most 500', async () => {
+    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
+    expect(hook.status, hook.text).to.equal(201);
+    try {
+      const t = type();
+      const p = (await world.principal()).id as string;
+      const names = Array.from({ length: 501 }, (_, i) => `r${String(i).padStart(3, '0')}`);
+      for (let i = 0; i < names.length; i += 25)
+        await Promise.all(names.slice(i, i + 25).map((n) => world.register(t, n)));
+      const policy = await world.policy({
+        subjects: { principals: [p] },
+        resources: [{ type: t, identifier: 'r*' }],
+      });
+      const created = await eventOf('policy.created', policy.id);
+      const listed = (await changes(`event_id=${created.id}&limit=500`)).data.concat(
+        (await changes(`event_id=${created.id}&limit=500&page=2`)).data,
+      );
+      expect(listed).to.have.length(502);
+
+      const { value } = await eventually(
+        async () => receiver.received.slice(),
+        (r) => r.length >= 2,
+        10_000,
+      );
+      const payloads = value.map((r) => verifyDelivery<any>(hook.body.secret, r));
+      expect(payloads.map((x) => [x.type, x.data.part, x.data.parts, x.data.changes.length])).to.deep.equal([
+        ['access.changed', 1, 2, 500],
+        ['access.changed', 2, 2, 2],
+      ]);
+      for (const [i, x] of payloads.entries()) {
+        expect(x.data.cause).to.deep.equal({
+          event_id: created.id,
+          event_type: 'policy.created',
+          actor: created.actor,
+        });
+        expect(x.timestamp).to.equal(created.occurred_at);
+        expect(value[i]!.headers['webhook-id']).to.equal(x.data.changes[0].id);
+      }
+      expect(payloads.flatMap((x) => x.data.changes)).to.deep.equal(listed);
+    } finally {
+      await api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+  });
+});
