@@ -36,7 +36,10 @@ export interface AccessDelta {
 /** What a principal holds on one resource: the actions, and how each policy reaches it. */
 export interface EntryState {
   actions: string[];
+  /** Actions an unconditional deny removes from a wildcard of `actions`, when there are. */
+  denied_actions?: string[];
   via: GrantExplained[];
+  conditional: boolean;
 }
 
 export interface PrincipalSummary {
@@ -46,19 +49,16 @@ export interface PrincipalSummary {
 }
 
 /** One entry of what `/access` answers for one principal. */
-interface ViewEntry {
+export interface ViewEntry extends EntryState {
   type: string;
   identifier: string;
   pattern: boolean;
-  actions: string[];
-  /** How each policy of the entry's `granted_by` reaches the principal. */
-  via: GrantExplained[];
 }
 
 /** What `/access` answers for one principal, keyed by resource. */
 export type AccessView = Map<string, ViewEntry>;
 
-const keyOf = (type: string, identifier: string, pattern: boolean): string =>
+export const keyOf = (type: string, identifier: string, pattern: boolean): string =>
   `${type}\u0000${identifier}\u0000${pattern ? 1 : 0}`;
 
 /**
@@ -84,7 +84,9 @@ export function accessView(index: PolicyIndex, id: string, overlay?: Overlay): A
       identifier: e.resource.identifier,
       pattern,
       actions: e.actions,
+      ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
       via: e.granted_by.map(explain),
+      conditional: e.conditional,
     });
   }
   return view;
@@ -135,12 +137,19 @@ export function diffViews(principal: PrincipalSummary, before: AccessView, after
       actions_gained: gained,
       actions_lost: lost,
       via: viaOf(gained.length > 0 ? now : undefined, lost.length > 0 ? was : undefined),
-      before: was ? { actions: was.actions, via: was.via } : null,
-      after: now ? { actions: now.actions, via: now.via } : null,
+      before: was ? stateOf(was) : null,
+      after: now ? stateOf(now) : null,
     });
   }
   return out;
 }
+
+const stateOf = (e: ViewEntry): EntryState => ({
+  actions: e.actions,
+  ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
+  via: e.via,
+  conditional: e.conditional,
+});
 
 /** The policies behind the gains and the losses, each once (as it is after when in both). */
 function viaOf(gains: ViewEntry | undefined, losses: ViewEntry | undefined): GrantExplained[] {
