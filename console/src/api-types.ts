@@ -172,11 +172,12 @@ export interface AuditEvent {
   /**
    * One of principal.created, principal.updated, principal.deleted, principal.status_changed,
    * group.created, group.updated, group.deleted, group.member_added, group.member_removed,
-   * policy.created, policy.updated, policy.deleted, policy.expired, resource.created,
-   * resource.updated, resource.deleted, delegation.created, delegation.revoked, delegation.expired,
-   * client.created, client.deleted, token.revoked, auth.failed, connector.created,
-   * connector.updated, connector.deleted, connector.token_rotated, webhook.created, webhook.updated,
-   * webhook.deleted, webhook.secret_rotated, webhook.disabled, report.completed, report.failed
+   * policy.created, policy.updated, policy.deleted, policy.expired, policy.window_opened,
+   * resource.created, resource.updated, resource.deleted, delegation.created, delegation.revoked,
+   * delegation.expired, client.created, client.deleted, token.revoked, auth.failed,
+   * connector.created, connector.updated, connector.deleted, connector.token_rotated,
+   * webhook.created, webhook.updated, webhook.deleted, webhook.secret_rotated, webhook.disabled,
+   * report.completed, report.failed
    */
   type: string;
   /** RFC 3339 UTC timestamp with milliseconds */

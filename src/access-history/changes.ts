@@ -63,16 +63,17 @@ export const keyOf = (type: string, identifier: string, pattern: boolean): strin
 
 /**
  * A principal's access as the index holds it now (an inactive or unknown principal has none),
- * through `overlay` when given: the policies it names as they were.
+ * through `overlay` when given: the policies it names as they were; with `at` (epoch ms), the
+ * policies' windows as they stood at that instant.
  */
-export function accessView(index: PolicyIndex, id: string, overlay?: Overlay): AccessView {
+export function accessView(index: PolicyIndex, id: string, overlay?: Overlay, at?: number): AccessView {
   const view: AccessView = new Map();
   const row = index.table.rowOf(id);
   if (row < 0) return view;
   const p = index.principalAt(row);
   if (p.status !== 'active') return view;
   const entries = accessEntries(
-    settleFor(index, p, grantsOf(index, p, overlay)),
+    settleFor(index, p, grantsOf(index, p, overlay, at)),
     registeredMatching(index),
     p,
   );
@@ -206,6 +207,11 @@ export class AccessChangeTracker {
     private readonly index: PolicyIndex,
     private readonly work: Pending,
     private readonly turn: Turn = () => undefined,
+    /**
+     * The instant (epoch ms) whose windows the access before the batch is taken at, when not now:
+     * just before a window the batch records opening or closing did.
+     */
+    private readonly beforeAt?: number,
   ) {}
 
   /** Notes what the principals the batch can reach have now, and the policies it names as they are. */
@@ -213,7 +219,7 @@ export class AccessChangeTracker {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
     for (const id of reached(index, work, this.previous.values())) {
-      this.views.set(id, accessView(index, id));
+      this.views.set(id, accessView(index, id, undefined, this.beforeAt));
       this.summaries.set(id, summaryOf(index, id));
       await this.turn();
     }
@@ -231,7 +237,7 @@ export class AccessChangeTracker {
     const overlay: Overlay = this.previous;
     const out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
-      const before = this.views.get(id) ?? accessView(index, id, overlay);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.beforeAt);
       const who = summaryOf(index, id) ?? this.summaries.get(id) ?? { id, name: '', type: '' };
       out.push(...diffViews(who, before, accessView(index, id)));
       await this.turn();
