@@ -1,4 +1,5 @@
-// Stores access changes, whole parts at a time: a part is at most 500 changes of one cause.
+// Stores access changes, whole parts at a time: a part is at most 500 changes of one cause (or
+// its quiet changes, the same actions held otherwise, which have no message).
 // `before` and `after` are the whole entry on each side (JSON), which `as_of` reads back.
 // Each part also goes, as one `access.changed` message, into the outbox of every active webhook
 // that subscribes to it (`*`, `access.*` or `access.changed`), in the same transaction: the
@@ -13,7 +14,7 @@ CALL (part) {
   MATCH (w:Webhook {status: 'active'})
   WHERE any(p IN w.events WHERE p IN ['*', 'access.*', 'access.changed'])
   WITH collect(w) AS hooks
-  WHERE size(hooks) > 0
+  WHERE size(hooks) > 0 AND part.body IS NOT NULL
   CREATE (:AccessChangeMessage {id: part.id, occurred_at: datetime(part.at), body: part.body})
   WITH hooks
   UNWIND hooks AS w

@@ -12,7 +12,14 @@ import { newId } from '../ids.js';
 import type { Page } from '../pagination.js';
 import { compileGlob, globMatches } from '../policies/patterns.js';
 import { parseInstant } from '../time.js';
-import { accessView, keyOf, type EntryState, type PrincipalSummary } from './changes.js';
+import {
+  accessView,
+  keyOf,
+  rewind,
+  type EntryBefore,
+  type EntryState,
+  type PrincipalSummary,
+} from './changes.js';
 import { accessHistoryRepository as repo, type AccessCause } from './repository.js';
 
 /**
@@ -263,23 +270,25 @@ export class AccessAsOf {
    * first change after `at` found it. 404 for a principal neither known now nor in the history.
    */
   private async heldAt(id: string, at: string, mustExist = true): Promise<Map<string, Held>> {
-    const now = accessView(this.index, id);
     const rows = await repo.principalAsOf(this.db, id, at);
     if (mustExist && rows.length === 0 && this.index.table.rowOf(id) < 0) throw notFound('principal', id);
+    const firstAfter = new Map<string, EntryBefore>();
     const made = new Map<string, NonNullable<Held['madeBy']>>();
-    const held = new Map<string, Held>();
-    for (const [key, e] of now)
-      held.set(key, { type: e.type, identifier: e.identifier, pattern: e.pattern, state: e });
     for (const r of rows) {
       const key = keyOf(r.type, r.identifier, r.pattern);
       if (r.made_by) made.set(key, r.made_by);
-      if (!r.changed_since) continue;
-      if (r.before === null) held.delete(key);
-      else held.set(key, { type: r.type, identifier: r.identifier, pattern: r.pattern, state: r.before });
+      if (r.changed_since) firstAfter.set(key, r);
     }
-    for (const [key, h] of held) {
+    const held = new Map<string, Held>();
+    for (const [key, e] of rewind(accessView(this.index, id), firstAfter)) {
       const by = made.get(key);
-      if (by) h.madeBy = by;
+      held.set(key, {
+        type: e.type,
+        identifier: e.identifier,
+        pattern: e.pattern,
+        state: e,
+        ...(by ? { madeBy: by } : {}),
+      });
     }
     return held;
   }

@@ -15,7 +15,11 @@ import { resourceOf } from '../policies/model.js';
  * resources it names — never everyone.
  */
 
-/** One principal's access to one resource (or policy glob) that a batch moved. */
+/**
+ * One principal's access to one resource (or policy glob) that a batch moved. With no action
+ * gained or lost it is quiet: the entry is held otherwise (through other policies or paths), which
+ * the history keeps for `as_of` but does not list or announce.
+ */
 export interface AccessDelta {
   principal_id: string;
   /** The principal as the index holds it after the batch (as it held it before, when gone since). */
@@ -125,7 +129,9 @@ export function diffViews(principal: PrincipalSummary, before: AccessView, after
     const has = new Set(now?.actions ?? []);
     const gained = [...has].filter((a) => !had.has(a)).sort();
     const lost = [...had].filter((a) => !has.has(a)).sort();
-    if (gained.length === 0 && lost.length === 0) continue;
+    // The same actions: no access change, but one `as_of` must know of when how the entry is held
+    // changed (the policies behind it, their paths, a deny, a condition): a quiet one.
+    if (gained.length === 0 && lost.length === 0 && (!was || !now || sameHold(was, now))) continue;
     const entry = (now ?? was)!;
     out.push({
       principal_id: principal.id,
@@ -137,7 +143,10 @@ export function diffViews(principal: PrincipalSummary, before: AccessView, after
       },
       actions_gained: gained,
       actions_lost: lost,
-      via: viaOf(gained.length > 0 ? now : undefined, lost.length > 0 ? was : undefined),
+      via:
+        gained.length + lost.length === 0
+          ? now!.via
+          : viaOf(gained.length > 0 ? now : undefined, lost.length > 0 ? was : undefined),
       before: was ? stateOf(was) : null,
       after: now ? stateOf(now) : null,
     });
@@ -145,12 +154,38 @@ export function diffViews(principal: PrincipalSummary, before: AccessView, after
   return out;
 }
 
+/** Whether an entry is held the same way in two views (the actions aside). */
+const sameHold = (a: ViewEntry, b: ViewEntry): boolean =>
+  JSON.stringify(stateOf(a)) === JSON.stringify(stateOf(b));
+
 const stateOf = (e: ViewEntry): EntryState => ({
   actions: e.actions,
   ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
   via: e.via,
   conditional: e.conditional,
 });
+
+/** What the first change of one entry after an instant says it was before: null when none. */
+export interface EntryBefore {
+  type: string;
+  identifier: string;
+  pattern: boolean;
+  before: EntryState | null;
+}
+
+/**
+ * A principal's access at an earlier instant, from its access now and, for each entry that
+ * changed since (keyed as `keyOf` keys them), the first change after the instant: what that
+ * change found before it held at the instant, and every other entry is as it is now.
+ */
+export function rewind(now: AccessView, firstAfter: ReadonlyMap<string, EntryBefore>): AccessView {
+  const then: AccessView = new Map(now);
+  for (const [key, { type, identifier, pattern, before }] of firstAfter) {
+    if (before === null) then.delete(key);
+    else then.set(key, { type, identifier, pattern, ...before });
+  }
+  return then;
+}
 
 /** The policies behind the gains and the losses, each once (as it is after when in both). */
 function viaOf(gains: ViewEntry | undefined, losses: ViewEntry | undefined): GrantExplained[] {

@@ -182,14 +182,28 @@ function partsOf(
   rows: readonly StoredAccessChange[],
 ): StoredPart[] {
   const parts: StoredPart[] = [];
-  const count = Math.ceil(changes.length / CHANGES_PER_PART);
-  for (let i = 0; i < count; i += 1) {
-    const some = changes.slice(i * CHANGES_PER_PART, (i + 1) * CHANGES_PER_PART);
+  const loud: number[] = [];
+  const quiet: number[] = [];
+  changes.forEach((c, i) => (c.actions_gained.length + c.actions_lost.length > 0 ? loud : quiet).push(i));
+  const count = Math.ceil(loud.length / CHANGES_PER_PART);
+  for (let n = 0; n < count; n += 1) {
+    const some = loud.slice(n * CHANGES_PER_PART, (n + 1) * CHANGES_PER_PART);
+    const listed = some.map((i) => changes[i]!);
     parts.push({
-      id: some[0]!.id,
+      id: listed[0]!.id,
       at: cause.occurred_at,
-      rows: rows.slice(i * CHANGES_PER_PART, (i + 1) * CHANGES_PER_PART),
-      body: JSON.stringify({ cause: some[0]!.cause, changes: some, part: i + 1, parts: count }),
+      rows: some.map((i) => rows[i]!),
+      body: JSON.stringify({ cause: listed[0]!.cause, changes: listed, part: n + 1, parts: count }),
+    });
+  }
+  // Entries held otherwise with the same actions: kept for `as_of`, announced to no one.
+  for (let n = 0; n < quiet.length; n += CHANGES_PER_PART) {
+    const some = quiet.slice(n, n + CHANGES_PER_PART);
+    parts.push({
+      id: changes[some[0]!]!.id,
+      at: cause.occurred_at,
+      rows: some.map((i) => rows[i]!),
+      body: null,
     });
   }
   return parts;

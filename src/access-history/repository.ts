@@ -36,8 +36,8 @@ export interface StoredPart {
   id: string;
   at: string;
   rows: StoredAccessChange[];
-  /** JSON of the `access.changed` data: `{ cause, changes, part, parts }`. */
-  body: string;
+  /** JSON of the `access.changed` data, `{ cause, changes, part, parts }`; null for quiet changes. */
+  body: string | null;
 }
 
 /** What made an access change: the audit event of the committed change, and who made it. */
@@ -144,7 +144,8 @@ export interface AccessChangeFilters {
 
 /** Predicates for the given filters; each refers to its value only through a parameter. */
 function predicates(filters: AccessChangeFilters): { fragments: string[]; params: Record<string, unknown> } {
-  const fragments: string[] = [];
+  // Quiet changes (the same actions, held otherwise) are kept for `as_of` only.
+  const fragments: string[] = ['size(c.actions_gained) > 0 OR size(c.actions_lost) > 0'];
   const params: Record<string, unknown> = {};
   const add = (fragment: string, name: string, value: unknown): void => {
     fragments.push(fragment);

@@ -5,7 +5,10 @@ import {
   summaryOf,
   accessView,
   diffViews,
+  keyOf,
+  rewind,
   type AccessDelta,
+  type EntryBefore,
 } from '../../src/access-history/changes.js';
 import { nothing, type Pending } from '../../src/decisions/apply.js';
 import { compilePolicy } from '../../src/decisions/model.js';
@@ -171,6 +174,48 @@ describe('access changes', () => {
             const applied = apply(world, index, change);
             expect(applied).to.deep.equal(work);
             expect(await tracker.after()).to.deep.equal(everyonesDiff(before, index));
+          }
+        },
+      ),
+      { numRuns: Number(process.env['ACCESS_CHANGES_RUNS'] ?? 300) },
+    );
+  });
+});
+
+describe('access as of an earlier step', () => {
+  it('is everyone’s access now rewound by the first recorded change after it, over random worlds and changes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        worldArb,
+        fc.array(changeArb, { minLength: 1, maxLength: 8 }),
+        async (start, changes) => {
+          const world: World = structuredClone(start);
+          const index = buildIndex(world, NOW);
+          // What was live after each step (step 0: before any change), and what each step recorded.
+          const live = [everyone(index)];
+          const recorded: { step: number; delta: AccessDelta }[] = [];
+          for (const [n, change] of changes.entries()) {
+            const work = nothing();
+            for (const [set, id] of keysOf(change)) work[set].add(id);
+            const tracker = new AccessChangeTracker(index, work);
+            await tracker.before();
+            apply(world, index, change);
+            for (const delta of await tracker.after()) recorded.push({ step: n + 1, delta });
+            live.push(everyone(index));
+          }
+          for (let step = 0; step < live.length; step += 1) {
+            for (const id of PRINCIPALS) {
+              const firstAfter = new Map<string, EntryBefore>();
+              for (const { step: at, delta } of recorded) {
+                if (at <= step || delta.principal_id !== id) continue;
+                const { type, identifier, pattern } = delta.resource;
+                const key = keyOf(type, identifier, pattern === true);
+                if (!firstAfter.has(key))
+                  firstAfter.set(key, { type, identifier, pattern: pattern === true, before: delta.before });
+              }
+              const then = rewind(accessView(index, id), firstAfter);
+              expect(then, `${id} after step ${step}`).to.deep.equal(live[step]!.get(id));
+            }
           }
         },
       ),
