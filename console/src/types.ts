@@ -30,19 +30,40 @@ export type RelationshipRecord = Api.RelationshipRecord;
 /** One step of a membership path, principal → group → … → group. */
 export type PathStep = NonNullable<Api.AccessGrant['path']>[number];
 
-export type AccessEntry = Api.AccessEntry;
-export type AccessRecord = Api.AccessRecord;
+/** The audit event that last changed an entry, as access `as_of` an instant names it. */
+export interface GrantingEvent {
+  event_id: string;
+  event_type: string;
+  actor: { type: string; id: string };
+}
+
+/**
+ * An entry of a principal's access; read `as_of` an instant, it names the event that granted it
+ * (null when it was held before the history began).
+ */
+export type AccessEntry = Api.AccessEntry & { granted_by_event?: GrantingEvent | null };
+
+/** A principal's access; `as_of` is the instant it was read at, when one was asked for. */
+export type AccessRecord = Omit<Api.AccessRecord, 'access'> & { access: AccessEntry[]; as_of?: string };
 
 export type AuditEvent = Api.AuditEvent;
 
 /** A registered resource. */
 export type Resource = Api.Resource;
-export type ResourceAccess = Api.ResourceAccess;
+/** Who can access a resource; `as_of` is the instant it was read at, when one was asked for. */
+export type ResourceAccess = Api.ResourceAccess & { as_of?: string };
 
 export type Policy = Api.Policy;
 
 /** What a simulated policy change does to one principal's access to one resource. */
 export type AccessChange = NonNullable<Api.SimulationResult['access_changes']>[number];
+
+/** How a policy reaches a principal: directly, through a group (with its path), or by matching it. */
+export type Grant = Api.AccessGrant;
+
+/** A recorded change of one principal's access to one resource, with its cause. */
+export type RecordedChange = Api.AccessChange;
+export type RecordedChangeList = Api.AccessChangeList;
 
 /** The answer of a policy simulation (`Api.Simulation` is its request). */
 export type Simulation = Api.SimulationResult;
