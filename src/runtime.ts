@@ -33,6 +33,7 @@ import { webhookTasks } from './webhooks/tasks.js';
 import { SimulationService } from './decisions/simulation.js';
 import { DecisionThreads } from './decisions/decision-thread.js';
 import { IndexSync } from './decisions/sync.js';
+import { AccessAsOf } from './access-history/as-of.js';
 import { AccessHistoryRecorder } from './access-history/recorder.js';
 import { AccessHistoryService } from './access-history/service.js';
 import { accessHistoryTasks } from './access-history/tasks.js';
@@ -70,6 +71,7 @@ import { WebhookTransport } from './webhooks/transport.js';
 export interface Services {
   audit: AuditRepository;
   accessHistory: AccessHistoryService;
+  asOf: AccessAsOf;
   clients: ClientService;
   connectors: ConnectorService;
   scimUsers: ScimUserService;
@@ -357,7 +359,10 @@ function wireReports(base: Base, engine: { access: AccessService; index: PolicyI
  * The access history: the leading process of each host computes the access each batch of changes
  * moves, and the one holding the recorder's lease stores it (src/access-history/recorder.ts).
  */
-function wireAccessHistory(base: Base, sync: IndexSync) {
+function wireAccessHistory(
+  base: Base,
+  engine: { index: PolicyIndex; sync: IndexSync; access: AccessService },
+) {
   const { config, logger, db, instanceId } = base;
   const recorder = base.leads
     ? new AccessHistoryRecorder(db.background(), {
@@ -367,12 +372,16 @@ function wireAccessHistory(base: Base, sync: IndexSync) {
         maxPending: config.accessHistory.maxPending,
       })
     : undefined;
-  if (recorder) sync.observe(recorder);
+  if (recorder) engine.sync.observe(recorder);
   const service = new AccessHistoryService(db, {
     retentionDays: config.accessHistory.retentionDays,
     ...(recorder ? { settled: () => recorder.flush() } : {}),
   });
-  return { recorder, service };
+  const asOf = new AccessAsOf(db, engine.index, engine.access, {
+    retained: () => service.horizon(),
+    settled: recorder ? () => recorder.flush() : undefined,
+  });
+  return { recorder, service, asOf };
 }
 
 /**
@@ -552,10 +561,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const policies = new PolicyService(db, events);
     const simulations = new SimulationService(policies, engine.index, engine.threads);
     const delegations = new DelegationService(db, events, engine.index, config.delegations);
-    const history = wireAccessHistory(base, engine.sync);
+    const history = wireAccessHistory(base, engine);
     const services: Services = {
       audit: new AuditRepository(db),
       accessHistory: history.service,
+      asOf: history.asOf,
       clients: auth.clients,
       connectors: scim.connectors,
       scimUsers: scim.scimUsers,

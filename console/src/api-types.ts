@@ -67,8 +67,23 @@ export interface AccessEntry {
   /** Actions an unconditional deny removes from a wildcard that remains in `actions` */
   denied_actions?: string[];
   granted_by: string[];
-  /** RFC 3339 UTC timestamp with milliseconds */
-  granted_at: string;
+  /**
+   * When the grant took effect. With `as_of`: when the change that made the entry true committed;
+   * null when it held since before the access history began
+   */
+  granted_at: string | null;
+  /**
+   * With `as_of`: the audit event of the change that made the entry true (the last that gained it
+   * actions); null when it held since before the access history began
+   */
+  granted_by_event?: {
+    event_id: string;
+    event_type: string;
+    actor: {
+      type: string;
+      id: string;
+    };
+  } | null;
   /**
    * When every policy of `granted_by` is time-bound: the earliest close of their windows, when the
    * entry first changes. Left out when a grant does not end
@@ -99,6 +114,8 @@ export interface AccessGrant {
 
 export interface AccessRecord {
   principal_id: string;
+  /** With `as_of`: the instant answered for */
+  as_of?: string;
   access: AccessEntry[];
   total_resources: number;
   pagination?: Pagination;
@@ -155,11 +172,12 @@ export interface AuditEvent {
   /**
    * One of principal.created, principal.updated, principal.deleted, principal.status_changed,
    * group.created, group.updated, group.deleted, group.member_added, group.member_removed,
-   * policy.created, policy.updated, policy.deleted, policy.expired, resource.created,
-   * resource.updated, resource.deleted, delegation.created, delegation.revoked, delegation.expired,
-   * client.created, client.deleted, token.revoked, auth.failed, connector.created,
-   * connector.updated, connector.deleted, connector.token_rotated, webhook.created, webhook.updated,
-   * webhook.deleted, webhook.secret_rotated, webhook.disabled, report.completed, report.failed
+   * policy.created, policy.updated, policy.deleted, policy.expired, policy.window_opened,
+   * resource.created, resource.updated, resource.deleted, delegation.created, delegation.revoked,
+   * delegation.expired, client.created, client.deleted, token.revoked, auth.failed,
+   * connector.created, connector.updated, connector.deleted, connector.token_rotated,
+   * webhook.created, webhook.updated, webhook.deleted, webhook.secret_rotated, webhook.disabled,
+   * report.completed, report.failed
    */
   type: string;
   /** RFC 3339 UTC timestamp with milliseconds */
@@ -823,6 +841,8 @@ export interface Decision {
   granted_by: string[];
   /** RFC 3339 UTC timestamp with milliseconds */
   evaluated_at: string;
+  /** With `as_of`: the instant decided for (not recorded) */
+  as_of?: string;
   trace?: Trace;
   /**
    * With `explain` on a DENY: each allow policy naming the resource and the action that did not let
@@ -881,6 +901,8 @@ export interface DecisionRecord {
   granted_by: string[];
   /** RFC 3339 UTC timestamp with milliseconds */
   evaluated_at: string;
+  /** With `as_of`: the instant decided for (not recorded) */
+  as_of?: string;
   trace?: Trace;
   /**
    * With `explain` on a DENY: each allow policy naming the resource and the action that did not let
@@ -1052,6 +1074,56 @@ export interface DeletedWebhook {
   /** RFC 3339 UTC timestamp with milliseconds */
   deleted_at: string;
   deleted_by: string;
+}
+
+export interface EvaluateRequest {
+  principal_id: string;
+  /** The action: its name, or `{ name, properties }` */
+  action: string | DecisionAction;
+  resource: {
+    type: string;
+    identifier: string;
+    /**
+     * Win over the attributes of the registered resource. Bounded: at most 16 levels of nesting (the
+     * value itself is level 1), 1,000 keys and elements in all, strings (keys included) of at most
+     * 4,096 characters; the keys `__proto__`, `constructor` and `prototype` are refused.
+     */
+    attributes?: {
+      [key: string]: string | number | boolean | (string | number | boolean)[];
+    };
+  };
+  /**
+   * Facts about the request (`ip`, `time`, ...), read by `context.<key>` conditions. Bounded: at
+   * most 16 levels of nesting (the value itself is level 1), 1,000 keys and elements in all, strings
+   * (keys included) of at most 4,096 characters; the keys `__proto__`, `constructor` and `prototype`
+   * are refused.
+   */
+  context?: {
+    [key: string]: unknown;
+  };
+  /**
+   * What the caller claims about the principal, read by `subject.properties.<key>` conditions (never
+   * the stored principal, which `principal.*` reads). Bounded: at most 16 levels of nesting (the
+   * value itself is level 1), 1,000 keys and elements in all, strings (keys included) of at most
+   * 4,096 characters; the keys `__proto__`, `constructor` and `prototype` are refused.
+   */
+  subject_properties?: {
+    [key: string]: unknown;
+  };
+  /**
+   * Whom the caller acts for: a principal id, or the delegation chain outermost delegator first (at
+   * most 4). ALLOW only if every link is an active delegation covering the request and every
+   * principal of the chain, and the caller, is allowed
+   */
+  on_behalf_of?: string | string[];
+  /** Add a `trace` of every candidate policy */
+  explain?: boolean;
+  /**
+   * The decision as the principal’s access then allowed it (not recorded; without `on_behalf_of` or
+   * `explain`; conditions are not evaluated). The answer as it held at this instant (RFC 3339),
+   * within the access history (docs/access-history.md); before its horizon: 400
+   */
+  as_of?: string;
 }
 
 export interface Group {
@@ -1720,6 +1792,8 @@ export interface ResourceAccess {
     identifier: string;
     registered: boolean;
   };
+  /** With `as_of`: the instant answered for */
+  as_of?: string;
   /** Ordered by principal name, then id */
   principals: {
     principal: {

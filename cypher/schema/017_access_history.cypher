@@ -8,3 +8,5 @@ CREATE INDEX access_change_cause IF NOT EXISTS FOR (c:AccessChange) ON (c.cause_
 CREATE INDEX access_change_at IF NOT EXISTS FOR (c:AccessChange) ON (c.at);
 // An `access.changed` webhook message, found by its id when a delivery is due.
 CREATE INDEX access_change_message_id IF NOT EXISTS FOR (a:AccessChangeMessage) ON (a.id);
+// Policies whose window is yet to open, found by the sweep that records each opening.
+CREATE INDEX policy_opening_due IF NOT EXISTS FOR (p:Policy) ON (p.opening_due, p.valid_from);

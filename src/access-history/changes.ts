@@ -36,7 +36,10 @@ export interface AccessDelta {
 /** What a principal holds on one resource: the actions, and how each policy reaches it. */
 export interface EntryState {
   actions: string[];
+  /** Actions an unconditional deny removes from a wildcard of `actions`, when there are. */
+  denied_actions?: string[];
   via: GrantExplained[];
+  conditional: boolean;
 }
 
 export interface PrincipalSummary {
@@ -46,33 +49,31 @@ export interface PrincipalSummary {
 }
 
 /** One entry of what `/access` answers for one principal. */
-interface ViewEntry {
+export interface ViewEntry extends EntryState {
   type: string;
   identifier: string;
   pattern: boolean;
-  actions: string[];
-  /** How each policy of the entry's `granted_by` reaches the principal. */
-  via: GrantExplained[];
 }
 
 /** What `/access` answers for one principal, keyed by resource. */
 export type AccessView = Map<string, ViewEntry>;
 
-const keyOf = (type: string, identifier: string, pattern: boolean): string =>
+export const keyOf = (type: string, identifier: string, pattern: boolean): string =>
   `${type}\u0000${identifier}\u0000${pattern ? 1 : 0}`;
 
 /**
  * A principal's access as the index holds it now (an inactive or unknown principal has none),
- * through `overlay` when given: the policies it names as they were.
+ * through `overlay` when given: the policies it names as they were; with `at` (epoch ms), the
+ * policies' windows as they stood at that instant.
  */
-export function accessView(index: PolicyIndex, id: string, overlay?: Overlay): AccessView {
+export function accessView(index: PolicyIndex, id: string, overlay?: Overlay, at?: number): AccessView {
   const view: AccessView = new Map();
   const row = index.table.rowOf(id);
   if (row < 0) return view;
   const p = index.principalAt(row);
   if (p.status !== 'active') return view;
   const entries = accessEntries(
-    settleFor(index, p, grantsOf(index, p, overlay)),
+    settleFor(index, p, grantsOf(index, p, overlay, at)),
     registeredMatching(index),
     p,
   );
@@ -84,7 +85,9 @@ export function accessView(index: PolicyIndex, id: string, overlay?: Overlay): A
       identifier: e.resource.identifier,
       pattern,
       actions: e.actions,
+      ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
       via: e.granted_by.map(explain),
+      conditional: e.conditional,
     });
   }
   return view;
@@ -135,12 +138,19 @@ export function diffViews(principal: PrincipalSummary, before: AccessView, after
       actions_gained: gained,
       actions_lost: lost,
       via: viaOf(gained.length > 0 ? now : undefined, lost.length > 0 ? was : undefined),
-      before: was ? { actions: was.actions, via: was.via } : null,
-      after: now ? { actions: now.actions, via: now.via } : null,
+      before: was ? stateOf(was) : null,
+      after: now ? stateOf(now) : null,
     });
   }
   return out;
 }
+
+const stateOf = (e: ViewEntry): EntryState => ({
+  actions: e.actions,
+  ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
+  via: e.via,
+  conditional: e.conditional,
+});
 
 /** The policies behind the gains and the losses, each once (as it is after when in both). */
 function viaOf(gains: ViewEntry | undefined, losses: ViewEntry | undefined): GrantExplained[] {
@@ -197,6 +207,11 @@ export class AccessChangeTracker {
     private readonly index: PolicyIndex,
     private readonly work: Pending,
     private readonly turn: Turn = () => undefined,
+    /**
+     * The instant (epoch ms) whose windows the access before the batch is taken at, when not now:
+     * just before a window the batch records opening or closing did.
+     */
+    private readonly beforeAt?: number,
   ) {}
 
   /** Notes what the principals the batch can reach have now, and the policies it names as they are. */
@@ -204,7 +219,7 @@ export class AccessChangeTracker {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
     for (const id of reached(index, work, this.previous.values())) {
-      this.views.set(id, accessView(index, id));
+      this.views.set(id, accessView(index, id, undefined, this.beforeAt));
       this.summaries.set(id, summaryOf(index, id));
       await this.turn();
     }
@@ -222,7 +237,7 @@ export class AccessChangeTracker {
     const overlay: Overlay = this.previous;
     const out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
-      const before = this.views.get(id) ?? accessView(index, id, overlay);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.beforeAt);
       const who = summaryOf(index, id) ?? this.summaries.get(id) ?? { id, name: '', type: '' };
       out.push(...diffViews(who, before, accessView(index, id)));
       await this.turn();

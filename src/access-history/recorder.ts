@@ -67,11 +67,13 @@ export class AccessHistoryRecorder implements BatchObserver {
 
   async before(index: PolicyIndex, work: Pending, causes: BatchCauses): Promise<() => Promise<void>> {
     if (this.stopped) return async () => undefined;
-    const tracker = new AccessChangeTracker(index, work, timeSlices(SLICE_MS));
+    const edges = windowEdges(index, causes);
+    const beforeAt = edges.size > 0 ? Math.min(...edges.values()) - 1 : undefined;
+    const tracker = new AccessChangeTracker(index, work, timeSlices(SLICE_MS), beforeAt);
     await tracker.before();
     return async () => {
       const deltas = await tracker.after();
-      if (deltas.length > 0) this.enqueue(waiting(deltas, causes));
+      if (deltas.length > 0) this.enqueue(waiting(deltas, causes, edges));
     };
   }
 
@@ -197,7 +199,11 @@ function partsOf(
  * The changes of one batch, grouped by the event that caused each and cut in parts, in the order
  * of those events.
  */
-function waiting(deltas: readonly AccessDelta[], causes: BatchCauses): Waiting[] {
+function waiting(
+  deltas: readonly AccessDelta[],
+  causes: BatchCauses,
+  edges: ReadonlyMap<string, number>,
+): Waiting[] {
   const latest = latestOf(causes.values());
   const groups = new Map<string, { cause: ChangeEvent; deltas: AccessDelta[] }>();
   for (const delta of deltas) {
@@ -219,9 +225,10 @@ function waiting(deltas: readonly AccessDelta[], causes: BatchCauses): Waiting[]
     const changes: AccessChange[] = [];
     const rows: StoredAccessChange[] = [];
     for (const delta of some) {
+      const edge = edges.get(cause.id);
       const change: AccessChange = {
         id: newId('access_change'),
-        at: cause.occurred_at,
+        at: edge === undefined ? cause.occurred_at : new Date(edge).toISOString(),
         principal: delta.principal,
         resource: delta.resource,
         actions_gained: delta.actions_gained,
@@ -235,6 +242,26 @@ function waiting(deltas: readonly AccessDelta[], causes: BatchCauses): Waiting[]
     for (const part of partsOf(cause, changes, rows)) out.push({ cause, part, computedAt });
   }
   return out;
+}
+
+/**
+ * The instants (epoch ms) of the windows a batch records opening or closing, by the id of the
+ * event recording it: what the access moved at is that instant, not when the sweep noticed it.
+ */
+function windowEdges(index: PolicyIndex, causes: BatchCauses): Map<string, number> {
+  const edges = new Map<string, number>();
+  for (const [key, event] of causes) {
+    if (!key.startsWith('policies:')) continue;
+    const policy = index.policies.get(key.slice('policies:'.length));
+    const edge =
+      event.type === 'policy.expired'
+        ? policy?.validUntil
+        : event.type === 'policy.window_opened'
+          ? policy?.validFrom
+          : null;
+    if (edge !== null && edge !== undefined && edge <= Date.now()) edges.set(event.id, edge);
+  }
+  return edges;
 }
 
 const compareEvents = (a: ChangeEvent, b: ChangeEvent): number =>

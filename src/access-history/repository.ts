@@ -13,7 +13,22 @@ const Q = defineQueries('access-history', [
   'count',
   'purge',
   'purge_messages',
+  'began',
+  'principal_as_of',
+  'resource_as_of',
 ]);
+
+/** One resource (or glob) of a principal's history around an instant (`principal_as_of`). */
+export interface AsOfRow {
+  type: string;
+  identifier: string;
+  pattern: boolean;
+  /** A change was recorded after the instant: `before` is what held at it (null: nothing). */
+  changed_since: boolean;
+  before: EntryState | null;
+  /** The last change at or before the instant that gained actions. */
+  made_by: (AccessCause & { at: string }) | null;
+}
 
 /** Changes of one cause stored together, and announced as one `access.changed` message. */
 export interface StoredPart {
@@ -165,6 +180,52 @@ export const accessHistoryRepository = {
       tx.run<{ holder: string }>(Q.claim, { holder, leaseMs, now: new Date().toISOString() }),
     );
     return rows[0]?.holder === holder;
+  },
+
+  /** When the history began (the first claim of the recorder's lease); null before. */
+  async began(db: Reader): Promise<string | null> {
+    const row = await db.first<{ began: string | null }>(Q.began);
+    return row?.began ?? null;
+  },
+
+  async principalAsOf(db: Reader, principalId: string, at: string): Promise<AsOfRow[]> {
+    const rows = await db.run<{
+      type: string;
+      identifier: string;
+      pattern: boolean;
+      changed_since: boolean;
+      before: string | null;
+      made_by: {
+        at: string;
+        cause_event_id: string;
+        cause_event_type: string;
+        actor_type: string;
+        actor_id: string;
+      } | null;
+    }>(Q.principal_as_of, { principalId, at });
+    return rows.map((r) => ({
+      type: r.type,
+      identifier: r.identifier,
+      pattern: r.pattern,
+      changed_since: r.changed_since,
+      before: r.before === null ? null : (JSON.parse(r.before) as EntryState),
+      made_by: r.made_by && {
+        at: r.made_by.at,
+        event_id: r.made_by.cause_event_id,
+        event_type: r.made_by.cause_event_type,
+        actor: { type: r.made_by.actor_type, id: r.made_by.actor_id },
+      },
+    }));
+  },
+
+  /** The principals with a change after `at` on the resource or on a glob of its type. */
+  async resourceAsOf(
+    db: Reader,
+    type: string,
+    identifier: string,
+    at: string,
+  ): Promise<(PrincipalSummary & { identifier: string; pattern: boolean })[]> {
+    return db.run(Q.resource_as_of, { type, identifier, at });
   },
 
   async release(db: Database, holder: string): Promise<void> {

@@ -98,11 +98,12 @@ export function clock(): () => number {
 
 /**
  * The grants reaching a principal in the index now (policies outside their window left out),
- * seen through an overlay when one is given.
+ * seen through an overlay when one is given; with `at` (epoch ms), the windows are those of that
+ * instant.
  */
-export function grantsOf(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay): Grant[] {
+export function grantsOf(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay, at?: number): Grant[] {
   const out: Grant[] = [];
-  const now = clock();
+  const now = at === undefined ? clock() : () => at;
   for (const policy of index.policiesOf(p)) {
     if (!overlay?.has(policy.id) && inEffect(policy, now)) out.push(grantOf(policy));
   }

@@ -14,6 +14,8 @@ const Q = defineQueries('policies', [
   'versions',
   'expired_due',
   'expire',
+  'opened_due',
+  'open',
   'load',
 ]);
 
@@ -117,6 +119,16 @@ export const policyRepository = {
     const due = await tx.first<{ ids: string[] }>(Q.expired_due, { now, limit });
     if (!due || due.ids.length === 0) return [];
     return tx.run<{ id: string; valid_until: string }>(Q.expire, { ids: due.ids, now });
+  },
+
+  /**
+   * Marks recorded the opening of the windows that opened by `now` and were not recorded yet, at
+   * most `limit`; answers the policies it marked, with when their windows opened.
+   */
+  async open(tx: Tx, now: string, limit: number): Promise<{ id: string; valid_from: string }[]> {
+    const due = await tx.first<{ ids: string[] }>(Q.opened_due, { now, limit });
+    if (!due || due.ids.length === 0) return [];
+    return tx.run<{ id: string; valid_from: string }>(Q.open, { ids: due.ids, now });
   },
 
   async versions(

@@ -188,6 +188,32 @@ export class PolicyService {
     }
   }
 
+  /**
+   * Records `policy.window_opened` for each active policy whose window was yet to open when it
+   * was written and has opened since, once (as `recordExpirations` records closes). Answers how
+   * many openings it recorded.
+   */
+  async recordOpenings(signal?: AbortSignal): Promise<number> {
+    let recorded = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      const now = nowIso();
+      const marked = await this.db.write('policies/open', async (tx) => {
+        const opened = await repo.open(tx, now, EXPIRY_BATCH);
+        for (const policy of opened) {
+          this.events.record(tx, SYSTEM_CONTEXT, {
+            type: 'policy.window_opened',
+            target: { type: 'policy', id: policy.id },
+            reason: `its window opened at ${policy.valid_from}`,
+          });
+        }
+        return opened.length;
+      });
+      recorded += marked;
+      if (marked < EXPIRY_BATCH) return recorded;
+    }
+  }
+
   /** The policy under its write lock, unless it is deleted. */
   private async lockLive(tx: Tx, id: string): Promise<Policy> {
     const policy = await repo.lock(tx, id);

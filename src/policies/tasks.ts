@@ -2,8 +2,8 @@ import type { PeriodicTask } from '../jobs/runner.js';
 import type { PolicyService } from './service.js';
 
 /**
- * Decisions apply a policy's window themselves; this records each close (`policy.expired`), once
- * across instances.
+ * Decisions apply a policy's window themselves; this records each opening of a window that was
+ * yet to open (`policy.window_opened`) and each close (`policy.expired`), once across instances.
  */
 export function policyTasks(policies: PolicyService, every: { expiryMs: number }): PeriodicTask[] {
   return [
@@ -12,6 +12,7 @@ export function policyTasks(policies: PolicyService, every: { expiryMs: number }
       scope: 'cluster',
       everyMs: every.expiryMs,
       run: async (signal) => {
+        await policies.recordOpenings(signal);
         await policies.recordExpirations(signal);
       },
     },

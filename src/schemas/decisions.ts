@@ -78,6 +78,25 @@ export const DecisionRequestSchema = Type.Object(
   },
   { additionalProperties: false, title: 'DecisionRequest' },
 );
+
+const AsOf = (what: string) =>
+  Type.String({
+    format: 'date-time',
+    description: `${what} as it held at this instant (RFC 3339), within the access history (docs/access-history.md); before its horizon: 400`,
+  });
+
+/** `POST /v1/decisions/evaluate` takes a decision request, and `as_of`. */
+export const EvaluateRequestSchema = Type.Object(
+  {
+    ...DecisionRequestSchema.properties,
+    as_of: Type.Optional(
+      AsOf(
+        'The decision as the principal’s access then allowed it (not recorded; without `on_behalf_of` or `explain`; conditions are not evaluated). The answer',
+      ),
+    ),
+  },
+  { additionalProperties: false, title: 'EvaluateRequest' },
+);
 export type DecisionRequest = Static<typeof DecisionRequestSchema>;
 
 export const REASON_CODES = [
@@ -488,6 +507,12 @@ export const DecisionSchema = Type.Object(
     reasons: Type.Array(ReasonSchema),
     granted_by: Type.Array(Id('policy')),
     evaluated_at: Timestamp,
+    as_of: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'With `as_of`: the instant decided for (not recorded)',
+      }),
+    ),
     trace: Type.Optional(TraceSchema),
     near_misses: Type.Optional(
       Type.Array(NearMissSchema, {
@@ -591,7 +616,29 @@ export const AccessEntrySchema = Type.Object(
       }),
     ),
     granted_by: Type.Array(Id('policy')),
-    granted_at: Timestamp,
+    granted_at: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'When the grant took effect. With `as_of`: when the change that made the entry true committed; null when it held since before the access history began',
+    }),
+    granted_by_event: Type.Optional(
+      Type.Union(
+        [
+          Type.Object(
+            {
+              event_id: Id('event'),
+              event_type: Type.String(),
+              actor: Type.Object({ type: Type.String(), id: Type.String() }, { additionalProperties: false }),
+            },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ],
+        {
+          description:
+            'With `as_of`: the audit event of the change that made the entry true (the last that gained it actions); null when it held since before the access history began',
+        },
+      ),
+    ),
     expires_at: Type.Optional(
       Type.String({
         format: 'date-time',
@@ -613,6 +660,9 @@ export const AccessEntrySchema = Type.Object(
 export const AccessRecordSchema = Type.Object(
   {
     principal_id: Id('principal'),
+    as_of: Type.Optional(
+      Type.String({ format: 'date-time', description: 'With `as_of`: the instant answered for' }),
+    ),
     access: Type.Array(AccessEntrySchema),
     total_resources: Type.Integer({ minimum: 0 }),
     pagination: Type.Optional(Pagination),
@@ -638,6 +688,7 @@ export const AccessQuery = Type.Object({
       description: 'Add `grants` to each entry: how each of its policies reaches the principal',
     }),
   ),
+  as_of: Type.Optional(AsOf('The access (not with `on_behalf_of`)')),
   ...PageQuery,
 });
 
@@ -647,6 +698,7 @@ export const ResourceAccessQuery = Type.Object({
   action: Type.Optional(
     Type.String({ pattern: ACTION_NAME_PATTERN, description: 'Principals granted this action' }),
   ),
+  as_of: Type.Optional(AsOf('Who could access the resource')),
   ...PageQuery,
 });
 
@@ -655,6 +707,9 @@ export const ResourceAccessSchema = Type.Object(
     resource: Type.Object(
       { type: Type.String(), identifier: Type.String(), registered: Type.Boolean() },
       { additionalProperties: false },
+    ),
+    as_of: Type.Optional(
+      Type.String({ format: 'date-time', description: 'With `as_of`: the instant answered for' }),
     ),
     principals: Type.Array(
       Type.Object(

@@ -13,6 +13,7 @@ export const AUDIT_EVENT_TYPES = [
   'policy.updated',
   'policy.deleted',
   'policy.expired',
+  'policy.window_opened',
   'resource.created',
   'resource.updated',
   'resource.deleted',

@@ -18,7 +18,13 @@ describe('access changes', () => {
   let world: ReturnType<typeof engineApi>;
 
   const receiver = new Receiver();
-  const fx = useApp({ env: { WEBHOOKS_ALLOW_INSECURE_URLS: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' } });
+  const fx = useApp({
+    env: {
+      WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+      POLICY_EXPIRY_INTERVAL_S: '1',
+    },
+  });
   before(async () => {
     api = fx.api;
     world = engineApi(api, uniq);
@@ -115,6 +121,36 @@ describe('access changes', () => {
       `${alice} doc-1 -write by policy.updated`,
       `${alice} doc-1 -read by policy.deleted`,
     ]);
+  });
+
+  it('records a window opening and closing as changes of their own, at the instants they did', async () => {
+    const t = type();
+    const p = (await world.principal()).id as string;
+    const from = new Date(Date.now() + 1_200).toISOString();
+    const until = new Date(Date.now() + 2_400).toISOString();
+    const policy = await world.policy({
+      subjects: { principals: [p] },
+      resources: [{ type: t, identifier: 'x' }],
+      valid_from: from,
+      valid_until: until,
+    });
+    const { value } = await eventually(
+      async () => (await changes(`resource_type=${t}`)).data,
+      (data) => data.length >= 2,
+      10_000,
+    );
+    expect(value.map((c: any) => [c.at, c.actions_gained, c.actions_lost, c.cause.event_type])).to.deep.equal(
+      [
+        [from, ['read'], [], 'policy.window_opened'],
+        [until, [], ['read'], 'policy.expired'],
+      ],
+    );
+    for (const c of value) {
+      expect(c.cause.actor).to.deep.equal({ type: 'system', id: 'system' });
+      expect(c.via[0]).to.include({ policy_id: policy.id, via: 'principal' });
+    }
+    const opened = await eventOf('policy.window_opened', policy.id);
+    expect(opened.reason).to.equal(`its window opened at ${from}`);
   });
 
   it('records nothing for a change that moves no access', async () => {

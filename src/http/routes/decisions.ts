@@ -1,4 +1,6 @@
+import type { AccessAsOf } from '../../access-history/as-of.js';
 import type { AccessService } from '../../decisions/access-service.js';
+import { validationFailed } from '../../errors/errors.js';
 import type { DecisionService } from '../../decisions/service.js';
 import { pageOf } from '../../pagination.js';
 import {
@@ -8,8 +10,8 @@ import {
   BatchResultSchema,
   DecisionIdParams,
   DecisionRecordSchema,
-  DecisionRequestSchema,
   DecisionSchema,
+  EvaluateRequestSchema,
   MAX_BATCH,
   ResourceAccessQuery,
   ResourceAccessSchema,
@@ -18,7 +20,21 @@ import { Type } from '@sinclair/typebox';
 import { Id } from '../../schemas/common.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
-export function decisionRoutes(deps: { decisions: DecisionService; access: AccessService }): AnyRoute[] {
+/** `as_of` cannot go with these: the history keeps a principal's own access only. */
+function refuseWithAsOf(given: Record<string, unknown>, where: '/body' | '/query'): void {
+  for (const [name, value] of Object.entries(given)) {
+    if (value === undefined || value === false) continue;
+    throw validationFailed(`${name} with as_of`, [
+      { pointer: `${where}/${name}`, message: `is not available with as_of (docs/access-history.md)` },
+    ]);
+  }
+}
+
+export function decisionRoutes(deps: {
+  decisions: DecisionService;
+  access: AccessService;
+  asOf: AccessAsOf;
+}): AnyRoute[] {
   const evaluate = { tags: ['Decisions'], auth: { scope: 'decisions:evaluate' as const } };
   return [
     defineRoute({
@@ -30,9 +46,16 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
       summary: 'Decide an access request',
       description:
         'Answered from memory, without a database round trip. Deny overrides allow; no applicable allow means deny; an unknown or inactive principal is a DENY (200), never a 404. AI agents reach a `tool` only if it is in their `allowed_tools`. With `on_behalf_of` (a principal id, or a delegation chain outermost delegator first), every link must be an active delegation covering the request (else `NO_DELEGATION`) and every principal of the chain must be allowed (else `DELEGATOR_DENIED`). `explain: true` adds a `trace` of every candidate policy. Every decision is recorded (`GET /v1/decisions/{id}`) within a second, without delaying the answer.',
-      body: DecisionRequestSchema,
+      body: EvaluateRequestSchema,
       responses: { 200: { description: 'The decision', schema: DecisionSchema } },
-      handler: ({ body }) => ({ body: deps.decisions.answer(body) }),
+      handler: async ({ body }) => {
+        const { as_of: asOf, ...request } = body;
+        if (asOf === undefined) return { body: deps.decisions.answer(request) };
+        refuseWithAsOf({ on_behalf_of: request.on_behalf_of, explain: request.explain }, '/body');
+        const at = await deps.asOf.instant(asOf, '/body/as_of');
+        const action = typeof request.action === 'string' ? request.action : request.action.name;
+        return { body: await deps.asOf.decide({ ...request, action }, at) };
+      },
     }),
     defineRoute({
       ...evaluate,
@@ -76,15 +99,26 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
         200: { description: 'The access record', schema: AccessRecordSchema },
         422: { description: '`REFERENCE_NOT_FOUND`: `on_behalf_of` names no principal' },
       },
-      handler: async ({ params, query }) => ({
-        body: await deps.access.principalAccess(
-          params.id,
-          { resourceType: query.resource_type, action: query.action },
-          query.page !== undefined || query.limit !== undefined ? pageOf(query) : undefined,
-          query.explain ?? false,
-          query.on_behalf_of?.split(',') ?? [],
-        ),
-      }),
+      handler: async ({ params, query }) => {
+        const filter = { resourceType: query.resource_type, action: query.action };
+        const page = query.page !== undefined || query.limit !== undefined ? pageOf(query) : undefined;
+        if (query.as_of !== undefined) {
+          refuseWithAsOf({ on_behalf_of: query.on_behalf_of }, '/query');
+          const at = await deps.asOf.instant(query.as_of, '/query/as_of');
+          return {
+            body: await deps.asOf.principalAccess(params.id, at, filter, page, query.explain ?? false),
+          };
+        }
+        return {
+          body: await deps.access.principalAccess(
+            params.id,
+            filter,
+            page,
+            query.explain ?? false,
+            query.on_behalf_of?.split(',') ?? [],
+          ),
+        };
+      },
     }),
     defineRoute({
       tags: ['Resources'],
@@ -98,9 +132,16 @@ export function decisionRoutes(deps: { decisions: DecisionService; access: Acces
         'Every active principal with access to the resource, ordered by name then id, with its actions and the allow policies granting them. `action` keeps those granted that action.',
       query: ResourceAccessQuery,
       responses: { 200: { description: 'The principals with access', schema: ResourceAccessSchema } },
-      handler: ({ query }) => ({
-        body: deps.access.whoCanAccess(query.type, query.identifier, query.action, pageOf(query)),
-      }),
+      handler: async ({ query }) => {
+        if (query.as_of === undefined)
+          return {
+            body: deps.access.whoCanAccess(query.type, query.identifier, query.action, pageOf(query)),
+          };
+        const at = await deps.asOf.instant(query.as_of, '/query/as_of');
+        return {
+          body: await deps.asOf.resourceAccess(query.type, query.identifier, query.action, pageOf(query), at),
+        };
+      },
     }),
   ];
 }

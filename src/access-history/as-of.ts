@@ -1,0 +1,302 @@
+import type {
+  AccessRecord,
+  AccessService,
+  GrantExplained,
+  ResourceAccess,
+} from '../decisions/access-service.js';
+import { compareEntries, entryGrants, type AccessEntry } from '../decisions/access.js';
+import type { Database } from '../db/database.js';
+import type { PolicyIndex } from '../decisions/policy-index.js';
+import { notFound, validationFailed } from '../errors/errors.js';
+import { newId } from '../ids.js';
+import type { Page } from '../pagination.js';
+import { compileGlob, globMatches } from '../policies/patterns.js';
+import { parseInstant } from '../time.js';
+import { accessView, keyOf, type EntryState, type PrincipalSummary } from './changes.js';
+import { accessHistoryRepository as repo, type AccessCause } from './repository.js';
+
+/**
+ * Access as it held at an instant (docs/access-history.md): what the decision index holds now,
+ * with each entry that changed since read back from the first access change recorded after the
+ * instant (its `before`). No history is replayed: one principal's changes are read, once.
+ */
+
+/** An entry as it held at the instant, with the change that made it true. */
+export type EntryAsOf = Omit<AccessEntry, 'granted_at'> & {
+  granted_at: string | null;
+  granted_by_event: AccessCause | null;
+  grants?: GrantExplained[];
+};
+
+export interface AccessRecordAsOf extends Omit<AccessRecord, 'access'> {
+  as_of: string;
+  access: EntryAsOf[];
+}
+
+/** One entry of a principal's access at the instant, keyed as the history keys it. */
+interface Held {
+  type: string;
+  identifier: string;
+  pattern: boolean;
+  state: EntryState;
+  /** The change that made it true, when the history holds it. */
+  madeBy?: AccessCause & { at: string };
+}
+
+export interface AsOfDecision {
+  id: string;
+  decision: 'ALLOW' | 'DENY';
+  allowed: boolean;
+  principal_id: string;
+  action: string;
+  resource: { type: string; identifier: string };
+  reasons: { code: 'POLICY_ALLOW' | 'NO_MATCHING_POLICY'; policy_id?: string; message?: string }[];
+  granted_by: string[];
+  evaluated_at: string;
+  as_of: string;
+}
+
+export class AccessAsOf {
+  constructor(
+    private readonly db: Database,
+    private readonly index: PolicyIndex,
+    private readonly access: AccessService,
+    private readonly options: {
+      /** The oldest instant kept by the retention alone. */
+      retained: () => string;
+      /** Settles once the changes this instance computed so far are stored (when it stores them). */
+      settled?: (() => Promise<void>) | undefined;
+    },
+  ) {}
+
+  /**
+   * The oldest instant `as_of` answers for: the later of the retention's and the history's
+   * beginning (the first recording instance's start); now, before any began.
+   */
+  async horizon(): Promise<string> {
+    const began = await repo.began(this.db);
+    const retained = this.options.retained();
+    if (began === null) return new Date().toISOString();
+    return began > retained ? began : retained;
+  }
+
+  /** Checks `as_of` (RFC 3339): within the history, not in the future; answers it normalised. */
+  async instant(text: string, pointer: string): Promise<string> {
+    const parsed = parseInstant(text);
+    if (parsed === undefined)
+      throw validationFailed('as_of is not a timestamp', [
+        { pointer, message: `${text} is not an RFC 3339 instant` },
+      ]);
+    const at = new Date(Date.parse(parsed)).toISOString();
+    if (Date.parse(at) > Date.now())
+      throw validationFailed('as_of is in the future', [{ pointer, message: `${at} has not happened yet` }]);
+    const horizon = await this.horizon();
+    if (at < horizon)
+      throw validationFailed('as_of is before the access history', [
+        {
+          pointer,
+          message: `access is known from ${horizon} on (the horizon: ACCESS_HISTORY_DAYS, or when the history began)`,
+        },
+      ]);
+    await this.options.settled?.();
+    return at;
+  }
+
+  /** `GET /v1/principals/{id}/access` as it answered at `at` (already checked by `instant`). */
+  async principalAccess(
+    id: string,
+    at: string,
+    filter: { resourceType?: string | undefined; action?: string | undefined },
+    page: Page | undefined,
+    explain: boolean,
+  ): Promise<AccessRecordAsOf> {
+    const held = await this.heldAt(id, at);
+    const access: EntryAsOf[] = [];
+    for (const h of held.values()) {
+      if (filter.resourceType !== undefined && h.type !== filter.resourceType) continue;
+      const entry = entryOf(h);
+      if (filter.action !== undefined && !entryGrants(entry, filter.action)) continue;
+      access.push(explain ? { ...entry, grants: h.state.via } : entry);
+    }
+    access.sort(compareEntries);
+    const shown = page ? access.slice(page.skip, page.skip + page.limit) : access;
+    return {
+      principal_id: id,
+      as_of: at,
+      access: shown,
+      total_resources: access.length,
+      ...(page
+        ? {
+            pagination: {
+              total: access.length,
+              page: page.page,
+              per_page: page.limit,
+              pages: Math.ceil(access.length / page.limit),
+            },
+          }
+        : {}),
+    };
+  }
+
+  /**
+   * `GET /v1/resources/access` as it answered at `at`: the principals who can reach it now, with
+   * those whose access to it (or to a glob of its type matching it) changed since read back.
+   */
+  async resourceAccess(
+    type: string,
+    identifier: string,
+    action: string | undefined,
+    page: Page,
+    at: string,
+  ): Promise<ResourceAccess & { as_of: string }> {
+    const live = this.access.whoCanAccess(type, identifier, undefined, {
+      page: 1,
+      skip: 0,
+      limit: Number.MAX_SAFE_INTEGER,
+    });
+    const changed = new Map<string, PrincipalSummary>();
+    for (const row of await repo.resourceAsOf(this.db, type, identifier, at)) {
+      if (row.pattern && !globMatches(compileGlob(row.identifier), identifier)) continue;
+      changed.set(row.id, { id: row.id, name: row.name, type: row.type });
+    }
+    type Row = ResourceAccess['principals'][number];
+    const rows: Row[] = live.principals.filter((r) => !changed.has(r.principal.id));
+    for (const who of changed.values()) {
+      const held = await this.heldAt(who.id, at, false);
+      const covering = this.covering(held, type, identifier);
+      const actions = [...new Set(covering.flatMap((h) => h.state.actions))].sort();
+      if (actions.length === 0) continue;
+      const known = this.index.principals.get(who.id);
+      rows.push({
+        principal: {
+          id: who.id,
+          name: known?.name ?? who.name,
+          type: known?.type ?? who.type,
+          email: known?.email ?? null,
+        },
+        actions,
+        granted_by: [...new Set(covering.flatMap((h) => h.state.via.map((v) => v.policy_id)))],
+        conditional: covering.some((h) => h.state.conditional),
+      });
+    }
+    const kept =
+      action === undefined
+        ? rows
+        : rows.filter((r) => entryGrants({ ...r, resource: { type, identifier }, granted_at: null }, action));
+    kept.sort((a, b) =>
+      a.principal.name < b.principal.name
+        ? -1
+        : a.principal.name > b.principal.name
+          ? 1
+          : a.principal.id < b.principal.id
+            ? -1
+            : a.principal.id > b.principal.id
+              ? 1
+              : 0,
+    );
+    return {
+      resource: live.resource,
+      as_of: at,
+      principals: kept.slice(page.skip, page.skip + page.limit),
+      pagination: {
+        total: kept.length,
+        page: page.page,
+        per_page: page.limit,
+        pages: Math.ceil(kept.length / page.limit),
+      },
+    };
+  }
+
+  /** The entries of `held` about a resource: its own, else the globs of its type matching it. */
+  private covering(held: Map<string, Held>, type: string, identifier: string): Held[] {
+    const exact = held.get(keyOf(type, identifier, false));
+    if (exact) return [exact];
+    return [...held.values()].filter(
+      (h) => h.pattern && h.type === type && globMatches(compileGlob(h.identifier), identifier),
+    );
+  }
+
+  /**
+   * `POST /v1/decisions/evaluate` as it would have answered at `at`: ALLOW when the principal's
+   * entry for the resource then (or, for a resource no entry names, a glob entry matching it)
+   * granted the action. Not recorded.
+   */
+  async decide(
+    request: { principal_id: string; action: string; resource: { type: string; identifier: string } },
+    at: string,
+  ): Promise<AsOfDecision> {
+    const held = await this.heldAt(request.principal_id, at, false);
+    const { type, identifier } = request.resource;
+    const granting = this.covering(held, type, identifier).filter((h) =>
+      entryGrants(entryOf(h), request.action),
+    );
+    const policies = [...new Set(granting.flatMap((h) => h.state.via.map((v) => v.policy_id)))];
+    const allowed = policies.length > 0;
+    const conditional = granting.some((h) => h.state.conditional);
+    return {
+      id: newId('decision'),
+      decision: allowed ? 'ALLOW' : 'DENY',
+      allowed,
+      principal_id: request.principal_id,
+      action: request.action,
+      resource: { type, identifier },
+      reasons: allowed
+        ? policies.map((policy_id) => ({
+            code: 'POLICY_ALLOW' as const,
+            policy_id,
+            ...(conditional
+              ? {
+                  message:
+                    'the grant depended on the request then; its conditions are not evaluated as of a past instant',
+                }
+              : {}),
+          }))
+        : [{ code: 'NO_MATCHING_POLICY' as const, message: `no policy allowed ${request.action} at ${at}` }],
+      granted_by: policies,
+      evaluated_at: new Date().toISOString(),
+      as_of: at,
+    };
+  }
+
+  /**
+   * A principal's entries at `at`: as the index holds them now, each that changed since as the
+   * first change after `at` found it. 404 for a principal neither known now nor in the history.
+   */
+  private async heldAt(id: string, at: string, mustExist = true): Promise<Map<string, Held>> {
+    const now = accessView(this.index, id);
+    const rows = await repo.principalAsOf(this.db, id, at);
+    if (mustExist && rows.length === 0 && this.index.table.rowOf(id) < 0) throw notFound('principal', id);
+    const made = new Map<string, NonNullable<Held['madeBy']>>();
+    const held = new Map<string, Held>();
+    for (const [key, e] of now)
+      held.set(key, { type: e.type, identifier: e.identifier, pattern: e.pattern, state: e });
+    for (const r of rows) {
+      const key = keyOf(r.type, r.identifier, r.pattern);
+      if (r.made_by) made.set(key, r.made_by);
+      if (!r.changed_since) continue;
+      if (r.before === null) held.delete(key);
+      else held.set(key, { type: r.type, identifier: r.identifier, pattern: r.pattern, state: r.before });
+    }
+    for (const [key, h] of held) {
+      const by = made.get(key);
+      if (by) h.madeBy = by;
+    }
+    return held;
+  }
+}
+
+function entryOf(h: Held): EntryAsOf {
+  const { state, madeBy } = h;
+  return {
+    resource: { type: h.type, identifier: h.identifier },
+    ...(h.pattern ? { pattern: true as const } : {}),
+    actions: state.actions,
+    ...(state.denied_actions ? { denied_actions: state.denied_actions } : {}),
+    granted_by: state.via.map((v) => v.policy_id),
+    granted_at: madeBy ? madeBy.at : null,
+    granted_by_event: madeBy
+      ? { event_id: madeBy.event_id, event_type: madeBy.event_type, actor: madeBy.actor }
+      : null,
+    conditional: state.conditional,
+  };
+}
