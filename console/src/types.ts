@@ -30,28 +30,17 @@ export type RelationshipRecord = Api.RelationshipRecord;
 /** One step of a membership path, principal → group → … → group. */
 export type PathStep = NonNullable<Api.AccessGrant['path']>[number];
 
-/** The audit event that last changed an entry, as access `as_of` an instant names it. */
-export interface GrantingEvent {
-  event_id: string;
-  event_type: string;
-  actor: { type: string; id: string };
-}
+export type AccessEntry = Api.AccessEntry;
+export type AccessRecord = Api.AccessRecord;
 
-/**
- * An entry of a principal's access; read `as_of` an instant, it names the event that granted it
- * (null when it was held before the history began).
- */
-export type AccessEntry = Api.AccessEntry & { granted_by_event?: GrantingEvent | null };
-
-/** A principal's access; `as_of` is the instant it was read at, when one was asked for. */
-export type AccessRecord = Omit<Api.AccessRecord, 'access'> & { access: AccessEntry[]; as_of?: string };
+/** The audit event of the change that made an entry true, as access `as_of` an instant names it. */
+export type GrantingEvent = NonNullable<AccessEntry['granted_by_event']>;
 
 export type AuditEvent = Api.AuditEvent;
 
 /** A registered resource. */
 export type Resource = Api.Resource;
-/** Who can access a resource; `as_of` is the instant it was read at, when one was asked for. */
-export type ResourceAccess = Api.ResourceAccess & { as_of?: string };
+export type ResourceAccess = Api.ResourceAccess;
 
 export type Policy = Api.Policy;
 

@@ -838,7 +838,9 @@ describe('analyst console in a browser', function () {
     await access.getByRole('button', { name: 'Show' }).click();
     const refused = access.getByRole('alert');
     await refused.waitFor();
-    expect(await refused.textContent()).to.include('400');
+    expect(await refused.textContent())
+      .to.include('400')
+      .and.include('access is known from');
     problems.length = 0; // the refused instant is an expected 400 in the console log
 
     // Cleared: access now, which she no longer has.

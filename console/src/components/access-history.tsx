@@ -128,9 +128,8 @@ function Changes(props: {
   return (
     <>
       <p class="muted history-summary">
-        {latest.total.toLocaleString()} {latest.total === 1 ? 'change' : 'changes'} since{' '}
-        <time dateTime={latest.horizon}>{when(latest.horizon)}</time>, when the kept history begins; newest
-        first.{' '}
+        {latest.total.toLocaleString()} {latest.total === 1 ? 'change' : 'changes'} recorded, newest first;
+        none from before <time dateTime={latest.horizon}>{when(latest.horizon)}</time> is kept.{' '}
         <button type="button" class="secondary small" onClick={props.onRefresh} disabled={props.busy}>
           Refresh
         </button>

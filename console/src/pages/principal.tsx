@@ -356,7 +356,7 @@ function Access(props: { p: Principal }) {
                     <td>
                       {at ? (
                         <>
-                          <time dateTime={e.granted_at}>{whenExact(e.granted_at)}</time>
+                          {e.granted_at && <time dateTime={e.granted_at}>{whenExact(e.granted_at)}</time>}
                           {e.granted_by_event !== undefined && <GrantedByEvent event={e.granted_by_event} />}
                         </>
                       ) : (
