@@ -7,6 +7,7 @@ export const FEATURES = {
   search: { scope: 'principals:read', label: 'Principal search' },
   principal: { scope: 'principals:read', label: 'Principal pages' },
   audit: { scope: 'audit:read', label: 'Audit trail' },
+  history: { scope: 'audit:read', label: 'Access history' },
   resources: { scope: 'policies:read', label: 'Resource access' },
   policies: { scope: 'policies:read', label: 'Policy what-if' },
   decisions: { scope: 'decisions:evaluate', label: 'Decisions explorer' },

@@ -33,6 +33,9 @@ export type PathStep = NonNullable<Api.AccessGrant['path']>[number];
 export type AccessEntry = Api.AccessEntry;
 export type AccessRecord = Api.AccessRecord;
 
+/** The audit event of the change that made an entry true, as access `as_of` an instant names it. */
+export type GrantingEvent = NonNullable<AccessEntry['granted_by_event']>;
+
 export type AuditEvent = Api.AuditEvent;
 
 /** A registered resource. */
@@ -43,6 +46,13 @@ export type Policy = Api.Policy;
 
 /** What a simulated policy change does to one principal's access to one resource. */
 export type AccessChange = NonNullable<Api.SimulationResult['access_changes']>[number];
+
+/** How a policy reaches a principal: directly, through a group (with its path), or by matching it. */
+export type Grant = Api.AccessGrant;
+
+/** A recorded change of one principal's access to one resource, with its cause. */
+export type RecordedChange = Api.AccessChange;
+export type RecordedChangeList = Api.AccessChangeList;
 
 /** The answer of a policy simulation (`Api.Simulation` is its request). */
 export type Simulation = Api.SimulationResult;

@@ -214,6 +214,28 @@ export function Panel(props: {
 export const when = (iso: string | null | undefined): string =>
   iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—';
 
+/** An instant to the second, in UTC: for what may change several times a minute. */
+export const whenExact = (iso: string | null | undefined): string =>
+  iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + ' UTC' : '—';
+
+/** Actions gained in green (+) and lost in red (−). */
+export function ActionChips(props: { gained: string[]; lost: string[] }) {
+  return (
+    <>
+      {props.gained.map((a) => (
+        <span key={`+${a}`} class="gained" title="gained">
+          + {a}
+        </span>
+      ))}
+      {props.lost.map((a) => (
+        <span key={`-${a}`} class="lost" title="lost">
+          − {a}
+        </span>
+      ))}
+    </>
+  );
+}
+
 export function Badge(props: { kind: string; children: ComponentChildren }) {
   return (
     <span class={`badge badge-${props.kind.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`}>

@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
 import { get, seg } from '../api';
+import { AccessHistory } from '../components/access-history';
+import { AsOfNote, AsOfPicker, GrantedByEvent } from '../components/as-of';
 import { RelationshipGraph } from '../components/graph';
+import { Grants } from '../components/grants';
 import { PrincipalRef } from '../components/principal-ref';
 import {
   Badge,
@@ -14,6 +17,7 @@ import {
   useFocusHeading,
   useLoad,
   when,
+  whenExact,
 } from '../components/ui';
 import { navigate, resourcePath } from '../router';
 import type {
@@ -22,7 +26,6 @@ import type {
   AuditEvent,
   Delegation,
   List,
-  PathStep,
   Principal,
   PrincipalDelegations,
   Relationship,
@@ -238,19 +241,6 @@ function Graph(props: { p: Principal }) {
   );
 }
 
-function PathText(props: { path: PathStep[] }) {
-  return (
-    <span class="path">
-      {props.path.map((step, i) => (
-        <span key={step.id}>
-          {i > 0 && <span aria-label="member of"> → </span>}
-          {step.name || step.id}
-        </span>
-      ))}
-    </span>
-  );
-}
-
 function How(props: { entry: AccessEntry }) {
   const { entry } = props;
   if (!entry.grants) {
@@ -264,44 +254,37 @@ function How(props: { entry: AccessEntry }) {
       </>
     );
   }
-  return (
-    <ul class="grants">
-      {entry.grants.map((g) => (
-        <li key={g.policy_id}>
-          <Link to={`/what-if?policy=${g.policy_id}`}>{g.policy_name ?? g.policy_id}</Link>{' '}
-          <span class="muted">
-            {g.via === 'principal'
-              ? 'names it directly'
-              : g.via === 'match'
-                ? 'selects it by attributes'
-                : 'through membership'}
-          </span>
-          {g.path && g.path.length > 1 && (
-            <div>
-              <PathText path={g.path} />
-            </div>
-          )}
-        </li>
-      ))}
-    </ul>
-  );
+  return <Grants grants={entry.grants} />;
 }
 
 function Access(props: { p: Principal }) {
   const [page, setPage] = useState(1);
   const [filter, setFilter] = useState({ resource_type: '', action: '' });
   const [draft, setDraft] = useState(filter);
+  const [asOf, setAsOf] = useState<string | null>(null);
   const access = useLoad(
     (signal) =>
       get<AccessRecord>(
         `/v1/principals/${seg(props.p.id)}/access`,
-        { ...filter, page, limit: 25, explain: true },
+        { ...filter, page, limit: 25, explain: true, ...(asOf ? { as_of: asOf } : {}) },
         signal,
       ),
-    [props.p.id, page, filter.resource_type, filter.action],
+    [props.p.id, page, filter.resource_type, filter.action, asOf],
   );
   return (
-    <Panel id="access" title="Effective access">
+    <Panel
+      id="access"
+      title="Effective access"
+      actions={
+        <AsOfPicker
+          value={asOf}
+          onChange={(at) => {
+            setPage(1);
+            setAsOf(at);
+          }}
+        />
+      }
+    >
       <form
         class="inline-form"
         aria-label="Filter access"
@@ -329,42 +312,64 @@ function Access(props: { p: Principal }) {
           Filter
         </button>
       </form>
-      <Shown loaded={access} what="access" context="Access">
-        {(data) => (
-          <>
-            <Table
-              head={heads('Resource', 'Actions', 'Granted by, and how', 'Since')}
-              rows={data.access.length}
-              empty={`No access${props.p.status !== 'active' ? ` (the principal is ${props.p.status})` : ''}.`}
-              busy={access.loading}
-            >
-              {data.access.map((e) => (
-                <tr key={`${e.resource.type}:${e.resource.identifier}`}>
-                  <td>
-                    <Link to={resourcePath(e.resource.type, e.resource.identifier)}>
-                      <code>
-                        {e.resource.type}:{e.resource.identifier}
-                      </code>
-                    </Link>
-                    {e.pattern && <Badge kind="pattern">pattern</Badge>}
-                    {e.conditional && <Badge kind="conditional">conditional</Badge>}
-                  </td>
-                  <td>
-                    {e.actions.join(', ')}
-                    {e.denied_actions && e.denied_actions.length > 0 && (
-                      <div class="lost">except {e.denied_actions.join(', ')}</div>
-                    )}
-                  </td>
-                  <td>
-                    <How entry={e} />
-                  </td>
-                  <td>{when(e.granted_at)}</td>
-                </tr>
-              ))}
-            </Table>
-            {data.pagination && <Pager label="Access" {...data.pagination} page={page} onPage={setPage} />}
-          </>
-        )}
+      <Shown loaded={access} what="access" context={asOf ? `Access as of ${whenExact(asOf)}` : 'Access'}>
+        {(data) => {
+          const at = data.as_of ?? null;
+          return (
+            <>
+              {at && <AsOfNote at={at} />}
+              <Table
+                head={heads(
+                  'Resource',
+                  'Actions',
+                  'Granted by, and how',
+                  at ? 'Since, and by what' : 'Since',
+                )}
+                rows={data.access.length}
+                empty={
+                  at
+                    ? `No access as of ${whenExact(at)}.`
+                    : `No access${props.p.status !== 'active' ? ` (the principal is ${props.p.status})` : ''}.`
+                }
+                busy={access.loading}
+              >
+                {data.access.map((e) => (
+                  <tr key={`${e.resource.type}:${e.resource.identifier}`}>
+                    <td>
+                      <Link to={resourcePath(e.resource.type, e.resource.identifier)}>
+                        <code>
+                          {e.resource.type}:{e.resource.identifier}
+                        </code>
+                      </Link>
+                      {e.pattern && <Badge kind="pattern">pattern</Badge>}
+                      {e.conditional && <Badge kind="conditional">conditional</Badge>}
+                    </td>
+                    <td>
+                      {e.actions.join(', ')}
+                      {e.denied_actions && e.denied_actions.length > 0 && (
+                        <div class="lost">except {e.denied_actions.join(', ')}</div>
+                      )}
+                    </td>
+                    <td>
+                      <How entry={e} />
+                    </td>
+                    <td>
+                      {at ? (
+                        <>
+                          {e.granted_at && <time dateTime={e.granted_at}>{whenExact(e.granted_at)}</time>}
+                          {e.granted_by_event !== undefined && <GrantedByEvent event={e.granted_by_event} />}
+                        </>
+                      ) : (
+                        when(e.granted_at)
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </Table>
+              {data.pagination && <Pager label="Access" {...data.pagination} page={page} onPage={setPage} />}
+            </>
+          );
+        }}
       </Shown>
     </Panel>
   );
@@ -594,7 +599,8 @@ function PrincipalPageView(props: { id: string }) {
               <Badge kind={p.status}>{p.status}</Badge>
               <nav aria-label="On this page" class="toc">
                 <a href="#record">Record</a> · <a href="#graph">Graph</a> · <a href="#access">Access</a> ·{' '}
-                <a href="#delegations">Delegations</a> · <a href="#audit">Audit trail</a> ·{' '}
+                <a href="#history">Access history</a> · <a href="#delegations">Delegations</a> ·{' '}
+                <a href="#audit">Audit trail</a> ·{' '}
                 <Link to={`/decisions?principal_id=${p.id}`}>Evaluate a request</Link>
               </nav>
             </header>
@@ -604,6 +610,7 @@ function PrincipalPageView(props: { id: string }) {
             </div>
             <Graph p={p} />
             <Access p={p} />
+            <AccessHistory filter={{ principal_id: p.id }} shows="resource" />
             <Delegations p={p} />
             <AuditTrail p={p} />
           </>

@@ -1,6 +1,8 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { get, seg } from '../api';
+import { AccessHistory } from '../components/access-history';
+import { AsOfNote, AsOfPicker } from '../components/as-of';
 import {
   Badge,
   Gate,
@@ -13,6 +15,7 @@ import {
   Table,
   useFocusHeading,
   useLoad,
+  whenExact,
 } from '../components/ui';
 import { navigate, resourcePath } from '../router';
 import type { List, Resource, ResourceAccess } from '../types';
@@ -82,18 +85,38 @@ function WhoCanAccess(props: { type: string; identifier: string }) {
   const [page, setPage] = useState(1);
   const [action, setAction] = useState('');
   const [draft, setDraft] = useState('');
+  const [asOf, setAsOf] = useState<string | null>(null);
   const who = useLoad(
     (signal) =>
       get<ResourceAccess>(
         '/v1/resources/access',
-        { type: props.type, identifier: props.identifier, action, page, limit: 25 },
+        {
+          type: props.type,
+          identifier: props.identifier,
+          action,
+          page,
+          limit: 25,
+          ...(asOf ? { as_of: asOf } : {}),
+        },
         signal,
       ),
-    [props.type, props.identifier, action, page],
+    [props.type, props.identifier, action, page, asOf],
   );
   return (
     <>
-      <Panel id="who" title="Who can access it">
+      <Panel
+        id="who"
+        title="Who can access it"
+        actions={
+          <AsOfPicker
+            value={asOf}
+            onChange={(at) => {
+              setPage(1);
+              setAsOf(at);
+            }}
+          />
+        }
+      >
         <form
           class="inline-form"
           aria-label="Filter by action"
@@ -111,9 +134,14 @@ function WhoCanAccess(props: { type: string; identifier: string }) {
             Filter
           </button>
         </form>
-        <Shown loaded={who} what="who can access it" context="Reverse lookup">
+        <Shown
+          loaded={who}
+          what="who can access it"
+          context={asOf ? `Reverse lookup as of ${whenExact(asOf)}` : 'Reverse lookup'}
+        >
           {(data) => (
             <>
+              {data.as_of && <AsOfNote at={data.as_of} />}
               {data.resource.registered && <Attributes type={props.type} identifier={props.identifier} />}
               {data.resource.registered === false && (
                 <p class="muted">
@@ -123,7 +151,7 @@ function WhoCanAccess(props: { type: string; identifier: string }) {
               <Table
                 head={heads('Principal', 'Type', 'Actions', 'Through policies')}
                 rows={data.principals.length}
-                empty={`Nobody can access it${action ? ` with $${action}` : ''}.`}
+                empty={`Nobody can access it${action ? ` with ${action}` : ''}${data.as_of ? ` as of ${whenExact(data.as_of)}` : ''}.`}
                 busy={who.loading}
               >
                 {data.principals.map((row) => (
@@ -157,6 +185,7 @@ function WhoCanAccess(props: { type: string; identifier: string }) {
           )}
         </Shown>
       </Panel>
+      <AccessHistory filter={{ resource_type: props.type, identifier: props.identifier }} shows="principal" />
     </>
   );
 }

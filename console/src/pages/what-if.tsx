@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { get, post, seg } from '../api';
 import {
+  ActionChips,
   Badge,
   Gate,
   heads,
@@ -132,16 +133,7 @@ function BlastRadius(props: { changes: AccessChange[] }) {
                         </code>
                       </th>
                       <td>
-                        {c.gained.map((a) => (
-                          <span key={`+${a}`} class="gained" title="gained">
-                            + {a}
-                          </span>
-                        ))}
-                        {c.lost.map((a) => (
-                          <span key={`-${a}`} class="lost" title="lost">
-                            − {a}
-                          </span>
-                        ))}
+                        <ActionChips gained={c.gained} lost={c.lost} />
                       </td>
                     </tr>
                   ))}
