@@ -161,15 +161,29 @@ export class AccessAsOf {
       skip: 0,
       limit: Number.MAX_SAFE_INTEGER,
     });
-    const changed = new Map<string, PrincipalSummary>();
+    // Per principal with a change since, the first change after `at` of each entry about the
+    // resource: those entries rewound, the others of its type as the index holds them now.
+    const changed = new Map<string, { who: PrincipalSummary; firstAfter: Map<string, EntryBefore> }>();
     for (const row of await repo.resourceAsOf(this.db, type, identifier, at)) {
       if (row.pattern && !globMatches(compileGlob(row.identifier), identifier)) continue;
-      changed.set(row.id, { id: row.id, name: row.name, type: row.type });
+      let c = changed.get(row.id);
+      if (!c) {
+        c = { who: { id: row.id, name: row.name, type: row.type }, firstAfter: new Map() };
+        changed.set(row.id, c);
+      }
+      c.firstAfter.set(keyOf(type, row.identifier, row.pattern), {
+        type,
+        identifier: row.identifier,
+        pattern: row.pattern,
+        before: row.before,
+      });
     }
     type Row = ResourceAccess['principals'][number];
     const rows: Row[] = live.principals.filter((r) => !changed.has(r.principal.id));
-    for (const who of changed.values()) {
-      const held = await this.heldAt(who.id, at, false);
+    for (const { who, firstAfter } of changed.values()) {
+      const held = new Map<string, Held>();
+      for (const [key, e] of rewind(accessView(this.index, who.id), firstAfter))
+        held.set(key, { type: e.type, identifier: e.identifier, pattern: e.pattern, state: e });
       const covering = this.covering(held, type, identifier);
       const actions = [...new Set(covering.flatMap((h) => h.state.actions))].sort();
       if (actions.length === 0) continue;

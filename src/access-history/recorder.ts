@@ -1,6 +1,7 @@
 import type { BatchCauses, BatchObserver, Pending } from '../decisions/apply.js';
 import type { PolicyIndex } from '../decisions/policy-index.js';
 import type { Database } from '../db/database.js';
+import type { WriteThread } from '../db/write-thread.js';
 import type { ChangeEvent } from '../events/feed.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
@@ -59,11 +60,15 @@ export class AccessHistoryRecorder implements BatchObserver {
   private failedAt = 0;
   private warnedAt = 0;
   private stopped = false;
+  /** Stores on a thread of its own where the database's address is known. */
+  private readonly thread: WriteThread | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly options: AccessHistoryOptions,
-  ) {}
+  ) {
+    this.thread = repo.recordThread(db);
+  }
 
   async before(index: PolicyIndex, work: Pending, causes: BatchCauses): Promise<() => Promise<void>> {
     if (this.stopped) return async () => undefined;
@@ -120,6 +125,7 @@ export class AccessHistoryRecorder implements BatchObserver {
     await this.flush();
     if (this.holds) await repo.release(this.db, this.options.instanceId).catch(() => undefined);
     this.holds = false;
+    await this.thread?.close();
   }
 
   private enqueue(parts: Waiting[]): void {
@@ -159,10 +165,8 @@ export class AccessHistoryRecorder implements BatchObserver {
       }
       const taken = this.queue.slice(0, n);
       try {
-        await repo.record(
-          this.db,
-          taken.map((w) => w.part),
-        );
+        const parts = taken.map((w) => w.part);
+        await (this.thread ? repo.recordOn(this.thread, parts) : repo.record(this.db, parts));
       } catch (err) {
         // They stay in front, in order; the next renewal or batch tries again.
         this.failedAt = Date.now();

@@ -1,6 +1,7 @@
 import { defineQueries } from '../db/catalogue.js';
 import { composeQuery } from '../db/compose.js';
 import type { Database, Reader } from '../db/database.js';
+import type { WriteThread } from '../db/write-thread.js';
 import type { GrantExplained } from '../decisions/access-service.js';
 import type { EntryState, PrincipalSummary } from './changes.js';
 
@@ -169,6 +170,19 @@ export const accessHistoryRepository = {
     await db.write('access-history/record', (tx) => tx.run(Q.record, { parts }));
   },
 
+  /**
+   * A thread that stores parts with a driver of its own (`recordOn`), when the database's address
+   * is known: the driver's packing of thousands of rows never runs on the thread that answers
+   * requests.
+   */
+  recordThread(db: Database): WriteThread | undefined {
+    return db.writeThread(Q.record);
+  },
+
+  async recordOn(thread: WriteThread, parts: readonly StoredPart[]): Promise<void> {
+    await thread.write({ parts }, {});
+  },
+
   /** The ids among `ids` whose access changes are stored already. */
   async recordedCauses(db: Reader, ids: readonly string[]): Promise<Set<string>> {
     const rows = await db.run<{ id: string }>(Q.recorded_causes, { ids });
@@ -219,14 +233,23 @@ export const accessHistoryRepository = {
     }));
   },
 
-  /** The principals with a change after `at` on the resource or on a glob of its type. */
+  /**
+   * For each principal with a change after `at` on the resource or on a glob of its type, per
+   * entry, the first such change's `before` (null: nothing held).
+   */
   async resourceAsOf(
     db: Reader,
     type: string,
     identifier: string,
     at: string,
-  ): Promise<(PrincipalSummary & { identifier: string; pattern: boolean })[]> {
-    return db.run(Q.resource_as_of, { type, identifier, at });
+  ): Promise<(PrincipalSummary & { identifier: string; pattern: boolean; before: EntryState | null })[]> {
+    const rows = await db.run<
+      PrincipalSummary & { identifier: string; pattern: boolean; before: string | null }
+    >(Q.resource_as_of, { type, identifier, at });
+    return rows.map((r) => ({
+      ...r,
+      before: r.before === null ? null : (JSON.parse(r.before) as EntryState),
+    }));
   },
 
   async release(db: Database, holder: string): Promise<void> {

@@ -1,0 +1,296 @@
+/**
+ * The access history's costs (docs/access-history.md), on a graph of BENCH_PRINCIPALS principals
+ * (100,000) loaded in bulk, with the service in this process as `withBenchService` runs it:
+ *
+ * 1. recording: BENCH_ROUNDS times, a policy whose `match` selects BENCH_REACH principals (50,000)
+ *    is created, then deleted; each is one cause whose changes (one per principal) are computed
+ *    from the decision index and stored. Measured: from the POST (or DELETE) until every change
+ *    is stored (counted in Neo4j), as changes per second (target 50,000/s);
+ * 2. decisions meanwhile: single `POST /v1/decisions/evaluate` at BENCH_RATE per second (300),
+ *    open loop from a process of its own (bench/load-generator.ts: latency counted from each
+ *    request's due time), during each recording, beside the same stream with nothing else going
+ *    on and the bare Koa app (bench/hello-server.ts) at the same rate: p99 and max (target: the
+ *    bare app's p99 + 5 ms);
+ * 3. `as_of` a year back: BENCH_HISTORY changes per principal (10) are written straight into
+ *    the graph, spread over the last 365 days, and the history's beginning set a year and a day
+ *    back; then `GET /v1/principals/{id}/access?as_of=<364 days ago>` for BENCH_AS_OF_CALLS random
+ *    principals (300), one at a time, and `GET /v1/resources/access?as_of=` for as many resources
+ *    of the history: p50, p99, max (target p99 200 ms).
+ *
+ *   npm run bench:access-history
+ *
+ * Knobs: BENCH_PRINCIPALS, BENCH_REACH, BENCH_ROUNDS (3), BENCH_RATE, BENCH_HISTORY,
+ * BENCH_AS_OF_CALLS, BENCH_QUIET_S (15: the quiet and bare runs), BENCH_RECORD_TIMEOUT_S (600).
+ * Results also go to bench/results/access-history-*.json.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { BulkLoader } from '../src/seed/bulk.js';
+import {
+  adminToken,
+  ask,
+  benchConfig,
+  benchMain,
+  benchNeo4j,
+  cypher,
+  env,
+  fmt,
+  forkBench,
+  latencySummary,
+  loadPrincipals,
+  log,
+  median,
+  withBenchService,
+  writeResults,
+} from './harness.js';
+import type { GeneratorMessage } from './load-generator.js';
+import type { OpenLoopResult } from './open-loop.js';
+import { generateOrg, rng } from './org.js';
+
+const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
+const REACH = Math.min(PRINCIPALS, env('BENCH_REACH', 50_000));
+const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
+const RATE = env('BENCH_RATE', 300);
+const HISTORY = env('BENCH_HISTORY', 10);
+const AS_OF_CALLS = env('BENCH_AS_OF_CALLS', 300);
+const QUIET_S = env('BENCH_QUIET_S', 15);
+const RECORD_TIMEOUT_S = env('BENCH_RECORD_TIMEOUT_S', 600);
+const DAY_MS = 86_400_000;
+
+type Requests = { method: 'POST' | 'GET'; path: string; body?: string }[];
+
+/** An open-loop run in the generator process, which `stop` ends early. */
+function openRun(
+  generator: ChildProcess,
+  url: string,
+  requests: Requests,
+  headers: Record<string, string>,
+  seconds: number,
+): { result: Promise<OpenLoopResult>; stop: () => void } {
+  const message: GeneratorMessage = {
+    kind: 'open',
+    url,
+    rate: RATE,
+    seconds,
+    connections: 10,
+    headers,
+    requests,
+  };
+  const stop: GeneratorMessage = { kind: 'stop' };
+  return { result: ask<OpenLoopResult>(generator, message), stop: () => void generator.send(stop) };
+}
+
+async function startHello(): Promise<{ base: string; child: ChildProcess }> {
+  const child = forkBench('hello-server.ts');
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m: { port: number }) => resolve(m.port)),
+  );
+  return { base: `http://127.0.0.1:${port}`, child };
+}
+
+async function main(): Promise<void> {
+  const now = Date.now();
+  const org = generateOrg({ principals: PRINCIPALS, groups: Math.ceil(PRINCIPALS / 20), seed: 34, now });
+  // The principals a recording's policy selects: the first REACH of them, by an attribute.
+  for (const [i, p] of org.principals.entries()) {
+    p.attributes = { ...p.attributes, bench_reach: i < REACH ? 'yes' : 'no' };
+    delete p.status;
+  }
+  const neo4j = await benchNeo4j();
+  const generator = forkBench('load-generator.ts');
+  const hello = await startHello();
+  const table: { scenario: string; value: string; ok?: boolean }[] = [];
+  try {
+    await withBenchService(
+      { neo4j, config: benchConfig(), empty: 'MATCH (n:Principal) RETURN count(n) AS n' },
+      async ({ runtime, client, base }) => {
+        log(`loading ${PRINCIPALS} principals`);
+        const loader = new BulkLoader(runtime.db);
+        await loadPrincipals(loader, org.principals, { batch: 1_000, loaders: 2 });
+        const at = new Date(now - 30 * DAY_MS).toISOString();
+        await loader.groups(org.groups);
+        await loader.nesting(org.nesting, at);
+        await loader.memberships(org.memberships, at);
+        await runtime.engine.sync.load();
+        for (;;) {
+          const [lease] = await cypher(runtime.db, 'MATCH (l:AccessHistoryLease) RETURN l.holder AS holder');
+          if (lease?.['holder']) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+
+        const headers = { authorization: `Bearer ${await adminToken(base)}` };
+        const draw = rng(7);
+        const ids = org.principals.map((p) => p.id);
+        const requests: Requests = Array.from({ length: 200 }, () => ({
+          method: 'POST' as const,
+          path: '/v1/decisions/evaluate',
+          body: JSON.stringify({
+            principal_id: ids[Math.floor(draw() * ids.length)],
+            action: 'read',
+            resource: { type: 'bench', identifier: `r${Math.floor(draw() * ROUNDS) + 1}` },
+          }),
+        }));
+
+        log(`the bare app and the quiet service at ${RATE}/s for ${QUIET_S} s each`);
+        // Both warmed up first: the first seconds of a process measure its start, not its floor.
+        await openRun(generator, hello.base, [{ method: 'GET', path: '/' }], {}, 5).result;
+        await openRun(generator, base, requests, headers, 5).result;
+        const bare = await openRun(generator, hello.base, [{ method: 'GET', path: '/' }], {}, QUIET_S).result;
+        const quiet = await openRun(generator, base, requests, headers, QUIET_S).result;
+
+        const recordings: { label: string; changes: number; seconds: number; during: OpenLoopResult }[] = [];
+        const record = async (label: string, act: () => Promise<string>): Promise<void> => {
+          const during = openRun(generator, base, requests, headers, RECORD_TIMEOUT_S);
+          const started = performance.now();
+          const targetId = await act();
+          const [event] = await cypher(
+            runtime.db,
+            'MATCH (e:AuditEvent {target_id: $id}) RETURN e.id AS id ORDER BY e.occurred_at DESC LIMIT 1',
+            { id: targetId },
+          );
+          let stored = 0;
+          while (stored < REACH && performance.now() - started < RECORD_TIMEOUT_S * 1000) {
+            await new Promise((r) => setTimeout(r, 100));
+            const [row] = await cypher(
+              runtime.db,
+              'MATCH (c:AccessChange {cause_event_id: $id}) RETURN count(c) AS n',
+              { id: event!['id'] },
+            );
+            stored = row!['n'] as number;
+          }
+          const seconds = (performance.now() - started) / 1000;
+          during.stop();
+          recordings.push({ label, changes: stored, seconds, during: await during.result });
+          log(`  ${label}: ${stored} changes in ${fmt(seconds)} s`);
+        };
+        for (let r = 1; r <= ROUNDS; r += 1) {
+          let policyId = '';
+          await record(`round ${r}: a policy reaching ${REACH} created`, async () => {
+            const created = await client.json<{ id: string }>('POST', '/v1/policies', {
+              name: `bench-reach-${r}`,
+              effect: 'allow',
+              subjects: { match: { attributes: { bench_reach: 'yes' } } },
+              actions: ['read'],
+              resources: [{ type: 'bench', identifier: `r${r}` }],
+            });
+            policyId = created.id;
+            return policyId;
+          });
+          await record(`round ${r}: that policy deleted`, async () => {
+            await client.json('DELETE', `/v1/policies/${policyId}`);
+            return policyId;
+          });
+        }
+
+        log(`writing ${HISTORY} changes per principal over the last year`);
+        await cypher(runtime.db, `MATCH (l:AccessHistoryLease) SET l.began_at = datetime($began)`, {
+          began: new Date(now - 366 * DAY_MS).toISOString(),
+        });
+        for (let from = 0; from < ids.length; from += 5_000) {
+          await cypher(
+            runtime.db,
+            `UNWIND $ids AS pid
+             UNWIND range(1, $k) AS n
+             WITH pid, n, toString(n % 50) AS h
+             CREATE (:AccessChange {
+               id: 'acc_' + pid + '_' + n, at: datetime($now) - duration({days: 365 - n * (360 / $k)}),
+               principal_id: pid, principal_name: pid, principal_type: 'SERVICE_ACCOUNT',
+               resource_type: 'hist', identifier: 'h' + h, pattern: false,
+               actions_gained: CASE WHEN n % 2 = 1 THEN ['read'] ELSE [] END,
+               actions_lost: CASE WHEN n % 2 = 0 THEN ['read'] ELSE [] END,
+               via: '[]',
+               before: CASE WHEN n % 2 = 1 THEN null ELSE '{"actions":["read"],"via":[],"conditional":false}' END,
+               after: CASE WHEN n % 2 = 0 THEN null ELSE '{"actions":["read"],"via":[],"conditional":false}' END,
+               cause_event_id: 'evt_bench', cause_event_type: 'group.member_added',
+               actor_type: 'system', actor_id: 'system'})`,
+            { ids: ids.slice(from, from + 5_000), k: HISTORY, now: new Date(now).toISOString() },
+          );
+        }
+        const asOf = encodeURIComponent(new Date(Date.now() - 364 * DAY_MS).toISOString());
+        const timed = async (path: string): Promise<number> => {
+          const t0 = performance.now();
+          await client.json('GET', path).catch((err: Error & { cause?: unknown }) => {
+            throw new Error(`GET ${path}: ${err.message} ${String(err.cause)}`);
+          });
+          return performance.now() - t0;
+        };
+        const principalTimes: number[] = [];
+        const resourceTimes: number[] = [];
+        for (let i = 0; i < AS_OF_CALLS; i += 1) {
+          principalTimes.push(
+            await timed(`/v1/principals/${ids[Math.floor(draw() * ids.length)]}/access?as_of=${asOf}`),
+          );
+        }
+        for (let i = 0; i < Math.min(AS_OF_CALLS, 50); i += 1) {
+          resourceTimes.push(
+            await timed(`/v1/resources/access?type=hist&identifier=h${i % 50}&as_of=${asOf}&limit=100`),
+          );
+        }
+
+        const floor = bare.latency.p99;
+        table.push({
+          scenario: `bare Koa at ${RATE}/s: p99 / max (the floor)`,
+          value: `${fmt(floor)} / ${fmt(bare.latency.max)} ms`,
+        });
+        table.push({
+          scenario: `evaluate at ${RATE}/s, nothing else: p99 / max`,
+          value: `${fmt(quiet.latency.p99)} / ${fmt(quiet.latency.max)} ms`,
+        });
+        for (const r of recordings) {
+          table.push({
+            scenario: `${r.label}: changes/s (target 50,000)`,
+            value: `${fmt(r.changes / r.seconds, 0)} (${r.changes} in ${fmt(r.seconds)} s)`,
+            ok: r.changes / r.seconds >= 50_000,
+          });
+          table.push({
+            scenario: `  evaluate at ${RATE}/s meanwhile: p99 / max (target floor + 5 ms)`,
+            value: `${fmt(r.during.latency.p99)} / ${fmt(r.during.latency.max)} ms`,
+            ok: r.during.latency.p99 <= floor + 5,
+          });
+        }
+        const rates = recordings.map((r) => r.changes / r.seconds);
+        table.push({
+          scenario: 'changes/s, median of the recordings',
+          value: fmt(median(rates), 0),
+          ok: median(rates) >= 50_000,
+        });
+        const p = latencySummary(principalTimes);
+        const q = latencySummary(resourceTimes);
+        table.push({
+          scenario: `principal access as of 364 days back (${HISTORY} changes each): p50 / p99 / max (target p99 200 ms)`,
+          value: `${fmt(p.p50)} / ${fmt(p.p99)} / ${fmt(p.max)} ms`,
+          ok: p.p99 <= 200,
+        });
+        table.push({
+          scenario: `who could access a resource 364 days back: p50 / p99 / max`,
+          value: `${fmt(q.p50)} / ${fmt(q.p99)} / ${fmt(q.max)} ms`,
+        });
+        log('');
+        for (const row of table)
+          log(
+            `${row.scenario.padEnd(100)} ${row.value.padStart(30)}  ${row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS'}`,
+          );
+        const file = await writeResults('access-history', {
+          principals: PRINCIPALS,
+          reach: REACH,
+          rate: RATE,
+          bare: bare.latency,
+          quiet: quiet.latency,
+          recordings: recordings.map((r) => ({
+            label: r.label,
+            changes: r.changes,
+            seconds: r.seconds,
+            during: r.during.latency,
+          })),
+          as_of: { principal: p, resource: q },
+        });
+        log(`results in ${file}`);
+      },
+    );
+  } finally {
+    generator.kill();
+    hello.child.kill();
+    await neo4j.stop();
+  }
+}
+
+benchMain(main);
