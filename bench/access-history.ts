@@ -54,6 +54,9 @@ const HISTORY = env('BENCH_HISTORY', 10);
 const AS_OF_CALLS = env('BENCH_AS_OF_CALLS', 300);
 const QUIET_S = env('BENCH_QUIET_S', 15);
 const RECORD_TIMEOUT_S = env('BENCH_RECORD_TIMEOUT_S', 600);
+/** `off`: the same creates and deletes with the access history off (ACCESS_HISTORY=off), each a fixed window: the baseline. */
+const HISTORY_OFF = process.env['BENCH_ACCESS_HISTORY'] === 'off';
+const BASELINE_WINDOW_S = 15;
 const DAY_MS = 86_400_000;
 
 type Requests = { method: 'POST' | 'GET'; path: string; body?: string }[];
@@ -101,7 +104,11 @@ async function main(): Promise<void> {
   const table: { scenario: string; value: string; ok?: boolean }[] = [];
   try {
     await withBenchService(
-      { neo4j, config: benchConfig(), empty: 'MATCH (n:Principal) RETURN count(n) AS n' },
+      {
+        neo4j,
+        config: benchConfig(HISTORY_OFF ? { ACCESS_HISTORY: 'off' } : {}),
+        empty: 'MATCH (n:Principal) RETURN count(n) AS n',
+      },
       async ({ runtime, client, base }) => {
         log(`loading ${PRINCIPALS} principals`);
         const loader = new BulkLoader(runtime.db);
@@ -111,7 +118,7 @@ async function main(): Promise<void> {
         await loader.nesting(org.nesting, at);
         await loader.memberships(org.memberships, at);
         await runtime.engine.sync.load();
-        for (;;) {
+        for (; !HISTORY_OFF;) {
           const [lease] = await cypher(runtime.db, 'MATCH (l:AccessHistoryLease) RETURN l.holder AS holder');
           if (lease?.['holder']) break;
           await new Promise((r) => setTimeout(r, 200));
@@ -148,7 +155,8 @@ async function main(): Promise<void> {
             { id: targetId },
           );
           let stored = 0;
-          while (stored < REACH && performance.now() - started < RECORD_TIMEOUT_S * 1000) {
+          if (HISTORY_OFF) await new Promise((r) => setTimeout(r, BASELINE_WINDOW_S * 1000));
+          while (!HISTORY_OFF && stored < REACH && performance.now() - started < RECORD_TIMEOUT_S * 1000) {
             await new Promise((r) => setTimeout(r, 100));
             const [row] = await cypher(
               runtime.db,
@@ -181,14 +189,18 @@ async function main(): Promise<void> {
           });
         }
 
-        log(`writing ${HISTORY} changes per principal over the last year`);
-        await cypher(runtime.db, `MATCH (l:AccessHistoryLease) SET l.began_at = datetime($began)`, {
-          began: new Date(now - 366 * DAY_MS).toISOString(),
-        });
-        for (let from = 0; from < ids.length; from += 5_000) {
-          await cypher(
-            runtime.db,
-            `UNWIND $ids AS pid
+        const principalTimes: number[] = [];
+        const resourceTimes: number[] = [];
+        // BENCH_HISTORY=0: recording alone.
+        if (HISTORY > 0) {
+          log(`writing ${HISTORY} changes per principal over the last year`);
+          await cypher(runtime.db, `MATCH (l:AccessHistoryLease) SET l.began_at = datetime($began)`, {
+            began: new Date(now - 366 * DAY_MS).toISOString(),
+          });
+          for (let from = 0; from < ids.length; from += 5_000) {
+            await cypher(
+              runtime.db,
+              `UNWIND $ids AS pid
              UNWIND range(1, $k) AS n
              WITH pid, n, toString(n % 50) AS h
              CREATE (:AccessChange {
@@ -202,28 +214,27 @@ async function main(): Promise<void> {
                after: CASE WHEN n % 2 = 0 THEN null ELSE '{"actions":["read"],"via":[],"conditional":false}' END,
                cause_event_id: 'evt_bench', cause_event_type: 'group.member_added',
                actor_type: 'system', actor_id: 'system'})`,
-            { ids: ids.slice(from, from + 5_000), k: HISTORY, now: new Date(now).toISOString() },
-          );
-        }
-        const asOf = encodeURIComponent(new Date(Date.now() - 364 * DAY_MS).toISOString());
-        const timed = async (path: string): Promise<number> => {
-          const t0 = performance.now();
-          await client.json('GET', path).catch((err: Error & { cause?: unknown }) => {
-            throw new Error(`GET ${path}: ${err.message} ${String(err.cause)}`);
-          });
-          return performance.now() - t0;
-        };
-        const principalTimes: number[] = [];
-        const resourceTimes: number[] = [];
-        for (let i = 0; i < AS_OF_CALLS; i += 1) {
-          principalTimes.push(
-            await timed(`/v1/principals/${ids[Math.floor(draw() * ids.length)]}/access?as_of=${asOf}`),
-          );
-        }
-        for (let i = 0; i < Math.min(AS_OF_CALLS, 50); i += 1) {
-          resourceTimes.push(
-            await timed(`/v1/resources/access?type=hist&identifier=h${i % 50}&as_of=${asOf}&limit=100`),
-          );
+              { ids: ids.slice(from, from + 5_000), k: HISTORY, now: new Date(now).toISOString() },
+            );
+          }
+          const asOf = encodeURIComponent(new Date(Date.now() - 364 * DAY_MS).toISOString());
+          const timed = async (path: string): Promise<number> => {
+            const t0 = performance.now();
+            await client.json('GET', path).catch((err: Error & { cause?: unknown }) => {
+              throw new Error(`GET ${path}: ${err.message} ${String(err.cause)}`);
+            });
+            return performance.now() - t0;
+          };
+          for (let i = 0; i < AS_OF_CALLS; i += 1) {
+            principalTimes.push(
+              await timed(`/v1/principals/${ids[Math.floor(draw() * ids.length)]}/access?as_of=${asOf}`),
+            );
+          }
+          for (let i = 0; i < Math.min(AS_OF_CALLS, 50); i += 1) {
+            resourceTimes.push(
+              await timed(`/v1/resources/access?type=hist&identifier=h${i % 50}&as_of=${asOf}&limit=100`),
+            );
+          }
         }
 
         const floor = bare.latency.p99;

@@ -364,14 +364,15 @@ function wireAccessHistory(
   engine: { index: PolicyIndex; sync: IndexSync; access: AccessService },
 ) {
   const { config, logger, db, instanceId } = base;
-  const recorder = base.leads
-    ? new AccessHistoryRecorder(db.background(), {
-        logger,
-        instanceId,
-        leaseMs: config.jobs.leaseMs,
-        maxPending: config.accessHistory.maxPending,
-      })
-    : undefined;
+  const recorder =
+    base.leads && config.accessHistory.recording
+      ? new AccessHistoryRecorder(db.background(), {
+          logger,
+          instanceId,
+          leaseMs: config.jobs.leaseMs,
+          maxPending: config.accessHistory.maxPending,
+        })
+      : undefined;
   if (recorder) engine.sync.observe(recorder);
   const service = new AccessHistoryService(db, {
     retentionDays: config.accessHistory.retentionDays,

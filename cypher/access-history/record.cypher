@@ -1,6 +1,6 @@
 // Stores access changes, whole parts at a time: a part is at most 500 changes of one cause (or
 // its quiet changes, the same actions held otherwise, which have no message).
-// `before` and `after` are the whole entry on each side (JSON), which `as_of` reads back.
+// `before` is the whole entry before the change (JSON), which `as_of` reads back.
 // Each part also goes, as one `access.changed` message, into the outbox of every active webhook
 // that subscribes to it (`*`, `access.*` or `access.changed`), in the same transaction: the
 // message exists if and only if its changes were stored.

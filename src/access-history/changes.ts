@@ -70,12 +70,17 @@ export const keyOf = (type: string, identifier: string, pattern: boolean): strin
  * through `overlay` when given: the policies it names as they were; with `at` (epoch ms), the
  * policies' windows as they stood at that instant.
  */
-export function accessView(index: PolicyIndex, id: string, overlay?: Overlay, at?: number): AccessView {
+export function accessView(
+  index: PolicyIndex,
+  id: string,
+  overlay?: Overlay,
+  at?: number,
+  /** The principal as `principalOf` read it, when the caller has it: it is not read again. */
+  known?: IxPrincipal,
+): AccessView {
   const view: AccessView = new Map();
-  const row = index.table.rowOf(id);
-  if (row < 0) return view;
-  const p = index.principalAt(row);
-  if (p.status !== 'active') return view;
+  const p = known ?? principalOf(index, id);
+  if (!p || p.status !== 'active') return view;
   const entries = accessEntries(
     settleFor(index, p, grantsOf(index, p, overlay, at)),
     registeredMatching(index),
@@ -225,12 +230,16 @@ export type Turn = () => Promise<void> | undefined;
  * principals when given `turn`: a policy reaching tens of thousands holds requests up by a slice
  * at most.
  */
+/** A principal as the index holds it now, when it does (read from its tables: not for free). */
+function principalOf(index: PolicyIndex, id: string): IxPrincipal | undefined {
+  const row = index.table.rowOf(id);
+  return row < 0 ? undefined : index.principalAt(row);
+}
+
 /** A principal's id, name and type as the index holds it, when it does. */
 export function summaryOf(index: PolicyIndex, id: string): PrincipalSummary | undefined {
-  const row = index.table.rowOf(id);
-  if (row < 0) return undefined;
-  const p = index.principalAt(row);
-  return { id, name: p.name, type: p.type };
+  const p = principalOf(index, id);
+  return p && { id, name: p.name, type: p.type };
 }
 
 export class AccessChangeTracker {
@@ -254,8 +263,9 @@ export class AccessChangeTracker {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
     for (const id of reached(index, work, this.previous.values())) {
-      this.views.set(id, accessView(index, id, undefined, this.beforeAt));
-      this.summaries.set(id, summaryOf(index, id));
+      const p = principalOf(index, id);
+      this.views.set(id, accessView(index, id, undefined, this.beforeAt, p));
+      this.summaries.set(id, p && { id, name: p.name, type: p.type });
       await this.turn();
     }
   }
@@ -272,9 +282,12 @@ export class AccessChangeTracker {
     const overlay: Overlay = this.previous;
     const out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
-      const before = this.views.get(id) ?? accessView(index, id, overlay, this.beforeAt);
-      const who = summaryOf(index, id) ?? this.summaries.get(id) ?? { id, name: '', type: '' };
-      out.push(...diffViews(who, before, accessView(index, id)));
+      // Read once, for both views and the summary.
+      const p = principalOf(index, id);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.beforeAt, p);
+      const who = (p && { id, name: p.name, type: p.type }) ??
+        this.summaries.get(id) ?? { id, name: '', type: '' };
+      out.push(...diffViews(who, before, accessView(index, id, undefined, undefined, p)));
       await this.turn();
     }
     return out;

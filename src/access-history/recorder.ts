@@ -19,7 +19,7 @@ import {
 const SLICE_MS = 5;
 
 /** Rows stored per statement, about (whole parts at a time). */
-const ROWS_PER_WRITE = 2_000;
+const ROWS_PER_WRITE = 1_000;
 
 /** Changes per `access.changed` message, at most. */
 export const CHANGES_PER_PART = 500;
@@ -78,7 +78,7 @@ export class AccessHistoryRecorder implements BatchObserver {
     await tracker.before();
     return async () => {
       const deltas = await tracker.after();
-      if (deltas.length > 0) this.enqueue(waiting(deltas, causes, edges));
+      if (deltas.length > 0) this.enqueue(await waiting(deltas, causes, edges, timeSlices(SLICE_MS)));
     };
   }
 
@@ -215,13 +215,14 @@ function partsOf(
 
 /**
  * The changes of one batch, grouped by the event that caused each and cut in parts, in the order
- * of those events.
+ * of those events; the event loop turns between slices of them (a cause may have 50,000).
  */
-function waiting(
+async function waiting(
   deltas: readonly AccessDelta[],
   causes: BatchCauses,
   edges: ReadonlyMap<string, number>,
-): Waiting[] {
+  turn: () => Promise<void> | undefined,
+): Promise<Waiting[]> {
   const latest = latestOf(causes.values());
   const groups = new Map<string, { cause: ChangeEvent; deltas: AccessDelta[] }>();
   for (const delta of deltas) {
@@ -255,9 +256,13 @@ function waiting(
         cause: { event_id: cause.id, event_type: cause.type, actor: cause.actor },
       };
       changes.push(change);
-      rows.push(toStored(change, delta.before, delta.after));
+      rows.push(toStored(change, delta.before));
+      await turn();
     }
-    for (const part of partsOf(cause, changes, rows)) out.push({ cause, part, computedAt });
+    for (const part of partsOf(cause, changes, rows)) {
+      out.push({ cause, part, computedAt });
+      await turn();
+    }
   }
   return out;
 }

@@ -74,20 +74,18 @@ export interface StoredAccessChange {
   actions_lost: string[];
   /** JSON: `via` of the change. */
   via: string;
-  /** JSON: the whole entry before and after (`EntryState`), or null where there was none. */
+  /**
+   * JSON: the whole entry before the change (`EntryState`), or null where there was none: what
+   * `as_of` reads back. What it is after is the next change's `before`, or the index's now.
+   */
   before: string | null;
-  after: string | null;
   cause_event_id: string;
   cause_event_type: string;
   actor_type: string;
   actor_id: string;
 }
 
-export function toStored(
-  change: AccessChange,
-  before: EntryState | null,
-  after: EntryState | null,
-): StoredAccessChange {
+export function toStored(change: AccessChange, before: EntryState | null): StoredAccessChange {
   return {
     id: change.id,
     at: change.at,
@@ -101,7 +99,6 @@ export function toStored(
     actions_lost: change.actions_lost,
     via: JSON.stringify(change.via),
     before: before ? JSON.stringify(before) : null,
-    after: after ? JSON.stringify(after) : null,
     cause_event_id: change.cause.event_id,
     cause_event_type: change.cause.event_type,
     actor_type: change.cause.actor.type,

@@ -81,6 +81,7 @@ export const ConfigSchema = Type.Object({
   TOKEN_PURGE_INTERVAL_S: Type.Optional(PositiveInt),
   SIGNING_KEY_CHECK_INTERVAL_S: Type.Optional(PositiveInt),
   DECISION_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
+  ACCESS_HISTORY: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
   ACCESS_HISTORY_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
   ACCESS_HISTORY_MAX_PENDING: Type.Optional(Type.Integer({ minimum: 1_000, maximum: 10_000_000 })),
   DECISION_FLUSH_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 1_000 })),
@@ -291,6 +292,8 @@ function settings(c: RawConfig) {
       snapshotIntervalMs: (c.INDEX_SNAPSHOT_INTERVAL_S ?? 600) * 1000,
     },
     accessHistory: {
+      /** Off: this instance neither computes nor stores access changes (what is stored stays readable). */
+      recording: (c.ACCESS_HISTORY ?? 'on') === 'on',
       /** Access changes are kept this long; `as_of` reaches no further back. */
       retentionDays: c.ACCESS_HISTORY_DAYS ?? 400,
       /** Changes held while the database cannot take them; the oldest causes' are dropped beyond. */
