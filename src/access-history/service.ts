@@ -1,22 +1,13 @@
+import type { Static } from '@sinclair/typebox';
 import type { Database } from '../db/database.js';
 import { validationFailed } from '../errors/errors.js';
 import { DEFAULT_LIMIT } from '../pagination.js';
+import type { AccessChangeListQuery } from '../schemas/access-history.js';
 import { parseInstant } from '../time.js';
 import { accessHistoryRepository as repo, fromStored, type AccessChange } from './repository.js';
 
 /** What a list of access changes asks for (the query of `GET /v1/access-changes`). */
-export interface AccessChangeQuery {
-  page?: number | undefined;
-  cursor?: string | undefined;
-  limit?: number | undefined;
-  principal_id?: string | undefined;
-  resource_type?: string | undefined;
-  identifier?: string | undefined;
-  action?: string | undefined;
-  event_id?: string | undefined;
-  since?: string | undefined;
-  until?: string | undefined;
-}
+export type AccessChangeQuery = Static<typeof AccessChangeListQuery>;
 
 export interface AccessChangePage {
   data: AccessChange[];
