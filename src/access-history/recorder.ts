@@ -82,16 +82,6 @@ export class AccessHistoryRecorder implements BatchObserver {
     };
   }
 
-  /** Whether this instance stores the changes now. */
-  get holdsLease(): boolean {
-    return this.holds;
-  }
-
-  /** Changes computed and not stored yet. */
-  get pending(): number {
-    return this.queued;
-  }
-
   /** Takes or renews the lease, and stores what waits once it holds it (a periodic task). */
   async renew(): Promise<void> {
     if (this.stopped) return;
@@ -173,8 +163,9 @@ export class AccessHistoryRecorder implements BatchObserver {
         this.options.logger.warn({ err, waiting: this.queued }, 'could not store access changes; retrying');
         return;
       }
-      this.queue.splice(0, n);
-      this.queued -= rows;
+      // By identity: while the statement ran, the queue may have been cut (past its bound).
+      const stored = new Set(taken);
+      this.keep((w) => !stored.has(w));
     }
   }
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { tokenFor } from '../helpers/auth.js';
+import { startTestApp } from '../helpers/app.js';
+import { authed, tokenFor } from '../helpers/auth.js';
 import { engineApi, namer } from '../helpers/engine.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
@@ -259,7 +260,9 @@ describe('access changes', () => {
     expect((await other.get('/v1/access-changes')).status).to.equal(403);
   });
 
-  it('sends each cause’s changes to webhooks as access.changed, in parts of at most 500', async () => {
+  it('sends each cause’s changes to webhooks as access.changed, in parts of at most 500', async function () {
+    // 501 resources registered one request at a time.
+    this.timeout(90_000);
     const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
     expect(hook.status, hook.text).to.equal(201);
     try {
@@ -300,6 +303,52 @@ describe('access changes', () => {
       expect(payloads.flatMap((x) => x.data.changes)).to.deep.equal(listed);
     } finally {
       await api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+  });
+
+  it('with two instances, stores each change once, and the other takes over when the one storing stops', async () => {
+    const second = await startTestApp({ keepData: true, env: { JOB_LEASE_S: '1' } });
+    try {
+      const other = engineApi(await authed(second), uniq);
+      const t = type();
+      const ps = [(await other.principal()).id as string, (await other.principal()).id as string];
+      // Made through the instance that does not store: each change is stored once, by the other.
+      const both = await other.policy({
+        subjects: { principals: ps },
+        resources: [{ type: t, identifier: 'a' }],
+      });
+      const created = await eventOf('policy.created', both.id);
+      const { value: listed } = await eventually(
+        async () => (await changes(`event_id=${created.id}`)).data,
+        (data) => data.length >= 2,
+        10_000,
+      );
+      expect(listed.map((c: any) => c.principal.id).sort()).to.deep.equal([...ps].sort());
+
+      // The one storing stops (and gives its lease up); changes made meanwhile are stored by the other.
+      await fx.restart(undefined, async () => {
+        const alone = await other.policy({
+          subjects: { principals: [ps[0]] },
+          resources: [{ type: t, identifier: 'b' }],
+        });
+        const secondApi = await authed(second);
+        const { value } = await eventually(
+          async () => (await secondApi.get(`/v1/access-changes?resource_type=${t}&identifier=b`)).body.data,
+          (data: any[]) => data.length >= 1,
+          10_000,
+        );
+        expect(value.map((c: any) => [c.principal.id, c.via[0].policy_id])).to.deep.equal([
+          [ps[0], alone.id],
+        ]);
+      });
+      api = fx.api;
+      world = engineApi(api, uniq);
+      expect(await story(t)).to.deep.equal([
+        ...[...ps].sort().map((p) => `${p} a +read by policy.created`),
+        `${ps[0]} b +read by policy.created`,
+      ]);
+    } finally {
+      await second.close();
     }
   });
 });
