@@ -66,8 +66,12 @@ export const AccessChangeListQuery = Type.Object({
   identifier: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH })),
   action: Type.Optional(Type.String({ pattern: ACTION_NAME_PATTERN, description: 'Gained or lost' })),
   event_id: Type.Optional(Id('event', 'The audit event that caused the changes')),
-  since: Type.Optional(Type.String({ format: 'date-time', description: 'Changes at or after (RFC 3339)' })),
-  until: Type.Optional(Type.String({ format: 'date-time', description: 'Changes before (RFC 3339)' })),
+  since: Type.Optional(
+    Type.String({ format: 'date-time', maxLength: 64, description: 'Changes at or after (RFC 3339)' }),
+  ),
+  until: Type.Optional(
+    Type.String({ format: 'date-time', maxLength: 64, description: 'Changes before (RFC 3339)' }),
+  ),
 });
 
 export const AccessChangeList = Type.Object(

@@ -82,6 +82,7 @@ export const DecisionRequestSchema = Type.Object(
 const AsOf = (what: string) =>
   Type.String({
     format: 'date-time',
+    maxLength: 64,
     description: `${what} as it held at this instant (RFC 3339), within the access history (docs/access-history.md); before its horizon: 400`,
   });
 

@@ -694,6 +694,9 @@ describe('analyst console in a browser', function () {
     await links.first().waitFor();
     expect(await links.count()).to.equal(2);
     await links.first().getByRole('link', { name: 'Ada Lovelace' }).waitFor();
+    // Each link names both its principals once their names have loaded.
+    await links.nth(0).filter({ hasText: 'triage-bot' }).waitFor();
+    await links.nth(1).filter({ hasText: 'ledger-helper' }).waitFor();
     expect(await links.nth(0).textContent())
       .to.include('Ada Lovelace')
       .and.include('triage-bot');
