@@ -156,7 +156,10 @@ export class AccessHistoryRecorder implements BatchObserver {
       const taken = this.queue.slice(0, n);
       try {
         const parts = taken.map((w) => w.part);
-        await (this.thread ? repo.recordOn(this.thread, parts) : repo.record(this.db, parts));
+        const { instanceId } = this.options;
+        await (this.thread
+          ? repo.recordOn(this.thread, parts, instanceId)
+          : repo.record(this.db, parts, instanceId));
       } catch (err) {
         // They stay in front, in order; the next renewal or batch tries again.
         this.failedAt = Date.now();
@@ -186,6 +189,7 @@ function partsOf(
     const listed = some.map((i) => changes[i]!);
     parts.push({
       id: listed[0]!.id,
+      cause_id: cause.id,
       at: cause.occurred_at,
       rows: some.map((i) => rows[i]!),
       body: JSON.stringify({ cause: listed[0]!.cause, changes: listed, part: n + 1, parts: count }),
@@ -196,6 +200,7 @@ function partsOf(
     const some = quiet.slice(n, n + CHANGES_PER_PART);
     parts.push({
       id: changes[some[0]!]!.id,
+      cause_id: cause.id,
       at: cause.occurred_at,
       rows: some.map((i) => rows[i]!),
       body: null,

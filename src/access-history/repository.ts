@@ -35,6 +35,8 @@ export interface AsOfRow {
 export interface StoredPart {
   /** The message's id (the id of its first change): the `webhook-id` of its deliveries. */
   id: string;
+  /** The event that caused its changes. */
+  cause_id: string;
   at: string;
   rows: StoredAccessChange[];
   /** JSON of the `access.changed` data, `{ cause, changes, part, parts }`; null for quiet changes. */
@@ -163,8 +165,9 @@ function predicates(filters: AccessChangeFilters): { fragments: string[]; params
 }
 
 export const accessHistoryRepository = {
-  async record(db: Database, parts: readonly StoredPart[]): Promise<void> {
-    await db.write('access-history/record', (tx) => tx.run(Q.record, { parts }));
+  /** Stores parts as `recorder` (an instance id); a cause another recorder stored is skipped. */
+  async record(db: Database, parts: readonly StoredPart[], recorder: string): Promise<void> {
+    await db.write('access-history/record', (tx) => tx.run(Q.record, { parts, recorder }));
   },
 
   /**
@@ -176,8 +179,8 @@ export const accessHistoryRepository = {
     return db.writeThread(Q.record);
   },
 
-  async recordOn(thread: WriteThread, parts: readonly StoredPart[]): Promise<void> {
-    await thread.write({ parts }, {});
+  async recordOn(thread: WriteThread, parts: readonly StoredPart[], recorder: string): Promise<void> {
+    await thread.write({ parts, recorder }, {});
   },
 
   /** The ids among `ids` whose access changes are stored already. */
