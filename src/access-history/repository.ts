@@ -19,6 +19,47 @@ const Q = defineQueries('access-history', [
   'resource_as_of',
 ]);
 
+/**
+ * A part made ready to store where it was computed (which may be a decision thread): its
+ * parameter of the record statement as JSON text, and what the recorder keeps of it meanwhile.
+ */
+export interface ReadyPart {
+  id: string;
+  cause_id: string;
+  /** How many changes it holds. */
+  rows: number;
+  /** JSON of the part as one element of the record statement's `$parts`. */
+  json: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A part as the record statement takes it, as JSON text: a function of the part alone. */
+export function readyPart(part: StoredPart): ReadyPart {
+  return {
+    id: part.id,
+    cause_id: part.cause_id,
+    rows: part.rows.length,
+    json: encoder.encode(JSON.stringify(part)),
+  };
+}
+
+/** The `$parts` of the record statement, as one JSON array. */
+function partsArray(parts: readonly ReadyPart[]): Uint8Array {
+  const size = parts.reduce((n, p) => n + p.json.length + 1, 2);
+  const out = new Uint8Array(size);
+  let at = 0;
+  out[at++] = 0x5b; // [
+  parts.forEach((p, i) => {
+    if (i > 0) out[at++] = 0x2c; // ,
+    out.set(p.json, at);
+    at += p.json.length;
+  });
+  out[at++] = 0x5d; // ]
+  return out.subarray(0, at);
+}
+
 /** One resource (or glob) of a principal's history around an instant (`principal_as_of`). */
 export interface AsOfRow {
   type: string;
@@ -166,7 +207,8 @@ function predicates(filters: AccessChangeFilters): { fragments: string[]; params
 
 export const accessHistoryRepository = {
   /** Stores parts as `recorder` (an instance id); a cause another recorder stored is skipped. */
-  async record(db: Database, parts: readonly StoredPart[], recorder: string): Promise<void> {
+  async record(db: Database, ready: readonly ReadyPart[], recorder: string): Promise<void> {
+    const parts: unknown = JSON.parse(decoder.decode(partsArray(ready)));
     await db.write('access-history/record', (tx) => tx.run(Q.record, { parts, recorder }));
   },
 
@@ -179,8 +221,8 @@ export const accessHistoryRepository = {
     return db.writeThread(Q.record);
   },
 
-  async recordOn(thread: WriteThread, parts: readonly StoredPart[], recorder: string): Promise<void> {
-    await thread.write({ parts, recorder }, {});
+  async recordOn(thread: WriteThread, ready: readonly ReadyPart[], recorder: string): Promise<void> {
+    await thread.write({ recorder }, {}, { parts: partsArray(ready) });
   },
 
   /** The ids among `ids` whose access changes are stored already. */

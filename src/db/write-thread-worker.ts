@@ -7,12 +7,14 @@ import type { WriteThreadData, WriteThreadReply, WriteThreadTask } from './write
 
 /**
  * A thread that runs one write statement (src/db/write-thread.ts) with a driver of its own: it
- * takes each task's parameters, encodes the ones sent as bytes (gzip, then base64), and runs the
- * statement in a write transaction, so that neither the compression nor the driver's packing of
- * large values runs on the thread that sent them. One task at a time, in the order sent; each
+ * takes each task's parameters, encodes the ones sent as bytes (gzip, then base64), parses the ones
+ * sent as JSON text, and runs the statement in a write transaction, so that neither the
+ * compression, the parsing nor the driver's packing of large values runs on the thread that sent
+ * them. One task at a time, in the order sent; each
  * answered alone.
  */
 const data = workerData as WriteThreadData;
+const decoder = new TextDecoder();
 const port = parentPort!;
 runInBackground();
 const driver = createDriver(data.connection.uri, data.connection.user, data.connection.password, {
@@ -30,6 +32,7 @@ async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
     for (const [name, bytes] of Object.entries(task.packed)) {
       params[name] = gzipSync(bytes, { level: 1 }).toString('base64');
     }
+    for (const [name, bytes] of Object.entries(task.json)) params[name] = JSON.parse(decoder.decode(bytes));
     await session.executeWrite((tx) => tx.run(data.statement.text, toNeo4jParams(params)), {
       timeout: data.txTimeoutMs,
       metadata: { app: 'principals-access-service', unit: data.statement.name },

@@ -13,11 +13,16 @@ export interface WriteThreadData {
   statement: { name: string; text: string };
 }
 
-/** A write sent to the thread: plain parameters, and parameters sent as bytes (moved, not shared). */
+/**
+ * A write sent to the thread: plain parameters, parameters sent as bytes to be compressed
+ * (`packed`), and parameters sent as JSON text to be parsed there (`json`); bytes are moved, not
+ * shared.
+ */
 export interface WriteThreadTask {
   seq: number;
   params: Record<string, unknown>;
   packed: Record<string, Uint8Array>;
+  json: Record<string, Uint8Array>;
 }
 
 export type WriteThreadReply =
@@ -29,7 +34,8 @@ const CLOSE_WAIT_MS = 10_000;
 /**
  * One write statement run on a worker thread with a driver of its own
  * (src/db/write-thread-worker.ts): parameters given as bytes are gzip-compressed and sent as
- * base64 text, the compression and the driver's packing done there, never on the thread that
+ * base64 text, parameters given as JSON text are parsed, the compression, the parsing and the
+ * driver's packing done there, never on the thread that
  * answers requests. The thread starts with the first write, and again with the write after it
  * stops for any reason (the writes it held then fail). A write that cannot reach the database
  * rejects with an `UNAVAILABLE` error; any other failure with what the database said. What it
@@ -45,17 +51,24 @@ export class WriteThread {
     private readonly committed: (bookmarks: string[]) => Promise<void>,
   ) {}
 
-  async write(params: Record<string, unknown>, packed: Record<string, Uint8Array>): Promise<void> {
+  async write(
+    params: Record<string, unknown>,
+    packed: Record<string, Uint8Array>,
+    json: Record<string, Uint8Array> = {},
+  ): Promise<void> {
     const worker = this.start();
     const seq = (this.seq += 1);
     // A copy of just the bytes, whose memory then moves to the thread without another copy.
-    const moved: Record<string, Uint8Array> = {};
-    for (const [name, bytes] of Object.entries(packed)) moved[name] = new Uint8Array(bytes);
+    const move = (values: Record<string, Uint8Array>): Record<string, Uint8Array> =>
+      Object.fromEntries(Object.entries(values).map(([name, bytes]) => [name, new Uint8Array(bytes)]));
+    const task: WriteThreadTask = { seq, params, packed: move(packed), json: move(json) };
     const written = new Promise<void>((resolve, reject) => this.waiting.set(seq, { resolve, reject }));
     worker.ref();
     worker.postMessage(
-      { seq, params, packed: moved } satisfies WriteThreadTask,
-      Object.values(moved).map((bytes) => bytes.buffer as ArrayBuffer),
+      task,
+      [...Object.values(task.packed), ...Object.values(task.json)].map(
+        (bytes) => bytes.buffer as ArrayBuffer,
+      ),
     );
     await written;
   }
