@@ -217,3 +217,31 @@ export function observeEngine(metrics: Metrics, readings: EngineReadings): void 
     readings.pendingRecords,
   );
 }
+
+/** What the access history's recorder reports about itself (src/access-history/recorder.ts). */
+export interface AccessHistoryReadings {
+  batches: () => { event_loop: number; decision_thread: number };
+  pending: () => number;
+}
+
+export function observeAccessHistory(metrics: Metrics, readings: AccessHistoryReadings): void {
+  const registers = [metrics.registry];
+  new Counter({
+    name: 'access_history_batches_total',
+    help: 'Batches of changes to the decision index whose access changes were computed, by where (event_loop, decision_thread)',
+    labelNames: ['where'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [where, n] of Object.entries(readings.batches())) this.inc({ where }, n);
+    },
+  });
+  new Gauge({
+    name: 'access_history_changes_pending',
+    help: 'Access changes computed and not yet stored in Neo4j',
+    registers,
+    collect() {
+      this.set(readings.pending());
+    },
+  });
+}

@@ -35,6 +35,8 @@ import { DecisionThreads } from './decisions/decision-thread.js';
 import { IndexSync } from './decisions/sync.js';
 import { AccessAsOf } from './access-history/as-of.js';
 import { AccessHistoryRecorder } from './access-history/recorder.js';
+import type { ReadyPart } from './access-history/repository.js';
+import { ACCESS_HISTORY_THREAD } from './access-history/thread.js';
 import { AccessHistoryService } from './access-history/service.js';
 import { accessHistoryTasks } from './access-history/tasks.js';
 import { within } from './time.js';
@@ -47,7 +49,7 @@ import { principalLookup } from './principals/lookup.js';
 import { PrincipalWrites, principalRiskStore } from './principals/writes.js';
 import { JobRunner } from './jobs/runner.js';
 import type { Logger } from './logging/logger.js';
-import { createMetrics, observeEngine, type Metrics } from './metrics.js';
+import { createMetrics, observeAccessHistory, observeEngine, type Metrics } from './metrics.js';
 import { DelegationRisk } from './risk/delegations.js';
 import { DormancyRisk } from './risk/dormancy.js';
 import { OwnershipRisk } from './risk/ownership.js';
@@ -262,6 +264,9 @@ async function wirePrincipals(base: Base) {
   return { searchPlans, principals, principalWrites };
 }
 
+/** Whether this instance computes the access history (the leading process of its host, unless off). */
+const recordsAccessHistory = (base: Base): boolean => base.leads && base.config.accessHistory.recording;
+
 /** The decision index, loaded and following the change feed, and what answers from it. */
 async function wireEngine(base: Base) {
   const { config, logger, db, feed } = base;
@@ -286,8 +291,15 @@ async function wireEngine(base: Base) {
   if (!config.decisions.recording) {
     logger.warn('DECISION_RECORDING=off-for-benchmark: decisions are not recorded (benchmarks only)');
   }
+  // Where this instance records the access history, its first decision thread computes it.
   const threads =
-    config.decisions.threads > 0 ? new DecisionThreads(config.decisions.threads, logger) : undefined;
+    config.decisions.threads > 0
+      ? new DecisionThreads(
+          config.decisions.threads,
+          logger,
+          recordsAccessHistory(base) ? ACCESS_HISTORY_THREAD : undefined,
+        )
+      : undefined;
   if (threads) await sync.replicate(threads);
   const decisions = new DecisionService(index, log, threads);
   const access = new AccessService(db, index);
@@ -361,26 +373,36 @@ function wireReports(base: Base, engine: { access: AccessService; index: PolicyI
  */
 function wireAccessHistory(
   base: Base,
-  engine: { index: PolicyIndex; sync: IndexSync; access: AccessService },
+  engine: {
+    index: PolicyIndex;
+    sync: IndexSync;
+    access: AccessService;
+    threads: DecisionThreads | undefined;
+  },
 ) {
   const { config, logger, db, instanceId } = base;
-  const recorder =
-    base.leads && config.accessHistory.recording
-      ? new AccessHistoryRecorder(db.background(), {
-          logger,
-          instanceId,
-          leaseMs: config.jobs.leaseMs,
-          maxPending: config.accessHistory.maxPending,
-        })
-      : undefined;
-  if (recorder) engine.sync.observe(recorder);
+  const { threads } = engine;
+  const recorder = recordsAccessHistory(base)
+    ? new AccessHistoryRecorder(db.background(), {
+        logger,
+        instanceId,
+        leaseMs: config.jobs.leaseMs,
+        maxPending: config.accessHistory.maxPending,
+        // What the decision thread computed from the batches applied so far.
+        computed: threads ? () => threads.watched() : undefined,
+      })
+    : undefined;
+  if (recorder) {
+    threads?.watch((parts) => recorder.take(parts as ReadyPart[]));
+    engine.sync.observe(recorder);
+  }
   const service = new AccessHistoryService(db, {
     retentionDays: config.accessHistory.retentionDays,
-    ...(recorder ? { settled: () => recorder.flush() } : {}),
+    ...(recorder ? { settled: () => recorder.settle() } : {}),
   });
   const asOf = new AccessAsOf(db, engine.index, engine.access, {
     retained: () => service.horizon(),
-    settled: recorder ? () => recorder.flush() : undefined,
+    settled: recorder ? () => recorder.settle() : undefined,
   });
   return { recorder, service, asOf };
 }
@@ -604,6 +626,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       threadTasks: () => engine.threads?.tasks ?? 0,
       threadsReady: () => engine.threads?.ready ?? 0,
     });
+    const { recorder } = history;
+    if (recorder) {
+      observeAccessHistory(metrics, { batches: () => recorder.batches, pending: () => recorder.pending });
+    }
     schedule(base, { auth, engine, webhooks, reports, risk, delegations, policies, history });
     jobs.start();
 

@@ -17,6 +17,11 @@ export interface AccessHistoryOptions {
   leaseMs: number;
   /** Changes kept waiting to be stored, at most; past it the oldest are given up, logged. */
   maxPending: number;
+  /**
+   * Settles once what a decision thread computes from the batches applied so far has been taken
+   * (`take`), where a thread computes them.
+   */
+  computed?: (() => Promise<void>) | undefined;
 }
 
 /** A part of one cause's changes waiting to be stored. */
@@ -39,6 +44,8 @@ interface Waiting {
 export class AccessHistoryRecorder implements BatchObserver {
   private queue: Waiting[] = [];
   private queued = 0;
+  /** Batches whose changes were computed on the event loop, and on a decision thread (/metrics). */
+  readonly batches = { event_loop: 0, decision_thread: 0 };
   private holds = false;
   private writing: Promise<void> | undefined;
   private failedAt = 0;
@@ -57,12 +64,25 @@ export class AccessHistoryRecorder implements BatchObserver {
   async before(index: PolicyIndex, work: Pending, causes: BatchCauses): Promise<() => Promise<void>> {
     if (this.stopped) return async () => undefined;
     const after = await watchBatch(index, work, causes);
-    return async () => this.take(await after());
+    this.batches.event_loop += 1;
+    return async () => this.enqueue(await after());
   }
 
   /** The parts of a batch's changes, computed here or on a decision thread, in batch order. */
   take(parts: readonly ReadyPart[]): void {
-    if (parts.length > 0) this.enqueue(parts);
+    this.batches.decision_thread += 1;
+    this.enqueue(parts);
+  }
+
+  /** Changes computed and not stored yet. */
+  get pending(): number {
+    return this.queued;
+  }
+
+  /** Stores what the batches applied so far moved (a read that must see them waits on it). */
+  async settle(): Promise<void> {
+    await this.options.computed?.();
+    await this.flush();
   }
 
   /** Takes or renews the lease, and stores what waits once it holds it (a periodic task). */
@@ -102,6 +122,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   }
 
   private enqueue(parts: readonly ReadyPart[]): void {
+    if (parts.length === 0 || this.stopped) return;
     const computedAt = Date.now();
     for (const part of parts) {
       this.queue.push({ part, computedAt });

@@ -2,10 +2,11 @@ import { once } from 'node:events';
 import { setImmediate } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import { MemorySections, type HeldSections } from '../columnar/sections.js';
+import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
 import type { DecisionRequest, Reason } from '../schemas/decisions.js';
 import { ThreadLost, workerThread } from '../threads/thread.js';
-import { PRINCIPAL_SLICE, type Fetched, type Pending } from './apply.js';
+import { PRINCIPAL_SLICE, type BatchCauses, type Fetched, type Pending } from './apply.js';
 import type { PolicyIndex } from './policy-index.js';
 import type { RecordLines } from './records.js';
 import type { SimulationInput, SimulationResult } from './simulation.js';
@@ -58,7 +59,14 @@ export interface Decided {
 export type ToThread =
   | { kind: 'seed'; held: HeldSections; version: number }
   | { kind: 'rows'; principals: Fetched['principals']; memberships: Fetched['memberships'] }
-  | { kind: 'apply'; work: Pending; fetched: Fetched; version: number }
+  | {
+      kind: 'apply';
+      work: Pending;
+      fetched: Fetched;
+      version: number;
+      /** Given: the thread's watch computes what the batch moved, and sends it back. */
+      causes?: [string, ChangeEvent][];
+    }
   | { kind: 'privileges'; rows: { id: string; privileges: string }[] }
   | { kind: 'decide'; seq: number; task: DecideTask }
   | { kind: 'simulate'; seq: number; input: SimulationInput }
@@ -68,6 +76,7 @@ export type ToThread =
 export type FromThread =
   | { kind: 'answer'; seq: number; ok: true; result: unknown }
   | { kind: 'answer'; seq: number; ok: false; message: string }
+  | { kind: 'watched'; result: unknown }
   | { kind: 'problem'; message: string };
 
 /** What keeps a replica's index following the index in use (src/decisions/sync.ts). */
@@ -77,13 +86,23 @@ export interface DecisionReplicas {
    * changes (where a replica started again later must be seeded).
    */
   seed(index: PolicyIndex, between: (work: () => Promise<void>) => Promise<void>): void;
-  /** A batch of changes the index in use applied, which made it `version`. */
-  apply(work: Pending, fetched: Fetched, version: number): Promise<void>;
+  /**
+   * Whether a thread now watches the batches it is sent with their causes (the access history's
+   * computation runs there rather than on the event loop).
+   */
+  readonly watching: boolean;
+  /**
+   * A batch of changes the index in use applied, which made it `version`; with `causes`, the
+   * watching thread also computes what it moved. Answers whether one will.
+   */
+  apply(work: Pending, fetched: Fetched, version: number, causes?: BatchCauses): Promise<boolean>;
   privileges(rows: readonly { id: string; privileges: string }[]): void;
 }
 
 interface Slot {
   worker: Worker | undefined;
+  /** Batches sent with their causes whose result has not come back yet. */
+  watched: number;
   waiting: Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>;
   /** When it last stopped unasked: one that keeps stopping starts again at most every few seconds. */
   stoppedAt: number;
@@ -93,9 +112,24 @@ interface Slot {
 const CLOSE_WAIT_MS = 10_000;
 const RESTART_PAUSE_MS = 2_000;
 
+/** The module a decision thread runs (beside `here`, a module's URL): one calling `serveReplica`. */
+export interface ThreadModule {
+  here: string;
+  name: string;
+}
+
+const PLAIN: ThreadModule = { here: import.meta.url, name: 'decision-thread-worker' };
+
 export class DecisionThreads implements DecisionReplicas {
   private readonly slots: Slot[];
   private index: PolicyIndex | undefined;
+  /** Takes what the first thread's watch sends back, in the order the batches were applied. */
+  private sink: ((result: unknown) => void) | undefined;
+  /** Settle once the results of the batches watched so far are back (or the thread is gone). */
+  private drains: { until: number; done: () => void }[] = [];
+  /** Watched batches sent, and their results taken (or lost with a thread), since the start. */
+  private watchedSent = 0;
+  private watchedBack = 0;
   private between: ((work: () => Promise<void>) => Promise<void>) | undefined;
   private seq = 0;
   private closing = false;
@@ -105,12 +139,31 @@ export class DecisionThreads implements DecisionReplicas {
   constructor(
     count: number,
     private readonly logger: Logger,
+    /** What the threads run: a module that watches batches, where one should. */
+    private readonly module: ThreadModule = PLAIN,
   ) {
     this.slots = Array.from({ length: count }, () => ({
       worker: undefined,
+      watched: 0,
       waiting: new Map(),
       stoppedAt: 0,
     }));
+  }
+
+  /** Has the first thread's watch results go to `sink`, in batch order, from now on. */
+  watch(sink: (result: unknown) => void): void {
+    this.sink = sink;
+  }
+
+  get watching(): boolean {
+    return this.sink !== undefined && this.module !== PLAIN && this.slots[0]?.worker !== undefined;
+  }
+
+  /** Settles once the results of every batch watched until now have come back, or are lost. */
+  watched(): Promise<void> {
+    if (this.watchedBack >= this.watchedSent) return Promise.resolve();
+    const until = this.watchedSent;
+    return new Promise((done) => this.drains.push({ until, done }));
   }
 
   /** Threads holding a replica now. */
@@ -124,9 +177,9 @@ export class DecisionThreads implements DecisionReplicas {
     for (const slot of this.slots) if (!this.closing) this.seedSlot(slot);
   }
 
-  async apply(work: Pending, fetched: Fetched, version: number): Promise<void> {
+  async apply(work: Pending, fetched: Fetched, version: number, causes?: BatchCauses): Promise<boolean> {
     const live = this.slots.filter((s) => s.worker !== undefined);
-    if (live.length === 0) return;
+    if (live.length === 0) return false;
     // The rows of a large batch (a connector's sync names tens of thousands of principals) go
     // ahead in slices, each copied for the threads between two turns of the event loop.
     const { principals, memberships } = fetched;
@@ -144,7 +197,17 @@ export class DecisionThreads implements DecisionReplicas {
     }
     const rest: Fetched = sliced ? { ...fetched, principals: [], memberships: [] } : fetched;
     const message: ToThread = { kind: 'apply', work, fetched: rest, version };
-    for (const slot of live) slot.worker?.postMessage(message);
+    // The first thread, when it watches, is sent the causes too.
+    const watcher = causes && this.watching ? this.slots[0] : undefined;
+    for (const slot of live) {
+      if (slot === watcher && slot.worker) {
+        slot.worker.postMessage({ ...message, causes: [...causes!] } satisfies ToThread);
+        slot.watched += 1;
+        this.watchedSent += 1;
+        slot.worker.ref();
+      } else slot.worker?.postMessage(message);
+    }
+    return watcher?.worker !== undefined;
   }
 
   privileges(rows: readonly { id: string; privileges: string }[]): void {
@@ -198,6 +261,16 @@ export class DecisionThreads implements DecisionReplicas {
     return answered;
   }
 
+  private back(n: number): void {
+    this.watchedBack += n;
+    const still = [];
+    for (const drain of this.drains) {
+      if (this.watchedBack >= drain.until) drain.done();
+      else still.push(drain);
+    }
+    this.drains = still;
+  }
+
   private seedSlot(slot: Slot): void {
     const index = this.index!;
     const sections = new MemorySections();
@@ -208,17 +281,24 @@ export class DecisionThreads implements DecisionReplicas {
   }
 
   private start(slot: Slot): Worker {
-    const worker = workerThread(import.meta.url, 'decision-thread-worker', null);
+    const worker = workerThread(this.module.here, this.module.name, null);
     worker.unref();
     worker.on('message', (reply: FromThread) => {
       if (reply.kind === 'problem') {
         this.logger.warn({ reason: reply.message }, 'a decision thread could not apply a change');
         return;
       }
+      if (reply.kind === 'watched') {
+        slot.watched -= 1;
+        this.sink?.(reply.result);
+        this.back(1);
+        if (slot.watched === 0 && slot.waiting.size === 0) worker.unref();
+        return;
+      }
       const waiter = slot.waiting.get(reply.seq);
       if (!waiter) return;
       slot.waiting.delete(reply.seq);
-      if (slot.waiting.size === 0) worker.unref();
+      if (slot.waiting.size === 0 && slot.watched === 0) worker.unref();
       if (reply.ok) waiter.resolve(reply.result);
       else waiter.reject(new Error(reply.message));
     });
@@ -228,6 +308,14 @@ export class DecisionThreads implements DecisionReplicas {
       const lost = new ThreadLost(`the decision thread stopped (code ${code})`);
       for (const { reject } of slot.waiting.values()) reject(lost);
       slot.waiting.clear();
+      if (slot.watched > 0) {
+        this.logger.warn(
+          { batches: slot.watched },
+          'a decision thread stopped before answering what batches of changes moved; their access changes are lost',
+        );
+        this.back(slot.watched);
+        slot.watched = 0;
+      }
       if (this.closing) return;
       // Started again from the index as it then is, between two batches of changes.
       const pause = Date.now() - slot.stoppedAt < RESTART_PAUSE_MS * 5 ? RESTART_PAUSE_MS : 0;

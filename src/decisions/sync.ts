@@ -378,9 +378,22 @@ export class IndexSync {
     this.causes = new Map();
     try {
       const fetched = await this.read(this.index, work);
-      const observed = await this.observer?.before(this.index, work, causes);
+      // Where a decision thread watches, it computes what the batch moved on its replica, off
+      // the event loop; otherwise the observer does here.
+      const onThread = this.observer !== undefined && this.replicas?.watching === true;
+      const observed = onThread ? undefined : await this.observer?.before(this.index, work, causes);
       await applyChanges(this.index, work, fetched, this.followsPrivileges ? this.dirty : null);
-      await this.replicas?.apply(work, fetched, this.index.version);
+      const sent = await this.replicas?.apply(
+        work,
+        fetched,
+        this.index.version,
+        onThread ? causes : undefined,
+      );
+      if (onThread && !sent) {
+        this.logger.warn(
+          'the decision thread watching batches stopped; the access changes of one batch are lost',
+        );
+      }
       await observed?.();
     } catch (err) {
       // Nothing is lost: the keys go back to wait for the next batch, with what named them.

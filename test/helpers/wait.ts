@@ -83,13 +83,19 @@ export async function scheduledRuns(
   }
 }
 
-/** How many runs of its periodic task `task` the instance behind `http` has finished (its /metrics). */
-export async function taskRuns(http: HttpClient, task: string): Promise<number> {
+/**
+ * One series of the instance behind `http`'s /metrics, by its name and labels as printed
+ * (`name{label="value"}`), or `absent` when it is not there.
+ */
+export async function metricValue(http: HttpClient, series: string, absent = NaN): Promise<number> {
   const text = (await http.get('/metrics')).text;
-  const prefix = `background_task_runs_total{task="${task}"} `;
-  const line = text.split('\n').find((l) => l.startsWith(prefix));
-  return line === undefined ? 0 : Number(line.slice(prefix.length));
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? absent : Number(line.slice(series.length + 1));
 }
+
+/** How many runs of its periodic task `task` the instance behind `http` has finished (its /metrics). */
+export const taskRuns = (http: HttpClient, task: string): Promise<number> =>
+  metricValue(http, `background_task_runs_total{task="${task}"}`, 0);
 
 /**
  * Waits until every instance (by its client) has finished `runs` runs of its own periodic task

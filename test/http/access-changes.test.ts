@@ -4,7 +4,7 @@ import { engineApi, namer } from '../helpers/engine.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { Receiver, verifyDelivery } from '../helpers/receiver.js';
-import { eventually } from '../helpers/wait.js';
+import { eventually, metricValue } from '../helpers/wait.js';
 
 /**
  * The access history's changes through GET /v1/access-changes (docs/api.md §11): what each
@@ -18,13 +18,12 @@ describe('access changes', () => {
   let world: ReturnType<typeof engineApi>;
 
   const receiver = new Receiver();
-  const fx = useApp({
-    env: {
-      WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
-      WEBHOOK_POLL_INTERVAL_MS: '50',
-      POLICY_EXPIRY_INTERVAL_S: '1',
-    },
-  });
+  const env = {
+    WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: '50',
+    POLICY_EXPIRY_INTERVAL_S: '1',
+  };
+  const fx = useApp({ env });
   before(async () => {
     api = fx.api;
     world = engineApi(api, uniq);
@@ -54,7 +53,8 @@ describe('access changes', () => {
     return res.body.data[0];
   };
 
-  it('records what a policy, a membership and a deletion did to each principal they reach, with the cause', async () => {
+  /** A policy, a membership and a deletion: what each did to each principal it reached, and why. */
+  const policyStory = async (): Promise<void> => {
     const t = type();
     const alice = (await world.principal()).id as string;
     const bob = (await world.principal()).id as string;
@@ -121,6 +121,33 @@ describe('access changes', () => {
       `${alice} doc-1 -write by policy.updated`,
       `${alice} doc-1 -read by policy.deleted`,
     ]);
+  };
+
+  const computed = (where: string): Promise<number> =>
+    metricValue(fx.app.http, `access_history_batches_total{where="${where}"}`);
+
+  it('records what a policy, a membership and a deletion did to each principal they reach, with the cause', async () => {
+    const [onThread, inPlace] = [await computed('decision_thread'), await computed('event_loop')];
+    await policyStory();
+    // Computed on the decision thread's replica of the index, none on the event loop.
+    expect(await computed('decision_thread')).to.be.above(onThread);
+    expect(await computed('event_loop')).to.equal(inPlace);
+  });
+
+  it('records the same where no decision thread computes them, on the event loop', async () => {
+    await fx.restart({ env: { ...env, DECISION_THREADS: '0' } });
+    try {
+      api = fx.api;
+      world = engineApi(api, uniq);
+      const inPlace = await computed('event_loop');
+      await policyStory();
+      expect(await computed('event_loop')).to.be.above(inPlace);
+      expect(await computed('decision_thread')).to.equal(0);
+    } finally {
+      await fx.restart({ env });
+      api = fx.api;
+      world = engineApi(api, uniq);
+    }
   });
 
   it('records a window opening and closing as changes of their own, at the instants they did', async () => {

@@ -3,17 +3,12 @@ import type { HttpClient } from '../helpers/http.js';
 import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
 import { useApp } from '../helpers/fixture.js';
 import { syncSnapshot } from '../helpers/sync.js';
-import { until } from '../helpers/wait.js';
+import { metricValue, until } from '../helpers/wait.js';
 
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 
-/** A counter or gauge of the service's /metrics. */
-async function metric(http: HttpClient, name: string): Promise<number> {
-  const text = (await http.get('/metrics')).text;
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? NaN : Number(line.slice(name.length + 1));
-}
+const metric = (http: HttpClient, name: string): Promise<number> => metricValue(http, name);
 
 const read = (principal: string, type: string, identifier: string) => ({
   principal_id: principal,

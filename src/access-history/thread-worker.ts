@@ -1,0 +1,17 @@
+import { serveReplica } from '../decisions/replica-thread.js';
+import { watchBatch } from './compute.js';
+
+/**
+ * A decision thread (src/decisions/decision-thread.ts) that also computes the access changes of
+ * the batches it is sent with their causes, over its replica of the index: the access before and
+ * after each batch is read there, not on the event loop, and the parts go back as bytes, moved.
+ */
+serveReplica({
+  async before(index, work, causes) {
+    const after = await watchBatch(index, work, causes);
+    return async () => {
+      const parts = await after();
+      return { result: parts, transfer: parts.map((p) => p.json.buffer as ArrayBuffer) };
+    };
+  },
+});

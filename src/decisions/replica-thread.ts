@@ -1,0 +1,126 @@
+import { parentPort, type MessagePort } from 'node:worker_threads';
+import { MemorySections } from '../columnar/sections.js';
+import { runInBackground } from '../threads/thread.js';
+import { applyChanges, type BatchCauses, type Fetched, type Pending } from './apply.js';
+import type { DecideTask, Decided, FromThread, ToThread } from './decision-thread.js';
+import { PolicyIndex } from './policy-index.js';
+import { recordLine, RecordLinesBuilder } from './records.js';
+import { decideList } from './service.js';
+import { simulate } from './simulation.js';
+
+/**
+ * A decision thread (src/decisions/decision-thread.ts): a replica of the decision index, seeded
+ * from the index in use and sent each batch of changes it applies, and the tasks it decides over
+ * that replica. Messages are taken one at a time, in the order sent.
+ */
+
+/**
+ * Watches the batches a replica applies that the index in use sends with their causes (the
+ * access history computes what they moved, src/access-history/thread-worker.ts): called before a
+ * batch is applied, it answers what to call once it is, whose result goes back to the index in
+ * use with the buffers named moved rather than copied.
+ */
+export interface ReplicaWatch {
+  before(
+    index: PolicyIndex,
+    work: Pending,
+    causes: BatchCauses,
+  ): Promise<() => Promise<{ result: unknown; transfer: ArrayBuffer[] }>>;
+}
+
+let port: MessagePort;
+let index = new PolicyIndex();
+let watch: ReplicaWatch | undefined;
+/** Rows of a large batch of changes sent ahead of it. */
+let ahead: Pick<Fetched, 'principals' | 'memberships'> = { principals: [], memberships: [] };
+
+async function decideAll(task: DecideTask): Promise<Decided> {
+  const lines = new RecordLinesBuilder();
+  const detailsLost: string[] = [];
+  const answer = await decideList(index, task, (decision, details, json) =>
+    lines.add(
+      recordLine(decision, details, json, () => detailsLost.push(decision.id)),
+      decision,
+    ),
+  );
+  return { ...answer, records: lines.build(), detailsLost };
+}
+
+async function take(message: ToThread): Promise<void> {
+  switch (message.kind) {
+    case 'seed':
+      index = PolicyIndex.restore(new MemorySections(message.held));
+      index.version = message.version;
+      return;
+    case 'rows':
+      ahead.principals.push(...message.principals);
+      ahead.memberships.push(...message.memberships);
+      return;
+    case 'apply': {
+      const fetched: Fetched = {
+        ...message.fetched,
+        principals: ahead.principals.length > 0 ? ahead.principals : message.fetched.principals,
+        memberships: ahead.memberships.length > 0 ? ahead.memberships : message.fetched.memberships,
+      };
+      ahead = { principals: [], memberships: [] };
+      const watched =
+        message.causes && watch
+          ? await watch.before(index, message.work, new Map(message.causes))
+          : undefined;
+      await applyChanges(index, message.work, fetched, null);
+      index.version = message.version;
+      if (message.causes) {
+        const { result, transfer } = (await watched?.()) ?? { result: undefined, transfer: [] };
+        port.postMessage({ kind: 'watched', result } satisfies FromThread, transfer);
+      }
+      return;
+    }
+    case 'privileges':
+      for (const { id, privileges } of message.rows) index.setPrivileges(id, privileges);
+      return;
+    case 'decide':
+    case 'simulate': {
+      let reply: FromThread;
+      try {
+        const result =
+          message.kind === 'decide' ? await decideAll(message.task) : await simulate(index, message.input);
+        reply = { kind: 'answer', seq: message.seq, ok: true, result };
+      } catch (err) {
+        reply = {
+          kind: 'answer',
+          seq: message.seq,
+          ok: false,
+          message: (err as Error).message ?? String(err),
+        };
+      }
+      if (message.kind === 'decide' && reply.ok) {
+        const { records } = reply.result as Decided;
+        port.postMessage(reply, [records.bytes.buffer as ArrayBuffer, records.ends.buffer as ArrayBuffer]);
+      } else port.postMessage(reply);
+      return;
+    }
+    case 'close':
+      process.exit(0);
+  }
+}
+
+/** Runs this thread as a decision thread, with `watcher` watching the batches sent with causes. */
+export function serveReplica(watcher?: ReplicaWatch): void {
+  port = parentPort!;
+  watch = watcher;
+  runInBackground();
+  let queue = Promise.resolve();
+  port.on('message', (message: ToThread) => {
+    queue = queue.then(() =>
+      take(message).catch((err: unknown) => {
+        // A replica that missed a change would decide on what is no longer so: it stops, and is
+        // started again from the index in use.
+        port.postMessage({
+          kind: 'problem',
+          message: (err as Error).message ?? String(err),
+        } satisfies FromThread);
+        process.exit(1);
+      }),
+    );
+  });
+}
