@@ -273,6 +273,17 @@ async function wireEngine(base: Base) {
   const index = new PolicyIndex();
   // Loading the index reads whole labels at once, which may outlast a request's timeout.
   const sync = new IndexSync(db.background(), index, logger, { followsPrivileges: base.leads });
+  // The access history watches the index from its start: a start from a snapshot computes again
+  // what the changes since moved (src/access-history/recorder.ts).
+  const recorder = recordsAccessHistory(base)
+    ? new AccessHistoryRecorder(db.background(), {
+        logger,
+        instanceId: base.instanceId,
+        leaseMs: config.jobs.leaseMs,
+        maxPending: config.accessHistory.maxPending,
+      })
+    : undefined;
+  if (recorder) sync.observe(recorder);
   feed.subscribe(sync.onChange);
   const building = Date.now();
   const { snapshotFile } = config.index;
@@ -300,10 +311,14 @@ async function wireEngine(base: Base) {
           recordsAccessHistory(base) ? ACCESS_HISTORY_THREAD : undefined,
         )
       : undefined;
+  if (threads && recorder) {
+    threads.watch((parts) => recorder.take(parts as ReadyPart[]));
+    recorder.computeOn(threads);
+  }
   if (threads) await sync.replicate(threads);
   const decisions = new DecisionService(index, log, threads);
   const access = new AccessService(db, index);
-  return { index, sync, log, threads, decisions, access };
+  return { index, sync, log, threads, decisions, access, recorder };
 }
 
 /** Identity connectors and the SCIM service provider they call, snapshot syncs included. */
@@ -373,29 +388,10 @@ function wireReports(base: Base, engine: { access: AccessService; index: PolicyI
  */
 function wireAccessHistory(
   base: Base,
-  engine: {
-    index: PolicyIndex;
-    sync: IndexSync;
-    access: AccessService;
-    threads: DecisionThreads | undefined;
-  },
+  engine: { index: PolicyIndex; access: AccessService; recorder: AccessHistoryRecorder | undefined },
 ) {
-  const { config, logger, db, instanceId } = base;
-  const { threads } = engine;
-  const recorder = recordsAccessHistory(base)
-    ? new AccessHistoryRecorder(db.background(), {
-        logger,
-        instanceId,
-        leaseMs: config.jobs.leaseMs,
-        maxPending: config.accessHistory.maxPending,
-        // What the decision thread computed from the batches applied so far.
-        computed: threads ? () => threads.watched() : undefined,
-      })
-    : undefined;
-  if (recorder) {
-    threads?.watch((parts) => recorder.take(parts as ReadyPart[]));
-    engine.sync.observe(recorder);
-  }
+  const { config, db } = base;
+  const { recorder } = engine;
   const service = new AccessHistoryService(db, {
     retentionDays: config.accessHistory.retentionDays,
     ...(recorder ? { settled: () => recorder.settle() } : {}),

@@ -256,6 +256,13 @@ export class AccessChangeTracker {
      * just before a window the batch records opening or closing did.
      */
     private readonly beforeAt?: number,
+    /**
+     * The instant (epoch ms) the batch was applied at, whose windows the access after it (and
+     * before it, without `beforeAt`) is taken at: now when not given. Where the access is read
+     * later than the batch was applied (on a decision thread), a window that opened meanwhile
+     * belongs to its own change, not to this batch.
+     */
+    private readonly at?: number,
   ) {}
 
   /** Notes what the principals the batch can reach have now, and the policies it names as they are. */
@@ -264,7 +271,7 @@ export class AccessChangeTracker {
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
     for (const id of reached(index, work, this.previous.values())) {
       const p = principalOf(index, id);
-      this.views.set(id, accessView(index, id, undefined, this.beforeAt, p));
+      this.views.set(id, accessView(index, id, undefined, this.beforeAt ?? this.at, p));
       this.summaries.set(id, p && { id, name: p.name, type: p.type });
       await this.turn();
     }
@@ -284,10 +291,10 @@ export class AccessChangeTracker {
     for (const id of [...ids].sort()) {
       // Read once, for both views and the summary.
       const p = principalOf(index, id);
-      const before = this.views.get(id) ?? accessView(index, id, overlay, this.beforeAt, p);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.beforeAt ?? this.at, p);
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };
-      out.push(...diffViews(who, before, accessView(index, id, undefined, undefined, p)));
+      out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p)));
       await this.turn();
     }
     return out;

@@ -35,10 +35,12 @@ export async function watchBatch(
   index: PolicyIndex,
   work: Pending,
   causes: BatchCauses,
+  /** When the batch was applied to the index in use (epoch ms): what its windows are read at. */
+  at = Date.now(),
 ): Promise<() => Promise<ReadyPart[]>> {
-  const edges = windowEdges(index, causes);
+  const edges = windowEdges(index, causes, at);
   const beforeAt = edges.size > 0 ? Math.min(...edges.values()) - 1 : undefined;
-  const tracker = new AccessChangeTracker(index, work, timeSlices(SLICE_MS), beforeAt);
+  const tracker = new AccessChangeTracker(index, work, timeSlices(SLICE_MS), beforeAt, at);
   await tracker.before();
   return async () => {
     const deltas = await tracker.after();
@@ -139,7 +141,7 @@ async function readyParts(
  * The instants (epoch ms) of the windows a batch records opening or closing, by the id of the
  * event recording it: what the access moved at is that instant, not when the sweep noticed it.
  */
-function windowEdges(index: PolicyIndex, causes: BatchCauses): Map<string, number> {
+function windowEdges(index: PolicyIndex, causes: BatchCauses, at: number): Map<string, number> {
   const edges = new Map<string, number>();
   for (const [key, event] of causes) {
     if (!key.startsWith('policies:')) continue;
@@ -150,7 +152,7 @@ function windowEdges(index: PolicyIndex, causes: BatchCauses): Map<string, numbe
         : event.type === 'policy.window_opened'
           ? policy?.validFrom
           : null;
-    if (edge !== null && edge !== undefined && edge <= Date.now()) edges.set(event.id, edge);
+    if (edge !== null && edge !== undefined && edge <= at) edges.set(event.id, edge);
   }
   return edges;
 }

@@ -17,11 +17,14 @@ export interface AccessHistoryOptions {
   leaseMs: number;
   /** Changes kept waiting to be stored, at most; past it the oldest are given up, logged. */
   maxPending: number;
-  /**
-   * Settles once what a decision thread computes from the batches applied so far has been taken
-   * (`take`), where a thread computes them.
-   */
-  computed?: (() => Promise<void>) | undefined;
+}
+
+/** Where changes are computed away from the recorder: a decision thread (`take` gets them). */
+export interface ComputedElsewhere {
+  /** Settles once the changes of every batch applied until now have been taken, or are lost. */
+  watched(): Promise<void>;
+  /** Whether batches applied until now still wait to be computed there. */
+  readonly computing: boolean;
 }
 
 /** A part of one cause's changes waiting to be stored. */
@@ -53,6 +56,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   private stopped = false;
   /** Stores on a thread of its own where the database's address is known. */
   private readonly thread: WriteThread | undefined;
+  private elsewhere: ComputedElsewhere | undefined;
 
   constructor(
     private readonly db: Database,
@@ -79,10 +83,21 @@ export class AccessHistoryRecorder implements BatchObserver {
     return this.queued;
   }
 
+  /** Has batches computed on a decision thread too, from now on. */
+  computeOn(elsewhere: ComputedElsewhere): void {
+    this.elsewhere = elsewhere;
+  }
+
   /** Stores what the batches applied so far moved (a read that must see them waits on it). */
   async settle(): Promise<void> {
-    await this.options.computed?.();
+    await this.elsewhere?.watched();
     await this.flush();
+  }
+
+  unstored(): boolean {
+    // What an instance that does not hold the lease computes, the holder stores.
+    const mine = this.holds || this.stopped;
+    return (mine && this.queue.length > 0) || this.elsewhere?.computing === true;
   }
 
   /** Takes or renews the lease, and stores what waits once it holds it (a periodic task). */

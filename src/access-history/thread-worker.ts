@@ -7,8 +7,8 @@ import { watchBatch } from './compute.js';
  * after each batch is read there, not on the event loop, and the parts go back as bytes, moved.
  */
 serveReplica({
-  async before(index, work, causes) {
-    const after = await watchBatch(index, work, causes);
+  async before(index, work, causes, at) {
+    const after = await watchBatch(index, work, causes, at);
     return async () => {
       const parts = await after();
       return { result: parts, transfer: parts.map((p) => p.json.buffer as ArrayBuffer) };

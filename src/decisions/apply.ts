@@ -66,6 +66,11 @@ export interface BatchObserver {
    * called once the batch is in the index, before any other batch changes it.
    */
   before(index: PolicyIndex, work: Pending, causes: BatchCauses): Promise<() => Promise<void>>;
+  /**
+   * Whether it holds what it computed from batches applied so far and has not stored: a snapshot
+   * of the index written now would not bring those batches back after a crash, so it waits.
+   */
+  unstored(): boolean;
 }
 
 /** What one batch read of the keys it names. */

@@ -66,6 +66,8 @@ export type ToThread =
       version: number;
       /** Given: the thread's watch computes what the batch moved, and sends it back. */
       causes?: [string, ChangeEvent][];
+      /** When the index in use applied it (epoch ms), sent with `causes`. */
+      at?: number;
     }
   | { kind: 'privileges'; rows: { id: string; privileges: string }[] }
   | { kind: 'decide'; seq: number; task: DecideTask }
@@ -159,6 +161,11 @@ export class DecisionThreads implements DecisionReplicas {
     return this.sink !== undefined && this.module !== PLAIN && this.slots[0]?.worker !== undefined;
   }
 
+  /** Whether batches sent to be watched still wait for their results. */
+  get computing(): boolean {
+    return this.watchedBack < this.watchedSent;
+  }
+
   /** Settles once the results of every batch watched until now have come back, or are lost. */
   watched(): Promise<void> {
     if (this.watchedBack >= this.watchedSent) return Promise.resolve();
@@ -201,7 +208,7 @@ export class DecisionThreads implements DecisionReplicas {
     const watcher = causes && this.watching ? this.slots[0] : undefined;
     for (const slot of live) {
       if (slot === watcher && slot.worker) {
-        slot.worker.postMessage({ ...message, causes: [...causes!] } satisfies ToThread);
+        slot.worker.postMessage({ ...message, causes: [...causes!], at: Date.now() } satisfies ToThread);
         slot.watched += 1;
         this.watchedSent += 1;
         slot.worker.ref();

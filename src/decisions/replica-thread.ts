@@ -25,6 +25,8 @@ export interface ReplicaWatch {
     index: PolicyIndex,
     work: Pending,
     causes: BatchCauses,
+    /** When the index in use applied the batch (epoch ms). */
+    at: number,
   ): Promise<() => Promise<{ result: unknown; transfer: ArrayBuffer[] }>>;
 }
 
@@ -65,7 +67,7 @@ async function take(message: ToThread): Promise<void> {
       ahead = { principals: [], memberships: [] };
       const watched =
         message.causes && watch
-          ? await watch.before(index, message.work, new Map(message.causes))
+          ? await watch.before(index, message.work, new Map(message.causes), message.at ?? Date.now())
           : undefined;
       await applyChanges(index, message.work, fetched, null);
       index.version = message.version;

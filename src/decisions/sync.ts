@@ -47,6 +47,9 @@ export interface SnapshotPlace {
   feed: ChangeFeed;
 }
 
+/** Snapshots held back in a row, at most, while the observer has changes not stored yet. */
+const SNAPSHOTS_HELD_AT_MOST = 5;
+
 /** How the index started: from a snapshot (and how many changes it caught up with), or built. */
 export type IndexStart =
   | { from: 'snapshot'; counts: IndexCounts; writtenAt: string; replayed: number }
@@ -82,6 +85,12 @@ export class IndexSync {
   private snapshotVersion = -1;
   /** While a full build runs beside the index in use: every key noted since it started. */
   private noted: Pending | null = null;
+  /** The latest event that named each key of `noted`. */
+  private notedCauses = new Map<string, ChangeEvent>();
+  /** Snapshots skipped in a row because the observer had changes not yet stored. */
+  private snapshotsHeld = 0;
+  /** Set once the index has started (built, or read from its snapshot and caught up). */
+  private started = false;
 
   private readonly followsPrivileges: boolean;
   /** Replicas of the index on decision threads, sent each change it applies. */
@@ -129,7 +138,9 @@ export class IndexSync {
     if (from) {
       this.noted = nothing();
       try {
-        return await this.startFrom(from);
+        const started = await this.startFrom(from);
+        this.started = true;
+        return started;
       } catch (err) {
         refused = err instanceof Error ? err.message : String(err);
         this.logger.warn(
@@ -141,6 +152,7 @@ export class IndexSync {
       }
     }
     const counts = await this.load();
+    this.started = true;
     return { from: 'database', counts, ...(refused !== undefined ? { refused } : {}) };
   }
 
@@ -156,13 +168,15 @@ export class IndexSync {
     // delivers, and the noting of keys catches both.
     let replayed = 0;
     for await (const page of from.feed.since(meta.feed)) {
-      for (const event of page) this.noteIn(this.noted!, event);
+      for (const event of page) this.noteIn(this.noted!, event, this.notedCauses);
       replayed += page.length;
     }
     // Only principals and policies that changed since are looked at again by the privilege risk,
     // when the factors of the others were up to date as the snapshot was written.
     this.dirty.all = meta.privilegesPending;
-    const counts = await this.swapIn(index, this.followsPrivileges ? this.dirty : null);
+    // The observer watches the catch-up as it would have watched those batches: what they moved
+    // and was not stored before a crash is computed again (a cause stored already is skipped).
+    const counts = await this.swapIn(index, this.followsPrivileges ? this.dirty : null, true);
     // What it caught up with since is read again at the next start; the next periodic snapshot
     // (once something changes) holds it.
     this.snapshotVersion = this.index.version;
@@ -173,13 +187,19 @@ export class IndexSync {
    * Reads the keys noted since the build began into the index built, until none is left, then
    * swaps it in: in one turn of the event loop, between two batches of changes.
    */
-  private swapIn(built: PolicyIndex, dirty: Dirty | null): Promise<IndexCounts> {
+  private swapIn(built: PolicyIndex, dirty: Dirty | null, observed = false): Promise<IndexCounts> {
     return this.serialized(async () => {
       for (let work = this.noted!; !isEmpty(work); work = this.noted!) {
+        const causes = this.notedCauses;
         this.noted = nothing();
-        await applyChanges(built, work, await this.read(built, work), dirty);
+        this.notedCauses = new Map();
+        const fetched = await this.read(built, work);
+        const after = observed ? await this.observer?.before(built, work, causes) : undefined;
+        await applyChanges(built, work, fetched, dirty);
+        await after?.();
       }
       this.noted = null;
+      this.notedCauses = new Map();
       const counts = {
         principals: built.principals.size,
         groups: built.groups.size,
@@ -195,13 +215,21 @@ export class IndexSync {
   /**
    * Writes the index to `file` between two batches of changes, with the place in the feed up to
    * which it holds every change; nothing changes the index until it is written. Skipped (answers
-   * undefined) while a batch that failed waits for its retry: the feed has moved past it.
+   * undefined) while a batch that failed waits for its retry (the feed has moved past it), and
+   * while the observer holds changes it computed and has not stored.
    */
   writeSnapshot(file: string, feed: ChangeFeed): Promise<number | undefined> {
     return this.serialized(async () => {
       if (this.failed) return undefined;
       // Nothing changed since the snapshot last written or read.
       if (this.index.version === this.snapshotVersion) return 0;
+      // A start from this snapshot would not see again what the observer computed and has not
+      // stored yet: held back while it has (a few rounds at most, so that one is written).
+      if (this.observer?.unstored() && this.snapshotsHeld < SNAPSHOTS_HELD_AT_MOST) {
+        this.snapshotsHeld += 1;
+        return undefined;
+      }
+      this.snapshotsHeld = 0;
       const database = await repo.databaseId(this.db);
       const { all, principals, policies } = this.dirty;
       const version = this.index.version;
@@ -309,7 +337,7 @@ export class IndexSync {
 
   private note(event: ChangeEvent): boolean {
     const noted = this.noteIn(this.pending, event, this.causes);
-    if (noted && this.noted) this.noteIn(this.noted, event);
+    if (noted && this.noted) this.noteIn(this.noted, event, this.notedCauses);
     return noted;
   }
 
@@ -380,8 +408,10 @@ export class IndexSync {
       const fetched = await this.read(this.index, work);
       // Where a decision thread watches, it computes what the batch moved on its replica, off
       // the event loop; otherwise the observer does here.
-      const onThread = this.observer !== undefined && this.replicas?.watching === true;
-      const observed = onThread ? undefined : await this.observer?.before(this.index, work, causes);
+      // Until the index has started, it is caught up with (and watched) beside the index in use.
+      const observer = this.started ? this.observer : undefined;
+      const onThread = observer !== undefined && this.replicas?.watching === true;
+      const observed = onThread ? undefined : await observer?.before(this.index, work, causes);
       await applyChanges(this.index, work, fetched, this.followsPrivileges ? this.dirty : null);
       const sent = await this.replicas?.apply(
         work,

@@ -91,6 +91,34 @@ describe('decision index snapshots and reloads', function () {
       expect(index.policies.get(before.policy)?.principals.has(before.id)).to.equal(true);
     });
 
+    it('computes again, from the snapshot, the access changes of what changed while none was recorded', async () => {
+      const type = 'replayed';
+      const before = await allowed(fx.api, type);
+      // Down; meanwhile an instance that records no access history (as one whose recorder
+      // crashed before storing) grants a principal, and suspends the one granted before.
+      await fx.restart({ env: { ACCESS_HISTORY: 'off' } });
+      const unrecorded = await allowed(fx.api, type);
+      const suspended = await fx.api.patch(`/v1/principals/${before.id}`, { status: 'suspended' });
+      expect(suspended.status, suspended.text).to.equal(200);
+
+      const again = await fx.restart();
+      expect(startOf(again)['from'], again.logs.text).to.equal('snapshot');
+      const list = await fx.api.get(`/v1/access-changes?resource_type=${type}&limit=500`);
+      expect(list.status, list.text).to.equal(200);
+      const seen = list.body.data.map((c: any) => [
+        c.principal.id,
+        c.actions_gained,
+        c.actions_lost,
+        c.cause.event_type,
+      ]);
+      expect(seen).to.deep.include.members([
+        [unrecorded.id, ['read'], [], 'policy.created'],
+        [before.id, [], ['read'], 'principal.status_changed'],
+      ]);
+      // Each once: those recorded before the stop are not recorded again.
+      expect(list.body.data.filter((c: any) => c.principal.id === before.id)).to.have.length(2);
+    });
+
     it('builds from the database when the snapshot is damaged', async () => {
       const type = 'damaged';
       const p = await allowed(fx.api, type);
