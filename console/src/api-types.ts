@@ -13,6 +13,15 @@ export interface AccessChange {
     name: string;
     type: string;
   };
+  /**
+   * Access while acting for this principal (`GET /v1/principals/{id}/access?on_behalf_of=`), which a
+   * delegation made, revoked or expired moved
+   */
+  on_behalf_of?: {
+    id: string;
+    name: string;
+    type: string;
+  };
   resource: {
     type: string;
     identifier: string;
@@ -25,7 +34,7 @@ export interface AccessChange {
    * How the policies behind the change reach the principal: after it for what was gained, before it
    * for what was lost
    */
-  via: AccessGrant[];
+  via: AccessChangeGrant[];
   /** The audit event of the change that moved the access */
   cause: {
     event_id: string;
@@ -35,6 +44,25 @@ export interface AccessChange {
       id: string;
     };
   };
+}
+
+export interface AccessChangeGrant {
+  policy_id: string;
+  policy_name: string;
+  /**
+   * The policy names the principal, one of its groups, or matches it; `delegation`: the principal
+   * reaches it acting for `on_behalf_of`
+   */
+  via: 'principal' | 'group' | 'match' | 'delegation';
+  /**
+   * For group grants, the membership path principal → group → … → group; for `delegation`, the
+   * delegate → the delegator
+   */
+  path?: {
+    id: string;
+    name: string;
+    type: string;
+  }[];
 }
 
 export interface AccessChangeList {

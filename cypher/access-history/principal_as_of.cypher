@@ -1,7 +1,9 @@
 // One principal's access changes around an instant, per resource (or glob): the first recorded
 // after it, whose `before` is what held at the instant, and the last at or before it that gained
-// actions, which made the entry true.
+// actions, which made the entry true. Access while acting for another (a delegation moved it) is
+// not the principal's own.
 MATCH (c:AccessChange {principal_id: $principalId})
+WHERE c.on_behalf_of_id IS NULL
 WITH c
 ORDER BY c.id
 WITH c.resource_type AS type, c.identifier AS identifier, c.pattern AS pattern, collect(c) AS changes

@@ -1,8 +1,9 @@
 import { grantsOf, registeredMatching, settleFor, type GrantExplained } from '../decisions/access-service.js';
 import { accessEntries } from '../decisions/access.js';
+import { intersectAccess } from '../decisions/delegated-access.js';
 import type { Pending } from '../decisions/apply.js';
 import { groupPath, type Overlay } from '../decisions/engine.js';
-import type { IxPolicy, IxPrincipal } from '../decisions/model.js';
+import type { IxDelegation, IxPolicy, IxPrincipal } from '../decisions/model.js';
 import type { PolicyIndex } from '../decisions/policy-index.js';
 import { resourceOf } from '../policies/model.js';
 
@@ -35,6 +36,13 @@ export interface AccessDelta {
   /** The whole entry before and after (null where there was none): what `as_of` reads back. */
   before: EntryState | null;
   after: EntryState | null;
+  /**
+   * For access while acting for another principal (`/access?on_behalf_of=`), which a delegation
+   * made, revoked or expired moved: that principal. Its `via` then says `delegation`.
+   */
+  on_behalf_of?: PrincipalSummary;
+  /** Keys of the batch that named it, beyond those its principal, policies and resource give. */
+  named_by?: string[];
 }
 
 /** What a principal holds on one resource: the actions, and how each policy reaches it. */
@@ -96,6 +104,57 @@ export function accessView(
       actions: e.actions,
       ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
       via: e.granted_by.map(explain),
+      conditional: e.conditional,
+    });
+  }
+  return view;
+}
+
+/**
+ * What a delegate may reach acting for its delegator, as `/access?on_behalf_of=<delegator>`
+ * answers it (one link), at `at` (epoch ms; now when not given): nothing when either is not
+ * active or no delegation between them is in force. `without` leaves out delegations and
+ * `overlay` puts policies back as they were (what a batch changed, for the access before it).
+ */
+export function delegatedView(
+  index: PolicyIndex,
+  delegateId: string,
+  delegatorId: string,
+  at?: number,
+  without?: ReadonlySet<string>,
+  /** The policies it names as they were (see `accessView`). */
+  overlay?: Overlay,
+): AccessView {
+  const view: AccessView = new Map();
+  const agent = principalOf(index, delegateId);
+  const delegator = principalOf(index, delegatorId);
+  if (agent?.status !== 'active' || delegator?.status !== 'active') return view;
+  const instant = at ?? Date.now();
+  const link = index
+    .delegationsBetween(delegatorId, delegateId)
+    .filter((d) => d.expiresAt > instant && !without?.has(d.id));
+  if (link.length === 0) return view;
+  const entriesOf = (p: IxPrincipal) =>
+    accessEntries(settleFor(index, p, grantsOf(index, p, overlay, at)), registeredMatching(index), p);
+  const path = [agent, delegator].map((p, i) => ({
+    id: i === 0 ? delegateId : delegatorId,
+    name: p.name,
+    type: p.type,
+  }));
+  for (const e of intersectAccess(entriesOf(agent), [entriesOf(delegator)], [link])) {
+    const pattern = e.pattern === true;
+    view.set(keyOf(e.resource.type, e.resource.identifier, pattern), {
+      type: e.resource.type,
+      identifier: e.resource.identifier,
+      pattern,
+      actions: e.actions,
+      ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
+      via: e.granted_by.map((id) => ({
+        policy_id: id,
+        policy_name: index.policies.get(id)?.name ?? '',
+        via: 'delegation' as const,
+        path,
+      })),
       conditional: e.conditional,
     });
   }
@@ -221,6 +280,9 @@ function reached(
   return out;
 }
 
+const pairKey = (delegateId: string, delegatorId: string): string => `${delegateId}\u0000${delegatorId}`;
+const splitPair = (key: string): [string, string] => key.split('\u0000') as [string, string];
+
 /** Lets the event loop turn now and then (see `timeSlices`); never, when not given. */
 export type Turn = () => Promise<void> | undefined;
 
@@ -246,6 +308,8 @@ export class AccessChangeTracker {
   private readonly views = new Map<string, AccessView>();
   private readonly summaries = new Map<string, PrincipalSummary | undefined>();
   private readonly previous = new Map<string, IxPolicy | null>();
+  /** Delegate and delegator pairs the batch's delegations join, with what the delegate held acting for the other. */
+  private readonly delegated = new Map<string, { view: AccessView; who: PrincipalSummary[] }>();
 
   constructor(
     private readonly index: PolicyIndex,
@@ -269,12 +333,40 @@ export class AccessChangeTracker {
   async before(): Promise<void> {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
-    for (const id of reached(index, work, this.previous.values())) {
+    const ids = reached(index, work, this.previous.values());
+    for (const id of ids) {
       const p = principalOf(index, id);
       this.views.set(id, accessView(index, id, undefined, this.beforeAt ?? this.at, p));
       this.summaries.set(id, p && { id, name: p.name, type: p.type });
       await this.turn();
     }
+    for (const [key, [delegateId, delegatorId]] of this.pairs(ids)) {
+      this.delegated.set(key, {
+        view: delegatedView(index, delegateId, delegatorId, this.beforeAt ?? this.at),
+        who: [delegateId, delegatorId].map((id) => summaryOf(index, id) ?? { id, name: '', type: '' }),
+      });
+      await this.turn();
+    }
+  }
+
+  /**
+   * Whose access acting for another the batch can move, as delegate and delegator: the pairs its
+   * delegations join, and those of every delegation the principals it reaches give or receive
+   * (what an agent reaches for someone is also what each of them reaches).
+   */
+  private pairs(ids: Iterable<string>): Map<string, [string, string]> {
+    const out = new Map<string, [string, string]>();
+    const add = (d: IxDelegation | undefined): void => {
+      if (d) out.set(pairKey(d.delegateId, d.delegatorId), [d.delegateId, d.delegatorId]);
+    };
+    const { delegations } = this.index;
+    if (delegations.size === 0) return out;
+    for (const id of this.work.delegations) add(delegations.get(id));
+    for (const id of ids) {
+      for (const d of delegations.received(id)) add(d);
+      for (const d of delegations.given(id)) add(d);
+    }
+    return out;
   }
 
   /**
@@ -295,6 +387,47 @@ export class AccessChangeTracker {
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };
       out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p)));
+      await this.turn();
+    }
+    out.push(...(await this.delegatedChanges(ids)));
+    return out;
+  }
+
+  /** What acting for another moved, for the pairs the batch can reach before or after it. */
+  private async delegatedChanges(ids: Iterable<string>): Promise<AccessDelta[]> {
+    const { index, work } = this;
+    const pairs = this.pairs(ids);
+    for (const [key] of this.delegated) if (!pairs.has(key)) pairs.set(key, splitPair(key));
+    const out: AccessDelta[] = [];
+    for (const [key, [delegateId, delegatorId]] of [...pairs].sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    )) {
+      const known = this.delegated.get(key);
+      // A pair first reached now (a delegation the batch makes, or a policy that selects one of
+      // them only now) held before it what it holds without them: nothing else of it changed.
+      const before =
+        known?.view ??
+        delegatedView(
+          index,
+          delegateId,
+          delegatorId,
+          this.beforeAt ?? this.at,
+          work.delegations,
+          this.previous,
+        );
+      const after = delegatedView(index, delegateId, delegatorId, this.at);
+      const [agent, delegator] = [delegateId, delegatorId].map(
+        (id, i) => summaryOf(index, id) ?? known?.who[i] ?? { id, name: '', type: '' },
+      );
+      // Beyond the agent's own keys: the delegator's, and the batch's delegations.
+      const named = [
+        `principals:${delegatorId}`,
+        `memberships:${delegatorId}`,
+        ...[...work.delegations].map((id) => `delegations:${id}`),
+      ];
+      for (const delta of diffViews(agent!, before, after)) {
+        out.push({ ...delta, on_behalf_of: delegator!, named_by: named });
+      }
       await this.turn();
     }
     return out;

@@ -119,6 +119,7 @@ async function readyParts(
         id: newId('access_change'),
         at: edge === undefined ? cause.occurred_at : new Date(edge).toISOString(),
         principal: delta.principal,
+        ...(delta.on_behalf_of ? { on_behalf_of: delta.on_behalf_of } : {}),
         resource: delta.resource,
         actions_gained: delta.actions_gained,
         actions_lost: delta.actions_lost,
@@ -138,20 +139,23 @@ async function readyParts(
 }
 
 /**
- * The instants (epoch ms) of the windows a batch records opening or closing, by the id of the
+ * The instants (epoch ms) of the windows a batch records opening or closing (and of the delegations
+ * it records expiring), by the id of the
  * event recording it: what the access moved at is that instant, not when the sweep noticed it.
  */
 function windowEdges(index: PolicyIndex, causes: BatchCauses, at: number): Map<string, number> {
   const edges = new Map<string, number>();
   for (const [key, event] of causes) {
-    if (!key.startsWith('policies:')) continue;
-    const policy = index.policies.get(key.slice('policies:'.length));
+    const id = key.slice(key.indexOf(':') + 1);
+    const policy = key.startsWith('policies:') ? index.policies.get(id) : undefined;
     const edge =
       event.type === 'policy.expired'
         ? policy?.validUntil
         : event.type === 'policy.window_opened'
           ? policy?.validFrom
-          : null;
+          : event.type === 'delegation.expired' && key.startsWith('delegations:')
+            ? index.delegations.get(id)?.expiresAt
+            : null;
     if (edge !== null && edge !== undefined && edge <= at) edges.set(event.id, edge);
   }
   return edges;
@@ -192,5 +196,6 @@ function causeOf(delta: AccessDelta, causes: BatchCauses): ChangeEvent | undefin
     }
   }
   named.push(causes.get(`resources:${delta.resource.type}:${delta.resource.identifier}`));
+  for (const key of delta.named_by ?? []) named.push(causes.get(key));
   return latestOf(named);
 }

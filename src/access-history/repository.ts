@@ -96,6 +96,8 @@ export interface AccessChange {
   id: string;
   at: string;
   principal: PrincipalSummary;
+  /** Access while acting for this principal, which a delegation moved. */
+  on_behalf_of?: PrincipalSummary;
   resource: { type: string; identifier: string; pattern?: true };
   actions_gained: string[];
   actions_lost: string[];
@@ -126,6 +128,10 @@ export interface StoredAccessChange {
   cause_event_type: string;
   actor_type: string;
   actor_id: string;
+  /** For access while acting for another principal (a delegation moved it): that principal. */
+  on_behalf_of_id?: string;
+  on_behalf_of_name?: string;
+  on_behalf_of_type?: string;
 }
 
 export function toStored(change: AccessChange, before: EntryState | null): StoredAccessChange {
@@ -146,6 +152,13 @@ export function toStored(change: AccessChange, before: EntryState | null): Store
     cause_event_type: change.cause.event_type,
     actor_type: change.cause.actor.type,
     actor_id: change.cause.actor.id,
+    ...(change.on_behalf_of
+      ? {
+          on_behalf_of_id: change.on_behalf_of.id,
+          on_behalf_of_name: change.on_behalf_of.name,
+          on_behalf_of_type: change.on_behalf_of.type,
+        }
+      : {}),
   };
 }
 
@@ -154,6 +167,15 @@ export function fromStored(row: StoredAccessChange): AccessChange {
     id: row.id,
     at: row.at,
     principal: { id: row.principal_id, name: row.principal_name, type: row.principal_type },
+    ...(row.on_behalf_of_id !== undefined && row.on_behalf_of_id !== null
+      ? {
+          on_behalf_of: {
+            id: row.on_behalf_of_id,
+            name: row.on_behalf_of_name ?? '',
+            type: row.on_behalf_of_type ?? '',
+          },
+        }
+      : {}),
     resource: {
       type: row.resource_type,
       identifier: row.identifier,

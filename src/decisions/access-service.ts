@@ -177,7 +177,8 @@ export function registeredMatching(index: PolicyIndex): (type: string, glob: Glo
 export interface GrantExplained {
   policy_id: string;
   policy_name: string;
-  via: SubjectVia;
+  /** `delegation` (the access history only): reached acting for another, the path delegate → delegator. */
+  via: SubjectVia | 'delegation';
   /** For a group grant: principal → group → … → group, as the decision trace gives it. */
   path?: { id: string; name: string; type: string }[];
 }

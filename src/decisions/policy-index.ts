@@ -139,7 +139,7 @@ export class PolicyIndex {
   };
 
   /** Active delegations by id, as a read-only map does. */
-  get delegations(): Pick<DelegationTable, 'get' | 'has' | 'size' | 'values'> {
+  get delegations(): Pick<DelegationTable, 'get' | 'has' | 'size' | 'values' | 'received' | 'given'> {
     return this.book;
   }
 

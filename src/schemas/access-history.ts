@@ -2,18 +2,50 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DEFAULT_LIMIT, MAX_PAGE } from '../pagination.js';
 import { ACTION_NAME_PATTERN, MAX_IDENTIFIER_LENGTH, RESOURCE_TYPE_PATTERN } from '../vocabulary/policies.js';
 import { Id } from './common.js';
-import { AccessGrantSchema } from './decisions.js';
+import { TraceStep } from './decisions.js';
+import { literals } from './principals.js';
 
 /** The most access changes one page holds. */
 export const MAX_CHANGES_PAGE = 500;
+
+/** How a policy behind a change reached the principal: as an explained `/access` says, or acting for another. */
+const ChangeGrantSchema = Type.Object(
+  {
+    policy_id: Id('policy'),
+    policy_name: Type.String(),
+    via: literals(['principal', 'group', 'match', 'delegation'], {
+      description:
+        'The policy names the principal, one of its groups, or matches it; `delegation`: the principal reaches it acting for `on_behalf_of`',
+    }),
+    path: Type.Optional(
+      Type.Array(TraceStep, {
+        description:
+          'For group grants, the membership path principal → group → … → group; for `delegation`, the delegate → the delegator',
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'AccessChangeGrant' },
+);
+
+const PrincipalRef = Type.Object(
+  { id: Type.String(), name: Type.String(), type: Type.String() },
+  { additionalProperties: false },
+);
 
 export const AccessChangeSchema = Type.Object(
   {
     id: Id('access_change'),
     at: Type.String({ format: 'date-time', description: 'When the change that caused it committed' }),
-    principal: Type.Object(
-      { id: Type.String(), name: Type.String(), type: Type.String() },
-      { additionalProperties: false },
+    principal: PrincipalRef,
+    on_behalf_of: Type.Optional(
+      Type.Object(
+        { id: Type.String(), name: Type.String(), type: Type.String() },
+        {
+          additionalProperties: false,
+          description:
+            'Access while acting for this principal (`GET /v1/principals/{id}/access?on_behalf_of=`), which a delegation made, revoked or expired moved',
+        },
+      ),
     ),
     resource: Type.Object(
       {
@@ -27,7 +59,7 @@ export const AccessChangeSchema = Type.Object(
     ),
     actions_gained: Type.Array(Type.String()),
     actions_lost: Type.Array(Type.String()),
-    via: Type.Array(AccessGrantSchema, {
+    via: Type.Array(ChangeGrantSchema, {
       description:
         'How the policies behind the change reach the principal: after it for what was gained, before it for what was lost',
     }),

@@ -131,7 +131,7 @@ export const ReasonSchema = Type.Object(
 );
 export type Reason = Static<typeof ReasonSchema>;
 
-const TraceStep = Type.Object(
+export const TraceStep = Type.Object(
   { id: Type.String(), name: Type.String(), type: Type.String() },
   { additionalProperties: false },
 );

@@ -22,6 +22,7 @@ describe('access changes', () => {
     WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
     WEBHOOK_POLL_INTERVAL_MS: '50',
     POLICY_EXPIRY_INTERVAL_S: '1',
+    DELEGATION_EXPIRY_INTERVAL_S: '1',
   };
   const fx = useApp({ env });
   before(async () => {
@@ -178,6 +179,72 @@ describe('access changes', () => {
     }
     const opened = await eventOf('policy.window_opened', policy.id);
     expect(opened.reason).to.equal(`its window opened at ${from}`);
+  });
+
+  it('records what a delegation made, revoked or expired did to the delegate acting for the delegator', async () => {
+    const t = type();
+    const person = (await world.principal('SERVICE_ACCOUNT')).id as string;
+    const agent = (await world.principal('AI_AGENT')).id as string;
+    const both = await world.policy({
+      subjects: { principals: [person, agent] },
+      actions: ['read', 'write'],
+      resources: [{ type: t, identifier: 'a' }],
+    });
+    const handed = await world.delegation(person, agent, { actions: ['read'] });
+    const made = await eventOf('delegation.created', handed.id);
+    const gained = (await changes(`event_id=${made.id}`)).data;
+    expect(gained).to.have.length(1);
+    expect(gained[0]).to.deep.include({
+      actions_gained: ['read'],
+      actions_lost: [],
+      resource: { type: t, identifier: 'a' },
+    });
+    expect(gained[0].principal.id).to.equal(agent);
+    expect(gained[0].on_behalf_of).to.include({ id: person, type: 'SERVICE_ACCOUNT' });
+    expect(gained[0].via).to.deep.equal([
+      {
+        policy_id: both.id,
+        policy_name: both.name,
+        via: 'delegation',
+        path: [
+          { id: agent, name: gained[0].principal.name, type: 'AI_AGENT' },
+          { id: person, name: gained[0].on_behalf_of.name, type: 'SERVICE_ACCOUNT' },
+        ],
+      },
+    ]);
+
+    const revoked = await api.delete(`/v1/delegations/${handed.id}`);
+    expect(revoked.status, revoked.text).to.equal(200);
+    const brief = await world.delegation(person, agent, {
+      expires_at: new Date(Date.now() + 1_500).toISOString(),
+    });
+    const { value: expired } = await eventually(
+      async () => (await api.get(`/v1/audit/events?type=delegation.expired&target_id=${brief.id}`)).body.data,
+      (data: any[]) => data.length > 0,
+      15_000,
+    );
+    const { value: lost } = await eventually(
+      async () => (await changes(`event_id=${expired[0].id}`)).data,
+      (data: any[]) => data.length > 0,
+      10_000,
+    );
+    // Dated when it expired, not when the sweep noticed.
+    expect(lost.map((c: any) => [c.at, c.actions_gained, c.actions_lost])).to.deep.equal([
+      [brief.expires_at, [], ['read', 'write']],
+    ]);
+    expect(await story(t)).to.deep.equal([
+      ...[agent, person].sort().map((p) => `${p} a +read +write by policy.created`),
+      `${agent} a +read by delegation.created`,
+      `${agent} a -read by delegation.revoked`,
+      `${agent} a +read +write by delegation.created`,
+      `${agent} a -read -write by delegation.expired`,
+    ]);
+    // Not the agent's own access: as of any instant, that is the policy's alone.
+    const asOf = await api.get(
+      `/v1/principals/${agent}/access?resource_type=${t}&as_of=${encodeURIComponent(new Date().toISOString())}`,
+    );
+    expect(asOf.status, asOf.text).to.equal(200);
+    expect(asOf.body.access.map((e: any) => e.actions)).to.deep.equal([['read', 'write']]);
   });
 
   it('records nothing for a change that moves no access', async () => {

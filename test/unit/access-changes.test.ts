@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import {
   AccessChangeTracker,
+  delegatedView,
   summaryOf,
   accessView,
   diffViews,
@@ -14,6 +15,7 @@ import { nothing, type Pending } from '../../src/decisions/apply.js';
 import { compilePolicy } from '../../src/decisions/model.js';
 import type { PolicyIndex } from '../../src/decisions/policy-index.js';
 import { resourceOf } from '../../src/policies/model.js';
+import { compileGlob } from '../../src/policies/patterns.js';
 import {
   buildIndex,
   ixPrincipalOf,
@@ -53,7 +55,9 @@ type Change =
   | { kind: 'principal'; principal: string; team: string; status: 'active' | 'suspended' }
   | { kind: 'policy'; policy: PolicySpec }
   | { kind: 'delete_policy'; id: string }
-  | { kind: 'resource'; resource: string; registered: boolean };
+  | { kind: 'resource'; resource: string; registered: boolean }
+  | { kind: 'delegate'; delegator: string; delegate: string; actions: string[]; resources: string[] | null }
+  | { kind: 'revoke'; delegator: string; delegate: string };
 
 const changeArb: fc.Arbitrary<Change> = fc.oneof(
   fc.record({
@@ -82,7 +86,21 @@ const changeArb: fc.Arbitrary<Change> = fc.oneof(
     resource: fc.constantFrom(...RESOURCES),
     registered: fc.boolean(),
   }),
+  fc.record({
+    kind: fc.constant('delegate' as const),
+    delegator: fc.constantFrom(...PRINCIPALS),
+    delegate: fc.constantFrom(...PRINCIPALS),
+    actions: fc.constantFrom<string[]>(['*'], ['read']),
+    resources: fc.constantFrom<string[] | null>(null, ['doc:r0'], ['doc:r*']),
+  }),
+  fc.record({
+    kind: fc.constant('revoke' as const),
+    delegator: fc.constantFrom(...PRINCIPALS),
+    delegate: fc.constantFrom(...PRINCIPALS),
+  }),
 );
+
+const delegationId = (delegator: string, delegate: string): string => `dlg_${delegator}_${delegate}`;
 
 /** Applies a change to the world (kept in step, to rebuild a principal) and to the index. */
 function apply(world: World, index: PolicyIndex, change: Change): Pending {
@@ -106,6 +124,26 @@ function apply(world: World, index: PolicyIndex, change: Change): Pending {
   } else if (change.kind === 'delete_policy') {
     index.removePolicy(change.id);
     work.policies.add(change.id);
+  } else if (change.kind === 'delegate' || change.kind === 'revoke') {
+    const id = delegationId(change.delegator, change.delegate);
+    index.putDelegation(
+      id,
+      change.kind === 'revoke' || change.delegator === change.delegate
+        ? undefined
+        : {
+            id,
+            delegatorId: change.delegator,
+            delegateId: change.delegate,
+            actions: change.actions,
+            resources:
+              change.resources?.map((r) => {
+                const { type, identifier } = resourceOf(r);
+                return { type, identifier, glob: identifier.includes('*') ? compileGlob(identifier) : null };
+              }) ?? null,
+            expiresAt: NOW + 86_400_000,
+          },
+    );
+    work.delegations.add(id);
   } else {
     const { type, identifier } = resourceOf(change.resource);
     index.putResource(type, identifier, change.registered ? { type, identifier, attributes: {} } : undefined);
@@ -114,17 +152,41 @@ function apply(world: World, index: PolicyIndex, change: Change): Pending {
   return work;
 }
 
-/** Everyone's access before and after, compared: what the tracker must find. */
-function everyonesDiff(
-  before: Map<string, ReturnType<typeof accessView>>,
-  index: PolicyIndex,
-): AccessDelta[] {
-  return PRINCIPALS.flatMap((id) =>
-    diffViews(summaryOf(index, id) ?? { id, name: '', type: '' }, before.get(id)!, accessView(index, id)),
+/**
+ * Everyone's access before and after, compared, and then everyone's access acting for each other
+ * principal (`/access?on_behalf_of=`), pair by pair in the order of delegate then delegator: what
+ * the tracker must find.
+ */
+function everyonesDiff(before: Everyone, index: PolicyIndex): AccessDelta[] {
+  const who = (id: string) => summaryOf(index, id) ?? { id, name: '', type: '' };
+  const plain = PRINCIPALS.flatMap((id) => diffViews(who(id), before.own.get(id)!, accessView(index, id)));
+  const delegated = PAIRS.flatMap(([agent, delegator]) =>
+    diffViews(
+      who(agent),
+      before.delegated.get(`${agent}/${delegator}`)!,
+      delegatedView(index, agent, delegator),
+    ).map((d) => ({ ...d, on_behalf_of: who(delegator) })),
   );
+  return [...plain, ...delegated];
 }
 
-const everyone = (index: PolicyIndex) => new Map(PRINCIPALS.map((id) => [id, accessView(index, id)]));
+/** Every ordered pair of two principals, delegate first. */
+const PAIRS = PRINCIPALS.flatMap((a) => PRINCIPALS.filter((d) => d !== a).map((d) => [a, d] as const)).sort(
+  ([a1, d1], [a2, d2]) => (a1 !== a2 ? (a1 < a2 ? -1 : 1) : d1 < d2 ? -1 : d1 > d2 ? 1 : 0),
+);
+
+interface Everyone {
+  own: Map<string, ReturnType<typeof accessView>>;
+  delegated: Map<string, ReturnType<typeof accessView>>;
+}
+
+const everyone = (index: PolicyIndex): Everyone => ({
+  own: new Map(PRINCIPALS.map((id) => [id, accessView(index, id)])),
+  delegated: new Map(PAIRS.map(([a, d]) => [`${a}/${d}`, delegatedView(index, a, d)])),
+});
+
+/** The tracker's changes without what it names them by (the expectation names nothing). */
+const found = (deltas: AccessDelta[]): AccessDelta[] => deltas.map(({ named_by: _, ...d }) => d);
 
 describe('access changes', () => {
   it('reports what moved for each principal a change reaches, and nothing that did not move', async () => {
@@ -144,10 +206,10 @@ describe('access changes', () => {
         ),
       ),
     );
-    const found = await tracker.after();
-    expect(found).to.deep.equal(everyonesDiff(before, index));
+    const deltas = found(await tracker.after());
+    expect(deltas).to.deep.equal(everyonesDiff(before, index));
     expect(
-      found.map((d) => `${d.principal_id} ${d.resource.identifier} +${d.actions_gained.join(',')}`),
+      deltas.map((d) => `${d.principal_id} ${d.resource.identifier} +${d.actions_gained.join(',')}`),
     ).to.deep.equal(['u0 r* +read', 'u0 r0 +read']);
     // The same change again moves nothing.
     const again = new AccessChangeTracker(index, work);
@@ -173,7 +235,7 @@ describe('access changes', () => {
             await tracker.before();
             const applied = apply(world, index, change);
             expect(applied).to.deep.equal(work);
-            expect(await tracker.after()).to.deep.equal(everyonesDiff(before, index));
+            expect(found(await tracker.after())).to.deep.equal(everyonesDiff(before, index));
           }
         },
       ),
@@ -192,7 +254,7 @@ describe('access as of an earlier step', () => {
           const world: World = structuredClone(start);
           const index = buildIndex(world, NOW);
           // What was live after each step (step 0: before any change), and what each step recorded.
-          const live = [everyone(index)];
+          const live = [everyone(index).own];
           const recorded: { step: number; delta: AccessDelta }[] = [];
           for (const [n, change] of changes.entries()) {
             const work = nothing();
@@ -201,13 +263,14 @@ describe('access as of an earlier step', () => {
             await tracker.before();
             apply(world, index, change);
             for (const delta of await tracker.after()) recorded.push({ step: n + 1, delta });
-            live.push(everyone(index));
+            live.push(everyone(index).own);
           }
           for (let step = 0; step < live.length; step += 1) {
             for (const id of PRINCIPALS) {
               const firstAfter = new Map<string, EntryBefore>();
               for (const { step: at, delta } of recorded) {
-                if (at <= step || delta.principal_id !== id) continue;
+                // Access acting for another is not `/access`: `as_of` leaves it out.
+                if (at <= step || delta.principal_id !== id || delta.on_behalf_of) continue;
                 const { type, identifier, pattern } = delta.resource;
                 const key = keyOf(type, identifier, pattern === true);
                 if (!firstAfter.has(key))
@@ -239,6 +302,9 @@ function keysOf(change: Change): [keyof Pending, string][] {
       return [['policies', change.id]];
     case 'resource':
       return [['resources', change.resource]];
+    case 'delegate':
+    case 'revoke':
+      return [['delegations', delegationId(change.delegator, change.delegate)]];
   }
 }
 
