@@ -12,7 +12,7 @@
  *    on and the bare Koa app (bench/hello-server.ts) at the same rate: p99 and max (target: the
  *    bare app's p99 + 5 ms);
  * 3. `as_of` a year back: BENCH_HISTORY changes per principal (10) are written straight into
- *    the graph, spread over the last 365 days, and the history's beginning set a year and a day
+ *    the graph (parts of 500 principals, one cause each), spread over the last 365 days, and the history's beginning set a year and a day
  *    back; then `GET /v1/principals/{id}/access?as_of=<364 days ago>` for BENCH_AS_OF_CALLS random
  *    principals (300), one at a time, and `GET /v1/resources/access?as_of=` for as many resources
  *    of the history: p50, p99, max (target p99 200 ms).
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
             await new Promise((r) => setTimeout(r, 100));
             const [row] = await cypher(
               runtime.db,
-              'MATCH (c:AccessChange {cause_event_id: $id}) RETURN count(c) AS n',
+              'MATCH (p:AccessChangePart {cause_event_id: $id}) RETURN coalesce(sum(p.count), 0) AS n',
               { id: event!['id'] },
             );
             stored = row!['n'] as number;
@@ -197,24 +197,32 @@ async function main(): Promise<void> {
           await cypher(runtime.db, `MATCH (l:AccessHistoryLease) SET l.began_at = datetime($began)`, {
             began: new Date(now - 366 * DAY_MS).toISOString(),
           });
+          // Parts as the recorder stores them: change n of 500 principals at a time is one part
+          // of one cause, all at one instant, keyed (found by principal and resource).
           for (let from = 0; from < ids.length; from += 5_000) {
             await cypher(
               runtime.db,
-              `UNWIND $ids AS pid
+              `UNWIND range(0, size($ids) - 1, 500) AS o
+             WITH $ids[o..o + 500] AS pids, o
              UNWIND range(1, $k) AS n
-             WITH pid, n, toString(n % 50) AS h
-             CREATE (:AccessChange {
-               id: 'acc_' + pid + '_' + n, at: datetime($now) - duration({days: 365 - n * (360 / $k)}),
-               principal_id: pid, principal_name: pid, principal_type: 'SERVICE_ACCOUNT',
-               resource_type: 'hist', identifier: 'h' + h, pattern: false,
-               actions_gained: CASE WHEN n % 2 = 1 THEN ['read'] ELSE [] END,
-               actions_lost: CASE WHEN n % 2 = 0 THEN ['read'] ELSE [] END,
-               via: '[]',
-               before: CASE WHEN n % 2 = 1 THEN null ELSE '{"actions":["read"],"via":[],"conditional":false}' END,
-               after: CASE WHEN n % 2 = 0 THEN null ELSE '{"actions":["read"],"via":[],"conditional":false}' END,
-               cause_event_id: 'evt_bench', cause_event_type: 'group.member_added',
-               actor_type: 'system', actor_id: 'system'})`,
-              { ids: ids.slice(from, from + 5_000), k: HISTORY, now: new Date(now).toISOString() },
+             WITH pids, n, o, datetime($now) - duration({days: 365 - n * (360 / $k)}) AS at,
+               [pid IN pids | 'h' + toString(n % 50)] AS identifiers,
+               'evt_bench_' + $from + '_' + o + '_' + n AS cause
+             CREATE (p:AccessChangePart:AccessChangeKeyed)-[:CAUSED_BY]->(:AccessCause {id: cause, recorder: 'bench', type: 'group.member_added', at: at})
+             SET p.id = 'acc_' + pids[0] + '_' + n, p.cause_event_id = cause,
+               p.cause_event_type = 'group.member_added', p.actor_type = 'system', p.actor_id = 'system',
+               p.at = at, p.at_last = at, p.count = size(pids), p.listed = size(pids),
+               p.first_id = 'acc_' + pids[0] + '_' + n, p.last_id = 'acc_' + last(pids) + '_' + n,
+               p.ids = [pid IN pids | 'acc_' + pid + '_' + n], p.principals = pids,
+               p.principal_names = pids, p.principal_types = [pid IN pids | 'SERVICE_ACCOUNT'],
+               p.resource_types = [pid IN pids | 'hist'], p.identifiers = identifiers,
+               p.patterns = [pid IN pids | false],
+               p.gained = [pid IN pids | CASE WHEN n % 2 = 1 THEN 'read' ELSE '' END],
+               p.lost = [pid IN pids | CASE WHEN n % 2 = 0 THEN 'read' ELSE '' END],
+               p.via = [pid IN pids | '[]'],
+               p.before = [pid IN pids | CASE WHEN n % 2 = 1 THEN '' ELSE '{"actions":["read"],"via":[],"conditional":false}' END],
+               p.resources = ['hist', 'hist:h' + toString(n % 50)]`,
+              { ids: ids.slice(from, from + 5_000), k: HISTORY, now: new Date(now).toISOString(), from },
             );
           }
           const asOf = encodeURIComponent(new Date(Date.now() - 364 * DAY_MS).toISOString());

@@ -1,21 +1,52 @@
-// Stores access changes, whole parts at a time: a part is at most 500 changes of one cause (or
-// its quiet changes, the same actions held otherwise, which have no message). `before` is the
-// whole entry before the change (JSON), which `as_of` reads back. A part whose cause another
-// recorder stored already (one that held the lease before) is skipped: a cause is stored once.
+// Stores access changes, a part at a time: a part is at most 500 changes of one cause (or its
+// quiet changes, the same actions held otherwise, which have no message), one
+// `(:AccessChangePart)` node holding them as columns, lists of one value per change in id order:
+// who (`principals`, `principal_names`, `principal_types`), what (`resource_types`,
+// `identifiers`, `patterns`), the actions gained and lost (space-separated), `via` and the whole
+// entry before the change (`before`, JSON; '' where there was none), which `as_of` reads back,
+// and for access while acting for another (a delegation moved it) that principal (`on_behalf_*`;
+// '' for the principal's own access).
+// Each column comes as one string, its values joined by `part.sep`, which none of them holds.
+// `resources` are the keys a part is found by besides its principals (`type:identifier`,
+// `type`, and `type*` for a glob). Its cause is one `(:AccessCause)` node, created by the first
+// recorder that stores any of its parts: a part whose cause another recorder stored already (one
+// that held the lease before) is skipped, so a cause is stored once.
+// A part is stored `:AccessChangeUnkeyed`; once 32 wait, a statement makes them all
+// `:AccessChangeKeyed`, which the full-text index of principals and resources covers: the index
+// costs about the same in every transaction that touches it, whatever it holds, so it is paid
+// once for many parts instead of in every statement. Reads by principal or resource take the
+// unkeyed parts as well.
 // Each part also goes, as one `access.changed` message, into the outbox of every active webhook
 // that subscribes to it (`*`, `access.*` or `access.changed`), in the same transaction: the
 // message exists if and only if its changes were stored.
 UNWIND $parts AS part
+WITH part, part.store AS s
+MERGE (k:AccessCause {id: s.cause_event_id})
+  ON CREATE SET k.recorder = $recorder, k.type = s.cause_event_type, k.at = datetime(s.at)
+WITH part, s, k
+WHERE k.recorder = $recorder
+CREATE (p:AccessChangePart:AccessChangeUnkeyed)-[:CAUSED_BY]->(k)
+WITH part, s, p, part.columns AS c, part.sep AS sep
+SET p = s,
+  p.at = datetime(s.at),
+  p.at_last = datetime(s.at_last),
+  p.instants = [t IN s.instants | datetime(t)],
+  p.ids = split(c.ids, sep),
+  p.principals = split(c.principals, sep),
+  p.principal_names = split(c.principal_names, sep),
+  p.principal_types = split(c.principal_types, sep),
+  p.resource_types = split(c.resource_types, sep),
+  p.identifiers = split(c.identifiers, sep),
+  p.patterns = [i IN range(0, size(c.patterns) - 1) | substring(c.patterns, i, 1) = '1'],
+  p.gained = split(c.gained, sep),
+  p.lost = split(c.lost, sep),
+  p.via = split(c.via, sep),
+  p.before = split(c.before, sep),
+  p.on_behalf_ids = split(c.on_behalf_ids, sep),
+  p.on_behalf_names = split(c.on_behalf_names, sep),
+  p.on_behalf_types = split(c.on_behalf_types, sep),
+  p.resources = split(c.resources, sep)
 WITH part
-WHERE NOT EXISTS {
-  MATCH (other:AccessChange {cause_event_id: part.cause_id})
-  WHERE other.recorder <> $recorder
-}
-CALL (part) {
-  UNWIND part.rows AS r
-  CREATE (c:AccessChange)
-  SET c = r {.*, at: datetime(r.at), recorder: $recorder}
-}
 CALL (part) {
   MATCH (w:Webhook {status: 'active'})
   WHERE any(p IN w.events WHERE p IN ['*', 'access.*', 'access.changed'])
@@ -34,4 +65,13 @@ CALL (part) {
     next_attempt_at: datetime(part.at)
   })
 }
-RETURN count(part) AS parts
+WITH count(part) AS parts
+CALL () {
+  MATCH (u:AccessChangeUnkeyed)
+  WITH count(u) AS waiting
+  WHERE waiting >= 32
+  MATCH (u:AccessChangeUnkeyed)
+  REMOVE u:AccessChangeUnkeyed
+  SET u:AccessChangeKeyed
+}
+RETURN parts

@@ -1,5 +1,5 @@
 import { defineQueries } from '../db/catalogue.js';
-import { composeQuery } from '../db/compose.js';
+import { fillMarkers, fragmentOf } from '../db/compose.js';
 import type { Database, Reader } from '../db/database.js';
 import type { WriteThread } from '../db/write-thread.js';
 import type { GrantExplained } from '../decisions/access-service.js';
@@ -12,6 +12,8 @@ const Q = defineQueries('access-history', [
   'release',
   'page',
   'count',
+  'count_rows',
+  'keyed',
   'purge',
   'purge_messages',
   'began',
@@ -35,13 +37,154 @@ export interface ReadyPart {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A part as the record statement takes it, as JSON text: a function of the part alone. */
+/**
+ * A part as the `(:AccessChangePart)` node that holds it (cypher/access-history/record.cypher):
+ * its cause and instant, and its changes as columns, one value per change in id order.
+ */
+export interface PartNode {
+  id: string;
+  cause_event_id: string;
+  cause_event_type: string;
+  actor_type: string;
+  actor_id: string;
+  /** The instant of its changes (the earliest, should they differ). */
+  at: string;
+  /** The latest instant of its changes: `at` but where they differ. */
+  at_last: string;
+  /** Each change's instant, only where they differ (else null). */
+  instants: string[] | null;
+  count: number;
+  /** How many of its changes are listed (not quiet). */
+  listed: number;
+  first_id: string;
+  last_id: string;
+  ids: string[];
+  principals: string[];
+  principal_names: string[];
+  principal_types: string[];
+  resource_types: string[];
+  identifiers: string[];
+  patterns: boolean[];
+  /** Actions gained, space-separated (action names hold no space). */
+  gained: string[];
+  lost: string[];
+  /** JSON of each change's `via`. */
+  via: string[];
+  /** JSON of each change's entry before it; '' where there was none. */
+  before: string[];
+  /**
+   * For access while acting for another principal (a delegation moved it): that principal's id,
+   * name and type; '' for the principal's own access.
+   */
+  on_behalf_ids: string[];
+  on_behalf_names: string[];
+  on_behalf_types: string[];
+  /** What the full-text index finds the part by: `type:identifier`, `type`, and `type*` for a glob. */
+  resources: string[];
+}
+
+/** A part as the node that stores it: a function of the part alone. */
+export function partNode(part: StoredPart): PartNode {
+  const rows = [...part.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const first = rows[0]!;
+  const instants = rows.map((r) => new Date(Date.parse(r.at)).toISOString());
+  const sorted = [...instants].sort();
+  const same = sorted[0] === sorted.at(-1);
+  const resources = new Set<string>();
+  for (const r of rows) {
+    resources.add(`${r.resource_type}:${r.identifier}`);
+    resources.add(r.resource_type);
+    if (r.pattern) resources.add(`${r.resource_type}*`);
+  }
+  return {
+    id: part.id,
+    cause_event_id: part.cause_id,
+    cause_event_type: first.cause_event_type,
+    actor_type: first.actor_type,
+    actor_id: first.actor_id,
+    at: sorted[0]!,
+    at_last: sorted.at(-1)!,
+    instants: same ? null : instants,
+    count: rows.length,
+    listed: rows.filter((r) => r.actions_gained.length + r.actions_lost.length > 0).length,
+    first_id: first.id,
+    last_id: rows.at(-1)!.id,
+    ids: rows.map((r) => r.id),
+    principals: rows.map((r) => r.principal_id),
+    principal_names: rows.map((r) => r.principal_name),
+    principal_types: rows.map((r) => r.principal_type),
+    resource_types: rows.map((r) => r.resource_type),
+    identifiers: rows.map((r) => r.identifier),
+    patterns: rows.map((r) => r.pattern),
+    gained: rows.map((r) => r.actions_gained.join(' ')),
+    lost: rows.map((r) => r.actions_lost.join(' ')),
+    via: rows.map((r) => r.via),
+    before: rows.map((r) => r.before ?? ''),
+    on_behalf_ids: rows.map((r) => r.on_behalf_of_id ?? ''),
+    on_behalf_names: rows.map((r) => r.on_behalf_of_name ?? ''),
+    on_behalf_types: rows.map((r) => r.on_behalf_of_type ?? ''),
+    resources: [...resources],
+  };
+}
+
+/** The columns of a part node: one value per change. */
+const COLUMNS = [
+  'ids',
+  'principals',
+  'principal_names',
+  'principal_types',
+  'resource_types',
+  'identifiers',
+  'gained',
+  'lost',
+  'via',
+  'before',
+  'on_behalf_ids',
+  'on_behalf_names',
+  'on_behalf_types',
+] as const;
+
+/**
+ * A character none of `values` holds: the separator of a part's columns joined as one string
+ * each. JSON (via, before) never holds a raw control character; ids, names and identifiers hardly
+ * ever do, and then another is taken.
+ */
+function separatorFor(values: readonly string[]): string {
+  const text = values.join('');
+  for (let code = 0x1f; code > 0; code -= 1) {
+    const sep = String.fromCharCode(code);
+    if (!text.includes(sep)) return sep;
+  }
+  for (let code = 0xe000; ; code += 1) {
+    const sep = String.fromCharCode(code);
+    if (!text.includes(sep)) return sep;
+  }
+}
+
+/**
+ * A part as the record statement takes it, as JSON text: the node that stores it, its columns
+ * each joined as one string (split by the statement: a few long strings cost the driver far less
+ * to send than thousands of short ones), and what its `access.changed` message needs. A function
+ * of the part alone.
+ */
 export function readyPart(part: StoredPart): ReadyPart {
+  const node = partNode(part);
+  const sep = separatorFor([...COLUMNS.flatMap((c) => node[c]), ...node.resources]);
+  const { patterns, resources, ...rest } = node;
+  const columns: Record<string, string> = {
+    resources: resources.join(sep),
+    patterns: patterns.map((p) => (p ? '1' : '0')).join(''),
+  };
+  for (const c of COLUMNS) columns[c] = node[c].join(sep);
+  const scalars = Object.fromEntries(
+    Object.entries(rest).filter(([k]) => !(COLUMNS as readonly string[]).includes(k)),
+  );
+  const element = { id: part.id, at: part.at, body: part.body, store: scalars, columns, sep };
   return {
     id: part.id,
     cause_id: part.cause_id,
     rows: part.rows.length,
-    json: encoder.encode(JSON.stringify(part)),
+    json: encoder.encode(JSON.stringify(element)),
   };
 }
 
@@ -167,7 +310,7 @@ export function fromStored(row: StoredAccessChange): AccessChange {
     id: row.id,
     at: row.at,
     principal: { id: row.principal_id, name: row.principal_name, type: row.principal_type },
-    ...(row.on_behalf_of_id !== undefined && row.on_behalf_of_id !== null
+    ...(row.on_behalf_of_id !== undefined && row.on_behalf_of_id !== null && row.on_behalf_of_id !== ''
       ? {
           on_behalf_of: {
             id: row.on_behalf_of_id,
@@ -205,27 +348,83 @@ export interface AccessChangeFilters {
   after?: string;
 }
 
-/** Predicates for the given filters; each refers to its value only through a parameter. */
-function predicates(filters: AccessChangeFilters): { fragments: string[]; params: Record<string, unknown> } {
-  // Quiet changes (the same actions, held otherwise) are kept for `as_of` only.
-  const fragments: string[] = ['size(c.actions_gained) > 0 OR size(c.actions_lost) > 0'];
+/** A term of the full-text index of parts' keys: one exact keyword token of a field. */
+const term = (field: 'principals' | 'resources', token: string): string =>
+  `${field}:"${token.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+
+/** The full-text search of the parts holding a principal's changes. */
+export const principalSearch = (principalId: string): string => term('principals', principalId);
+
+/** The full-text search of the parts holding changes on a resource, or on a glob of its type. */
+export const resourceSearch = (type: string, identifier: string): string =>
+  `${term('resources', `${type}:${identifier}`)} OR ${term('resources', `${type}*`)}`;
+
+/**
+ * What a list's statements are given for the filters: predicates on parts, on each change (over
+ * the columns `page.cypher` binds, at index `i`), and the full-text search that finds the parts
+ * of a principal or resource (null: every part). Each refers to its value only through a
+ * parameter.
+ */
+function predicates(filters: AccessChangeFilters): {
+  parts: string[];
+  rows: string[];
+  search: string | null;
+  params: Record<string, unknown>;
+} {
+  const parts: string[] = [];
+  const rows: string[] = [];
+  const terms: string[] = [];
   const params: Record<string, unknown> = {};
-  const add = (fragment: string, name: string, value: unknown): void => {
-    fragments.push(fragment);
-    params[name] = value;
-  };
-  if (filters.principalId !== undefined)
-    add('c.principal_id = $principalId', 'principalId', filters.principalId);
-  if (filters.resourceType !== undefined)
-    add('c.resource_type = $resourceType', 'resourceType', filters.resourceType);
-  if (filters.identifier !== undefined) add('c.identifier = $identifier', 'identifier', filters.identifier);
-  if (filters.action !== undefined)
-    add('$action IN c.actions_gained OR $action IN c.actions_lost', 'action', filters.action);
-  if (filters.eventId !== undefined) add('c.cause_event_id = $eventId', 'eventId', filters.eventId);
-  if (filters.since !== undefined) add('c.at >= datetime($since)', 'since', filters.since);
-  if (filters.until !== undefined) add('c.at < datetime($until)', 'until', filters.until);
-  return { fragments, params };
+  const { principalId, resourceType, identifier, action, eventId, since, until, after } = filters;
+  if (principalId !== undefined) {
+    terms.push(term('principals', principalId));
+    rows.push('principals[i] = $principalId');
+    params['principalId'] = principalId;
+  }
+  if (resourceType !== undefined) {
+    terms.push(term('resources', identifier !== undefined ? `${resourceType}:${identifier}` : resourceType));
+    rows.push('types[i] = $resourceType');
+    params['resourceType'] = resourceType;
+  }
+  if (identifier !== undefined) {
+    rows.push('identifiers[i] = $identifier');
+    params['identifier'] = identifier;
+  }
+  if (action !== undefined) {
+    rows.push("$action IN split(gained[i], ' ') OR $action IN split(lost[i], ' ')");
+    params['action'] = action;
+  }
+  if (eventId !== undefined) {
+    parts.push('p.cause_event_id = $eventId');
+    params['eventId'] = eventId;
+  }
+  if (since !== undefined) {
+    parts.push('p.at_last >= datetime($since)');
+    rows.push('coalesce(instants[i], p.at) >= datetime($since)');
+    params['since'] = since;
+  }
+  if (until !== undefined) {
+    parts.push('p.at < datetime($until)');
+    rows.push('coalesce(instants[i], p.at) < datetime($until)');
+    params['until'] = until;
+  }
+  if (after !== undefined) {
+    parts.push('p.last_id > $after');
+    rows.push('ids[i] > $after');
+    params['after'] = after;
+  }
+  const search = terms.length > 0 ? terms.join(' AND ') : null;
+  if (search !== null) params['search'] = search;
+  return { parts, rows, search, params };
 }
+
+/** A change as `page.cypher` reads it from its part. */
+interface PageRow extends Omit<StoredAccessChange, 'actions_gained' | 'actions_lost' | 'before'> {
+  gained: string;
+  lost: string;
+}
+
+const actionsOf = (text: string): string[] => (text === '' ? [] : text.split(' '));
 
 export const accessHistoryRepository = {
   /** Stores parts as `recorder` (an instance id); a cause another recorder stored is skipped. */
@@ -281,13 +480,13 @@ export const accessHistoryRepository = {
         actor_type: string;
         actor_id: string;
       } | null;
-    }>(Q.principal_as_of, { principalId, at });
+    }>(Q.principal_as_of, { principalId, at, search: principalSearch(principalId) });
     return rows.map((r) => ({
       type: r.type,
       identifier: r.identifier,
       pattern: r.pattern,
       changed_since: r.changed_since,
-      before: r.before === null ? null : (JSON.parse(r.before) as EntryState),
+      before: r.before === null || r.before === '' ? null : (JSON.parse(r.before) as EntryState),
       made_by: r.made_by && {
         at: r.made_by.at,
         event_id: r.made_by.cause_event_id,
@@ -309,10 +508,10 @@ export const accessHistoryRepository = {
   ): Promise<(PrincipalSummary & { identifier: string; pattern: boolean; before: EntryState | null })[]> {
     const rows = await db.run<
       PrincipalSummary & { identifier: string; pattern: boolean; before: string | null }
-    >(Q.resource_as_of, { type, identifier, at });
+    >(Q.resource_as_of, { type, identifier, at, search: resourceSearch(type, identifier) });
     return rows.map((r) => ({
       ...r,
-      before: r.before === null ? null : (JSON.parse(r.before) as EntryState),
+      before: r.before === null || r.before === '' ? null : (JSON.parse(r.before) as EntryState),
     }));
   },
 
@@ -326,32 +525,46 @@ export const accessHistoryRepository = {
     page: { skip: number; limit: number },
   ): Promise<{ total: number; rows: StoredAccessChange[] }> {
     const counted = predicates({ ...filters, after: undefined });
-    const { fragments, params } = predicates(filters);
-    if (filters.after !== undefined) {
-      fragments.push('c.id > $after');
-      params['after'] = filters.after;
-    }
-    const composed = (name: string, parts: string[]) => ({
+    const listed = predicates(filters);
+    const keyed = fragmentOf(db.catalogue.get(Q.keyed));
+    const composed = (name: string, p: ReturnType<typeof predicates>) => ({
       name,
-      text: composeQuery(db.catalogue.get(name), '/*FILTERS*/', parts),
+      text: fillMarkers(db.catalogue.get(name), {
+        '/*KEYED*/': p.search !== null ? keyed : '',
+        '/*PARTS*/': p.parts.map((f) => ` AND (${f})`).join(''),
+        ...(name === Q.count ? {} : { '/*ROWS*/': p.rows.map((f) => ` AND (${f})`).join('') }),
+      }),
     });
+    // Whole parts are counted by what they hold; changes one by one only when they are filtered so.
+    const count = counted.rows.length > 0 ? Q.count_rows : Q.count;
     return db.read('access-history/list', async (tx) => {
-      const [count] = await tx.run<{ total: number }>(composed(Q.count, counted.fragments), counted.params);
-      const rows = await tx.run<{ change: StoredAccessChange }>(composed(Q.page, fragments), {
-        ...params,
+      const [total] = await tx.run<{ total: number }>(composed(count, counted), counted.params);
+      const rows = await tx.run<{ change: PageRow }>(composed(Q.page, listed), {
+        ...listed.params,
         skip: page.skip,
         limit: page.limit,
       });
-      return { total: count?.total ?? 0, rows: rows.map((r) => r.change) };
+      return {
+        total: total?.total ?? 0,
+        rows: rows.map(({ change: { gained, lost, ...rest } }) => ({
+          ...rest,
+          actions_gained: actionsOf(gained),
+          actions_lost: actionsOf(lost),
+          before: null,
+        })),
+      };
     });
   },
 
-  /** Deletes up to `limit` changes recorded before `before`; answers how many it deleted. */
-  async purge(db: Database, before: string, limit: number): Promise<number> {
+  /**
+   * Deletes the parts (up to `limit`) whose changes were all recorded before `before`, and the
+   * causes left with none; answers how many parts and changes it deleted.
+   */
+  async purge(db: Database, before: string, limit: number): Promise<{ parts: number; changes: number }> {
     const rows = await db.write('access-history/purge', (tx) =>
-      tx.run<{ purged: number }>(Q.purge, { before, limit }),
+      tx.run<{ parts: number; purged: number }>(Q.purge, { before, limit }),
     );
-    return rows[0]?.purged ?? 0;
+    return { parts: rows[0]?.parts ?? 0, changes: rows[0]?.purged ?? 0 };
   },
 
   /** Deletes up to `limit` `access.changed` messages no outbox holds; answers how many. */

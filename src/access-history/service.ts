@@ -23,8 +23,11 @@ export interface AccessChangePage {
 
 const DAY_MS = 86_400_000;
 
-/** Purged per statement. */
+/** Messages purged per statement. */
 const PURGE_SLICE = 10_000;
+
+/** Parts of access changes purged per statement (up to 500 changes each). */
+const PURGE_PARTS = 100;
 
 const encodeCursor = (id: string): string => Buffer.from(id).toString('base64url');
 
@@ -114,6 +117,12 @@ export class AccessHistoryService {
       return purged;
     };
     await all(() => repo.purgeMessages(this.db, PURGE_SLICE));
-    return all(() => repo.purge(this.db, before, PURGE_SLICE));
+    let changes = 0;
+    for (let parts = PURGE_PARTS; parts === PURGE_PARTS;) {
+      const purged = await repo.purge(this.db, before, PURGE_PARTS);
+      parts = purged.parts;
+      changes += purged.changes;
+    }
+    return changes;
   }
 }

@@ -1,0 +1,229 @@
+import { expect } from 'chai';
+import {
+  accessHistoryRepository as repo,
+  readyPart,
+  toStored,
+  type AccessChange,
+  type StoredPart,
+} from '../../src/access-history/repository.js';
+import { loadMigrations } from '../../src/db/migrations.js';
+import { newId } from '../../src/ids.js';
+import { cypher } from '../helpers/db.js';
+import { namer } from '../helpers/engine.js';
+import { useApp } from '../helpers/fixture.js';
+
+/**
+ * How access changes are stored (docs/access-history.md): one node per part of one cause, its
+ * changes as columns, found by principal and resource through a full-text index once keyed. The
+ * list and `as_of` read exactly the changes a part holds that match, whatever else it holds.
+ */
+describe('access changes stored in parts', () => {
+  const fx = useApp();
+  const { type } = namer();
+
+  const changes = async (query: string): Promise<any> => {
+    const res = await fx.api.get(`/v1/access-changes?${query}`);
+    expect(res.status, res.text).to.equal(200);
+    return res.body;
+  };
+
+  const grant = { policy_id: newId('policy'), policy_name: 'parts', via: 'principal' as const };
+
+  /** One cause's part of the given changes (principal, identifier, gained, lost). */
+  function partOf(
+    t: string,
+    rows: [principal: string, identifier: string, gained: string[], lost: string[]][],
+    cause = {
+      event_id: newId('event'),
+      event_type: 'policy.created',
+      actor: { type: 'system', id: 'system' },
+    },
+    at = new Date().toISOString(),
+  ): StoredPart {
+    const made: AccessChange[] = rows.map(([principal, identifier, gained, lost]) => ({
+      id: newId('access_change'),
+      at,
+      principal: { id: principal, name: `name of ${principal}`, type: 'HUMAN' },
+      resource: { type: t, identifier },
+      actions_gained: gained,
+      actions_lost: lost,
+      via: gained.length + lost.length > 0 ? [grant] : [],
+      cause,
+    }));
+    return {
+      id: made[0]!.id,
+      cause_id: cause.event_id,
+      at,
+      rows: made.map((c) =>
+        toStored(
+          c,
+          c.actions_lost.length > 0 ? { actions: c.actions_lost, via: [grant], conditional: false } : null,
+        ),
+      ),
+      body: null,
+    };
+  }
+
+  const summary = (data: any[]): string[] =>
+    data.map(
+      (c) =>
+        `${c.principal.id} ${c.resource.identifier} ${[
+          ...c.actions_gained.map((a: string) => `+${a}`),
+          ...c.actions_lost.map((a: string) => `-${a}`),
+        ].join(' ')}`,
+    );
+
+  it('lists exactly the changes of a part that match, with exact totals, and never its quiet ones', async () => {
+    const t = type();
+    const [a, b, c] = [newId('principal'), newId('principal'), newId('principal')];
+    const part = partOf(t, [
+      [a, 'x', ['read'], []],
+      [b, 'x', ['read', 'write'], []],
+      [a, 'y', [], ['read']],
+      [c, 'x', [], []], // quiet: the same actions held otherwise
+      [b, 'y"\\ odd', ['write'], []],
+    ]);
+    await repo.record(fx.app.runtime.db, [readyPart(part)], fx.app.runtime.instanceId);
+
+    const all = await changes(`resource_type=${t}&limit=500`);
+    expect(all.pagination.total).to.equal(4);
+    expect(summary(all.data)).to.deep.equal([
+      `${a} x +read`,
+      `${b} x +read +write`,
+      `${a} y -read`,
+      `${b} y"\\ odd +write`,
+    ]);
+    const byA = await changes(`principal_id=${a}&limit=1`);
+    expect(byA.pagination).to.include({ total: 2, pages: 2 });
+    expect(summary(byA.data)).to.deep.equal([`${a} x +read`]);
+    const next = await changes(`principal_id=${a}&limit=1&cursor=${byA.pagination.next_cursor}`);
+    expect(summary(next.data)).to.deep.equal([`${a} y -read`]);
+    expect((await changes(`principal_id=${c}`)).pagination.total).to.equal(0);
+    const write = await changes(`resource_type=${t}&action=write`);
+    expect(summary(write.data)).to.deep.equal([`${b} x +read +write`, `${b} y"\\ odd +write`]);
+    const odd = await changes(`resource_type=${t}&identifier=${encodeURIComponent('y"\\ odd')}`);
+    expect(summary(odd.data)).to.deep.equal([`${b} y"\\ odd +write`]);
+    const onX = await changes(`resource_type=${t}&identifier=x&principal_id=${b}`);
+    expect(onX.pagination.total).to.equal(1);
+    expect((await changes(`event_id=${part.cause_id}&page=2&limit=3`)).data).to.have.length(1);
+
+    // as_of reads the quiet change too: c's entry on x was held, and is `before` of nothing.
+    const history = await repo.principalAsOf(
+      fx.app.runtime.db,
+      a,
+      new Date(Date.now() - 60_000).toISOString(),
+    );
+    expect(
+      history.map((h) => [h.identifier, h.changed_since, h.before?.actions ?? null]),
+    ).to.have.deep.members([
+      ['x', true, null],
+      ['y', true, ['read']],
+    ]);
+  });
+
+  it('skips a part whose cause another recorder stored, and finds parts keyed or not yet', async () => {
+    const t = type();
+    const p = newId('principal');
+    const first = partOf(t, [[p, 'one', ['read'], []]]);
+    await repo.record(fx.app.runtime.db, [readyPart(first)], 'recorder-a');
+    const again = partOf(t, [[p, 'two', ['read'], []]], {
+      event_id: first.cause_id,
+      event_type: 'policy.created',
+      actor: { type: 'system', id: 'system' },
+    });
+    await repo.record(fx.app.runtime.db, [readyPart(again)], 'recorder-b');
+    expect(summary((await changes(`resource_type=${t}`)).data)).to.deep.equal([`${p} one +read`]);
+    expect([
+      ...(await repo.recordedCauses(fx.app.runtime.db, [first.cause_id, newId('event')])),
+    ]).to.deep.equal([first.cause_id]);
+    // The same recorder stores the rest of its cause.
+    await repo.record(fx.app.runtime.db, [readyPart(again)], 'recorder-a');
+    expect((await changes(`resource_type=${t}`)).pagination.total).to.equal(2);
+
+    // Enough parts to be keyed, and some after: all found by principal and by resource.
+    const many = Array.from({ length: 40 }, (_, i) => partOf(t, [[p, `k${i}`, ['read'], []]]));
+    for (const part of many) await repo.record(fx.app.runtime.db, [readyPart(part)], 'recorder-a');
+    const [labels] = await cypher(
+      fx.app.runtime.db,
+      `MATCH (x:AccessChangePart) WHERE x.cause_event_id IN $causes
+       RETURN sum(CASE WHEN x:AccessChangeKeyed THEN 1 ELSE 0 END) AS keyed,
+              sum(CASE WHEN x:AccessChangeUnkeyed THEN 1 ELSE 0 END) AS unkeyed`,
+      { causes: many.map((m) => m.cause_id) },
+    );
+    expect(labels!['keyed']).to.be.greaterThan(0);
+    expect(labels!['unkeyed']).to.be.greaterThan(0);
+    expect((await changes(`principal_id=${p}`)).pagination.total).to.equal(42);
+    expect((await changes(`resource_type=${t}&identifier=k39`)).pagination.total).to.equal(1);
+    expect((await changes(`resource_type=${t}&identifier=k0`)).pagination.total).to.equal(1);
+  });
+
+  it('converts changes stored one node each into parts (migration 018), listed and read as of', async () => {
+    const t = type();
+    const p = newId('principal');
+    const cause = newId('event');
+    const ids = Array.from({ length: 3 }, () => newId('access_change'));
+    const at = new Date(Date.now() - 120_000).toISOString();
+    await cypher(
+      fx.app.runtime.db,
+      `UNWIND range(0, 2) AS n
+       CREATE (:AccessChange {
+         id: $ids[n], at: datetime($at), principal_id: $p, principal_name: 'old', principal_type: 'HUMAN',
+         resource_type: $t, identifier: 'd' + n, pattern: n = 2,
+         actions_gained: CASE WHEN n < 2 THEN ['read', 'write'] ELSE [] END, actions_lost: [],
+         via: '[]', before: CASE WHEN n = 1 THEN '{"actions":["list"],"via":[],"conditional":false}' END,
+         cause_event_id: $cause, cause_event_type: 'group.member_added', actor_type: 'system',
+         actor_id: 'system', recorder: 'old-instance'})`,
+      { ids, at, p, t, cause },
+    );
+    const migration = (await loadMigrations()).find((m) => m.version === 18)!;
+    for (const statement of migration.statements) await fx.app.runtime.db.schema(statement);
+
+    expect(
+      (await cypher(fx.app.runtime.db, 'MATCH (c:AccessChange) RETURN count(c) AS n'))[0]!['n'],
+    ).to.equal(0);
+    const listed = await changes(`event_id=${cause}`);
+    expect(listed.pagination.total).to.equal(2);
+    expect(listed.data.map((c: any) => [c.id, c.resource.identifier, c.actions_gained, c.at])).to.deep.equal([
+      [ids[0], 'd0', ['read', 'write'], at],
+      [ids[1], 'd1', ['read', 'write'], at],
+    ]);
+    expect((await changes(`principal_id=${p}&resource_type=${t}&identifier=d1`)).pagination.total).to.equal(
+      1,
+    );
+    const history = await repo.principalAsOf(
+      fx.app.runtime.db,
+      p,
+      new Date(Date.now() - 180_000).toISOString(),
+    );
+    expect(history.map((h) => [h.identifier, h.pattern, h.before?.actions ?? null])).to.have.deep.members([
+      ['d0', false, null],
+      ['d1', false, ['list']],
+      ['d2', true, null],
+    ]);
+    expect([...(await repo.recordedCauses(fx.app.runtime.db, [cause]))]).to.deep.equal([cause]);
+    // Its cause stays the old instance's: no other recorder stores it again.
+    const [k] = await cypher(fx.app.runtime.db, 'MATCH (k:AccessCause {id: $cause}) RETURN k.recorder AS r', {
+      cause,
+    });
+    expect(k!['r']).to.equal('old-instance');
+  });
+
+  it('purges whole parts past the retention, and their causes', async () => {
+    const t = type();
+    const old = partOf(
+      t,
+      [[newId('principal'), 'old', ['read'], []]],
+      undefined,
+      new Date(Date.now() - 500 * 86_400_000).toISOString(),
+    );
+    const kept = partOf(t, [[newId('principal'), 'new', ['read'], []]]);
+    await repo.record(fx.app.runtime.db, [readyPart(old), readyPart(kept)], fx.app.runtime.instanceId);
+    expect(await fx.app.runtime.services.accessHistory.purge()).to.be.at.least(1);
+    expect(summary((await changes(`resource_type=${t}`)).data).map((s) => s.split(' ')[1])).to.deep.equal([
+      'new',
+    ]);
+    expect([...(await repo.recordedCauses(fx.app.runtime.db, [old.cause_id, kept.cause_id]))]).to.deep.equal([
+      kept.cause_id,
+    ]);
+  });
+});
