@@ -48,7 +48,7 @@ export type Policy = Api.Policy;
 export type AccessChange = NonNullable<Api.SimulationResult['access_changes']>[number];
 
 /** How a policy reaches a principal: directly, through a group (with its path), or by matching it. */
-export type Grant = Api.AccessGrant;
+export type Grant = Api.AccessGrant | Api.AccessChangeGrant;
 
 /** A recorded change of one principal's access to one resource, with its cause. */
 export type RecordedChange = Api.AccessChange;

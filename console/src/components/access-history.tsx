@@ -169,6 +169,14 @@ function Changes(props: {
                   <Badge kind={c.principal.type}>{c.principal.type}</Badge>
                 </>
               )}
+              {c.on_behalf_of && (
+                <div class="muted" data-on-behalf-of={c.on_behalf_of.id}>
+                  acting for{' '}
+                  <Link to={`/principals/${c.on_behalf_of.id}`}>
+                    {c.on_behalf_of.name || c.on_behalf_of.id}
+                  </Link>
+                </div>
+              )}
             </td>
             <td class="moved">
               <ActionChips gained={c.actions_gained} lost={c.actions_lost} />

@@ -27,7 +27,9 @@ export function Grants(props: { grants: Grant[] }) {
               ? 'names it directly'
               : g.via === 'match'
                 ? 'selects it by attributes'
-                : 'through membership'}
+                : g.via === 'delegation'
+                  ? 'acting for the delegator'
+                  : 'through membership'}
           </span>
           {g.path && g.path.length > 1 && (
             <div>
