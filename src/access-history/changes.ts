@@ -1,5 +1,5 @@
 import { grantsOf, registeredMatching, settleFor, type GrantExplained } from '../decisions/access-service.js';
-import { accessEntries } from '../decisions/access.js';
+import { accessEntries, type AccessEntry } from '../decisions/access.js';
 import { intersectAccess } from '../decisions/delegated-access.js';
 import type { Pending } from '../decisions/apply.js';
 import { groupPath, type Overlay } from '../decisions/engine.js';
@@ -86,15 +86,18 @@ export function accessView(
   /** The principal as `principalOf` read it, when the caller has it: it is not read again. */
   known?: IxPrincipal,
 ): AccessView {
-  const view: AccessView = new Map();
   const p = known ?? principalOf(index, id);
-  if (!p || p.status !== 'active') return view;
-  const entries = accessEntries(
-    settleFor(index, p, grantsOf(index, p, overlay, at)),
-    registeredMatching(index),
-    p,
-  );
-  const explain = explainer(index, p, overlay);
+  if (!p || p.status !== 'active') return new Map();
+  return viewOf(entriesOf(index, p, overlay, at), explainer(index, p, overlay));
+}
+
+/** What `/access` lists for an active principal, through `overlay` and at `at` when given. */
+const entriesOf = (index: PolicyIndex, p: IxPrincipal, overlay?: Overlay, at?: number): AccessEntry[] =>
+  accessEntries(settleFor(index, p, grantsOf(index, p, overlay, at)), registeredMatching(index), p);
+
+/** `/access` entries as a view, each policy behind an entry said by `explain`. */
+function viewOf(entries: readonly AccessEntry[], explain: (policyId: string) => GrantExplained): AccessView {
+  const view: AccessView = new Map();
   for (const e of entries) {
     const pattern = e.pattern === true;
     view.set(keyOf(e.resource.type, e.resource.identifier, pattern), {
@@ -125,40 +128,30 @@ export function delegatedView(
   /** The policies it names as they were (see `accessView`). */
   overlay?: Overlay,
 ): AccessView {
-  const view: AccessView = new Map();
   const agent = principalOf(index, delegateId);
   const delegator = principalOf(index, delegatorId);
-  if (agent?.status !== 'active' || delegator?.status !== 'active') return view;
+  if (agent?.status !== 'active' || delegator?.status !== 'active') return new Map();
   const instant = at ?? Date.now();
   const link = index
     .delegationsBetween(delegatorId, delegateId)
     .filter((d) => d.expiresAt > instant && !without?.has(d.id));
-  if (link.length === 0) return view;
-  const entriesOf = (p: IxPrincipal) =>
-    accessEntries(settleFor(index, p, grantsOf(index, p, overlay, at)), registeredMatching(index), p);
+  if (link.length === 0) return new Map();
   const path = [agent, delegator].map((p, i) => ({
     id: i === 0 ? delegateId : delegatorId,
     name: p.name,
     type: p.type,
   }));
-  for (const e of intersectAccess(entriesOf(agent), [entriesOf(delegator)], [link])) {
-    const pattern = e.pattern === true;
-    view.set(keyOf(e.resource.type, e.resource.identifier, pattern), {
-      type: e.resource.type,
-      identifier: e.resource.identifier,
-      pattern,
-      actions: e.actions,
-      ...(e.denied_actions ? { denied_actions: e.denied_actions } : {}),
-      via: e.granted_by.map((id) => ({
-        policy_id: id,
-        policy_name: index.policies.get(id)?.name ?? '',
-        via: 'delegation' as const,
-        path,
-      })),
-      conditional: e.conditional,
-    });
-  }
-  return view;
+  const entries = intersectAccess(
+    entriesOf(index, agent, overlay, at),
+    [entriesOf(index, delegator, overlay, at)],
+    [link],
+  );
+  return viewOf(entries, (id) => ({
+    policy_id: id,
+    policy_name: index.policies.get(id)?.name ?? '',
+    via: 'delegation',
+    path,
+  }));
 }
 
 /**
