@@ -1656,6 +1656,11 @@ export interface RemedyAddToGroup {
   principal_id: string;
   /** The same, as a sentence */
   message: string;
+  /**
+   * Further changes to make with this one, when no one change alone lets the request through: only
+   * all of them together do, and the blast radius is of them all
+   */
+  also?: (RemedyStepAddToGroup | RemedyStepAddToPolicy | RemedyStepExtendWindow | RemedyStepDelegate)[];
   blast_radius: BlastRadius;
 }
 
@@ -1682,6 +1687,11 @@ export interface RemedyAddToPolicy {
   principal_id: string;
   /** The same, as a sentence */
   message: string;
+  /**
+   * Further changes to make with this one, when no one change alone lets the request through: only
+   * all of them together do, and the blast radius is of them all
+   */
+  also?: (RemedyStepAddToGroup | RemedyStepAddToPolicy | RemedyStepExtendWindow | RemedyStepDelegate)[];
   blast_radius: BlastRadius;
 }
 
@@ -1707,6 +1717,11 @@ export interface RemedyDelegate {
   principal_id: string;
   /** The same, as a sentence */
   message: string;
+  /**
+   * Further changes to make with this one, when no one change alone lets the request through: only
+   * all of them together do, and the blast radius is of them all
+   */
+  also?: (RemedyStepAddToGroup | RemedyStepAddToPolicy | RemedyStepExtendWindow | RemedyStepDelegate)[];
   blast_radius: BlastRadius;
 }
 
@@ -1728,6 +1743,11 @@ export interface RemedyExtendWindow {
   principal_id: string;
   /** The same, as a sentence */
   message: string;
+  /**
+   * Further changes to make with this one, when no one change alone lets the request through: only
+   * all of them together do, and the blast radius is of them all
+   */
+  also?: (RemedyStepAddToGroup | RemedyStepAddToPolicy | RemedyStepExtendWindow | RemedyStepDelegate)[];
   blast_radius: BlastRadius;
 }
 
@@ -1747,6 +1767,92 @@ export interface RemedyNone {
   /** The same, as a sentence */
   message: string;
   blast_radius: BlastRadius;
+}
+
+export interface RemedyStepAddToGroup {
+  kind: 'add_to_group';
+  target: {
+    type: 'group';
+    id: string;
+    name: string;
+  };
+  change: {
+    /** `PUT /v1/groups/{target.id}/members/{member_id}` */
+    member_id: string;
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+}
+
+export interface RemedyStepAddToPolicy {
+  kind: 'add_to_policy';
+  target: {
+    type: 'policy';
+    id: string;
+    name: string;
+    /** The version the change applies to (`If-Match`) */
+    version: number;
+  };
+  /** A JSON merge patch (RFC 7396) of the policy body at `target.version` */
+  change: {
+    subjects: {
+      principals: string[];
+      groups: string[];
+      match?: {
+        [key: string]: unknown;
+      };
+    };
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+}
+
+export interface RemedyStepDelegate {
+  kind: 'delegate';
+  target: {
+    type: 'delegation';
+    delegator_id: string;
+    delegate_id: string;
+  };
+  /** A body for `POST /v1/delegations` */
+  change: {
+    delegator_id: string;
+    delegate_id: string;
+    actions: string[];
+    resources: {
+      type: string;
+      identifier: string;
+    }[];
+    expires_at: string;
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
+}
+
+export interface RemedyStepExtendWindow {
+  kind: 'extend_window';
+  target: {
+    type: 'policy';
+    id: string;
+    name: string;
+    /** The version the change applies to (`If-Match`) */
+    version: number;
+  };
+  /** A JSON merge patch (RFC 7396) of the policy body at `target.version`: its new window */
+  change: {
+    valid_from: string | null;
+    valid_until: string | null;
+  };
+  /** Whom the change lets through */
+  principal_id: string;
+  /** The same, as a sentence */
+  message: string;
 }
 
 export interface RemovedGroupMember {

@@ -3,7 +3,7 @@ import { actionMatches } from '../policies/patterns.js';
 import type { Policy } from '../policies/model.js';
 import type { Condition, Query } from '../principals/search/model.js';
 import { compilePredicate } from '../principals/search/evaluate.js';
-import type { NearMiss, Remedy, TraceCandidate, TraceLink } from '../schemas/decisions.js';
+import type { NearMiss, Remedy, RemedyStep, TraceCandidate, TraceLink } from '../schemas/decisions.js';
 import {
   actionNameOf,
   conditionInput,
@@ -286,12 +286,15 @@ function delegationFailure(index: PolicyIndex, link: TraceLink, now: number): Ne
 
 // ---- remedies ----
 
+/** A remedy without its blast radius (of each kind). */
+type Proposed = Remedy extends infer R ? (R extends unknown ? Omit<R, 'blast_radius'> : never) : never;
+
 /** A change to try: how to decide with it, and how to show it if it lets the request through. */
 interface Trial {
   key: string;
   options: DecideOptions;
   /** The remedy without its blast radius. */
-  remedy: Omit<Remedy, 'blast_radius'>;
+  remedy: Proposed;
   /** Its blast radius, worked out only once the change is known to let the request through. */
   blast(): Remedy['blast_radius'] | undefined;
 }
@@ -348,14 +351,112 @@ function remediesOf(
 
   const offered: Remedy[] = [];
   let tries = 0;
-  for (const trial of trials.values()) {
-    if (tries >= MAX_TRIES) break;
-    tries += 1;
-    if (!decide(index, request, trial.options).allowed) continue;
-    const blast = trial.blast();
-    if (blast) offered.push({ ...trial.remedy, blast_radius: blast } as Remedy);
-  }
+  const tryAll = (some: Iterable<Trial>): void => {
+    for (const trial of some) {
+      if (tries >= MAX_TRIES) break;
+      tries += 1;
+      if (!decide(index, request, trial.options).allowed) continue;
+      const blast = trial.blast();
+      if (blast) offered.push({ ...trial.remedy, blast_radius: blast });
+    }
+  };
+  tryAll(trials.values());
+  if (offered.length === 0) tryAll(combined(index, request, nearMisses, trials, now));
   return offered.sort(fewestOtherGrants).slice(0, MAX_REMEDIES);
+}
+
+/**
+ * Where no one change lets the request through, changes made together: a policy whose window
+ * is closed, and which does not name the principal either, both named and opened; and, acting
+ * for someone, each change on the subjects' side with a delegation for every link that lacks one.
+ */
+function combined(
+  index: PolicyIndex,
+  request: AccessRequest,
+  nearMisses: readonly NearMiss[],
+  singles: ReadonlyMap<string, Trial>,
+  now: number,
+): Trial[] {
+  const out: Trial[] = [];
+  for (const miss of nearMisses) {
+    const policy = index.policies.get(miss.policy_id);
+    if (!policy || miss.failed.kind !== 'window') continue;
+    const row = index.table.rowOf(miss.principal_id);
+    if (row >= 0 && index.selects(policy, miss.principal_id)) continue;
+    out.push(addToPolicyInWindow(index, policy, miss.principal_id, request, now));
+  }
+  const links = [...singles.values()].filter((t) => t.remedy.kind === 'delegate');
+  if (links.length > 0) {
+    const sides = [...singles.values()].filter((t) => t.remedy.kind !== 'delegate');
+    out.push(...[...sides, ...out].map((side) => withAlso(side, links)));
+  }
+  return out;
+}
+
+/** `trial` with `more` made with it: a delegation hands on nothing else, so the blast radius stays. */
+function withAlso(trial: Trial, more: readonly Trial[]): Trial {
+  const options = [trial.options, ...more.map((t) => t.options)];
+  const joins = new Map<string, string[]>();
+  for (const o of options)
+    for (const [id, groups] of o.joins ?? []) joins.set(id, [...(joins.get(id) ?? []), ...groups]);
+  return {
+    key: [trial.key, ...more.map((t) => t.key)].join('+'),
+    options: {
+      overlay: new Map(options.flatMap((o) => [...(o.overlay ?? [])])),
+      joins,
+      delegations: options.flatMap((o) => o.delegations ?? []),
+    },
+    remedy: {
+      ...trial.remedy,
+      also: [...(('also' in trial.remedy && trial.remedy.also) || []), ...more.map((t) => stepOf(t.remedy))],
+    } as Proposed,
+    blast: () => trial.blast(),
+  };
+}
+
+/** A remedy as one step of another. */
+const stepOf = (remedy: Proposed): RemedyStep => {
+  const { also: _, ...step } = remedy as Proposed & { also?: unknown };
+  return step as RemedyStep;
+};
+
+/** A policy naming the principal and holding now, for one whose window is closed and which names it not. */
+function addToPolicyInWindow(
+  index: PolicyIndex,
+  policy: IxPolicy,
+  principalId: string,
+  request: AccessRequest,
+  now: number,
+): Trial {
+  const { subjects } = namingAlso(policy, principalId);
+  const { window, closed } = windowAt(policy, now);
+  const changed = variant(policy, { subjects, ...window });
+  const target = { type: 'policy' as const, id: policy.id, name: policy.name, version: policy.version };
+  return {
+    key: `policy-window:${policy.id}:${principalId}`,
+    options: { overlay: new Map([[policy.id, changed]]) },
+    remedy: {
+      kind: 'add_to_policy',
+      target,
+      change: { subjects },
+      principal_id: principalId,
+      message: `add ${principalId} to the principals of policy ${policy.name}`,
+      also: [
+        {
+          kind: 'extend_window',
+          target,
+          change: window,
+          principal_id: principalId,
+          message: windowMessage(policy, window, closed),
+        },
+      ],
+    },
+    // The window opens for every subject of the policy, not only the principal.
+    blast: () =>
+      index.subjectRows(changed).size > MAX_BLAST_SUBJECTS
+        ? undefined
+        : blastRadius(index, [[policy, changed]], principalId, request, now),
+  };
 }
 
 /**
@@ -447,6 +548,27 @@ function addToGroup(
   };
 }
 
+/** The window of a policy moved to hold `now`, and whether it had closed (else it was ahead). */
+function windowAt(
+  policy: IxPolicy,
+  now: number,
+): { window: { valid_from: string | null; valid_until: string | null }; closed: boolean } {
+  const closed = policy.validUntil !== null && now >= policy.validUntil;
+  const window = closed
+    ? { valid_from: policy.validFromText, valid_until: iso(now + REMEDY_SPAN_MS) }
+    : { valid_from: iso(now), valid_until: policy.validUntilText };
+  return { window, closed };
+}
+
+const windowMessage = (
+  policy: IxPolicy,
+  window: { valid_from: string | null; valid_until: string | null },
+  closed: boolean,
+): string =>
+  closed
+    ? `extend policy ${policy.name} until ${window.valid_until}`
+    : `open policy ${policy.name} from ${window.valid_from}`;
+
 /**
  * A window moved to hold the decision's instant: a window that has closed stays open until
  * `REMEDY_SPAN_MS` after it, one not yet open opens at it.
@@ -458,10 +580,7 @@ function extendWindow(
   request: AccessRequest,
   now: number,
 ): Trial {
-  const closed = policy.validUntil !== null && now >= policy.validUntil;
-  const window = closed
-    ? { valid_from: policy.validFromText, valid_until: iso(now + REMEDY_SPAN_MS) }
-    : { valid_from: iso(now), valid_until: policy.validUntilText };
+  const { window, closed } = windowAt(policy, now);
   const changed = variant(policy, window);
   return {
     key: `window:${policy.id}`,
@@ -471,9 +590,7 @@ function extendWindow(
       target: { type: 'policy', id: policy.id, name: policy.name, version: policy.version },
       change: window,
       principal_id: principalId,
-      message: closed
-        ? `extend policy ${policy.name} until ${window.valid_until}`
-        : `open policy ${policy.name} from ${window.valid_from}`,
+      message: windowMessage(policy, window, closed),
     },
     blast: () =>
       index.subjectRows(changed).size > MAX_BLAST_SUBJECTS

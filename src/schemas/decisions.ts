@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { Id, KeyedMap, PageQuery, Pagination, Timestamp } from './common.js';
 import { FreeForm } from './free-form.js';
 import { literals } from './principals.js';
@@ -383,106 +383,127 @@ const PolicyTarget = Type.Object(
   },
   { additionalProperties: false },
 );
-const RemedyCommon = {
+/** A proposed change of one kind: its target and its change (each remedy, and each step of one). */
+const remedyShape = <K extends string, T extends TSchema, C extends TSchema>(
+  kind: K,
+  target: T,
+  change: C,
+) => ({
+  kind: Type.Literal(kind),
+  target,
+  change,
   principal_id: Type.String({ description: 'Whom the change lets through' }),
   message: Message,
-  blast_radius: BlastRadius,
-};
+});
+
+const ADD_TO_GROUP = remedyShape(
+  'add_to_group',
+  Type.Object(
+    { type: Type.Literal('group'), id: Type.String(), name: Type.String() },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { member_id: Type.String({ description: '`PUT /v1/groups/{target.id}/members/{member_id}`' }) },
+    { additionalProperties: false },
+  ),
+);
+const ADD_TO_POLICY = remedyShape(
+  'add_to_policy',
+  PolicyTarget,
+  Type.Object(
+    {
+      subjects: Type.Object(
+        {
+          principals: Type.Array(Type.String()),
+          groups: Type.Array(Type.String()),
+          match: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    {
+      additionalProperties: false,
+      description: 'A JSON merge patch (RFC 7396) of the policy body at `target.version`',
+    },
+  ),
+);
+const EXTEND_WINDOW = remedyShape(
+  'extend_window',
+  PolicyTarget,
+  Type.Object(
+    {
+      valid_from: Nullable(Type.String({ format: 'date-time' })),
+      valid_until: Nullable(Type.String({ format: 'date-time' })),
+    },
+    {
+      additionalProperties: false,
+      description: 'A JSON merge patch (RFC 7396) of the policy body at `target.version`: its new window',
+    },
+  ),
+);
+const DELEGATE = remedyShape(
+  'delegate',
+  Type.Object(
+    { type: Type.Literal('delegation'), delegator_id: Type.String(), delegate_id: Type.String() },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      delegator_id: Type.String(),
+      delegate_id: Type.String(),
+      actions: Type.Array(Type.String()),
+      resources: Type.Array(
+        Type.Object({ type: Type.String(), identifier: Type.String() }, { additionalProperties: false }),
+      ),
+      expires_at: Type.String({ format: 'date-time' }),
+    },
+    { additionalProperties: false, description: 'A body for `POST /v1/delegations`' },
+  ),
+);
+
+const remedyStep = <P extends TProperties>(shape: P, title: string) =>
+  Type.Object(shape, { additionalProperties: false, title: `RemedyStep${title}` });
+
+/** One more change a remedy needs (`also`): a remedy's fields without its blast radius. */
+export const RemedyStepSchema = Type.Union(
+  [
+    remedyStep(ADD_TO_GROUP, 'AddToGroup'),
+    remedyStep(ADD_TO_POLICY, 'AddToPolicy'),
+    remedyStep(EXTEND_WINDOW, 'ExtendWindow'),
+    remedyStep(DELEGATE, 'Delegate'),
+  ],
+  { description: 'A further change of a remedy' },
+);
+
+const remedyOf = <P extends TProperties>(shape: P, title: string) =>
+  Type.Object(
+    {
+      ...shape,
+      also: Type.Optional(
+        Type.Array(RemedyStepSchema, {
+          description:
+            'Further changes to make with this one, when no one change alone lets the request through: only all of them together do, and the blast radius is of them all',
+        }),
+      ),
+      blast_radius: BlastRadius,
+    },
+    { additionalProperties: false, title: `Remedy${title}` },
+  );
 
 export const RemedySchema = Type.Union(
   [
-    Type.Object(
-      {
-        kind: Type.Literal('add_to_group'),
-        target: Type.Object(
-          { type: Type.Literal('group'), id: Type.String(), name: Type.String() },
-          { additionalProperties: false },
-        ),
-        change: Type.Object(
-          {
-            member_id: Type.String({ description: '`PUT /v1/groups/{target.id}/members/{member_id}`' }),
-          },
-          { additionalProperties: false },
-        ),
-        ...RemedyCommon,
-      },
-      { additionalProperties: false, title: 'RemedyAddToGroup' },
-    ),
-    Type.Object(
-      {
-        kind: Type.Literal('add_to_policy'),
-        target: PolicyTarget,
-        change: Type.Object(
-          {
-            subjects: Type.Object(
-              {
-                principals: Type.Array(Type.String()),
-                groups: Type.Array(Type.String()),
-                match: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-              },
-              { additionalProperties: false },
-            ),
-          },
-          {
-            additionalProperties: false,
-            description: 'A JSON merge patch (RFC 7396) of the policy body at `target.version`',
-          },
-        ),
-        ...RemedyCommon,
-      },
-      { additionalProperties: false, title: 'RemedyAddToPolicy' },
-    ),
-    Type.Object(
-      {
-        kind: Type.Literal('extend_window'),
-        target: PolicyTarget,
-        change: Type.Object(
-          {
-            valid_from: Nullable(Type.String({ format: 'date-time' })),
-            valid_until: Nullable(Type.String({ format: 'date-time' })),
-          },
-          {
-            additionalProperties: false,
-            description:
-              'A JSON merge patch (RFC 7396) of the policy body at `target.version`: its new window',
-          },
-        ),
-        ...RemedyCommon,
-      },
-      { additionalProperties: false, title: 'RemedyExtendWindow' },
-    ),
-    Type.Object(
-      {
-        kind: Type.Literal('delegate'),
-        target: Type.Object(
-          { type: Type.Literal('delegation'), delegator_id: Type.String(), delegate_id: Type.String() },
-          { additionalProperties: false },
-        ),
-        change: Type.Object(
-          {
-            delegator_id: Type.String(),
-            delegate_id: Type.String(),
-            actions: Type.Array(Type.String()),
-            resources: Type.Array(
-              Type.Object(
-                { type: Type.String(), identifier: Type.String() },
-                { additionalProperties: false },
-              ),
-            ),
-            expires_at: Type.String({ format: 'date-time' }),
-          },
-          { additionalProperties: false, description: 'A body for `POST /v1/delegations`' },
-        ),
-        ...RemedyCommon,
-      },
-      { additionalProperties: false, title: 'RemedyDelegate' },
-    ),
+    remedyOf(ADD_TO_GROUP, 'AddToGroup'),
+    remedyOf(ADD_TO_POLICY, 'AddToPolicy'),
+    remedyOf(EXTEND_WINDOW, 'ExtendWindow'),
+    remedyOf(DELEGATE, 'Delegate'),
     Type.Object(
       {
         kind: Type.Literal('none'),
         target: PolicyTarget,
         change: Type.Null({ description: 'Nothing is proposed: only removing the deny would lift it' }),
-        ...RemedyCommon,
+        principal_id: Type.String({ description: 'Whom the change lets through' }),
+        message: Message,
+        blast_radius: BlastRadius,
       },
       { additionalProperties: false, title: 'RemedyNone' },
     ),
@@ -490,6 +511,7 @@ export const RemedySchema = Type.Union(
   { description: 'A change that, simulated, turns the request into ALLOW (`none`: the deny that stands)' },
 );
 export type Remedy = Static<typeof RemedySchema>;
+export type RemedyStep = Static<typeof RemedyStepSchema>;
 
 export const DecisionSchema = Type.Object(
   {

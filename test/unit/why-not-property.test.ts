@@ -6,7 +6,7 @@ import { decide, type AccessRequest } from '../../src/decisions/engine.js';
 import type { PolicyIndex } from '../../src/decisions/policy-index.js';
 import { whyNot } from '../../src/decisions/why-not.js';
 import { globMatches, type Glob } from '../../src/policies/patterns.js';
-import type { Remedy } from '../../src/schemas/decisions.js';
+import type { Remedy, RemedyStep } from '../../src/schemas/decisions.js';
 import { buildIndex, type World } from '../helpers/engine-cases.js';
 import { smallWorld } from '../helpers/small-worlds.js';
 
@@ -40,8 +40,13 @@ const requestArb: fc.Arbitrary<AccessRequest> = fc
     resource: { type: 'doc', identifier: resource },
   }));
 
-/** The world with a remedy applied as a client would apply it. */
-function applied(w: World, remedy: Remedy): World {
+/** The world with a remedy applied as a client would apply it: its change, then each of `also`. */
+function applied(w: World, remedy: Remedy | RemedyStep): World {
+  const next = appliedOne(w, remedy);
+  return ('also' in remedy ? (remedy.also ?? []) : []).reduce(appliedOne, next);
+}
+
+function appliedOne(w: World, remedy: Remedy | RemedyStep): World {
   const next: World = structuredClone(w);
   if (remedy.kind === 'add_to_group') {
     const p = next.principals.find((x) => x.id === remedy.change.member_id)!;
@@ -144,6 +149,7 @@ describe('why not: remedies on random worlds', () => {
   it('every remedy offered lets the request through, with the blast radius the change has', function () {
     this.timeout(120_000);
     let offered = 0;
+    let together = 0;
     fc.assert(
       fc.property(worldArb, requestArb, (w, request) => {
         const index = buildIndex(w, NOW);
@@ -165,6 +171,7 @@ describe('why not: remedies on random worlds', () => {
             continue;
           }
           offered += 1;
+          if ('also' in remedy && remedy.also) together += 1;
           const next = applied(w, remedy);
           const changed = buildIndex(next, NOW);
           expect(decide(changed, request).allowed, label).to.equal(true);
@@ -182,5 +189,6 @@ describe('why not: remedies on random worlds', () => {
     );
     // The worlds are not so sparse that the property says nothing.
     expect(offered).to.be.greaterThan(50);
+    expect(together, 'remedies of two changes').to.be.greaterThan(0);
   });
 });

@@ -281,6 +281,35 @@ describe('why not: near misses and remedies of a denied decision', () => {
       expect(decide(index2, onBehalf).allowed).to.equal(true);
     });
 
+    it('where the delegate is not allowed either, offers its grant and the delegation together', () => {
+      // Only alice reads doc:c; bot, acting for her, lacks both its own grant and a delegation.
+      const w4 = world([{ id: 'p-c', effect: 'allow', principals: ['alice'], resources: ['doc:c'] }]);
+      const index4 = buildIndex(w4, NOW);
+      const got = explain(index4, onBehalf);
+      expect(got.remedies.length).to.be.greaterThan(0);
+      for (const remedy of got.remedies) {
+        if (remedy.kind === 'none' || remedy.kind === 'delegate') expect.fail(remedy.kind);
+        expect(remedy.principal_id).to.equal('bot');
+        expect(remedy.also?.map((step) => step.kind)).to.deep.equal(['delegate']);
+        // Applied as proposed, every change of it: the request goes through.
+        const next = buildIndex(applied(w4, remedy), NOW);
+        const step = remedy.also![0]!;
+        if (step.kind !== 'delegate') expect.fail(step.kind);
+        next.putDelegation('dlg_made', {
+          id: 'dlg_made',
+          delegatorId: step.change.delegator_id,
+          delegateId: step.change.delegate_id,
+          actions: step.change.actions,
+          resources: [{ type: 'doc', identifier: 'c', glob: null }],
+          expiresAt: Date.parse(step.change.expires_at),
+        });
+        expect(decide(next, onBehalf).allowed, remedy.message).to.equal(true);
+        // Neither change alone does.
+        expect(decide(buildIndex(applied(w4, remedy), NOW), onBehalf).allowed).to.equal(false);
+      }
+      expect(got.remedies.map((r) => r.kind)).to.include('add_to_policy');
+    });
+
     it('says when the delegation has expired', () => {
       const index2 = buildIndex(w2, NOW);
       index2.putDelegation('dlg_old', {

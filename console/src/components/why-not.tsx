@@ -191,6 +191,26 @@ function RemedyItem(props: { remedy: Remedy; index: number; onApplied: (message:
         <Badge kind={`remedy-${remedy.kind}`}>{KIND[remedy.kind]}</Badge> <Target remedy={remedy} />
       </p>
       <p id={messageId}>{remedy.message}</p>
+      {remedy.kind !== 'none' && remedy.also && remedy.also.length > 0 && (
+        <div class="remedy-also">
+          <p>No one change lets the request through: only together with</p>
+          <ul>
+            {remedy.also.map((step, i) => (
+              <li key={i} data-kind={step.kind}>
+                <Badge kind={`remedy-${step.kind}`}>{KIND[step.kind]}</Badge> {step.message}
+                {step.kind === 'delegate' && (
+                  <pre class="api-call">
+                    <code>
+                      POST /v1/delegations{'\n'}
+                      {JSON.stringify(step.change, null, 2)}
+                    </code>
+                  </pre>
+                )}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {remedy.kind !== 'none' && (
         <p class="muted blast-radius">
           Blast radius: also grants {counted(blast.principals, 'principal', 'principals')},{' '}
@@ -200,10 +220,19 @@ function RemedyItem(props: { remedy: Remedy; index: number; onApplied: (message:
       {(remedy.kind === 'add_to_policy' || remedy.kind === 'extend_window') &&
         (() => {
           const reason = session ? missingScope(session.scopes, 'policies') : 'Sign in first.';
-          const { to, state } = proposalTarget(remedy.target.id, {
-            patch: remedy.change,
-            at: remedy.target.version,
-          });
+          // The steps that change the same policy go into the one merge patch the what-if tries.
+          const patch = Object.assign(
+            {},
+            remedy.change,
+            ...(remedy.also ?? [])
+              .filter(
+                (step) =>
+                  (step.kind === 'add_to_policy' || step.kind === 'extend_window') &&
+                  step.target.id === remedy.target.id,
+              )
+              .map((step) => step.change),
+          ) as typeof remedy.change;
+          const { to, state } = proposalTarget(remedy.target.id, { patch, at: remedy.target.version });
           return (
             <div class="buttons">
               <button
