@@ -189,6 +189,11 @@ export class MatchSets {
     return policy.match!(this.subject.at(row));
   }
 
+  /** Whether a policy's query has its set kept (else `rowsOf` evaluates it over every principal). */
+  kept(policy: IxPolicy): boolean {
+    return this.entries.has(policy.matchKey!);
+  }
+
   /** The rows a policy's query selects (computed, over every principal, for a query without an entry). */
   rowsOf(policy: IxPolicy): RowSet {
     const entry = this.entries.get(policy.matchKey!);

@@ -323,6 +323,14 @@ export class PolicyIndex {
     return sets;
   }
 
+  /**
+   * Whether `subjectRowSets` of a policy is at hand: false for a `match` no active policy has
+   * any more (a version replaced or deleted), which it evaluates over every principal at once.
+   */
+  subjectsAtHand(policy: IxPolicy): boolean {
+    return !policy.match || this.matching.kept(policy);
+  }
+
   /** Every principal a policy selects, active or not, as rows. */
   subjectRows(policy: IxPolicy): RowSet {
     const sets = this.subjectRowSets(policy);

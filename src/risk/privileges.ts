@@ -146,9 +146,11 @@ export class PrivilegeRisk {
   private async catchUp(dirty: Dirty): Promise<number> {
     const { index } = this;
     const { table } = index;
-    // The rows to look at: everyone, or those the changes can have touched.
+    // The rows to look at: everyone, or those the changes can have touched. A version of a policy
+    // whose `match` no active policy keeps any more (replaced or deleted) would be evaluated over
+    // every principal in one go: everyone is looked at instead, a slice at a time.
     let rows: RowSet | null = null;
-    if (!dirty.all) {
+    if (!dirty.all && dirty.policies.every((policy) => index.subjectsAtHand(policy))) {
       rows = new RowSet();
       for (const id of dirty.principals) {
         const row = table.rowOf(id);
