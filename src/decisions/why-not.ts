@@ -428,36 +428,33 @@ function addToPolicyInWindow(
   request: AccessRequest,
   now: number,
 ): Trial {
-  const { subjects } = namingAlso(policy, principalId);
-  const { window, closed } = windowAt(policy, now);
-  const changed = variant(policy, { subjects, ...window });
-  const target = { type: 'policy' as const, id: policy.id, name: policy.name, version: policy.version };
+  const named = addToPolicy(index, policy, principalId, request, now);
+  const opened = extendWindow(index, policy, principalId, request, now);
+  if (named.remedy.kind !== 'add_to_policy' || opened.remedy.kind !== 'extend_window') {
+    throw new Error('a policy named and opened is made of those two remedies');
+  }
+  const changed = variant(policy, { ...named.remedy.change, ...opened.remedy.change });
   return {
     key: `policy-window:${policy.id}:${principalId}`,
     options: { overlay: new Map([[policy.id, changed]]) },
-    remedy: {
-      kind: 'add_to_policy',
-      target,
-      change: { subjects },
-      principal_id: principalId,
-      message: `add ${principalId} to the principals of policy ${policy.name}`,
-      also: [
-        {
-          kind: 'extend_window',
-          target,
-          change: window,
-          principal_id: principalId,
-          message: windowMessage(policy, window, closed),
-        },
-      ],
-    },
+    remedy: { ...named.remedy, also: [stepOf(opened.remedy)] },
     // The window opens for every subject of the policy, not only the principal.
-    blast: () =>
-      index.subjectRows(changed).size > MAX_BLAST_SUBJECTS
-        ? undefined
-        : blastRadius(index, [[policy, changed]], principalId, request, now),
+    blast: () => windowBlast(index, policy, changed, principalId, request, now),
   };
 }
+
+/** What a policy whose window opens grants besides the request: undefined past `MAX_BLAST_SUBJECTS`. */
+const windowBlast = (
+  index: PolicyIndex,
+  policy: IxPolicy,
+  changed: IxPolicy,
+  principalId: string,
+  request: AccessRequest,
+  now: number,
+): Remedy['blast_radius'] | undefined =>
+  index.subjectRows(changed).size > MAX_BLAST_SUBJECTS
+    ? undefined
+    : blastRadius(index, [[policy, changed]], principalId, request, now);
 
 /**
  * "Fewest other grants first": by the principals other than the one let through that would gain
@@ -592,10 +589,7 @@ function extendWindow(
       principal_id: principalId,
       message: windowMessage(policy, window, closed),
     },
-    blast: () =>
-      index.subjectRows(changed).size > MAX_BLAST_SUBJECTS
-        ? undefined
-        : blastRadius(index, [[policy, changed]], principalId, request, now),
+    blast: () => windowBlast(index, policy, changed, principalId, request, now),
   };
 }
 
