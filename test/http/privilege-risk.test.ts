@@ -61,6 +61,32 @@ describe('risk from privileges', () => {
     );
   });
 
+  it('lowers it again when a wildcard allow selecting by attributes goes, whose selection no other policy keeps', async () => {
+    const team = uniq('team');
+    const p = await principal();
+    expect((await fx.api.patch(`/v1/principals/${p.id}`, { attributes: { team } })).status).to.equal(200);
+    const policy = await fx.api.post('/v1/policies', {
+      name: uniq('everything'),
+      effect: 'allow',
+      subjects: { match: { attributes: { team } } },
+      actions: ['*'],
+      resources: [{ type: 'database', identifier: 'ledger' }],
+    });
+    expect(policy.status, policy.text).to.equal(201);
+    await eventually(
+      () => factors(p.id),
+      (f) => f.codes.includes('PRIVILEGED_ACCESS'),
+      5_000,
+    );
+    // The deleted version's selection is kept by no active policy: everyone is looked at again.
+    expect((await fx.api.delete(`/v1/policies/${policy.body.id}`)).status).to.equal(200);
+    await eventually(
+      () => factors(p.id),
+      (f) => f.codes.length === 0 && f.score === 0,
+      5_000,
+    );
+  });
+
   it('counts the resources allow policies name for BROAD_ACCESS, and leaves denies and others alone', async () => {
     const p = await principal();
     const bystander = await principal();
