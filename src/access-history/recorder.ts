@@ -38,10 +38,11 @@ interface Waiting {
 }
 
 /**
- * Records access changes (docs/access-history.md). It watches every batch of changes the
- * decision index applies: it takes the access of the principals the batch can reach before and
- * after (`AccessChangeTracker`), names for each change the event that caused it, and stores them
- * with their `access.changed` webhook messages.
+ * Records access changes (docs/access-history.md). What every batch of changes the decision
+ * index applies moved (`watchBatch`: the access of the principals it can reach before and after,
+ * each change named after the event that caused it) is computed on the first decision thread's
+ * replica and handed to `take`, or, where no thread is up, here as an observer of the batch; it
+ * stores the parts with their `access.changed` webhook messages.
  *
  * Every leading instance computes them, but one stores them: the holder of a lease in Neo4j.
  * The others keep what they computed for twice the lease, so that one taking the lease over
