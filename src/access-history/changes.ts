@@ -13,7 +13,9 @@ import { resourceOf } from '../policies/model.js';
  * the batch is applied and after, compared entry by entry. Only the principals a batch can reach
  * are looked at — those it names, the members of the groups it names, the subjects of the
  * policies it names (old and new versions), and the subjects of the policies covering the
- * resources it names — never everyone.
+ * resources it names — never everyone. Beside it, what each delegate reaches acting for its
+ * delegator (`/access?on_behalf_of=`), for the delegations the batch names and those the
+ * principals it reaches give or receive.
  */
 
 /**
