@@ -303,8 +303,10 @@ export class AccessChangeTracker {
   private readonly views = new Map<string, AccessView>();
   private readonly summaries = new Map<string, PrincipalSummary | undefined>();
   private readonly previous = new Map<string, IxPolicy | null>();
-  /** Delegate and delegator pairs the batch's delegations join, with what the delegate held acting for the other. */
+  /** Delegate and delegator pairs the batch can reach, with what the delegate held acting for the other. */
   private readonly delegated = new Map<string, { view: AccessView; who: PrincipalSummary[] }>();
+  /** The instant the access before the batch is taken at (undefined: now). */
+  private readonly then: number | undefined;
 
   constructor(
     private readonly index: PolicyIndex,
@@ -314,7 +316,7 @@ export class AccessChangeTracker {
      * The instant (epoch ms) whose windows the access before the batch is taken at, when not now:
      * just before a window the batch records opening or closing did.
      */
-    private readonly beforeAt?: number,
+    beforeAt?: number,
     /**
      * The instant (epoch ms) the batch was applied at, whose windows the access after it (and
      * before it, without `beforeAt`) is taken at: now when not given. Where the access is read
@@ -322,7 +324,9 @@ export class AccessChangeTracker {
      * belongs to its own change, not to this batch.
      */
     private readonly at?: number,
-  ) {}
+  ) {
+    this.then = beforeAt ?? at;
+  }
 
   /** Notes what the principals the batch can reach have now, and the policies it names as they are. */
   async before(): Promise<void> {
@@ -331,13 +335,13 @@ export class AccessChangeTracker {
     const ids = reached(index, work, this.previous.values());
     for (const id of ids) {
       const p = principalOf(index, id);
-      this.views.set(id, accessView(index, id, undefined, this.beforeAt ?? this.at, p));
+      this.views.set(id, accessView(index, id, undefined, this.then, p));
       this.summaries.set(id, p && { id, name: p.name, type: p.type });
       await this.turn();
     }
     for (const [key, [delegateId, delegatorId]] of this.pairs(ids)) {
       this.delegated.set(key, {
-        view: delegatedView(index, delegateId, delegatorId, this.beforeAt ?? this.at),
+        view: delegatedView(index, delegateId, delegatorId, this.then),
         who: [delegateId, delegatorId].map((id) => summaryOf(index, id) ?? { id, name: '', type: '' }),
       });
       await this.turn();
@@ -378,7 +382,7 @@ export class AccessChangeTracker {
     for (const id of [...ids].sort()) {
       // Read once, for both views and the summary.
       const p = principalOf(index, id);
-      const before = this.views.get(id) ?? accessView(index, id, overlay, this.beforeAt ?? this.at, p);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p);
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };
       out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p)));
@@ -402,14 +406,7 @@ export class AccessChangeTracker {
       // them only now) held before it what it holds without them: nothing else of it changed.
       const before =
         known?.view ??
-        delegatedView(
-          index,
-          delegateId,
-          delegatorId,
-          this.beforeAt ?? this.at,
-          work.delegations,
-          this.previous,
-        );
+        delegatedView(index, delegateId, delegatorId, this.then, work.delegations, this.previous);
       const after = delegatedView(index, delegateId, delegatorId, this.at);
       const [agent, delegator] = [delegateId, delegatorId].map(
         (id, i) => summaryOf(index, id) ?? known?.who[i] ?? { id, name: '', type: '' },

@@ -20,7 +20,7 @@ import {
  * batches in the same order and so holds the same access before and after each.
  */
 
-/** The longest the thread waits between two slices while the access a batch moved is computed. */
+/** How long a slice of the computation runs before its thread's event loop turns. */
 const SLICE_MS = 5;
 
 /** Changes per `access.changed` message, at most. */

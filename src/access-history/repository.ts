@@ -310,7 +310,8 @@ export function fromStored(row: StoredAccessChange): AccessChange {
     id: row.id,
     at: row.at,
     principal: { id: row.principal_id, name: row.principal_name, type: row.principal_type },
-    ...(row.on_behalf_of_id !== undefined && row.on_behalf_of_id !== null && row.on_behalf_of_id !== ''
+    // A part's own access is '' in its column, and absent from parts converted from before.
+    ...(row.on_behalf_of_id
       ? {
           on_behalf_of: {
             id: row.on_behalf_of_id,

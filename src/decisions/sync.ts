@@ -406,10 +406,10 @@ export class IndexSync {
     this.causes = new Map();
     try {
       const fetched = await this.read(this.index, work);
-      // Where a decision thread watches, it computes what the batch moved on its replica, off
-      // the event loop; otherwise the observer does here.
       // Until the index has started, it is caught up with (and watched) beside the index in use.
       const observer = this.started ? this.observer : undefined;
+      // Where a decision thread watches, it computes what the batch moved on its replica, off
+      // the event loop; otherwise the observer does here.
       const onThread = observer !== undefined && this.replicas?.watching === true;
       const observed = onThread ? undefined : await observer?.before(this.index, work, causes);
       await applyChanges(this.index, work, fetched, this.followsPrivileges ? this.dirty : null);

@@ -381,8 +381,7 @@ function combined(
   for (const miss of nearMisses) {
     const policy = index.policies.get(miss.policy_id);
     if (!policy || miss.failed.kind !== 'window') continue;
-    const row = index.table.rowOf(miss.principal_id);
-    if (row >= 0 && index.selects(policy, miss.principal_id)) continue;
+    if (index.selects(policy, miss.principal_id)) continue;
     out.push(addToPolicyInWindow(index, policy, miss.principal_id, request, now));
   }
   const links = [...singles.values()].filter((t) => t.remedy.kind === 'delegate');
