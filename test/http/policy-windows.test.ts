@@ -95,7 +95,14 @@ describe('time-bound policies', () => {
 
     const impossible: [string, () => Record<string, unknown>][] = [
       ['a valid_until in the past', () => ({ valid_until: inMs(-1_000) })],
-      ['a valid_until equal to valid_from', () => ({ valid_from: inMs(HOUR), valid_until: inMs(HOUR) })],
+      [
+        'a valid_until equal to valid_from',
+        () => {
+          // One instant for both: two readings of the clock may differ by a millisecond or more.
+          const at = inMs(HOUR);
+          return { valid_from: at, valid_until: at };
+        },
+      ],
       ['a valid_until before valid_from', () => ({ valid_from: inMs(2 * HOUR), valid_until: inMs(HOUR) })],
     ];
     for (const [what, window] of impossible) {
