@@ -12,6 +12,9 @@ import { accessHistoryRepository as repo, type ReadyPart } from './repository.js
  */
 const ROWS_PER_WRITE = 5_000;
 
+/** A store that failed is tried again after this long, not by every batch meanwhile. */
+const RETRY_MS = 1_000;
+
 export interface AccessHistoryOptions {
   logger: Logger;
   /** Names this instance in the recorder's lease. */
@@ -56,6 +59,8 @@ export class AccessHistoryRecorder implements BatchObserver {
   private holds = false;
   private writing: Promise<void> | undefined;
   private failedAt = 0;
+  /** A second try of a store that failed, when no renewal or batch comes first. */
+  private retry: NodeJS.Timeout | undefined;
   private warnedAt = 0;
   private stopped = false;
   /** Stores on a thread of its own where the database's address is known. */
@@ -134,6 +139,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   /** Stores what waits and gives the lease up (a graceful stop). */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.retry);
     await this.flush();
     if (this.holds) await repo.release(this.db, this.options.instanceId).catch(() => undefined);
     this.holds = false;
@@ -160,7 +166,7 @@ export class AccessHistoryRecorder implements BatchObserver {
         'access changes waiting to be stored went past ACCESS_HISTORY_MAX_PENDING; the oldest were given up',
       );
     }
-    if (Date.now() - this.failedAt > 1_000) void this.flush();
+    if (Date.now() - this.failedAt > RETRY_MS) void this.flush();
   }
 
   private keep(wanted: (w: Waiting) => boolean): void {
@@ -185,9 +191,16 @@ export class AccessHistoryRecorder implements BatchObserver {
           ? repo.recordOn(this.thread, parts, instanceId)
           : repo.record(this.db, parts, instanceId));
       } catch (err) {
-        // They stay in front, in order; the next renewal or batch tries again.
+        // They stay in front, in order; tried again in a second (or by a renewal or batch first).
         this.failedAt = Date.now();
         this.options.logger.warn({ err, waiting: this.queued }, 'could not store access changes; retrying');
+        if (!this.stopped && this.retry === undefined) {
+          this.retry = setTimeout(() => {
+            this.retry = undefined;
+            void this.flush();
+          }, RETRY_MS);
+          this.retry.unref();
+        }
         return;
       }
       // By identity: while the statement ran, the queue may have been cut (past its bound).

@@ -403,6 +403,27 @@ describe('access changes', () => {
     // On the same data, renewing a lease of a second: it takes over within one when the other stops.
     const twin = useApp({ keepData: true, env: { JOB_LEASE_S: '1' } });
 
+    /** What each instance logged at warn or above, and its recorder's counters, to read a failure by. */
+    const state = async (): Promise<string> => {
+      const one = async (name: string, app: typeof fx.app): Promise<string> => {
+        const loud = app.logs
+          .entries()
+          .filter((e) => ['warn', 'error', 'fatal'].includes(String(e['level'])));
+        const metrics = (await app.http.get('/metrics')).text
+          .split('\n')
+          .filter((l) => l.startsWith('access_history_'));
+        return `${name}: ${JSON.stringify(metrics)} ${JSON.stringify(loud.slice(-10))}`;
+      };
+      return [await one('first', fx.app), await one('second', twin.app)].join('\n');
+    };
+    const within = async <T>(probe: () => Promise<T>, accept: (value: T) => boolean): Promise<T> => {
+      try {
+        return (await eventually(probe, accept, 10_000)).value;
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${await state()}`, { cause: err });
+      }
+    };
+
     it('stores each change once, and the other takes over when the one storing stops', async () => {
       const other = engineApi(twin.api, uniq);
       const t = type();
@@ -413,10 +434,9 @@ describe('access changes', () => {
         resources: [{ type: t, identifier: 'a' }],
       });
       const created = await eventOf('policy.created', both.id);
-      const { value: listed } = await eventually(
+      const listed = await within(
         async () => (await changes(`event_id=${created.id}`)).data,
-        (data) => data.length >= 2,
-        10_000,
+        (data: any[]) => data.length >= 2,
       );
       expect(listed.map((c: any) => c.principal.id).sort()).to.deep.equal([...ps].sort());
 
@@ -426,10 +446,9 @@ describe('access changes', () => {
           subjects: { principals: [ps[0]] },
           resources: [{ type: t, identifier: 'b' }],
         });
-        const { value } = await eventually(
+        const value = await within(
           async () => (await twin.api.get(`/v1/access-changes?resource_type=${t}&identifier=b`)).body.data,
           (data: any[]) => data.length >= 1,
-          10_000,
         );
         expect(value.map((c: any) => [c.principal.id, c.via[0].policy_id])).to.deep.equal([
           [ps[0], alone.id],
