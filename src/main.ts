@@ -1,11 +1,17 @@
 import cluster from 'node:cluster';
 import { runPrimary } from './cluster/primary.js';
-import { announceReady, onPrimaryStop, processSlot } from './cluster/process.js';
+import {
+  announceJobQueued,
+  announceReady,
+  onJobQueued,
+  onPrimaryStop,
+  processRole,
+} from './cluster/process.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { provideNeo4j, type Neo4jEndpoint } from './dev/local-neo4j.js';
 import { createLogger } from './logging/logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { startServer, type Server } from './http/server.js';
+import { startServer } from './http/server.js';
 
 function readConfig(): Config {
   try {
@@ -21,13 +27,14 @@ function readConfig(): Config {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  if (cluster.isPrimary && config.workers > 1) {
+  if (cluster.isPrimary && (config.workers > 1 || config.backgroundProcess)) {
     await runPrimary(config, createLogger(config.logLevel).child({ role: 'primary' }));
     return;
   }
-  const slot = processSlot();
+  const role = processRole();
+  const { slot } = role;
   const logger = cluster.isWorker
-    ? createLogger(config.logLevel).child({ slot })
+    ? createLogger(config.logLevel).child(role.serves ? { slot } : { slot, role: 'background' })
     : createLogger(config.logLevel);
   const started = Date.now();
   /** Exits once the log lines written so far are out. */
@@ -37,14 +44,45 @@ async function main(): Promise<void> {
 
   let neo4j: Neo4jEndpoint | undefined;
   let runtime: Runtime | undefined;
-  let server: Server;
+  /** What stops this process's work: its HTTP server (which closes the runtime) or, serving none, the runtime. */
+  let close: () => Promise<void>;
   try {
     neo4j = await provideNeo4j(config.neo4j, {
       ...config.localNeo4j,
       progress: (message) => logger.info(message),
     });
-    runtime = await createRuntime({ config, logger, neo4j, leads: slot === 1 });
-    server = await startServer(runtime, { ...config, logger });
+    runtime = await createRuntime({
+      config,
+      logger,
+      neo4j,
+      leads: role.leads,
+      background: role.background,
+      ...(role.background ? {} : { jobQueued: announceJobQueued }),
+    });
+    if (role.serves) {
+      const server = await startServer(runtime, { ...config, logger });
+      close = () => server.shutdown();
+      const host = config.host === '0.0.0.0' ? 'localhost' : config.host;
+      logger.info(
+        {
+          port: server.address.port,
+          neo4j: neo4j.uri,
+          neo4j_source: neo4j.source,
+          startup_ms: Date.now() - started,
+        },
+        `listening on http://${host}:${server.address.port}`,
+      );
+    } else {
+      const background = runtime;
+      close = () => background.close();
+      onJobQueued(() => background.jobs.wake());
+      // A job queued while this process started, before it listened, is looked for now.
+      background.jobs.wake();
+      logger.info(
+        { neo4j: neo4j.uri, startup_ms: Date.now() - started },
+        'background process ready: syncs, reports, webhook deliveries, risk and the access history run here',
+      );
+    }
   } catch (err) {
     logger.fatal({ err }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
     await runtime?.close().catch(() => undefined);
@@ -52,17 +90,7 @@ async function main(): Promise<void> {
     exit(1);
     return;
   }
-  const host = config.host === '0.0.0.0' ? 'localhost' : config.host;
-  logger.info(
-    {
-      port: server.address.port,
-      neo4j: neo4j.uri,
-      neo4j_source: neo4j.source,
-      startup_ms: Date.now() - started,
-    },
-    `listening on http://${host}:${server.address.port}`,
-  );
-  if (neo4j.browserUrl) {
+  if (neo4j.browserUrl && role.serves) {
     // The embedded Neo4j runs without authentication, a container with the compose-style login.
     const login = neo4j.password === '' ? 'authentication "No authentication"' : `user ${neo4j.user}`;
     logger.info(
@@ -88,8 +116,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ reason }, 'shutting down');
     const endpoint = neo4j;
-    server
-      .shutdown()
+    close()
       .then(() => endpoint.stop())
       .then(
         () => {
@@ -104,7 +131,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  // One of several serving processes: the primary asks it to stop (so does its going away).
+  // One of several processes: the primary asks it to stop (so does its going away).
   onPrimaryStop(() => shutDown('asked by the primary'));
 }
 

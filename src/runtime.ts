@@ -157,6 +157,13 @@ export interface RuntimeOptions {
    * A process serving alone leads (the default).
    */
   leads?: boolean;
+  /**
+   * Whether this process does the background work: queued jobs (syncs, reports), lease tasks and
+   * webhook deliveries (the default). A serving process of a host with a background process does
+   * not; `jobQueued` is then told when it queues a job due now.
+   */
+  background?: boolean;
+  jobQueued?: () => void;
 }
 
 async function waitForDatabase(db: Database, timeoutMs: number, logger: Logger): Promise<void> {
@@ -557,6 +564,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       leaseMs: config.jobs.leaseMs,
       logger,
       runs: metrics.backgroundRuns,
+      background: options.background ?? true,
+      ...(options.jobQueued ? { queued: options.jobQueued } : {}),
     });
     const base: Base = {
       config,

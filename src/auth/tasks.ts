@@ -15,7 +15,7 @@ export function authTasks(
   return [
     {
       name: 'tokens.keys',
-      scope: 'instance',
+      scope: 'process',
       everyMs: every.keyCheckMs,
       run: async () => {
         await parts.keys.refresh();

@@ -4,7 +4,14 @@ import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { Config } from '../config/config.js';
 import { provideNeo4j, type Neo4jEndpoint } from '../dev/local-neo4j.js';
 import type { Logger } from '../logging/logger.js';
-import { isProcessMessage, SLOT_ENV, type ProcessMessage } from './process.js';
+import {
+  BACKGROUND_SLOT,
+  isProcessMessage,
+  PART_ENV,
+  SLOT_ENV,
+  type ProcessMessage,
+  type ProcessPart,
+} from './process.js';
 
 /** A process that stops this soon after it started has failed to start: its replacement waits longer. */
 const EARLY_EXIT_MS = 10_000;
@@ -13,12 +20,15 @@ const MAX_RESTART_DELAY_MS = 30_000;
 const STOP_MARGIN_MS = 15_000;
 
 /**
- * The primary of `WORKERS` serving processes (node:cluster): it provides the database (starting a
- * local Neo4j where none is configured) and hands its address to each process, starts the first
- * process alone (it applies the schema migrations and the bootstrap client) and the others once it
- * is ready, shares the listening socket among them, counts the rate limits for all of them when
- * there is no Redis to share them in, replaces a process that dies, and at a stop drains every
- * process before the database goes. It serves no request itself.
+ * The primary of `WORKERS` serving processes (node:cluster), and of a background process where
+ * `BACKGROUND_PROCESS` asks for one: it provides the database (starting a local Neo4j where none
+ * is configured) and hands its address to each process, starts the first process alone (it
+ * applies the schema migrations and the bootstrap client: the background process where there is
+ * one) and the others once it is ready, shares the listening socket among the serving ones,
+ * passes on to the background process that a serving one queued a job, counts the rate limits for
+ * all of them when there is no Redis to share them in, replaces a process that dies, and at a stop
+ * drains the serving processes, then the background one, before the database goes. It serves no
+ * request itself.
  */
 export async function runPrimary(config: Config, logger: Logger): Promise<void> {
   const started = Date.now();
@@ -43,17 +53,24 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     NEO4J_PASSWORD: neo4j.password,
   };
 
-  /** Starts the process of `slot`; resolves once it serves, rejects if it ends first. */
+  const background = config.backgroundProcess;
+  const partOf = (slot: number): ProcessPart =>
+    slot === BACKGROUND_SLOT ? 'background' : background ? 'serving-only' : 'serving';
+  const nameOf = (slot: number): string => (slot === BACKGROUND_SLOT ? 'background' : 'serving');
+
+  /** Starts the process of `slot`; resolves once it is ready, rejects if it ends first. */
   const fork = (slot: number): Promise<void> => {
-    const worker = cluster.fork({ ...env, [SLOT_ENV]: String(slot) });
+    const worker = cluster.fork({ ...env, [SLOT_ENV]: String(slot), [PART_ENV]: partOf(slot) });
     const forkedAt = Date.now();
     slots.set(slot, worker);
     const ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: unknown) => {
-        if (isProcessMessage(message) && message.type === 'ready') resolve();
+        if (!isProcessMessage(message)) return;
+        if (message.type === 'ready') resolve();
+        if (message.type === 'job-queued') slots.get(BACKGROUND_SLOT)?.send(message);
       });
       worker.once('exit', (code, signal) => {
-        reject(new Error(`serving process ${slot} ended before it was ready (${signal ?? code})`));
+        reject(new Error(`${nameOf(slot)} process ${slot} ended before it was ready (${signal ?? code})`));
         if (slots.get(slot) === worker) slots.delete(slot);
         if (stopping) return;
         // A process that dies is replaced; one that keeps dying at start, after longer and longer waits.
@@ -62,14 +79,14 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
         restarts.set(slot, early ? delay : 500);
         logger.error(
           { slot, pid: worker.process.pid, code, signal, restart_in_ms: delay },
-          'a serving process ended; it is replaced',
+          `a ${nameOf(slot)} process ended; it is replaced`,
         );
         setTimeout(() => {
           if (!stopping) fork(slot).catch(() => undefined);
         }, delay).unref();
       });
     });
-    logger.info({ slot, pid: worker.process.pid }, 'serving process started');
+    logger.info({ slot, pid: worker.process.pid }, `${nameOf(slot)} process started`);
     return ready;
   };
 
@@ -81,8 +98,17 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
       return;
     }
     stopping = true;
-    logger.info({ signal, processes: slots.size }, 'shutting down: draining every serving process');
-    const workers = [...slots.values()];
+    logger.info({ signal, processes: slots.size }, 'shutting down: draining every process');
+    // The serving processes first: the background one then stores what they leave behind.
+    const serving = [...slots.entries()].filter(([slot]) => slot !== BACKGROUND_SLOT).map(([, w]) => w);
+    await drain(serving);
+    await drain([...slots.values()].filter((worker) => !serving.includes(worker)));
+    await neo4j.stop().catch((err: unknown) => logger.error({ err }, 'stopping the database failed'));
+    logger.info('stopped');
+    exit(0);
+  };
+  /** Asks each process to stop and waits until it has, killing one that outlasts the margin. */
+  const drain = async (workers: Worker[]): Promise<void> => {
     await Promise.all(
       workers.map(async (worker) => {
         if (worker.isDead()) return;
@@ -96,16 +122,15 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
         clearTimeout(timer);
       }),
     );
-    await neo4j.stop().catch((err: unknown) => logger.error({ err }, 'stopping the database failed'));
-    logger.info('stopped');
-    exit(0);
   };
   process.on('SIGTERM', (signal) => void stop(signal));
   process.on('SIGINT', (signal) => void stop(signal));
 
   try {
-    await fork(1);
-    await Promise.all(Array.from({ length: config.workers - 1 }, (_, i) => fork(i + 2)));
+    const first = background ? BACKGROUND_SLOT : 1;
+    await fork(first);
+    const rest = Array.from({ length: config.workers }, (_, i) => i + 1).filter((slot) => slot !== first);
+    await Promise.all(rest.map(fork));
   } catch (err) {
     if (stopping) return;
     logger.fatal({ err }, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
@@ -116,7 +141,7 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     return;
   }
   logger.info(
-    { processes: config.workers, port: config.port, startup_ms: Date.now() - started },
-    `serving with ${config.workers} processes`,
+    { processes: config.workers, background, port: config.port, startup_ms: Date.now() - started },
+    `serving with ${config.workers} process${config.workers === 1 ? '' : 'es'}${background ? ' and a background process' : ''}`,
   );
 }

@@ -1,10 +1,26 @@
 import cluster from 'node:cluster';
 
-/** Where the primary tells a serving process which of its host's processes it is (1, 2, …). */
+/** Where the primary tells a process which of its host's processes it is (0, 1, 2, …). */
 export const SLOT_ENV = 'PAS_PROCESS_SLOT';
+/** Where the primary tells a process what it does (`ProcessPart`). */
+export const PART_ENV = 'PAS_PROCESS_PART';
 
-/** What the primary and its serving processes tell each other. */
-export type ProcessMessage = { channel: 'pas'; type: 'ready' } | { channel: 'pas'; type: 'stop' };
+/**
+ * What a process of a host does: `serving` answers requests and does the background work too
+ * (the host has no background process); `serving-only` answers requests and leaves the
+ * background work to the host's `background` process, which answers none.
+ */
+export type ProcessPart = 'serving' | 'serving-only' | 'background';
+
+/** The slot of the host's background process; serving processes are 1, 2, …. */
+export const BACKGROUND_SLOT = 0;
+
+/** What the primary and its processes tell each other. */
+export type ProcessMessage =
+  | { channel: 'pas'; type: 'ready' }
+  | { channel: 'pas'; type: 'stop' }
+  /** A serving process queued a job due now: the primary passes it on to the background process. */
+  | { channel: 'pas'; type: 'job-queued' };
 
 export function isProcessMessage(message: unknown): message is ProcessMessage {
   return (
@@ -12,21 +28,54 @@ export function isProcessMessage(message: unknown): message is ProcessMessage {
   );
 }
 
-/** This process's slot among its host's serving processes: 1 when it serves alone. */
-export function processSlot(): number {
-  if (!cluster.isWorker) return 1;
-  const slot = Number(process.env[SLOT_ENV]);
-  return Number.isInteger(slot) && slot >= 1 ? slot : 1;
+/** What this process is among its host's processes. */
+export interface ProcessRole {
+  /** Its slot: 1 when it serves alone, 0 for a background process. */
+  slot: number;
+  /** Whether it answers requests. */
+  serves: boolean;
+  /**
+   * Whether it follows risk through the change feed, writes the index snapshot and computes the
+   * access history: work the host's other processes would only repeat.
+   */
+  leads: boolean;
+  /** Whether it runs queued jobs (syncs, reports), lease tasks and webhook deliveries. */
+  background: boolean;
 }
 
-/** Tells the primary, if there is one, that this process serves. */
+/** This process's role, from what its primary told it (a process on its own does everything). */
+export function processRole(): ProcessRole {
+  if (!cluster.isWorker) return { slot: 1, serves: true, leads: true, background: true };
+  const slot = Number(process.env[SLOT_ENV]);
+  const part = process.env[PART_ENV] as ProcessPart | undefined;
+  if (part === 'background') return { slot: BACKGROUND_SLOT, serves: false, leads: true, background: true };
+  const at = Number.isInteger(slot) && slot >= 1 ? slot : 1;
+  if (part === 'serving-only') return { slot: at, serves: true, leads: false, background: false };
+  return { slot: at, serves: true, leads: at === 1, background: true };
+}
+
+/** This process's slot among its host's processes: 1 when it serves alone. */
+export function processSlot(): number {
+  return processRole().slot;
+}
+
+/** Tells the primary, if there is one, that this process is ready. */
 export function announceReady(): void {
-  if (cluster.isWorker) process.send?.({ channel: 'pas', type: 'ready' } satisfies ProcessMessage);
+  tellPrimary({ channel: 'pas', type: 'ready' });
+}
+
+/** Tells the primary, if there is one, that this process queued a job due now. */
+export function announceJobQueued(): void {
+  tellPrimary({ channel: 'pas', type: 'job-queued' });
+}
+
+function tellPrimary(message: ProcessMessage): void {
+  if (cluster.isWorker) process.send?.(message);
 }
 
 /**
  * Calls `stop` when the primary asks this process to stop, or goes away without asking (its
- * process was killed): a serving process never outlives its primary.
+ * process was killed): a process never outlives its primary.
  */
 export function onPrimaryStop(stop: () => void): void {
   if (!cluster.isWorker) return;
@@ -34,4 +83,12 @@ export function onPrimaryStop(stop: () => void): void {
     if (isProcessMessage(message) && message.type === 'stop') stop();
   });
   process.on('disconnect', stop);
+}
+
+/** Calls `wake` when the primary passes on that a serving process queued a job. */
+export function onJobQueued(wake: () => void): void {
+  if (!cluster.isWorker) return;
+  process.on('message', (message: unknown) => {
+    if (isProcessMessage(message) && message.type === 'job-queued') wake();
+  });
 }

@@ -30,6 +30,9 @@ export const ConfigSchema = Type.Object({
   ),
   SHUTDOWN_TIMEOUT_MS: Type.Optional(PositiveInt),
   WORKERS: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+  BACKGROUND_PROCESS: Type.Optional(
+    Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')]),
+  ),
 
   NEO4J_URI: Type.Optional(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://.+' })),
   NEO4J_USER: Type.Optional(Type.String({ minLength: 1 })),
@@ -170,6 +173,7 @@ function proxyHops(value: string | undefined): number {
 
 function settings(c: RawConfig) {
   const port = c.PORT ?? 8080;
+  const workers = c.WORKERS ?? availableParallelism();
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const kek = c.KEY_ENCRYPTION_KEY === undefined ? undefined : Buffer.from(c.KEY_ENCRYPTION_KEY, 'base64');
   if (kek !== undefined && kek.length !== 32) {
@@ -189,7 +193,13 @@ function settings(c: RawConfig) {
     proxyHops: proxyHops(c.TRUST_PROXY),
     shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS ?? 10_000,
     /** Serving processes (src/cluster); 1 serves from this process alone. */
-    workers: c.WORKERS ?? availableParallelism(),
+    workers,
+    /**
+     * Whether a process of its own, serving no request, does the background work (src/cluster):
+     * by default wherever there are several serving processes.
+     */
+    backgroundProcess:
+      c.BACKGROUND_PROCESS === 'on' || ((c.BACKGROUND_PROCESS ?? 'auto') === 'auto' && workers > 1),
     neo4j: {
       uri: c.NEO4J_URI,
       user: c.NEO4J_USER ?? 'neo4j',

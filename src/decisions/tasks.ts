@@ -14,13 +14,13 @@ export function decisionTasks(
 ): PeriodicTask[] {
   const { log, sync, snapshot } = parts;
   return [
-    { name: 'decisions.flush', scope: 'instance', everyMs: every.flushMs, run: () => log.flush() },
+    { name: 'decisions.flush', scope: 'process', everyMs: every.flushMs, run: () => log.flush() },
     ...(snapshot
       ? [{ name: 'decisions.snapshot', scope: 'instance' as const, everyMs: every.snapshotMs, run: snapshot }]
       : []),
     {
       name: 'decisions.index_retry',
-      scope: 'instance',
+      scope: 'process',
       everyMs: every.indexRetryMs,
       run: () => sync.retry(),
     },

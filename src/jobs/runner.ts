@@ -22,11 +22,13 @@ export interface PeriodicTask {
   name: string;
   everyMs: number;
   /**
-   * `instance`: every instance runs it on its own timer (it keeps something of this process
-   * current). `cluster`: it runs once per period across all instances, under a lease in Neo4j;
-   * when the instance running it stops, another takes the next run.
+   * `process`: every process runs it on its own timer (it keeps something of this process
+   * current: its feed, keys, records, index). `instance`: every instance that does the background
+   * work runs it on its own timer (on a host with a background process, that process alone).
+   * `cluster`: it runs once per period across all instances, under a lease in Neo4j; when the
+   * instance running it stops, another takes the next run.
    */
-  scope: 'instance' | 'cluster';
+  scope: 'process' | 'instance' | 'cluster';
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -75,6 +77,14 @@ export interface JobRunnerOptions {
   retryBaseMs?: number;
   /** Counts the periodic task runs this instance finishes (background_task_runs_total). */
   runs?: Pick<Counter<'task'>, 'inc'>;
+  /**
+   * Whether this process does the background work: queued jobs, `instance` and `cluster` tasks
+   * (default). Without it, it runs its `process` tasks alone and leaves the rest to the host's
+   * background process; it still queues jobs.
+   */
+  background?: boolean;
+  /** Where this process does not run jobs: told when it queues one due now (to wake the one that does). */
+  queued?: () => void;
 }
 
 const DEFAULT_ATTEMPTS = 5;
@@ -100,6 +110,8 @@ export class JobRunner {
   private started = false;
   private stopping = false;
   private claiming = false;
+  /** A job was queued while due jobs were being looked for. */
+  private lookAgain = false;
 
   constructor(
     private readonly db: Database,
@@ -158,9 +170,12 @@ export class JobRunner {
   start(): void {
     if (this.started) return;
     this.started = true;
+    const background = this.options.background ?? true;
     for (const task of this.tasks) {
-      if (task.scope === 'instance') this.loop(task.everyMs, () => this.runInstanceTask(task));
+      if (task.scope === 'process' || (background && task.scope === 'instance'))
+        this.loop(task.everyMs, () => this.runInstanceTask(task));
     }
+    if (!background) return;
     const clusterTasks = this.tasks.filter((t) => t.scope === 'cluster');
     const retentionMs = this.options.retentionMs ?? 7 * 86_400_000;
     clusterTasks.push({
@@ -277,8 +292,18 @@ export class JobRunner {
   }
 
   /** Looks for due jobs now (this instance enqueued one), unless a look is already under way. */
-  private wake(): void {
-    if (!this.started || this.stopping || this.claiming) return;
+  /** Looks for due jobs now (a job was queued), where this process runs them. */
+  wake(): void {
+    if (this.options.background === false) {
+      this.options.queued?.();
+      return;
+    }
+    if (!this.started || this.stopping) return;
+    // A look under way may have read the due jobs before this one committed: one more after it.
+    if (this.claiming) {
+      this.lookAgain = true;
+      return;
+    }
     this.claimJobs().catch((err: unknown) => this.options.logger.warn({ err }, 'could not claim jobs'));
   }
 
@@ -286,7 +311,10 @@ export class JobRunner {
     if (this.claiming) return;
     this.claiming = true;
     try {
-      await this.claimDueJobs();
+      do {
+        this.lookAgain = false;
+        await this.claimDueJobs();
+      } while (this.lookAgain && !this.stopping);
     } finally {
       this.claiming = false;
     }

@@ -10,7 +10,8 @@ import {
 import { eventually } from '../helpers/wait.js';
 
 /**
- * The service as `WORKERS=2` runs it: a primary and two serving processes sharing one port. Every
+ * The service as `WORKERS=2` runs it: a primary, two serving processes sharing one port and a
+ * background process (`BACKGROUND_PROCESS` is on by default with several serving processes). Every
  * request here goes on a connection of its own, so that the primary hands them to both processes.
  * It runs `src/main.ts` as a process (test/helpers/service-process.ts), not through useApp: the
  * primary forks its serving processes, which an app inside the test process cannot do.
@@ -72,20 +73,28 @@ function once(
 }
 
 /** The primary's log lines (JSON) saying which process of which slot started. */
-function startedProcesses(service: ServiceProcess): { slot: number; pid: number }[] {
+function startedProcesses(
+  service: ServiceProcess,
+  kind: 'serving' | 'background' = 'serving',
+): { slot: number; pid: number }[] {
   return service
     .output()
     .split('\n')
-    .filter((line) => line.includes('"serving process started"'))
+    .filter((line) => line.includes(`"${kind} process started"`))
     .map((line) => JSON.parse(line) as { slot: number; pid: number });
 }
 
 /** The process that answered a scrape of /metrics: its slot and pid. */
 async function scrapedBy(port: number): Promise<string> {
+  return (await scrape(port)).by;
+}
+
+/** A scrape of /metrics, with the slot and pid of the process that answered it. */
+async function scrape(port: number): Promise<{ by: string; text: string }> {
   const res = await once(port, 'GET', '/metrics');
   const match = /service_process_info\{slot="(\d+)",pid="(\d+)"\} 1/.exec(res.text);
   if (!match) throw new Error(`no service_process_info in /metrics:\n${res.text.slice(0, 500)}`);
-  return `${match[1]}:${match[2]}`;
+  return { by: `${match[1]}:${match[2]}`, text: res.text };
 }
 
 describe('several serving processes (WORKERS=2)', function () {
@@ -102,10 +111,12 @@ describe('several serving processes (WORKERS=2)', function () {
       // Short windows: the decisions of the stop under load are not refused for those counted before.
       RATE_LIMIT_WINDOW_S: '10',
       DECISION_FLUSH_INTERVAL_MS: '200',
+      // Jobs are looked for once a minute: a report done sooner was woken by the serving process.
+      JOB_POLL_INTERVAL_MS: '60000',
     });
     await eventually(
       async () => service.output(),
-      (out) => out.includes('serving with 2 processes'),
+      (out) => out.includes('serving with 2 processes and a background process'),
       60_000,
       100,
     );
@@ -120,6 +131,50 @@ describe('several serving processes (WORKERS=2)', function () {
     const seen = new Set<string>();
     for (let i = 0; i < 40 && seen.size < 2; i += 1) seen.add(await scrapedBy(service.port));
     expect([...seen].map((s) => s.split(':')[0]).sort()).to.deep.equal(['1', '2']);
+  });
+
+  it('runs reports, webhook deliveries and the access history in the background process alone, and replaces it when it dies', async () => {
+    /** A report queued through a serving process: done within seconds, not at the next minute's poll. */
+    const report = async (): Promise<void> => {
+      const res = await once(service.port, 'POST', '/v1/audit/reports', {
+        token,
+        body: { type: 'principal_inventory', format: 'csv' },
+      });
+      expect(res.status, res.text).to.equal(202);
+      const { value } = await eventually(
+        async () => (await once(service.port, 'GET', `/v1/audit/reports/${res.body.id}`, { token })).body,
+        (r) => r.status === 'completed' || r.status === 'failed',
+        20_000,
+        100,
+      );
+      expect(value.status, JSON.stringify(value)).to.equal('completed');
+    };
+    const [background] = startedProcesses(service, 'background');
+    expect(background, service.output().slice(-2000)).to.include({ slot: 0 });
+    await report();
+
+    // Neither serving process delivers webhooks or runs a lease task; each keeps its own records.
+    const scrapes = new Map<string, string>();
+    for (let i = 0; i < 40 && scrapes.size < 2; i += 1) {
+      const { by, text } = await scrape(service.port);
+      scrapes.set(by.split(':')[0]!, text);
+    }
+    expect([...scrapes.keys()].sort()).to.deep.equal(['1', '2']);
+    for (const text of scrapes.values()) {
+      expect(text).to.match(/background_task_runs_total\{task="events.poll"\} [1-9]/);
+      expect(text).not.to.match(/background_task_runs_total\{task="webhooks.dispatch"\}/);
+      expect(text).not.to.match(/background_task_runs_total\{task="access_history.record"\}/);
+    }
+
+    // A background process that dies is replaced, and the next report is run by its successor.
+    process.kill(background!.pid, 'SIGKILL');
+    await eventually(
+      async () => startedProcesses(service, 'background').find((p) => p.pid !== background!.pid),
+      (started) => started !== undefined,
+      60_000,
+      200,
+    );
+    await report();
   });
 
   it('counts a rate limit once across its processes', async () => {

@@ -210,4 +210,44 @@ describe('background jobs', () => {
       2_000,
     );
   });
+
+  it('leaves jobs and background tasks to the background process where it does not do that work', async () => {
+    const kind = `elsewhere-${Date.now()}`;
+    const ran: string[] = [];
+    let told = 0;
+    const serving = runner('serving-only', { background: false, queued: () => (told += 1) });
+    const background = runner('background', { pollMs: 60_000 });
+    for (const [r, name] of [
+      [serving, 'serving-only'],
+      [background, 'background'],
+    ] as const) {
+      r.handle(kind, async () => {
+        ran.push(`job@${name}`);
+      });
+      for (const scope of ['process', 'instance', 'cluster'] as const) {
+        r.every({
+          name: `${scope}-${kind}`,
+          scope,
+          everyMs: 50,
+          run: async () => {
+            if (!ran.includes(`${scope}@${name}`)) ran.push(`${scope}@${name}`);
+          },
+        });
+      }
+    }
+    runners.forEach((r) => r.start());
+    // Queued by the serving process: it is told, and the background one, woken, runs the job.
+    await enqueue(serving, kind, null);
+    expect(told).to.equal(1);
+    background.wake();
+    await until('the job ran', () => ran.includes('job@background'), 5_000);
+    await until('every task ran', () => ran.filter((r) => !r.startsWith('job')).length >= 4, 2_000);
+    expect(ran.filter((r) => r.endsWith('@serving-only')).sort()).to.deep.equal(['process@serving-only']);
+    expect(ran.filter((r) => r.endsWith('@background')).sort()).to.deep.equal([
+      'cluster@background',
+      'instance@background',
+      'job@background',
+      'process@background',
+    ]);
+  });
 });

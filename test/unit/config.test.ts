@@ -66,6 +66,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'yes' })).to.throw(ConfigError, /TRUST_PROXY="yes".*proxy hops/);
   });
 
+  it('gives several serving processes a background process unless BACKGROUND_PROCESS is off', () => {
+    const background = (env: Record<string, string>): boolean => loadConfig(env).backgroundProcess;
+    expect(background({ WORKERS: '2' })).to.equal(true);
+    expect(background({ WORKERS: '1' })).to.equal(false);
+    expect(background({ WORKERS: '1', BACKGROUND_PROCESS: 'on' })).to.equal(true);
+    expect(background({ WORKERS: '4', BACKGROUND_PROCESS: 'off' })).to.equal(false);
+    expect(() => loadConfig({ BACKGROUND_PROCESS: 'yes' })).to.throw(ConfigError, /BACKGROUND_PROCESS/);
+  });
+
   it('lets the local Neo4j take any free port with 0', () => {
     const config = loadConfig({ NEO4J_LOCAL_PORT: '0', NEO4J_LOCAL_HTTP_PORT: '0' });
     expect(config.localNeo4j.port).to.equal(0);
