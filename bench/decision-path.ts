@@ -59,7 +59,8 @@
  * of, instead of measuring it: two runs compared back to back at the same rates),
  * BENCH_BATCHES (100 per round), BENCH_RATES (fractions of the bare app's rate, "0.05,0.1"),
  * BENCH_CPU_PROFILE (a directory: the service runs with --cpu-prof and writes its profile there
- * when it stops), BENCH_HEAP_PROFILE (a directory: the same with --heap-prof, where the service
+ * when it stops; a service of several processes, one per process in a directory named after it),
+ * BENCH_HEAP_PROFILE (a directory: the same with --heap-prof, where the service
  * allocates), BENCH_TRACE_GC (1: the service runs with --trace-gc and the longest pause of
  * each run is reported), BENCH_SERVICE_ENV (extra settings for the service, `A=1,B=2`),
  * BENCH_HEAVY (1; 0 skips the heavy moments), BENCH_HEAVY_ONLY (1: after loading and the
@@ -199,10 +200,16 @@ async function startService(
   const port = await freePort();
   const logFile = path.join(os.tmpdir(), `pas-bench-service-${process.pid}-${port}.log`);
   const out = openSync(logFile, 'w');
+  // Several processes (a primary and those it forks) each write a profile of their own, named by
+  // Node (with its pid), in a directory named after the service.
+  const settings = { ...SERVICE_ENV, ...variant };
+  const several = Number(settings['WORKERS'] ?? '1') > 1 || settings['BACKGROUND_PROCESS'] === 'on';
   const flags = [
     ...(TRACE_GC ? ['--trace-gc'] : []),
     ...(PROFILE_DIR && profileAs
-      ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profileAs}.cpuprofile`]
+      ? several
+        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, profileAs)}`]
+        : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profileAs}.cpuprofile`]
       : []),
     ...(HEAP_PROFILE_DIR && profileAs
       ? ['--heap-prof', `--heap-prof-dir=${HEAP_PROFILE_DIR}`, `--heap-prof-name=${profileAs}.heapprofile`]

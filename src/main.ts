@@ -12,6 +12,7 @@ import { provideNeo4j, type Neo4jEndpoint } from './dev/local-neo4j.js';
 import { createLogger } from './logging/logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startServer } from './http/server.js';
+import { runProcessInBackground } from './threads/thread.js';
 
 function readConfig(): Config {
   try {
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
     return;
   }
   const role = processRole();
+  // A process answering no request gives the cores to those that do, wherever they are all busy.
+  if (!role.serves) runProcessInBackground();
   const { slot } = role;
   const logger = cluster.isWorker
     ? createLogger(config.logLevel).child(role.serves ? { slot } : { slot, role: 'background' })

@@ -41,8 +41,8 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     exit(1);
     return;
   }
-  // Without Redis, the processes' rate limits are counted here, once for all of them.
-  if (!config.redisUrl) new RateLimiterClusterMaster();
+  // Without Redis, several serving processes' rate limits are counted here, once for all of them.
+  if (!config.redisUrl && config.workers > 1) new RateLimiterClusterMaster();
 
   const slots = new Map<number, Worker>();
   const restarts = new Map<number, number>();

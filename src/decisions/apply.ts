@@ -1,4 +1,3 @@
-import { setImmediate } from 'node:timers/promises';
 import type { ChangeEvent } from '../events/feed.js';
 import { resourceOf } from '../policies/model.js';
 import { timeSlices } from '../time.js';
@@ -48,10 +47,10 @@ export const isEmpty = (work: Pending): boolean =>
   Object.values(work).every((set: Set<string>) => set.size === 0);
 
 /**
- * Principals read per statement, and put in the index between two turns of the event loop, when
- * a batch names many (a connector's sync names tens of thousands at once), instead of all in one.
+ * Principals sent to a decision thread's replica per message when a batch names many (a
+ * connector's sync names tens of thousands at once), instead of all in one.
  */
-export const PRINCIPAL_SLICE = 1_000;
+export const PRINCIPAL_SLICE = 250;
 
 /**
  * The latest change event that named each key of a batch, keyed `<set of Pending>:<id>`
@@ -114,15 +113,17 @@ export async function applyChanges(
   }
   for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
   const foundPrincipals = new Set<string>();
-  for (const [i, row] of fetched.principals.entries()) {
-    // A batch of tens of thousands is put in slices, the event loop turning between them.
-    if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
+  // A batch of thousands (a connector's sync) is put in slices of a few milliseconds, the event
+  // loop turning between them: each principal goes in whole.
+  const turn = timeSlices(BUILD_SLICE_MS);
+  for (const row of fetched.principals) {
+    await turn();
     foundPrincipals.add(putPrincipalRow(index, row));
   }
   for (const id of work.principals) if (!foundPrincipals.has(id)) index.putFields(id, undefined, []);
   touched(work.principals);
-  for (const [i, row] of fetched.memberships.entries()) {
-    if (i > 0 && i % PRINCIPAL_SLICE === 0) await setImmediate();
+  for (const row of fetched.memberships) {
+    await turn();
     index.putMemberships(
       row.id,
       row.groups.map(([id]) => id),

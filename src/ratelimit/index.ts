@@ -221,12 +221,14 @@ function createAuthFailureGuard(store: Store, config: Config): AuthFailureGuard 
 
 /**
  * Request rate limits and the authentication brute-force guard, counted in Redis when
- * `REDIS_URL` is set (shared by every instance) and in this process's memory otherwise.
+ * `REDIS_URL` is set (shared by every instance), in the primary when this is one of several
+ * serving processes of a host (src/cluster), and in this process's memory otherwise (a host's
+ * only serving process counts alone, even beside a background process).
  */
 export function createRateLimiting(config: Config, logger: Logger): RateLimiting {
   const store = config.redisUrl
     ? redisStore(config.redisUrl, logger)
-    : cluster.isWorker
+    : cluster.isWorker && config.workers > 1
       ? primaryStore
       : memoryStore;
   return {

@@ -1,4 +1,4 @@
-import { readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -38,5 +38,18 @@ export function runInBackground(): void {
     if (Number.isInteger(tid) && tid > 0) setPriority(tid, BACKGROUND_NICENESS);
   } catch {
     // Not Linux, or not allowed: the same priority as the rest of the process.
+  }
+}
+
+/**
+ * Lowers the priority of the whole process, every thread it has now and (since a thread starts
+ * with its creator's) every one it makes later: for a process no request waits on (the background
+ * process of src/cluster), so that where the cores are all busy the serving processes get them.
+ */
+export function runProcessInBackground(): void {
+  try {
+    for (const tid of readdirSync('/proc/self/task')) setPriority(Number(tid), BACKGROUND_NICENESS);
+  } catch {
+    // Not Linux, or not allowed: the same priority as the serving processes.
   }
 }
