@@ -88,14 +88,12 @@ import type { Runtime } from '../src/runtime.js';
 import { DecisionRequestSchema, type DecisionRequest } from '../src/schemas/decisions.js';
 import { compile, inputAjv } from '../src/schemas/validator.js';
 import { createLogger } from '../src/logging/logger.js';
-import { freePort } from '../src/dev/local-neo4j.js';
 import { BulkLoader, type SeedPolicy, type SeedResource } from '../src/seed/bulk.js';
 import { REPORT_TYPES, type ReportType } from '../src/vocabulary/report-types.js';
 import type { BenchClient } from './client.js';
 import { createConnector, generateDirectory, snapshot, type Directory } from './directory.js';
 import {
   ADMIN_ID,
-  ADMIN_SECRET,
   adminClient,
   ask,
   benchConfig,
@@ -114,9 +112,9 @@ import {
   type Row,
   withBenchService,
   writeResults,
-  BENCH_KEY_ENCRYPTION_KEY,
   ROOT,
-  START_FLAGS,
+  startServiceProcess,
+  type ServiceProcess,
   listGroups,
   type ReportView,
   runSync,
@@ -183,23 +181,12 @@ const table = new ResultTable();
 
 // ---- processes -----------------------------------------------------------------------------
 
-interface Service {
-  base: string;
-  pid: number;
-  /** Where its standard output and error go (access log, GC trace). */
-  logFile: string;
-  stop(): Promise<void>;
-}
-
 /** The compiled service (`npm start` without the console build), as its own process. */
-async function startService(
+function startService(
   neo4j: { uri: string },
   variant: Record<string, string>,
   profileAs?: string,
-): Promise<Service> {
-  const port = await freePort();
-  const logFile = path.join(os.tmpdir(), `pas-bench-service-${process.pid}-${port}.log`);
-  const out = openSync(logFile, 'w');
+): Promise<ServiceProcess> {
   // Several processes (a primary and those it forks) each write a profile of their own, named by
   // Node (with its pid), in a directory named after the service.
   const settings = { ...SERVICE_ENV, ...variant };
@@ -215,61 +202,7 @@ async function startService(
       ? ['--heap-prof', `--heap-prof-dir=${HEAP_PROFILE_DIR}`, `--heap-prof-name=${profileAs}.heapprofile`]
       : []),
   ];
-  const child = spawn(process.execPath, [...START_FLAGS, ...flags, path.join(ROOT, 'dist/src/main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env['PATH'],
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      NEO4J_URI: neo4j.uri,
-      KEY_ENCRYPTION_KEY: BENCH_KEY_ENCRYPTION_KEY,
-      BOOTSTRAP_CLIENT_ID: ADMIN_ID,
-      BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
-      // The limiter still counts every request; the quota is only set where this load never meets it.
-      RATE_LIMIT_DECISIONS: '100000000',
-      RATE_LIMIT_BULK: '100000000',
-      RATE_LIMIT_STANDARD: '100000000',
-      // One serving process unless a variant asks for more (the service's default is one per core).
-      WORKERS: '1',
-      ...SERVICE_ENV,
-      ...variant,
-    },
-    stdio: ['ignore', out, out],
-  });
-  closeSync(out);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const status = await fetch(`${base}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    // With several processes, once the primary says every one serves.
-    const processes = Number(variant['WORKERS'] ?? SERVICE_ENV['WORKERS'] ?? '1');
-    if (
-      status === 200 &&
-      (processes <= 1 || readFileSync(logFile, 'utf8').includes(`serving with ${processes} processes`))
-    )
-      break;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the service did not start; its log is ${logFile}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    base,
-    pid: child.pid!,
-    logFile,
-    stop: async () => {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return startServiceProcess(neo4j, settings, flags);
 }
 
 /** The bare Koa app, as its own process. */
@@ -448,7 +381,7 @@ function generatorOf(child: ChildProcess) {
 
 async function fixedRun(
   generator: ReturnType<typeof generatorOf>,
-  service: Service | undefined,
+  service: ServiceProcess | undefined,
   url: string,
   requests: Requests,
   headers: Record<string, string>,
@@ -764,7 +697,7 @@ interface Round {
  */
 async function afterBursts(
   generator: ReturnType<typeof generatorOf>,
-  service: Service | undefined,
+  service: ServiceProcess | undefined,
   url: string,
   requests: Requests,
   headers: Record<string, string>,
@@ -871,7 +804,7 @@ function heavyDirectory(): Directory {
  */
 async function besideRun<T>(
   generator: ReturnType<typeof generatorOf>,
-  service: Service,
+  service: ServiceProcess,
   requests: Requests,
   headers: Record<string, string>,
   rate: number,

@@ -4,8 +4,8 @@
  * the service they run on with its configuration, the administrator's client, child processes
  * spoken to over IPC, the results files, and the entry point's error report.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
@@ -16,9 +16,10 @@ import {
   PerformanceObserver,
 } from 'node:perf_hooks';
 import path from 'node:path';
+import neo4jDriver from 'neo4j-driver';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
-import { provideNeo4j, type Neo4jEndpoint } from '../src/dev/local-neo4j.js';
+import { freePort, provideNeo4j, type Neo4jEndpoint } from '../src/dev/local-neo4j.js';
 import { startServer, type Server } from '../src/http/server.js';
 import { createLogger } from '../src/logging/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
@@ -153,7 +154,7 @@ export async function measureRounds(
 
 /** A statement of the benchmark's own (setting up, inspecting or emptying the graph), in a transaction of its own. */
 export async function cypher(
-  db: Database,
+  db: Pick<Database, 'driver'>,
   text: string,
   params: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>[]> {
@@ -164,6 +165,14 @@ export async function cypher(
   } finally {
     await session.close();
   }
+}
+
+/** A driver on `neo4j` for `cypher` where no runtime of this process holds one (close it after). */
+export function graphReader(neo4j: Neo4jEndpoint): Pick<Database, 'driver'> {
+  const auth = neo4j.password === '' ? undefined : neo4jDriver.auth.basic(neo4j.user, neo4j.password);
+  return {
+    driver: neo4jDriver.driver(neo4j.uri, auth, { logging: { level: 'error', logger: () => undefined } }),
+  };
 }
 
 /**
@@ -587,4 +596,83 @@ export function benchMain(main: () => Promise<void>): void {
     );
     process.exit(1);
   });
+}
+
+/** The compiled service as a process of its own (`startServiceProcess`). */
+export interface ServiceProcess {
+  base: string;
+  pid: number;
+  /** Where its standard output and error go (access log, GC trace). */
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The compiled service (`npm start` without the console build) as its own process on `neo4j`,
+ * with the benchmarks' admin client and quotas no load meets, one serving process unless `env`
+ * says otherwise (WORKERS, BACKGROUND_PROCESS, any setting), and `flags` for node besides those
+ * `npm start` gives. Resolves once it is ready: with several serving processes, once the primary
+ * says every one serves.
+ */
+export async function startServiceProcess(
+  neo4j: { uri: string },
+  env: Record<string, string>,
+  flags: string[] = [],
+): Promise<ServiceProcess> {
+  const port = await freePort();
+  const logFile = path.join(os.tmpdir(), `pas-bench-service-${process.pid}-${port}.log`);
+  const out = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...START_FLAGS, ...flags, path.join(ROOT, 'dist/src/main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env['PATH'],
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      NEO4J_URI: neo4j.uri,
+      KEY_ENCRYPTION_KEY: BENCH_KEY_ENCRYPTION_KEY,
+      BOOTSTRAP_CLIENT_ID: ADMIN_ID,
+      BOOTSTRAP_CLIENT_SECRET: ADMIN_SECRET,
+      // The limiter still counts every request; the quota is only set where this load never meets it.
+      RATE_LIMIT_DECISIONS: '100000000',
+      RATE_LIMIT_BULK: '100000000',
+      RATE_LIMIT_STANDARD: '100000000',
+      // One serving process unless asked for more (the service's default is one per core).
+      WORKERS: '1',
+      ...env,
+    },
+    stdio: ['ignore', out, out],
+  });
+  closeSync(out);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  const processes = Number(env['WORKERS'] ?? '1');
+  for (;;) {
+    const status = await fetch(`${base}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (
+      status === 200 &&
+      (processes <= 1 || readFileSync(logFile, 'utf8').includes(`serving with ${processes} processes`))
+    )
+      break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the service did not start; its log is ${logFile}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    pid: child.pid!,
+    logFile,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
