@@ -9,7 +9,14 @@ import { Serialised } from '../json.js';
 import { freeFormViolation, type FreeFormBounds } from '../schemas/free-form.js';
 import { compile, inputAjv, responseAjv, toFieldErrors, type Validator } from '../schemas/validator.js';
 import { readQuery } from './query.js';
-import { koaPath, type AnyRoute } from './route.js';
+import {
+  FORM_MEDIA_TYPE,
+  JSON_MEDIA_TYPE,
+  jsonMediaTypes,
+  koaPath,
+  SCIM_MEDIA_TYPE,
+  type AnyRoute,
+} from './route.js';
 import { header, stateOf } from './state.js';
 import { textPieces, tooLarge } from './text-pieces.js';
 
@@ -31,9 +38,11 @@ const BODY_NESTING: FreeFormBounds = {
 /** Paths whose operation is remembered; the memory is emptied beyond. */
 const RESOLVED_PATHS = 10_000;
 
+/** The media types a body is read as (`jsonMediaTypes`); any other is refused with 415. */
 const MEDIA_TYPES = {
-  json: ['application/json', 'application/*+json'],
-  form: ['application/x-www-form-urlencoded'],
+  json: [JSON_MEDIA_TYPE],
+  scim: [SCIM_MEDIA_TYPE],
+  form: [FORM_MEDIA_TYPE],
 };
 
 export interface RouteTable {
@@ -168,8 +177,14 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
     },
   }) as unknown as Middleware;
 
+  const scim = route.errors === 'scim';
   const accepts = (media: Media): boolean =>
-    (media.json && kinds.includes('json')) || (media.form && kinds.includes('form'));
+    ((media.json || (scim && media.scim)) && kinds.includes('json')) ||
+    (media.form && kinds.includes('form'));
+  const acceptable = [
+    ...(kinds.includes('json') ? jsonMediaTypes(route) : []),
+    ...(kinds.includes('form') ? MEDIA_TYPES.form : []),
+  ].join(' or ');
 
   /** Checks the body read (or its absence) against the operation's schema, then goes on. */
   const validated = async (ctx: Context, next: Next, media: Media | undefined): Promise<void> => {
@@ -201,13 +216,10 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
     }
     const media = mediaOf(header(ctx, 'content-type'));
     if (!accepts(media)) {
-      throw new AppError(
-        'UNSUPPORTED_MEDIA_TYPE',
-        `the request body must be ${kinds.includes('form') ? 'application/json or application/x-www-form-urlencoded' : 'application/json'}`,
-      );
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `the request body must be ${acceptable}`);
     }
     stateOf(ctx).bodyPresent = true;
-    if (media.json && media.utf8 && !encoded(ctx)) {
+    if ((media.json || media.scim) && media.utf8 && !encoded(ctx)) {
       (ctx.request as { body?: unknown }).body = await readJson(ctx);
       await validated(ctx, next, media);
       return;
@@ -220,6 +232,8 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
 /** What a Content-Type says, as far as reading a body goes. */
 interface Media {
   json: boolean;
+  /** `application/scim+json`, read as JSON on the SCIM routes alone. */
+  scim: boolean;
   form: boolean;
   /** No charset, or UTF-8: a JSON body the service reads itself (the body parser takes the rest). */
   utf8: boolean;
@@ -235,6 +249,7 @@ function mediaOf(contentType: string): Media {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase();
   media = {
     json: typeis.is(contentType, MEDIA_TYPES.json) !== false,
+    scim: typeis.is(contentType, MEDIA_TYPES.scim) !== false,
     form: typeis.is(contentType, MEDIA_TYPES.form) !== false,
     utf8: charset === undefined || charset === 'utf-8' || charset === 'utf8',
   };

@@ -18,6 +18,8 @@ interface Operation {
   parameters: { name: string; in: 'path' | 'query'; schema: Schema }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   'x-required-scope': string | null;
+  security?: Record<string, string[]>[];
+  responses: Record<string, unknown>;
 }
 
 interface FuzzRequest {
@@ -232,6 +234,45 @@ describe('a schema-driven fuzzer against every operation', () => {
     expect(requests).to.be.greaterThan(HOSTILE_QUERY_VALUES.length * 10);
     expect(failures).to.deep.equal([]);
     expect(conformance.violations.slice(before)).to.deep.equal([]);
+  });
+
+  it('refuses a JSON body of a media type the operation does not document, on every route: 415, or 400 where it documents no 415', async () => {
+    const connector = await admin.post('/v1/connectors', { name: `fuzz-media-${Date.now()}` });
+    const scim = app.http.withToken(connector.body.token as string);
+    const checked: string[] = [];
+    const failures: string[] = [];
+    for (const op of operations) {
+      const documented = Object.keys(op.requestBody?.content ?? {});
+      if (!documented.includes('application/json')) continue;
+      let path = op.path;
+      for (const p of op.parameters.filter((x) => x.in === 'path')) {
+        const prefix = /([a-z]{3})_/.exec(String(p.schema['pattern']))?.[1];
+        const value = prefix ? (options.ids[prefix]?.[0] ?? `${prefix}_01JD0000000000000000000000`) : 'fuzz';
+        path = path.replace(`{${p.name}}`, value);
+      }
+      const client = JSON.stringify(op.security ?? []).includes('scimToken') ? scim : admin;
+      // AuthZEN's operations answer a body they cannot read with 400, the errors its standard names.
+      const refused = '415' in op.responses ? 415 : 400;
+      for (const type of [
+        'application/vnd.api+json',
+        'application/merge-patch+json',
+        'application/problem+json',
+        ...(documented.includes('application/scim+json') ? [] : ['application/scim+json']),
+      ]) {
+        const res = await client.request(op.method, path, { raw: '{}', headers: { 'Content-Type': type } });
+        if (res.status !== refused || !/must be application\/(scim\+)?json/.test(res.text))
+          failures.push(`${op.method} ${op.path} with ${type}: ${res.status} ${res.text.slice(0, 200)}`);
+      }
+      checked.push(`${op.method} ${op.path}`);
+    }
+    expect(checked).to.include.members([
+      'POST /v1/clients',
+      'POST /v1/audit/reports',
+      'POST /access/v1/evaluations',
+      'POST /scim/v2/Users',
+      'PUT /v1/resources/{type}/{identifier}',
+    ]);
+    expect(failures).to.deep.equal([]);
   });
 
   describe('what a hostile client found, each answered with 400 and a pointer', () => {

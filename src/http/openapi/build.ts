@@ -4,7 +4,7 @@ import { OAuthErrorSchema } from '../../schemas/clients.js';
 import { ScimErrorSchema } from '../../schemas/scim.js';
 import { Problem } from '../../schemas/common.js';
 import { MAX_HEADER_BYTES } from '../client-errors.js';
-import type { AnyRoute } from '../route.js';
+import { FORM_MEDIA_TYPE, jsonMediaTypes, type AnyRoute } from '../route.js';
 import { MAX_TOKEN_LENGTH } from '../../consistency/tokens.js';
 
 export interface OpenApiInfo {
@@ -227,7 +227,8 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
         for (const type of route.textBody.mediaTypes) content[type] = { schema };
       } else {
         for (const kind of route.bodyTypes ?? ['json']) {
-          content[kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'] = { schema };
+          const types = kind === 'json' ? jsonMediaTypes(route) : [FORM_MEDIA_TYPE];
+          for (const type of types) content[type] = { schema };
         }
       }
       operation['requestBody'] = { required: route.bodyRequired ?? true, content };
