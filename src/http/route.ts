@@ -156,15 +156,16 @@ export function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
 }
 
-export const JSON_MEDIA_TYPE = 'application/json';
-export const SCIM_MEDIA_TYPE = 'application/scim+json';
 export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 
 /**
- * The media types an operation reads a JSON body as, which the OpenAPI document declares: JSON,
- * and on the SCIM routes SCIM's own JSON type besides it (RFC 7644 §3.1). Any other
- * (`application/vnd.api+json`, `application/merge-patch+json`, …) is refused with 415.
+ * The media types an operation reads a JSON body as, which the OpenAPI document declares: JSON;
+ * on the SCIM routes SCIM's own JSON type besides it (RFC 7644 §3.1); on the other `PATCH`
+ * routes, whose bodies are merge patches, the merge patch type besides it (RFC 7396). Any other
+ * (`application/vnd.api+json`, a merge patch sent to a `POST`, …) is refused with 415.
  */
-export function jsonMediaTypes(route: Pick<AnyRoute, 'errors'>): string[] {
-  return route.errors === 'scim' ? [SCIM_MEDIA_TYPE, JSON_MEDIA_TYPE] : [JSON_MEDIA_TYPE];
+export function jsonMediaTypes(route: Pick<AnyRoute, 'errors' | 'method'>): string[] {
+  if (route.errors === 'scim') return ['application/scim+json', 'application/json'];
+  if (route.method === 'PATCH') return ['application/json', 'application/merge-patch+json'];
+  return ['application/json'];
 }

@@ -9,14 +9,7 @@ import { Serialised } from '../json.js';
 import { freeFormViolation, type FreeFormBounds } from '../schemas/free-form.js';
 import { compile, inputAjv, responseAjv, toFieldErrors, type Validator } from '../schemas/validator.js';
 import { readQuery } from './query.js';
-import {
-  FORM_MEDIA_TYPE,
-  JSON_MEDIA_TYPE,
-  jsonMediaTypes,
-  koaPath,
-  SCIM_MEDIA_TYPE,
-  type AnyRoute,
-} from './route.js';
+import { FORM_MEDIA_TYPE, jsonMediaTypes, koaPath, type AnyRoute } from './route.js';
 import { header, stateOf } from './state.js';
 import { textPieces, tooLarge } from './text-pieces.js';
 
@@ -37,13 +30,6 @@ const BODY_NESTING: FreeFormBounds = {
 };
 /** Paths whose operation is remembered; the memory is emptied beyond. */
 const RESOLVED_PATHS = 10_000;
-
-/** The media types a body is read as (`jsonMediaTypes`); any other is refused with 415. */
-const MEDIA_TYPES = {
-  json: [JSON_MEDIA_TYPE],
-  scim: [SCIM_MEDIA_TYPE],
-  form: [FORM_MEDIA_TYPE],
-};
 
 export interface RouteTable {
   /** Koa middleware that runs the operation `resolve` found (it is on the request's state). */
@@ -165,8 +151,11 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
   const kinds = route.bodyTypes ?? ['json'];
   const required = route.bodyRequired ?? true;
   const check = compile(inputAjv, route.body!);
+  const jsonTypes = kinds.includes('json') ? jsonMediaTypes(route) : [];
   const parse = bodyParser({
     enableTypes: [...kinds],
+    // Exactly the JSON types the operation takes (a compressed body, or one in another charset).
+    extendTypes: { json: jsonTypes },
     jsonLimit: BODY_LIMIT_BYTES,
     formLimit: BODY_LIMIT_BYTES,
     jsonStrict: true,
@@ -177,14 +166,9 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
     },
   }) as unknown as Middleware;
 
-  const scim = route.errors === 'scim';
   const accepts = (media: Media): boolean =>
-    ((media.json || (scim && media.scim)) && kinds.includes('json')) ||
-    (media.form && kinds.includes('form'));
-  const acceptable = [
-    ...(kinds.includes('json') ? jsonMediaTypes(route) : []),
-    ...(kinds.includes('form') ? MEDIA_TYPES.form : []),
-  ].join(' or ');
+    jsonTypes.includes(media.type) || (media.type === FORM_MEDIA_TYPE && kinds.includes('form'));
+  const acceptable = [...jsonTypes, ...(kinds.includes('form') ? [FORM_MEDIA_TYPE] : [])].join(' or ');
 
   /** Checks the body read (or its absence) against the operation's schema, then goes on. */
   const validated = async (ctx: Context, next: Next, media: Media | undefined): Promise<void> => {
@@ -194,7 +178,7 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
       if (required)
         throw validationFailed('a request body is required', [{ pointer: '', message: 'is required' }]);
     } else {
-      if (media?.form) body = normaliseForm(body);
+      if (media?.type === FORM_MEDIA_TYPE) body = normaliseForm(body);
       route.bodyGuard?.(body);
       // ajv reads no deeper than the schema does, so it is safe on any body; the walk after it
       // covers what an AuthZEN schema lets through unread.
@@ -219,7 +203,7 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', `the request body must be ${acceptable}`);
     }
     stateOf(ctx).bodyPresent = true;
-    if ((media.json || media.scim) && media.utf8 && !encoded(ctx)) {
+    if (media.type !== FORM_MEDIA_TYPE && media.utf8 && !encoded(ctx)) {
       (ctx.request as { body?: unknown }).body = await readJson(ctx);
       await validated(ctx, next, media);
       return;
@@ -231,10 +215,8 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
 
 /** What a Content-Type says, as far as reading a body goes. */
 interface Media {
-  json: boolean;
-  /** `application/scim+json`, read as JSON on the SCIM routes alone. */
-  scim: boolean;
-  form: boolean;
+  /** The media type alone, lower case, without its parameters (`application/json`). */
+  type: string;
   /** No charset, or UTF-8: a JSON body the service reads itself (the body parser takes the rest). */
   utf8: boolean;
 }
@@ -248,9 +230,7 @@ function mediaOf(contentType: string): Media {
   if (media) return media;
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase();
   media = {
-    json: typeis.is(contentType, MEDIA_TYPES.json) !== false,
-    scim: typeis.is(contentType, MEDIA_TYPES.scim) !== false,
-    form: typeis.is(contentType, MEDIA_TYPES.form) !== false,
+    type: contentType.split(';')[0]!.trim().toLowerCase(),
     utf8: charset === undefined || charset === 'utf-8' || charset === 'utf8',
   };
   if (mediaSeen.size >= MEDIA_SEEN) mediaSeen.clear();
