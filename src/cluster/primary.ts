@@ -100,9 +100,9 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
     stopping = true;
     logger.info({ signal, processes: slots.size }, 'shutting down: draining every process');
     // The serving processes first: the background one then stores what they leave behind.
-    const serving = [...slots.entries()].filter(([slot]) => slot !== BACKGROUND_SLOT).map(([, w]) => w);
-    await drain(serving);
-    await drain([...slots.values()].filter((worker) => !serving.includes(worker)));
+    const last = slots.get(BACKGROUND_SLOT);
+    await drain([...slots.values()].filter((worker) => worker !== last));
+    if (last) await drain([last]);
     await neo4j.stop().catch((err: unknown) => logger.error({ err }, 'stopping the database failed'));
     logger.info('stopped');
     exit(0);

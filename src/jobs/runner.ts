@@ -291,8 +291,10 @@ export class JobRunner {
     });
   }
 
-  /** Looks for due jobs now (this instance enqueued one), unless a look is already under way. */
-  /** Looks for due jobs now (a job was queued), where this process runs them. */
+  /**
+   * Looks for due jobs now (a job was queued), where this process runs them; a look under way
+   * looks once more after it.
+   */
   wake(): void {
     if (this.options.background === false) {
       this.options.queued?.();
