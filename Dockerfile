@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1
-FROM node:20-bookworm-slim AS build
+# Node 24, an LTS line supported until April 2028, in both stages; the code itself runs on
+# Node 20.19 and later (package.json's engines).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -8,10 +10,11 @@ COPY src ./src
 COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=8080 NEO4J_DATA_DIR=/app/data
 WORKDIR /app
-# Holds the generated key-encryption key when KEY_ENCRYPTION_KEY is not configured.
+# Holds the generated key-encryption key when KEY_ENCRYPTION_KEY is not configured, and the
+# bootstrap admin client's generated secret (bootstrap-admin.json) when BOOTSTRAP_CLIENT_SECRET is not.
 RUN mkdir -p /app/data && chown node:node /app/data
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

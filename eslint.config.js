@@ -114,6 +114,12 @@ export default tseslint.config(
     },
   },
   {
+    // bin/ holds the JavaScript launchers of the command line, outside every tsconfig: they are
+    // linted without type information.
+    files: ['bin/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests and benchmarks read JSON responses whose shape the assertions themselves check.

@@ -19,6 +19,10 @@
  *    (2) that are fractions of the bare app's, a saturated burst of BENCH_SATURATION_S seconds
  *    followed at once by BENCH_AFTER_BURST_S (10) seconds at that rate, open loop, the bare app
  *    measured the same way: the tail a burst leaves (p99 and p99.9 over the bare app's);
+ *    With BENCH_TRACED (1), each round also runs the service with OpenTelemetry on
+ *    (OTEL_EXPORTER_OTLP_ENDPOINT naming a receiver in this process that counts the bytes and
+ *    drops them; every request sampled): saturated and at the fixed rates, beside the same
+ *    service untraced;
  * 4. that every decision answered was recorded: decisions written against 2xx answers, after a
  *    graceful stop of the service;
  * 5. the CPU time each process spends per request at saturation (from /proc: the service, Neo4j,
@@ -57,7 +61,7 @@
  * (1500), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_SATURATION_S (10), BENCH_FIXED_S (15),
  * BENCH_AFTER_BURST_S (10), BENCH_BARE_RATE (the bare app's rate the fixed rates are fractions
  * of, instead of measuring it: two runs compared back to back at the same rates),
- * BENCH_BATCHES (100 per round), BENCH_RATES (fractions of the bare app's rate, "0.05,0.1"),
+ * BENCH_BATCHES (100 per round), BENCH_TRACED (1; 0 skips the traced service), BENCH_RATES (fractions of the bare app's rate, "0.05,0.1"),
  * BENCH_CPU_PROFILE (a directory: the service runs with --cpu-prof and writes its profile there
  * when it stops; a service of several processes, one per process in a directory named after it),
  * BENCH_HEAP_PROFILE (a directory: the same with --heap-prof, where the service
@@ -151,6 +155,8 @@ const BARE_RATE = process.env['BENCH_BARE_RATE'] ? Number(process.env['BENCH_BAR
 const PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] || undefined;
 const HEAP_PROFILE_DIR = process.env['BENCH_HEAP_PROFILE'] || undefined;
 const TRACE_GC = process.env['BENCH_TRACE_GC'] === '1';
+/** Each round also measures the service exporting every request's spans over OTLP. */
+const TRACED = env('BENCH_TRACED', 1) !== 0;
 /** The heavy moments: 0 skips them; BENCH_HEAVY_ONLY=1 measures nothing else but the calibration. */
 const HEAVY_ONLY = process.env['BENCH_HEAVY_ONLY'] === '1';
 const HEAVY = HEAVY_ONLY || env('BENCH_HEAVY', 1) !== 0;
@@ -203,6 +209,28 @@ function startService(
       : []),
   ];
   return startServiceProcess(neo4j, settings, flags);
+}
+
+/**
+ * An OTLP/HTTP receiver on 127.0.0.1 that takes span exports (`POST /v1/traces`), answers them
+ * as a collector would and keeps nothing but their size.
+ */
+async function startOtlpSink(): Promise<{ url: string; bytes(): number; close(): Promise<void> }> {
+  let bytes = 0;
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    bytes: () => bytes,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** The bare Koa app, as its own process. */
@@ -689,6 +717,11 @@ interface Round {
   records: { answered: number; written: number };
   /** The service as WORKERS=2 runs it (two serving processes), saturated. */
   two_processes_saturated: Saturated;
+  /** With BENCH_TRACED: the service exporting its spans over OTLP (recording on), saturated and at the rates. */
+  traced_saturated?: Saturated;
+  traced_fixed?: FixedReading[];
+  /** Bytes of spans the OTLP receiver took while the traced service ran. */
+  traced_bytes?: number;
 }
 
 /**
@@ -1260,6 +1293,28 @@ async function run(
       round.two_processes_saturated = await generator.saturate(service.base, bodies, headers);
       await service.stop();
     }
+    if (TRACED) {
+      // Every request traced and exported, as OTEL_EXPORTER_OTLP_ENDPOINT turns it on; the spans
+      // go to a receiver here that counts and drops them.
+      const sink = await startOtlpSink();
+      const service = await startService(
+        neo4j,
+        { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
+        r === 0 ? 'service-traced' : undefined,
+      );
+      headers = await adminClient(service.base).headers();
+      await generator.saturate(service.base, bodies, headers, { seconds: 3 });
+      round.traced_saturated = await generator.saturate(service.base, bodies, headers, {
+        pids: { service: service.pid, neo4j: neo4j.pid },
+      });
+      round.traced_fixed = [];
+      for (const rate of rates)
+        round.traced_fixed.push(await fixedRun(generator, service, service.base, bodies, headers, rate));
+      await service.stop();
+      round.traced_bytes = sink.bytes();
+      await sink.close();
+      if (round.traced_bytes === 0) throw new Error('the traced service exported no span');
+    }
     round.hello_saturated = await generator.saturate(helloBase, bodies, headers, {
       pids: { hello: hello.pid },
     });
@@ -1392,6 +1447,42 @@ function roundRows(rounds: Round[], rates: number[]): void {
     median: median(unrec),
     rounds: unrec,
   });
+  if (rounds[0]!.traced_saturated) {
+    const traced = per((r) => r.traced_saturated!.requests_per_s);
+    table.add({
+      scenario: 'evaluate traced (OTLP), saturated',
+      unit: 'dec/s',
+      median: median(traced),
+      rounds: traced,
+    });
+    const kept = traced.map((v, i) => v / sat[i]!);
+    table.add({
+      scenario: 'evaluate traced ÷ untraced, saturated',
+      unit: 'x',
+      median: median(kept),
+      rounds: kept,
+      note: 'every request sampled and exported',
+    });
+    const cpuTraced = per((r) => r.traced_saturated!.cpu_us_per_request['service']!);
+    table.add({
+      scenario: 'CPU per request, saturated: evaluate traced: service process',
+      unit: 'µs',
+      median: median(cpuTraced),
+      rounds: cpuTraced,
+    });
+    rates.forEach((rate, i) => {
+      const traced99 = per((r) => r.traced_fixed![i]!.latency.p99);
+      const untraced99 = per((r) => r.recorded_fixed[i]!.latency.p99);
+      table.add({
+        scenario: `evaluate at ${rate}/s: p99 traced / untraced`,
+        unit: 'ms',
+        median: median(traced99),
+        p99: median(untraced99),
+        rounds: traced99,
+        note: 'the p99 column is the untraced p99',
+      });
+    });
+  }
   const cpu = (process: string, pick: (r: Round) => Saturated): number[] =>
     per((r) => pick(r).cpu_us_per_request[process]!);
   for (const [scenario, values] of [

@@ -4,15 +4,19 @@ import {
   announceJobQueued,
   announceReady,
   onJobQueued,
+  onMetricsRequest,
   onPrimaryStop,
   processRole,
 } from './cluster/process.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
-import { provideNeo4j, type Neo4jEndpoint } from './dev/local-neo4j.js';
+import { neo4jBrowser, provideNeo4j, type Neo4jEndpoint } from './dev/local-neo4j.js';
+import { startMetricsServer } from './metrics-server.js';
 import { createLogger } from './logging/logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startServer } from './http/server.js';
 import { runProcessInBackground } from './threads/thread.js';
+import { startTracing, stopTracing } from './tracing/tracing.js';
+import { SERVICE_VERSION } from './version.js';
 
 function readConfig(): Config {
   try {
@@ -36,6 +40,14 @@ async function main(): Promise<void> {
   // A process answering no request gives the cores to those that do, wherever they are all busy.
   if (!role.serves) runProcessInBackground();
   const { slot } = role;
+  if (config.tracing.enabled) {
+    await startTracing({
+      serviceName: config.tracing.serviceName,
+      serviceVersion: SERVICE_VERSION,
+      processRole: !cluster.isWorker ? 'single' : role.serves ? 'serving' : 'background',
+      sampleRatio: config.tracing.sampleRatio,
+    });
+  }
   const logger = cluster.isWorker
     ? createLogger(config.logLevel).child(role.serves ? { slot } : { slot, role: 'background' })
     : createLogger(config.logLevel);
@@ -62,10 +74,27 @@ async function main(): Promise<void> {
       background: role.background,
       ...(role.background ? {} : { jobQueued: announceJobQueued }),
     });
+    // One of several processes: the primary serves METRICS_PORT with every process's metrics.
+    const { registry } = runtime.metrics;
+    onMetricsRequest(() => registry.getMetricsAsJSON());
     if (role.serves) {
       const server = await startServer(runtime, { ...config, logger });
       close = () => server.shutdown();
       const host = config.host === '0.0.0.0' ? 'localhost' : config.host;
+      if (config.metrics.port !== undefined && !cluster.isWorker) {
+        const metrics = await startMetricsServer({
+          port: config.metrics.port,
+          host: config.host,
+          token: config.metrics.token,
+          scrape: async () => ({ contentType: registry.contentType, text: await registry.metrics() }),
+          logger,
+        });
+        close = () => metrics.close().then(() => server.shutdown());
+        logger.info(
+          { metrics_port: metrics.address.port },
+          `metrics at http://${host}:${metrics.address.port}/metrics`,
+        );
+      }
       logger.info(
         {
           port: server.address.port,
@@ -93,13 +122,10 @@ async function main(): Promise<void> {
     exit(1);
     return;
   }
-  if (neo4j.browserUrl && role.serves) {
-    // The embedded Neo4j runs without authentication, a container with the compose-style login.
-    const login = neo4j.password === '' ? 'authentication "No authentication"' : `user ${neo4j.user}`;
-    logger.info(
-      { neo4j_browser: neo4j.browserUrl },
-      `Neo4j Browser at ${neo4j.browserUrl} (connect URL ${neo4j.uri}, ${login})`,
-    );
+  // One of several processes was only handed the database's address: its primary says this.
+  if (role.serves && !cluster.isWorker) {
+    const browser = neo4jBrowser(neo4j);
+    logger.info({ neo4j_browser: browser.url, neo4j_source: neo4j.source }, browser.message);
   }
 
   announceReady();
@@ -121,6 +147,8 @@ async function main(): Promise<void> {
     const endpoint = neo4j;
     close()
       .then(() => endpoint.stop())
+      // The spans of the last requests and jobs go out before the process does.
+      .then(() => stopTracing())
       .then(
         () => {
           logger.info('stopped');

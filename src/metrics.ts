@@ -10,6 +10,10 @@ export interface Metrics {
   dbPoolMax: Gauge;
   dbUp: Gauge;
   backgroundRuns: Counter<'task'>;
+  webhookDeliveries: Counter<'outcome'>;
+  webhookDeliverySeconds: Histogram;
+  connectorSyncs: Counter<'outcome'>;
+  connectorSyncSeconds: Histogram;
 }
 
 /** One registry per app instance, so tests can build several apps in one process. */
@@ -63,6 +67,30 @@ export function createMetrics(): Metrics {
       name: 'background_task_runs_total',
       help: 'Runs of periodic background tasks this process finished, by task (webhooks.dispatch: a pass of the webhook dispatcher over the outbox)',
       labelNames: ['task'],
+      registers,
+    }),
+    webhookDeliveries: new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts this process made, by outcome (success: a 2xx; failure: no answer, a timeout or any other status)',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    webhookDeliverySeconds: new Histogram({
+      name: 'webhook_delivery_duration_seconds',
+      help: 'How long a webhook delivery attempt took, until the receiver answered or the attempt failed',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    connectorSyncs: new Counter({
+      name: 'connector_syncs_total',
+      help: "Runs of connectors' snapshot syncs this process finished, by outcome (completed, failed: an attempt that will be retried counts too)",
+      labelNames: ['outcome'],
+      registers,
+    }),
+    connectorSyncSeconds: new Histogram({
+      name: 'connector_sync_duration_seconds',
+      help: "How long a run of a connector's snapshot sync took, from its job's start to its end",
+      buckets: [0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600],
       registers,
     }),
   };
@@ -170,6 +198,8 @@ export class HttpMetrics {
 /** What the decision engine reports about itself, read when /metrics is scraped. */
 export interface EngineReadings {
   indexVersion: () => number;
+  /** Seconds from the commit of the oldest change of the last batch applied until the index held it. */
+  indexLagSeconds: () => number;
   principals: () => number;
   activePolicies: () => number;
   pendingRecords: () => number;
@@ -189,7 +219,16 @@ export function observeEngine(metrics: Metrics, readings: EngineReadings): void 
       },
     });
   };
-  gauge('decision_index_version', 'Changes applied to the in-memory decision index', readings.indexVersion);
+  gauge(
+    'decision_index_version',
+    'Batches of changes applied to the in-memory decision index (and builds of it): it moves whenever the index does',
+    readings.indexVersion,
+  );
+  gauge(
+    'decision_index_lag_seconds',
+    'How far behind the store the decision index was when it last applied changes: from the commit of the oldest change of that batch until decisions saw it',
+    readings.indexLagSeconds,
+  );
   gauge('decision_index_principals', 'Principals held by the decision index', readings.principals);
   gauge(
     'decision_index_active_policies',

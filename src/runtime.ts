@@ -226,6 +226,7 @@ interface Base {
   kek: Buffer;
   /** Whether this process leads its host's serving processes (`RuntimeOptions.leads`). */
   leads: boolean;
+  metrics: Metrics;
 }
 
 /** Signing keys, the revocation view, tokens, clients and the OAuth server. */
@@ -342,6 +343,7 @@ function wireConnectors(base: Base, searchPlans: SearchPlans, principalWrites: P
     jobs,
     new ScimSync(db.background(), events, scimGroups, principalWrites, groupWrites),
     connectorSyncStore,
+    base.metrics,
   );
   connectorSync.register();
   return { connectors, scimGroups, scimUsers, connectorSync };
@@ -366,6 +368,7 @@ function wireWebhooks(base: Base) {
     pollMs: settings.pollIntervalMs,
     logRetentionDays: settings.logRetentionDays,
     logger,
+    metrics: base.metrics,
   });
   const webhooks = new WebhookService(db, events, transport, {
     kek,
@@ -532,6 +535,15 @@ const SNAPSHOT_AT_STOP_MS = 5_000;
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, logger } = options;
+  // Said once per host, by its leading process: the default suits a developer's machine only.
+  if (config.production && !config.publicBaseUrlConfigured && (options.leads ?? true)) {
+    logger.warn(
+      { public_base_url: config.publicBaseUrl },
+      `NODE_ENV=production and PUBLIC_BASE_URL is unset: access tokens (their issuer and audience), SCIM ` +
+        `resource locations and the OpenAPI document name ${config.publicBaseUrl}; set PUBLIC_BASE_URL to ` +
+        'the address clients reach the service at',
+    );
+  }
   const instanceId = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const metrics = createMetrics();
   const db = await openDatabase(options, metrics);
@@ -577,6 +589,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       instanceId,
       kek,
       leads: options.leads ?? true,
+      metrics,
     };
 
     const auth = await wireAuth(base, rateLimiting);
@@ -625,6 +638,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     };
     observeEngine(metrics, {
       indexVersion: () => engine.index.version,
+      indexLagSeconds: () => engine.sync.lagMs / 1000,
       principals: () => engine.index.principals.size,
       activePolicies: () => engine.index.activePolicyCount,
       pendingRecords: () => engine.log.pending,

@@ -5,20 +5,16 @@
  *
  *   npm run console:types
  *
- * The document is the one `createApp` builds, made here without a server or a database: the
- * routes only declare specs while the app is assembled, so the runtime they are given is a stub
- * whose every use fails loudly. test/unit/console-types.test.ts fails while the committed file
+ * The document is the one `createApp` builds, made without a server or a database
+ * (tools/openapi-document.ts). test/unit/console-types.test.ts fails while the committed file
  * differs from what this writes.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { loadConfig } from '../src/config/config.js';
-import { createApp } from '../src/http/app.js';
-import { createLogger } from '../src/logging/logger.js';
 import { projectRoot } from '../src/paths.js';
-import type { Runtime } from '../src/runtime.js';
+import { openApiDocument } from './openapi-document.js';
 
 /** The command that regenerates the file, as its header and the staleness test name it. */
 export const COMMAND = 'npm run console:types';
@@ -27,59 +23,6 @@ export const OUTPUT = 'console/src/api-types.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Schema = { [key: string]: Json };
-
-/**
- * A dependency that exists but must not be used: reading a member gives another such stub (the
- * app passes services and stores around while it is assembled), while calling one, constructing
- * one or turning one into a string or number throws, naming it.
- */
-function unusable(name: string): never {
-  const fail = (what: string): never => {
-    throw new Error(
-      `${what} while building the OpenAPI document; give it a real value in tools/console-types.ts`,
-    );
-  };
-  return new Proxy(() => undefined, {
-    get: (_target, key) => {
-      if (key === Symbol.toPrimitive || key === 'toString' || key === 'valueOf') {
-        return () => fail(`${name} was read as a value`);
-      }
-      if (key === 'then') return undefined; // not a promise
-      return unusable(`${name}.${String(key)}`);
-    },
-    apply: () => fail(`${name}() was called`),
-    construct: () => fail(`new ${name}() was called`),
-  }) as never;
-}
-
-/**
- * The OpenAPI document exactly as GET /v1/openapi.json serves it with the default configuration.
- * Assembling the app reads the configuration, asks the logger whether access logs are on and
- * reads the SCIM base URL of the services; nothing else of the runtime is touched.
- */
-export function openApiDocument(): Record<string, unknown> {
-  const config = loadConfig({});
-  const logger = createLogger('silent');
-  const services = new Proxy(
-    {},
-    {
-      get: (_target, key) =>
-        key === 'scimUsers'
-          ? { baseUrl: `${config.publicBaseUrl}/scim/v2` }
-          : unusable(`runtime.services.${String(key)}`),
-    },
-  );
-  const runtime = new Proxy({} as Runtime, {
-    get: (_target, key) => {
-      if (key === 'config') return config;
-      if (key === 'logger') return logger;
-      if (key === 'services') return services;
-      if (key === 'draining') return false;
-      return unusable(`runtime.${String(key)}`);
-    },
-  });
-  return createApp(runtime, { consoleDir: path.join(projectRoot(), 'dist', 'console') }).openapi;
-}
 
 const REF = /^#\/components\/schemas\/([A-Z][A-Za-z0-9]*)$/;
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

@@ -10,4 +10,4 @@ SET j.status = 'running',
     j.lease_until = datetime($now) + duration({milliseconds: $leaseMs}),
     j.attempts = j.attempts + 1,
     j.started_at = coalesce(j.started_at, datetime($now))
-RETURN j {.id, .kind, .payload, .attempts, .max_attempts, .progress} AS job
+RETURN j {.id, .kind, .payload, .attempts, .max_attempts, .progress, .trace_parent} AS job

@@ -6,6 +6,7 @@ CREATE (j:Job {
   attempts: 0,
   max_attempts: $maxAttempts,
   run_at: datetime($runAt),
-  created_at: datetime($now)
+  created_at: datetime($now),
+  trace_parent: $traceParent
 })
 RETURN j.id AS id

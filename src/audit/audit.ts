@@ -10,6 +10,11 @@ export interface RequestMeta {
   requestId: string | null;
   sourceIp: string | null;
   userAgent: string | null;
+  /**
+   * The W3C `traceparent` of the request (the service's own span when it traces, else the
+   * caller's), kept with its events and jobs so that their webhook deliveries and runs join its trace.
+   */
+  traceparent?: string | null;
 }
 
 /** Who is acting and through which request: every mutation takes one. */
@@ -87,6 +92,8 @@ export interface StoredEvent {
   user_agent: string | null;
   reason: string | null;
   changes: string | null;
+  /** Absent from events of requests that carried no trace context. */
+  trace_parent?: string | null;
 }
 
 export function toStored(
@@ -110,6 +117,7 @@ export function toStored(
     user_agent: op.meta.userAgent?.slice(0, 512) ?? null,
     reason: input.reason ?? null,
     changes: changes ? JSON.stringify(changes) : null,
+    ...(op.meta.traceparent ? { trace_parent: op.meta.traceparent } : {}),
   };
 }
 

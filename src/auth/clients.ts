@@ -1,3 +1,5 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { SYSTEM_CONTEXT, type OperationContext, type RequestMeta } from '../audit/audit.js';
 import type { Transactions } from '../db/database.js';
 import { AppError, conflict, notFound } from '../errors/errors.js';
@@ -17,6 +19,46 @@ export interface ClientSettings {
   secretHashCost: number;
   bootstrapId: string | undefined;
   bootstrapSecret: string | undefined;
+  /** Where a generated bootstrap secret is written (readable by its owner only), never the log. */
+  bootstrapSecretFile: string;
+}
+
+/** What the bootstrap secret file holds. */
+export interface BootstrapCredentials {
+  client_id: string;
+  client_secret: string;
+}
+
+export class BootstrapFileError extends Error {
+  override name = 'BootstrapFileError';
+}
+
+/**
+ * Writes the bootstrap admin client's credentials to `file`, readable and writable by the
+ * service's user alone (0600), in a folder only that user may enter when it has to be made. An
+ * existing file is never overwritten: it may hold the only copy of another client's secret.
+ */
+export async function writeBootstrapFile(file: string, credentials: BootstrapCredentials): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const text = `${JSON.stringify(
+    {
+      ...credentials,
+      note: 'The bootstrap admin client: it holds every scope. Keep the secret where you keep secrets, then delete this file.',
+    },
+    null,
+    2,
+  )}\n`;
+  try {
+    // The mode is given at creation, so that the secret is never readable by others, not even briefly.
+    await writeFile(file, text, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    throw new BootstrapFileError(
+      `the store has no API client, so a bootstrap admin client is due, but ${file} exists already ` +
+        '(left by an earlier store?) and is never overwritten: move it away, or set ' +
+        'BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET, or BOOTSTRAP_SECRET_FILE to another path',
+    );
+  }
 }
 
 /** The client queries the service runs: unit tests give it an in-memory stand-in. */
@@ -137,31 +179,69 @@ export class ClientService {
     throw new OAuthError('invalid_client', 'client authentication failed');
   }
 
-  /** On a store without clients, creates the admin client that holds every scope. */
+  /**
+   * On a store without clients, creates the admin client that holds every scope: with the
+   * configured id and secret, or a generated secret, which is written to the bootstrap secret
+   * file and never to the log.
+   */
   async bootstrap(): Promise<void> {
     const id = this.settings.bootstrapId ?? newId('client');
+    const configured = this.settings.bootstrapSecret !== undefined;
     const secret = this.settings.bootstrapSecret ?? generateSecret('pas_cs_');
     const secretHash = await hashSecret(secret, this.settings.secretHashCost);
     const name = 'bootstrap-admin';
-    const created = await this.db.write('clients/bootstrap', async (tx) => {
-      if (!(await this.repo.bootstrap(tx, { id, name, scopes: [...SCOPES], secretHash }))) return false;
-      this.events.record(tx, SYSTEM_CONTEXT, {
-        type: 'client.created',
-        target: { type: 'client', id },
-        changes: { name: { to: name }, scopes: { to: [...SCOPES] } },
+    const file = path.resolve(this.settings.bootstrapSecretFile);
+    // The file is written inside the transaction, before the client is committed, so that no
+    // committed client's secret is ever lost; it is removed again if the client is not committed.
+    // A retried transaction finds it written already.
+    let written = false;
+    const forget = async (): Promise<void> => {
+      if (written) await rm(file, { force: true });
+      written = false;
+    };
+    let created: boolean;
+    try {
+      created = await this.db.write('clients/bootstrap', async (tx) => {
+        if (!(await this.repo.bootstrap(tx, { id, name, scopes: [...SCOPES], secretHash }))) {
+          // Run again after a commit whose answer was lost, it finds the client it made itself.
+          return written && (await this.repo.get(tx, id)) !== undefined;
+        }
+        if (!configured && !written) {
+          await writeBootstrapFile(file, { client_id: id, client_secret: secret });
+          written = true;
+        }
+        this.events.record(tx, SYSTEM_CONTEXT, {
+          type: 'client.created',
+          target: { type: 'client', id },
+          changes: { name: { to: name }, scopes: { to: [...SCOPES] } },
+        });
+        return true;
       });
-      return true;
-    });
-    if (!created) return;
-    if (this.settings.bootstrapSecret) {
+    } catch (err) {
+      // A commit may have gone through before the error: the file goes only with the client
+      // surely not there, as it would then hold the only copy of a committed client's secret.
+      const stored = await this.repo.get(this.db, id).then(
+        (client) => client !== undefined,
+        () => true,
+      );
+      if (!stored) await forget().catch(() => undefined);
+      throw err;
+    }
+    if (!created) {
+      // Another instance created one first, after a failed attempt of this one had written the file.
+      await forget();
+      return;
+    }
+    if (configured) {
       this.logger.info(
         { client_id: id },
         'created the bootstrap admin client from BOOTSTRAP_CLIENT_ID/BOOTSTRAP_CLIENT_SECRET',
       );
     } else {
-      // Shown once, in the message text: the structured field would be redacted.
       this.logger.warn(
-        `created the bootstrap admin client ${id} with secret ${secret} - store it now, it is not shown again`,
+        { client_id: id, file },
+        `created the bootstrap admin client ${id}; its id and secret are in ${file} (readable by this user only): ` +
+          'keep the secret where you keep secrets, then delete the file',
       );
     }
   }

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { Registry } from 'prom-client';
 
 /** Where the primary tells a process which of its host's processes it is (0, 1, 2, …). */
 export const SLOT_ENV = 'PAS_PROCESS_SLOT';
@@ -15,12 +16,19 @@ export type ProcessPart = 'serving' | 'serving-only' | 'background';
 /** The slot of the host's background process; serving processes are 1, 2, …. */
 export const BACKGROUND_SLOT = 0;
 
+/** One process's metrics as its registry reads them (`getMetricsAsJSON`), as they cross to the primary. */
+export type ProcessMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
 /** What the primary and its processes tell each other. */
 export type ProcessMessage =
   | { channel: 'pas'; type: 'ready' }
   | { channel: 'pas'; type: 'stop' }
   /** A serving process queued a job due now: the primary passes it on to the background process. */
-  | { channel: 'pas'; type: 'job-queued' };
+  | { channel: 'pas'; type: 'job-queued' }
+  /** The primary, scraped on METRICS_PORT, asks each process for its metrics… */
+  | { channel: 'pas'; type: 'metrics-request'; id: number }
+  /** …and each answers with what its registry reads. */
+  | { channel: 'pas'; type: 'metrics'; id: number; metrics: ProcessMetrics };
 
 export function isProcessMessage(message: unknown): message is ProcessMessage {
   return (
@@ -83,6 +91,19 @@ export function onPrimaryStop(stop: () => void): void {
     if (isProcessMessage(message) && message.type === 'stop') stop();
   });
   process.on('disconnect', stop);
+}
+
+/** Answers the primary's requests for this process's metrics (METRICS_PORT) with what `read` gives. */
+export function onMetricsRequest(read: () => Promise<ProcessMetrics>): void {
+  if (!cluster.isWorker) return;
+  process.on('message', (message: unknown) => {
+    if (!isProcessMessage(message) || message.type !== 'metrics-request') return;
+    const { id } = message;
+    // A failed read still answers, with nothing, so that the scrape does not wait for this process.
+    void read()
+      .catch((): ProcessMetrics => [])
+      .then((metrics) => tellPrimary({ channel: 'pas', type: 'metrics', id, metrics }));
+  });
 }
 
 /** Calls `wake` when the primary passes on that a serving process queued a job. */

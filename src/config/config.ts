@@ -19,6 +19,7 @@ export const ConfigSchema = Type.Object({
   PORT: Type.Optional(Port),
   HOST: Type.Optional(Type.String({ minLength: 1 })),
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
+  NODE_ENV: Type.Optional(Type.String({ minLength: 1 })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   ),
@@ -32,6 +33,10 @@ export const ConfigSchema = Type.Object({
   WORKERS: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
   BACKGROUND_PROCESS: Type.Optional(
     Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')]),
+  ),
+  METRICS_PORT: Type.Optional(ListenPort),
+  METRICS_TOKEN: Type.Optional(
+    Type.String({ pattern: '^[!-~]{16,256}$', description: '16 to 256 printable characters, no spaces' }),
   ),
 
   NEO4J_URI: Type.Optional(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://.+' })),
@@ -72,6 +77,7 @@ export const ConfigSchema = Type.Object({
   CLIENT_SECRET_HASH_COST: Type.Optional(Type.Integer({ minimum: 10, maximum: 20 })),
   BOOTSTRAP_CLIENT_ID: Type.Optional(Type.String({ pattern: idPattern('client') })),
   BOOTSTRAP_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 24, maxLength: 256 })),
+  BOOTSTRAP_SECRET_FILE: Type.Optional(Type.String({ minLength: 1 })),
   TOKEN_CACHE_SIZE: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
 
   EVENTS_CHANNEL: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,128}$' })),
@@ -107,6 +113,12 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
   WEBHOOK_LOG_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
   REPORT_RETENTION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_650 })),
+
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  OTEL_SDK_DISABLED: Type.Optional(Bool),
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  OTEL_TRACES_SAMPLER_ARG: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
 });
 
 export type RawConfig = Static<typeof ConfigSchema>;
@@ -175,6 +187,11 @@ function settings(c: RawConfig) {
   const port = c.PORT ?? 8080;
   const workers = c.WORKERS ?? availableParallelism();
   const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === port) {
+    throw new ConfigError([
+      `METRICS_PORT=${JSON.stringify(String(c.METRICS_PORT))} is not valid: expected a port other than PORT, whose /metrics it replaces`,
+    ]);
+  }
   const kek = c.KEY_ENCRYPTION_KEY === undefined ? undefined : Buffer.from(c.KEY_ENCRYPTION_KEY, 'base64');
   if (kek !== undefined && kek.length !== 32) {
     throw new ConfigError([
@@ -185,6 +202,10 @@ function settings(c: RawConfig) {
     port,
     host: c.HOST ?? '0.0.0.0',
     publicBaseUrl,
+    /** Whether PUBLIC_BASE_URL was set: tokens and SCIM locations name the default otherwise. */
+    publicBaseUrlConfigured: c.PUBLIC_BASE_URL !== undefined,
+    /** NODE_ENV=production: a start warns of development defaults left in place. */
+    production: c.NODE_ENV === 'production',
     logLevel: c.LOG_LEVEL ?? 'info',
     /**
      * Proxies in front of the service whose X-Forwarded-For entries are believed: the client
@@ -200,6 +221,12 @@ function settings(c: RawConfig) {
      */
     backgroundProcess:
       c.BACKGROUND_PROCESS === 'on' || ((c.BACKGROUND_PROCESS ?? 'auto') === 'auto' && workers > 1),
+    metrics: {
+      /** A listener of its own for /metrics (0: any free port), which the main port then lacks. */
+      port: c.METRICS_PORT,
+      /** The bearer token a scrape of /metrics must carry; unset, /metrics is open. */
+      token: c.METRICS_TOKEN,
+    },
     neo4j: {
       uri: c.NEO4J_URI,
       user: c.NEO4J_USER ?? 'neo4j',
@@ -253,6 +280,9 @@ function settings(c: RawConfig) {
       secretHashCost: c.CLIENT_SECRET_HASH_COST ?? 15,
       bootstrapId: c.BOOTSTRAP_CLIENT_ID,
       bootstrapSecret: c.BOOTSTRAP_CLIENT_SECRET,
+      /** Where a generated bootstrap secret is written (mode 0600), never to the log. */
+      bootstrapSecretFile:
+        c.BOOTSTRAP_SECRET_FILE ?? path.join(c.NEO4J_DATA_DIR ?? './data', 'bootstrap-admin.json'),
     },
     events: {
       /** Redis channel on which instances tell each other about committed changes. */
@@ -353,6 +383,18 @@ function settings(c: RawConfig) {
     },
     reports: {
       retentionDays: c.REPORT_RETENTION_DAYS ?? 7,
+    },
+    /**
+     * OpenTelemetry traces (src/tracing): on when an OTLP endpoint is configured, which the
+     * exporter itself reads, with the other OTEL_EXPORTER_OTLP_* variables, from the environment.
+     */
+    tracing: {
+      enabled:
+        !(c.OTEL_SDK_DISABLED ?? false) &&
+        (c.OTEL_EXPORTER_OTLP_ENDPOINT ?? c.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined,
+      serviceName: c.OTEL_SERVICE_NAME ?? 'principals-access-service',
+      /** Share of the traces this service starts that are kept; a caller's sampled trace always is. */
+      sampleRatio: c.OTEL_TRACES_SAMPLER_ARG ?? 1,
     },
     search: {
       /** New search shapes given a statement of their own per minute (0: the generic one only). */

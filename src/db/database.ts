@@ -16,6 +16,7 @@ import { AppError, conflict, unavailable, validationFailed } from '../errors/err
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics.js';
 import { within } from '../time.js';
+import { inSpan, SpanKind, tracing, type Attributes } from '../tracing/tracing.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
 import { DbHealth } from './health.js';
 import { CONNECTIVITY_CODES, toNeo4jParams, type DriverOptions } from './driver.js';
@@ -343,10 +344,35 @@ export class Database implements Reader {
     return typeof query === 'string' ? { name: query, text: this.catalogue.get(query) } : query;
   }
 
-  private async statement<T>(
+  private statement<T>(
     query: Query,
     params: Params,
     rows: (records: readonly Neo4jRecord[]) => Promise<T[]> = rowsOf,
+  ): Promise<T[]> {
+    if (!tracing()) return this.statementOnce(query, params, rows);
+    const name = typeof query === 'string' ? query : query.name;
+    return inSpan(`neo4j read ${name}`, this.spanOf('read', name), () =>
+      this.statementOnce(query, params, rows),
+    );
+  }
+
+  /** A transaction's span: what the OpenTelemetry database conventions name. */
+  private spanOf(mode: 'read' | 'write', unit: string): { kind: SpanKind; attributes: Attributes } {
+    return {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'db.system.name': 'neo4j',
+        'db.namespace': this.options.database,
+        'db.operation.name': mode,
+        'db.query.summary': unit,
+      },
+    };
+  }
+
+  private async statementOnce<T>(
+    query: Query,
+    params: Params,
+    rows: (records: readonly Neo4jRecord[]) => Promise<T[]>,
   ): Promise<T[]> {
     if (!this.health.isUp) {
       throw unavailable('the database is unreachable; retry shortly', RETRY_AFTER_S);
@@ -386,11 +412,12 @@ export class Database implements Reader {
     }
   }
 
-  private async unitOfWork<T>(
-    mode: 'read' | 'write',
-    unit: string,
-    work: (tx: Tx) => Promise<T>,
-  ): Promise<T> {
+  private unitOfWork<T>(mode: 'read' | 'write', unit: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (!tracing()) return this.unitOnce(mode, unit, work);
+    return inSpan(`neo4j ${mode} ${unit}`, this.spanOf(mode, unit), () => this.unitOnce(mode, unit, work));
+  }
+
+  private async unitOnce<T>(mode: 'read' | 'write', unit: string, work: (tx: Tx) => Promise<T>): Promise<T> {
     if (!this.health.isUp) {
       throw unavailable('the database is unreachable; retry shortly', RETRY_AFTER_S);
     }

@@ -51,7 +51,17 @@ async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
 }
 
 let queue = Promise.resolve();
-port.on('message', (task: WriteThreadTask | 'close') => {
+port.on('message', (task: WriteThreadTask | 'close' | 'warm') => {
+  if (task === 'warm') {
+    // A connection opened now is in the pool for the first write; one that fails is opened then.
+    queue = queue.then(() =>
+      driver.verifyConnectivity().then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    return;
+  }
   if (task === 'close') {
     void queue.then(() => driver.close()).finally(() => process.exit(0));
     return;

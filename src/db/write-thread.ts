@@ -88,6 +88,14 @@ export class WriteThread {
     }
   }
 
+  /**
+   * Starts the thread and its connection now rather than with the first write, so that the first
+   * write is as prompt as the next ones (a list of recorded decisions trusts them to be).
+   */
+  warm(): void {
+    this.start().postMessage('warm');
+  }
+
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = workerThread(import.meta.url, 'write-thread-worker', this.data);

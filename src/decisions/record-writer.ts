@@ -50,6 +50,9 @@ export class ThreadRecordWriter implements RecordWriter {
   /** A writer on a thread when the database's address is known, on this thread otherwise. */
   static for(db: Database): RecordWriter {
     const thread = repo.recordThread(db);
+    // Started now: records are listed once they are older than the flush interval and a margin
+    // (src/decisions/record-list.ts), which a thread started by the first write could miss.
+    thread?.warm();
     return thread ? new ThreadRecordWriter(thread) : new InThreadRecordWriter(db);
   }
 

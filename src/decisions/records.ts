@@ -6,7 +6,13 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../errors/errors.js';
 import { ID_PREFIXES } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
-import type { Decision, DecisionRecordSchema } from '../schemas/decisions.js';
+import type {
+  Decision,
+  DecisionListRequest,
+  DecisionRecordList,
+  DecisionRecordSchema,
+} from '../schemas/decisions.js';
+import { listRecords } from './record-list.js';
 import { InThreadRecordWriter, type BatchToWrite, type RecordWriter } from './record-writer.js';
 import { decisionRepository as repo } from './repository.js';
 
@@ -251,6 +257,19 @@ export class DecisionLog {
     }
     if (!record) return undefined;
     return Date.parse(record.evaluated_at) < this.cutoff() ? undefined : record;
+  }
+
+  /**
+   * Recorded decisions in the order they were made, after a cursor, once older than the settle
+   * window (`settleMs`); read from the database alone (src/decisions/record-list.ts says why).
+   */
+  list(query: DecisionListRequest, settleMs: number): Promise<DecisionRecordList> {
+    return listRecords(this.db, query, {
+      now: Date.now(),
+      settleMs,
+      cutoffMs: this.cutoff(),
+      spanMs: MAX_BATCH_SPAN_MS,
+    });
   }
 
   /** Writes every record made so far, then stops the writer. */

@@ -27,6 +27,7 @@ const Q = defineQueries('decisions', [
   'delegations_by_id',
   'record',
   'get',
+  'list',
   'purge',
   'database_id',
   'principal_count',
@@ -317,6 +318,22 @@ export const decisionRepository = {
       if (row.record !== null) record = row.record;
     }
     return { bodies, ...(record !== undefined ? { record } : {}) };
+  },
+
+  /**
+   * The batches that may hold decisions after `after` and before `until`, in the order they start
+   * from `from` on: the first `batches` with their compressed bodies, then the first id of one more
+   * (its `body` null), when there is one.
+   */
+  async list(
+    db: Reader,
+    range: { after: string; from: string; until: string; batches: number },
+  ): Promise<{ first_id: string; body: Buffer | null }[]> {
+    const rows = await db.run<{ first_id: string; body: string | null }>(Q.list, { ...range });
+    return rows.map((row) => ({
+      first_id: row.first_id,
+      body: row.body === null ? null : Buffer.from(row.body, 'base64'),
+    }));
   },
 
   async purge(db: Database, before: string, batch: number): Promise<number> {

@@ -1,6 +1,12 @@
 import { notFound } from '../errors/errors.js';
 import { newId } from '../ids.js';
-import type { Decision, DecisionRequest, Reason } from '../schemas/decisions.js';
+import type {
+  Decision,
+  DecisionListRequest,
+  DecisionRecordList,
+  DecisionRequest,
+  Reason,
+} from '../schemas/decisions.js';
 import { Serialised } from '../json.js';
 import { nowIso, timeSlices } from '../time.js';
 import { actionNameOf, decide, type Verdict } from './engine.js';
@@ -8,6 +14,7 @@ import type { PolicyIndex } from './policy-index.js';
 import { whyNot } from './why-not.js';
 import type { DecisionLog, DecisionRecord, RequestDetails } from './records.js';
 import { ThreadLost } from '../threads/thread.js';
+import { inSpan, inSpanSync, tracing, type Attributes, type Span } from '../tracing/tracing.js';
 import {
   type Brief,
   type DecideTask,
@@ -61,8 +68,11 @@ export class DecisionService {
    */
   async batch(requests: readonly DecisionRequest[]): Promise<Serialised<BatchResult>> {
     const task: DecideTask = { items: requests.map((request) => ({ request })), shape: 'batch' };
-    const { body } = (await this.onThread(task)) ?? (await this.inPlace(task));
-    return new Serialised(body!);
+    const attributes = { 'pas.decision.count': requests.length };
+    return inSpan('decision batch', { attributes }, async () => {
+      const { body } = (await this.onThread(task)) ?? (await this.inPlace(task));
+      return new Serialised(body!);
+    });
   }
 
   /**
@@ -106,7 +116,14 @@ export class DecisionService {
   }
 
   private decideAndRecord(request: DecisionRequest, refusal?: Reason): Serialised<Decision> {
-    const { decision, json } = decisionOf(this.index, request, refusal);
+    const { decision, json } = tracing()
+      ? inSpanSync(
+          'decision',
+          requestAttributes(request),
+          () => decisionOf(this.index, request, refusal),
+          describe,
+        )
+      : decisionOf(this.index, request, refusal);
     this.log.record(decision, detailsOf(request), json);
     return new Serialised(json, decision);
   }
@@ -115,6 +132,11 @@ export class DecisionService {
     const record = await this.log.get(id);
     if (!record) throw notFound('decision', id);
     return record;
+  }
+
+  /** Recorded decisions after a cursor, in the order they were made, once older than `settleMs`. */
+  list(query: DecisionListRequest, settleMs: number): Promise<DecisionRecordList> {
+    return this.log.list(query, settleMs);
   }
 }
 
@@ -209,4 +231,26 @@ export async function decideList(
   if (shape === 'brief') return { brief };
   const summary = { total: texts.length, allowed, denied: texts.length - allowed };
   return { body: `{"results":[${texts.join(',')}],"summary":${JSON.stringify(summary)}}` };
+}
+
+/** What a decision's span says of the request. */
+function requestAttributes(request: DecisionRequest): Attributes {
+  return {
+    'pas.principal.id': request.principal_id,
+    'pas.action': actionNameOf(request.action),
+    'pas.resource.type': request.resource.type,
+    'pas.resource.id': request.resource.identifier,
+  };
+}
+
+/** What a decision's span says of the answer: the decision and the policies behind it. */
+function describe(span: Span, { decision }: { decision: Decision }): void {
+  const policies = new Set<string>();
+  for (const reason of decision.reasons) if (reason.policy_id) policies.add(reason.policy_id);
+  span.setAttributes({
+    'pas.decision': decision.decision,
+    'pas.decision.id': decision.id,
+    'pas.decision.policy_ids': [...policies],
+    'pas.decision.reasons': decision.reasons.map((r) => r.code),
+  });
 }

@@ -2,7 +2,8 @@ import type { Static } from '@sinclair/typebox';
 import type { SimulationResultSchema } from '../schemas/policies.js';
 import { conflict, validationFailed } from '../errors/errors.js';
 import { bodyFields, checkPolicyBody, type Policy, type PolicyBody } from '../policies/model.js';
-import type { SimulateBody } from '../schemas/policies.js';
+import type { SimulateBody, SimulateNewBody } from '../schemas/policies.js';
+import { newId } from '../ids.js';
 import type { DecisionRequest } from '../schemas/decisions.js';
 import { ThreadLost } from '../threads/thread.js';
 import { timeSlices } from '../time.js';
@@ -254,7 +255,37 @@ export class SimulationService {
     const current = await this.policies.get(id);
     if (current.status === 'deleted') throw conflict(`policy ${id} is deleted`);
     const proposed = body.delete ? null : body.policy ? checkPolicyBody(body.policy, '/policy') : undefined;
-    const input: SimulationInput = { current, proposed, requests: body.requests };
+    return await this.run({ current, proposed, requests: body.requests });
+  }
+
+  /**
+   * A policy not created yet, simulated as if it were: against a draft of the same body, which
+   * grants nothing now, so the blast radius is all the creation would add. Nothing is written and
+   * the id the draft carries is never shown.
+   */
+  async simulateNew(body: SimulateNewBody): Promise<SimulationResult> {
+    const proposed = checkPolicyBody(body.policy, '/policy');
+    const at = new Date().toISOString();
+    const draft: Policy = {
+      ...bodyFields(proposed),
+      id: newId('policy'),
+      status: 'draft',
+      version: 1,
+      activated_at: null,
+      created_at: at,
+      created_by: 'simulation',
+      updated_at: at,
+      updated_by: 'simulation',
+    };
+    const { policy_id: _unused, ...result } = await this.run({
+      current: draft,
+      proposed,
+      requests: body.requests,
+    });
+    return result;
+  }
+
+  private async run(input: SimulationInput): Promise<SimulationResult> {
     try {
       const onThread = this.threads?.simulate(input);
       if (onThread) return await onThread;

@@ -84,6 +84,13 @@ export class IndexSync {
   private tail: Promise<void> = Promise.resolve();
   /** A batch failed to read: its keys wait for the next change or the periodic retry. */
   private failed = false;
+  /** When the oldest change of `pending` was committed (ISO text, which orders as time does). */
+  private oldestPending: string | null = null;
+  /**
+   * How far behind the store the index was when it last applied a batch: from the commit of the
+   * batch's oldest change until the index held it (`decision_index_lag_seconds`).
+   */
+  lagMs = 0;
   private dirty: Dirty = { all: true, principals: new Set(), policies: [] };
   /** The version of the index last written as a snapshot, or read from one. */
   private snapshotVersion = -1;
@@ -329,6 +336,9 @@ export class IndexSync {
   /** The change listener: settles once the change is in the index. */
   readonly onChange = (event: ChangeEvent): Promise<void> => {
     if (!this.note(event)) return Promise.resolve();
+    if (this.oldestPending === null || event.occurred_at < this.oldestPending) {
+      this.oldestPending = event.occurred_at;
+    }
     return this.schedule();
   };
 
@@ -406,8 +416,10 @@ export class IndexSync {
   private async apply(): Promise<void> {
     const work = this.pending;
     const causes = this.causes;
+    const oldest = this.oldestPending;
     this.pending = nothing();
     this.causes = new Map();
+    this.oldestPending = null;
     try {
       const fetched = await this.read(this.index, work);
       // Until the index has started, it is caught up with (and watched) beside the index in use.
@@ -429,8 +441,12 @@ export class IndexSync {
         );
       }
       await observed?.();
+      if (oldest !== null) this.lagMs = Math.max(0, Date.now() - Date.parse(oldest));
     } catch (err) {
       // Nothing is lost: the keys go back to wait for the next batch, with what named them.
+      // (Changes noted meanwhile may have set it again: the older of the two stands.)
+      const since = this.oldestPending as string | null;
+      if (oldest !== null && (since === null || oldest < since)) this.oldestPending = oldest;
       for (const key of Object.keys(work) as (keyof Pending)[]) {
         for (const value of work[key]) this.pending[key].add(value);
       }

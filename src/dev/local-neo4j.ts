@@ -85,7 +85,8 @@ function hasCommand(command: string): boolean {
   return probe.error === undefined;
 }
 
-async function dockerAnswers(): Promise<boolean> {
+/** Whether a Docker engine answers here (testcontainers can start containers). */
+export async function dockerAnswers(): Promise<boolean> {
   const sockets = [
     process.env['DOCKER_HOST'],
     '/var/run/docker.sock',
@@ -101,10 +102,13 @@ async function dockerAnswers(): Promise<boolean> {
   }
 }
 
+/** The password the service gives a Neo4j container it starts (kept across restarts with a data directory). */
+const DOCKER_PASSWORD = 'pas-local-password';
+
 async function startDockerNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoint> {
   const { Neo4jContainer } = await import('@testcontainers/neo4j');
   options.progress('starting Neo4j 5.26 in Docker (testcontainers)');
-  let container = new Neo4jContainer('neo4j:5.26-community').withPassword('pas-local-password');
+  let container = new Neo4jContainer('neo4j:5.26-community').withPassword(DOCKER_PASSWORD);
   if (options.dataDir) {
     const dir = path.resolve(options.dataDir, 'neo4j-docker');
     await mkdir(dir, { recursive: true });
@@ -121,6 +125,48 @@ async function startDockerNeo4j(options: LocalNeo4jOptions): Promise<Neo4jEndpoi
       await started.stop();
     },
   };
+}
+
+/**
+ * Where Neo4j Browser is and how to sign in to it, for the start-up log, whichever way the
+ * database came: the embedded Neo4j runs without authentication; a container started here takes
+ * the password the service gave it, which opens that container and nothing else, so it may be
+ * shown; a configured Neo4j is the operator's own, whose password is never repeated.
+ */
+export function neo4jBrowser(neo4j: Neo4jEndpoint): { url: string | undefined; message: string } {
+  const uri = withoutCredentials(neo4j.uri);
+  switch (neo4j.source) {
+    case 'maven':
+      return {
+        url: neo4j.browserUrl,
+        message: neo4j.browserUrl
+          ? `Neo4j Browser at ${neo4j.browserUrl}: connect URL ${uri}, authentication "No authentication" ` +
+            '(the embedded Neo4j listens on 127.0.0.1 only)'
+          : `the embedded Neo4j at ${uri} serves no Neo4j Browser (its HTTP port is off)`,
+      };
+    case 'docker':
+      return {
+        url: neo4j.browserUrl,
+        message:
+          `Neo4j Browser at ${neo4j.browserUrl ?? '(no HTTP port)'}: connect URL ${uri}, user ${neo4j.user}, ` +
+          `password ${neo4j.password} (set by the service for the container it started; it opens that container only)`,
+      };
+    case 'configured':
+      return {
+        url: undefined,
+        message:
+          `Neo4j at ${uri} is your own (NEO4J_URI): its Neo4j Browser is wherever that server serves it ` +
+          `(often port 7474 of its host); sign in as ${neo4j.user} with ` +
+          (neo4j.password === ''
+            ? 'authentication "No authentication" (NEO4J_PASSWORD is empty)'
+            : 'the NEO4J_PASSWORD you configured'),
+      };
+  }
+}
+
+/** A URI as the log may show it: any user and password written into it left out. */
+function withoutCredentials(uri: string): string {
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,16 @@
 import path from 'node:path';
 import Koa, { type Middleware } from 'koa';
+import { settleWindowMs } from '../decisions/record-list.js';
 import { projectRoot } from '../paths.js';
 import type { Runtime } from '../runtime.js';
+import { SERVICE_VERSION } from '../version.js';
+import { tracing } from '../tracing/tracing.js';
 import { consoleAssets } from './console.js';
 import { authenticate, authorize } from './middleware/auth.js';
 import { consistency } from './middleware/consistency.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimit } from './middleware/rate-limit.js';
+import { traceRequests } from './middleware/tracing.js';
 import { requestContext } from './middleware/request-context.js';
 import { buildOpenApi } from './openapi/build.js';
 import { Conformance } from './openapi/conformance.js';
@@ -31,8 +35,6 @@ import { principalRoutes } from './routes/principals.js';
 import { reportRoutes } from './routes/reports.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { stateOf } from './state.js';
-
-const API_VERSION = '1.0.0';
 
 export interface AppOptions {
   /** Check each response against the OpenAPI document; tests turn this on. */
@@ -66,6 +68,8 @@ function allRoutes(
       metrics: runtime.metrics,
       draining: () => runtime.draining,
       openapi,
+      // With a port of its own (METRICS_PORT), /metrics is not served on this one.
+      metricsHere: runtime.config.metrics.port === undefined && { token: runtime.config.metrics.token },
     }),
     ...authRoutes(services),
     ...clientRoutes(services),
@@ -77,7 +81,9 @@ function allRoutes(
     ...groupRoutes(services),
     ...principalRoutes(services),
     ...policyRoutes(services),
-    ...decisionRoutes(services),
+    ...decisionRoutes(services, {
+      settleMs: settleWindowMs(runtime.config.decisions.flushIntervalMs),
+    }),
     ...delegationRoutes(services),
     ...resourceRoutes(services),
     ...authzenRoutes(services),
@@ -139,7 +145,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
   );
   document = buildOpenApi(routes.routes, {
     title: 'Principals and Access Service',
-    version: API_VERSION,
+    version: SERVICE_VERSION,
     description:
       'Identity graph and authorization service: principals, groups, policies, access decisions and audit.',
     serverUrl: config.publicBaseUrl,
@@ -156,6 +162,7 @@ export function createApp(runtime: Runtime, options: AppOptions = {}): App {
     : undefined;
   if (conformance) koa.use(conformance.middleware());
   koa.on('error', (err: unknown) => logger.error({ err }, 'unhandled error outside a request'));
+  if (tracing()) koa.use(traceRequests);
   koa.use(requestContext(logger, metrics));
   koa.use(errorHandler(logger));
   koa.use(securityHeaders);

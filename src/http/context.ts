@@ -3,13 +3,15 @@ import type { OperationContext, RequestMeta } from '../audit/audit.js';
 import type { AuthContext } from '../auth/verifier.js';
 import { AppError } from '../errors/errors.js';
 import type { Paged } from '../pagination.js';
-import { stateOf } from './state.js';
+import { currentTraceparent, wellFormedTraceparent } from '../tracing/tracing.js';
+import { header, stateOf } from './state.js';
 
 export function requestMeta(ctx: Context): RequestMeta {
   return {
     requestId: stateOf(ctx).requestId,
     sourceIp: ctx.ip || null,
     userAgent: ctx.get('User-Agent') || null,
+    traceparent: currentTraceparent(wellFormedTraceparent(header(ctx, 'traceparent'))),
   };
 }
 

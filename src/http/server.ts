@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { PortInUseError } from '../errors/port-in-use.js';
+import { listenOn } from '../errors/port-in-use.js';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logging/logger.js';
 import type { Runtime } from '../runtime.js';
@@ -29,20 +29,7 @@ export async function startServer(
   server.on('clientError', (err: NodeJS.ErrnoException, socket) =>
     answerClientError(err, socket, options.logger),
   );
-  const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new PortInUseError(
-              options.port,
-              'service',
-              `port ${options.port} is already in use; set PORT to another port`,
-            )
-          : err,
-      );
-    });
-    server.listen(options.port, options.host, () => resolve(server.address() as AddressInfo));
-  });
+  const address = await listenOn(server, options, 'PORT');
 
   let stopping: Promise<void> | undefined;
   const shutdown = (): Promise<void> => {

@@ -3,6 +3,7 @@ import { defineQueries } from '../db/catalogue.js';
 import type { Database, Tx } from '../db/database.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logging/logger.js';
+import { currentTraceparent, failed, inSpan, SpanKind, type Span } from '../tracing/tracing.js';
 
 const Q = defineQueries('jobs', [
   'schedule_claim',
@@ -50,6 +51,18 @@ export interface JobContext<P = unknown> {
 }
 
 export type JobHandler<P = unknown> = (job: JobContext<P>) => Promise<void>;
+
+/** A job as this instance claims it (cypher/jobs/claim.cypher). */
+interface ClaimedJob {
+  id: string;
+  kind: string;
+  payload: string;
+  attempts: number;
+  max_attempts: number;
+  progress: string | null;
+  /** The request that queued it, when it carried a trace (src/tracing). */
+  trace_parent: string | null;
+}
 
 export interface JobRecord {
   id: string;
@@ -148,6 +161,8 @@ export class JobRunner {
       maxAttempts: options.maxAttempts ?? DEFAULT_ATTEMPTS,
       runAt: (options.runAt ?? new Date()).toISOString(),
       now: new Date().toISOString(),
+      // The run joins the trace of the request that queued the job (null when there is none).
+      traceParent: currentTraceparent(null),
     });
     return id;
   }
@@ -336,16 +351,7 @@ export class JobRunner {
     for (const { id } of candidates) {
       if (started >= free || this.stopping) break;
       const row = await this.db.write(Q.claim, (tx) =>
-        tx.first<{
-          job: {
-            id: string;
-            kind: string;
-            payload: string;
-            attempts: number;
-            max_attempts: number;
-            progress: string | null;
-          };
-        }>(Q.claim, {
+        tx.first<{ job: ClaimedJob }>(Q.claim, {
           id,
           owner: this.options.instanceId,
           leaseMs: this.options.leaseMs,
@@ -358,53 +364,61 @@ export class JobRunner {
     }
   }
 
-  private async runJob(job: {
-    id: string;
-    kind: string;
-    payload: string;
-    attempts: number;
-    max_attempts: number;
-    progress: string | null;
-  }): Promise<void> {
+  private async runJob(job: ClaimedJob): Promise<void> {
     const handler = this.handlers.get(job.kind)!;
-    await this.track(`job:${job.id}`, async (signal) => {
-      try {
-        await handler({
-          id: job.id,
-          payload: parseJson(job.payload) as never,
-          attempt: job.attempts,
-          progress: parseJson(job.progress),
-          signal,
-          reportProgress: async (progress) => {
-            await this.db.write(Q.progress, (tx) =>
-              tx.run(Q.progress, {
-                id: job.id,
-                owner: this.options.instanceId,
-                progress: JSON.stringify(progress),
-              }),
-            );
-          },
-        });
-        await this.finish(job.id, { status: 'completed', error: null });
-      } catch (err) {
-        // A run cut short by shutdown is released for another instance to take over at once;
-        // only real failures count against the job.
-        if (signal.aborted) {
-          await this.finish(job.id, { status: 'pending', error: null, release: true });
-          return;
-        }
-        const error = err instanceof Error ? err.message : String(err);
-        this.options.logger.warn({ err, job: job.id, kind: job.kind }, 'job failed');
-        const retry = job.attempts < job.max_attempts;
-        await this.finish(job.id, {
-          status: retry ? 'pending' : 'failed',
-          error,
-          ...(retry
-            ? { runAt: new Date(Date.now() + (this.options.retryBaseMs ?? 5_000) * 2 ** (job.attempts - 1)) }
-            : {}),
-        });
+    const span = {
+      kind: SpanKind.CONSUMER,
+      parent: job.trace_parent,
+      attributes: { 'pas.job.id': job.id, 'pas.job.kind': job.kind, 'pas.job.attempt': job.attempts },
+    };
+    await this.track(`job:${job.id}`, (signal) =>
+      inSpan(`job ${job.kind}`, span, (traced) => this.runHandler(handler, job, signal, traced)),
+    );
+  }
+
+  private async runHandler(
+    handler: JobHandler<never>,
+    job: ClaimedJob,
+    signal: AbortSignal,
+    span: Span | undefined,
+  ): Promise<void> {
+    try {
+      await handler({
+        id: job.id,
+        payload: parseJson(job.payload) as never,
+        attempt: job.attempts,
+        progress: parseJson(job.progress),
+        signal,
+        reportProgress: async (progress) => {
+          await this.db.write(Q.progress, (tx) =>
+            tx.run(Q.progress, {
+              id: job.id,
+              owner: this.options.instanceId,
+              progress: JSON.stringify(progress),
+            }),
+          );
+        },
+      });
+      await this.finish(job.id, { status: 'completed', error: null });
+    } catch (err) {
+      // A run cut short by shutdown is released for another instance to take over at once;
+      // only real failures count against the job.
+      if (signal.aborted) {
+        await this.finish(job.id, { status: 'pending', error: null, release: true });
+        return;
       }
-    });
+      if (span) failed(span, err);
+      const error = err instanceof Error ? err.message : String(err);
+      this.options.logger.warn({ err, job: job.id, kind: job.kind }, 'job failed');
+      const retry = job.attempts < job.max_attempts;
+      await this.finish(job.id, {
+        status: retry ? 'pending' : 'failed',
+        error,
+        ...(retry
+          ? { runAt: new Date(Date.now() + (this.options.retryBaseMs ?? 5_000) * 2 ** (job.attempts - 1)) }
+          : {}),
+      });
+    }
   }
 
   private async finish(

@@ -67,6 +67,8 @@ export interface AccessEntry {
   status: number;
   length: number | undefined;
   client_id: string | undefined;
+  /** The trace the request belongs to, when the service traces. */
+  trace_id?: string | undefined;
   duration_ms: number;
 }
 
@@ -95,7 +97,8 @@ export function createAccessLog(logger: Logger): AccessLog {
         `"req":{"method":${quote(e.method)},"path":${quote(e.path)},"route":${quote(e.route)},"ip":${quote(e.ip)}` +
         `${e.user_agent === undefined ? '' : `,"user_agent":${quote(e.user_agent)}`}},` +
         `"res":{"status":${e.status}${e.length === undefined ? '' : `,"length":${e.length}`}}` +
-        `${e.client_id === undefined ? '' : `,"client_id":${quote(e.client_id)}`},` +
+        `${e.client_id === undefined ? '' : `,"client_id":${quote(e.client_id)}`}` +
+        `${e.trace_id === undefined ? '' : `,"trace_id":${quote(e.trace_id)}`},` +
         `"duration_ms":${e.duration_ms},"msg":"request completed"}\n`,
     );
   };

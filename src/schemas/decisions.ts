@@ -593,6 +593,80 @@ export const BatchResultSchema = Type.Object(
 
 export const DecisionIdParams = Type.Object({ id: Id('decision') });
 
+/** The most recorded decisions a page of `GET /v1/decisions` holds, and how many without `limit`. */
+export const MAX_DECISIONS_PAGE = 500;
+export const DEFAULT_DECISIONS_PAGE = 100;
+
+export const DecisionListQuery = Type.Object({
+  cursor: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,200}$',
+      description: 'The `next_cursor` of the page before: the decisions recorded after it',
+    }),
+  ),
+  since: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      maxLength: 64,
+      description: 'Decisions made at or after this instant (RFC 3339); with `cursor`, whichever is later',
+    }),
+  ),
+  principal_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description:
+        'Decisions for this principal: a `prn_` id, or the subject id an AuthZEN evaluation named when it named no principal',
+    }),
+  ),
+  decision: Type.Optional(literals(['ALLOW', 'DENY'])),
+  action: Type.Optional(
+    Type.String({ pattern: ACTION_NAME_PATTERN, description: 'Decisions on this action' }),
+  ),
+  resource_type: Type.Optional(
+    Type.String({ pattern: RESOURCE_TYPE_PATTERN, description: 'Decisions on resources of this type' }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_DECISIONS_PAGE,
+      description: `Page size, 1-${MAX_DECISIONS_PAGE} (default ${DEFAULT_DECISIONS_PAGE})`,
+    }),
+  ),
+});
+export type DecisionListRequest = Static<typeof DecisionListQuery>;
+
+export const DecisionRecordListSchema = Type.Object(
+  {
+    data: Type.Array(DecisionRecordSchema, { description: 'In id order, which is the order they were made' }),
+    pagination: Type.Object(
+      {
+        per_page: Type.Integer({ minimum: 1, maximum: MAX_DECISIONS_PAGE }),
+        next_cursor: Type.String({
+          description:
+            'Pass as `cursor` for the decisions after this page (to follow them, poll with it); past every decision the page looked at, so also when `data` is empty',
+        }),
+        has_more: Type.Boolean({
+          description:
+            'Decisions made before `settled_until` may follow this page: poll again with `next_cursor` at once. False once the page reaches `settled_until`',
+        }),
+        settled_until: Type.String({
+          format: 'date-time',
+          description:
+            'Decisions made from this instant on are not listed yet (the settle window): a later poll lists them',
+        }),
+        horizon: Type.String({
+          format: 'date-time',
+          description: 'Decisions before this instant are no longer kept (`DECISION_RETENTION_DAYS`)',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, title: 'DecisionRecordList' },
+);
+export type DecisionRecordList = Static<typeof DecisionRecordListSchema>;
+
 const PrincipalRefSchema = Type.Object(
   {
     id: Type.String(),

@@ -217,6 +217,21 @@ export const SimulateBodySchema = Type.Object(
 );
 export type SimulateBody = Static<typeof SimulateBodySchema>;
 
+export const SimulateNewBodySchema = Type.Object(
+  {
+    policy: PolicyBodySchema,
+    requests: Type.Optional(
+      Type.Array(DecisionRequestSchema, { minItems: 1, maxItems: MAX_SIMULATED_REQUESTS }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'NewPolicySimulation',
+    description: 'A policy that does not exist yet, simulated as if it were created.',
+  },
+);
+export type SimulateNewBody = Static<typeof SimulateNewBodySchema>;
+
 const Verdict = literals(['ALLOW', 'DENY']);
 
 const SimulatedResource = Type.Object(
@@ -230,7 +245,7 @@ const SimulatedResource = Type.Object(
 
 export const SimulationResultSchema = Type.Object(
   {
-    policy_id: Id('policy'),
+    policy_id: Type.Optional(Id('policy', 'The policy simulated; absent for a policy not created yet')),
     results: Type.Optional(
       Type.Array(
         Type.Object(

@@ -5,6 +5,8 @@ import type { Database } from '../db/database.js';
 import { conflict, notFound } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type { JobContext, JobRunner } from '../jobs/runner.js';
+import type { Metrics } from '../metrics.js';
+import { currentTraceparent, inSpan } from '../tracing/tracing.js';
 import type { ScimSync, SyncProgress } from './sync.js';
 import type { ConnectorSyncStore } from '../connectors/service.js';
 
@@ -28,6 +30,8 @@ export class ConnectorSyncService {
     private readonly sync: ScimSync,
     /** The syncs and their snapshots, kept with their connector (src/connectors/). */
     private readonly repo: ConnectorSyncStore,
+    /** Where runs are counted (`connector_syncs_total`, `connector_sync_duration_seconds`). */
+    private readonly metrics?: Pick<Metrics, 'connectorSyncs' | 'connectorSyncSeconds'>,
   ) {}
 
   /** Registers the job handler; the runtime calls this before the runner starts. */
@@ -98,9 +102,17 @@ export class ConnectorSyncService {
 
   /** A sync given up on lets its snapshot go; one that will run again keeps it. */
   private async run(job: JobContext<{ syncId: string }>): Promise<void> {
+    const started = Date.now();
+    const ended = (outcome: 'completed' | 'failed'): void => {
+      this.metrics?.connectorSyncs.inc({ outcome });
+      this.metrics?.connectorSyncSeconds.observe((Date.now() - started) / 1000);
+    };
     try {
       await this.reconcile(job);
+      ended('completed');
     } catch (err) {
+      // A run cut short by a stop is taken up again elsewhere: it neither completed nor failed.
+      if (!job.signal.aborted) ended('failed');
       if (!job.signal.aborted && job.attempt >= SYNC_ATTEMPTS) {
         const { syncId } = job.payload;
         await this.db
@@ -128,17 +140,29 @@ export class ConnectorSyncService {
         yield text;
       }
     }
-    const op: OperationContext = {
-      actor: { type: 'connector', id: s.connector_id },
-      meta: { requestId: s.request_id, sourceIp: s.source_ip, userAgent: s.user_agent },
-    };
-    await this.sync.reconcile(
-      { id: s.connector_id, name: connector.name },
-      pieces(),
-      op,
-      (progress) => job.reportProgress(progress),
-      job.signal,
-    );
+    const attributes = { 'pas.connector.id': s.connector_id, 'pas.sync.id': syncId };
+    await inSpan('scim sync', { attributes }, async (span) => {
+      const op: OperationContext = {
+        actor: { type: 'connector', id: s.connector_id },
+        meta: {
+          requestId: s.request_id,
+          sourceIp: s.source_ip,
+          userAgent: s.user_agent,
+          // The sync's events join its trace (the job's, itself a child of the upload's request).
+          traceparent: currentTraceparent(null),
+        },
+      };
+      const result = await this.sync.reconcile(
+        { id: s.connector_id, name: connector.name },
+        pieces(),
+        op,
+        (progress) => job.reportProgress(progress),
+        job.signal,
+      );
+      span?.setAttributes(
+        Object.fromEntries(Object.entries(result.counts).map(([name, n]) => [`pas.sync.${name}`, n])),
+      );
+    });
     await this.db.write('connectors/sync_finish', (tx) => this.repo.finishSync(tx, syncId));
   }
 }

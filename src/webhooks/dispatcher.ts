@@ -2,10 +2,12 @@ import { fromStored, SYSTEM_CONTEXT } from '../audit/audit.js';
 import type { Database } from '../db/database.js';
 import type { EventSink } from '../events/sink.js';
 import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics.js';
 import { nowIso } from '../time.js';
+import { inSpan, outgoingTraceHeaders, SpanKind, SpanStatusCode } from '../tracing/tracing.js';
 import { attemptRecord, outgoingOf, signedMessage, signingSecrets, type OutgoingEvent } from './messages.js';
 import { webhookRepository as repo, type Attempt, type ClaimedWebhook, type DueEntry } from './repository.js';
-import type { WebhookTransport } from './transport.js';
+import type { SendResult, WebhookTransport } from './transport.js';
 
 export interface DispatcherOptions {
   /** Names this instance in webhook leases. */
@@ -29,6 +31,8 @@ export interface DispatcherOptions {
   pollMs: number;
   logRetentionDays: number;
   logger: Logger;
+  /** Where the attempts are counted (`webhook_deliveries_total`, `webhook_delivery_duration_seconds`). */
+  metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookDeliverySeconds'>;
   /** Entries read per round. */
   batchSize?: number;
 }
@@ -199,7 +203,7 @@ export class WebhookDispatcher {
         attempts.push({ message_id: entry.id, delivery: attemptRecord(attempt, gone) });
         continue;
       }
-      const result = await this.transport.send({ url: webhook.url, ...signedMessage(event, secrets) });
+      const result = await this.send(webhook, entry, signedMessage(event, secrets));
       const next = result.success ? null : this.nextAttemptAt(number, result.statusCode);
       attempts.push({ message_id: entry.id, delivery: attemptRecord(attempt, result, next) });
       if (!result.success && (result.statusCode === 410 || receiverFault(result.statusCode))) {
@@ -208,6 +212,43 @@ export class WebhookDispatcher {
       }
     }
     return { attempts, receiverFailed };
+  }
+
+  /**
+   * One delivery, in a span of its own that joins the trace of the request behind the event; the
+   * receiver gets that span as its `traceparent` (without tracing, the request's own, as it came).
+   */
+  private send(
+    webhook: ClaimedWebhook,
+    entry: DueEntry,
+    message: { headers: Record<string, string>; body: string },
+  ): Promise<SendResult> {
+    const traceparent = entry.event?.trace_parent ?? null;
+    const span = {
+      kind: SpanKind.CLIENT,
+      parent: traceparent,
+      attributes: {
+        'http.request.method': 'POST',
+        'server.address': hostOf(webhook.url),
+        'pas.webhook.id': webhook.id,
+        'pas.event.id': entry.eventId,
+        'pas.event.type': entry.eventType,
+        'pas.delivery.attempt': entry.attempt + 1,
+      },
+    };
+    return inSpan('webhook deliver', span, async (traced) => {
+      const headers = { ...message.headers, ...outgoingTraceHeaders(traceparent) };
+      const result = await this.transport.send({ url: webhook.url, headers, body: message.body });
+      const { metrics } = this.options;
+      metrics?.webhookDeliveries.inc({ outcome: result.success ? 'success' : 'failure' });
+      metrics?.webhookDeliverySeconds.observe(result.durationMs / 1000);
+      if (traced) {
+        if (result.statusCode !== null) traced.setAttribute('http.response.status_code', result.statusCode);
+        if (!result.success)
+          traced.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? 'failed' });
+      }
+      return result;
+    });
   }
 
   private get leaseMs(): number {
@@ -269,4 +310,13 @@ function receiverFault(statusCode: number | null): boolean {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** The host a webhook delivers to, for its spans: never the whole URL, which may carry a token. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
 }

@@ -1,17 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv, type AnySchema } from 'ajv';
-import { parse } from 'yaml';
+import type { AnySchema } from 'ajv';
 import { projectRoot } from '../../src/paths.js';
+import { caseFile, type CaseFile } from '../../src/policy-cases/load.js';
 
-/** One case file: its path from the project root, and what it holds once checked. */
-export interface CaseFile<T> {
-  file: string;
-  content: T;
-}
-
-// One instance for every load: it keeps each schema compiled once.
-const ajv = new Ajv({ allErrors: true, strict: true });
+// Parsing and checking one file is shared with the tests of a folder of policies.
+export { caseFile, type CaseFile };
 
 /**
  * The case files of `test/cases/<folder>` (every `*.yaml`, in name order), each parsed and checked
@@ -31,28 +25,4 @@ export function loadCases<T>(folder: string, schema: AnySchema): CaseFile<T>[] {
       schema,
     ),
   );
-}
-
-/** The text of one case file (named `file` in errors), parsed and checked against `schema`. */
-export function caseFile<T>(file: string, source: string, schema: AnySchema): CaseFile<T> {
-  const check = ajv.compile(schema);
-  let content: unknown;
-  try {
-    content = parse(source);
-  } catch (err) {
-    throw new Error(`${file} does not parse: ${(err as Error).message}`, { cause: err });
-  }
-  if (!check(content)) {
-    const problems = (check.errors ?? [])
-      .slice(0, 5)
-      // An unknown key is named, so that a misspelt one is found at once.
-      .map((e) => {
-        const extra =
-          e.keyword === 'additionalProperties' ? ` ('${String(e.params['additionalProperty'])}')` : '';
-        return `${e.instancePath || '/'} ${e.message ?? ''}${extra}`;
-      })
-      .join('; ');
-    throw new Error(`${file} does not fit its schema: ${problems}`);
-  }
-  return { file, content: content as T };
 }

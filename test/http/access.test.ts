@@ -622,6 +622,48 @@ describe('who can reach what', () => {
       ]);
     });
 
+    it('shows what creating a policy would grant or take away, creating nothing', async () => {
+      const a = await principal();
+      const b = await principal();
+      const t = type();
+      await policy({ subjects: { principals: [a.id] }, resources: [{ type: t, identifier: 'x' }] });
+      const name = uniq('not-yet');
+      const allow = {
+        name,
+        effect: 'allow',
+        subjects: { principals: [b.id] },
+        actions: ['read', 'write'],
+        resources: [{ type: t, identifier: 'x' }],
+      };
+      const res = await fx.api.post('/v1/policies/simulate', { policy: allow });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.not.have.property('policy_id');
+      expect(res.body.access_changes.map((c: any) => [c.principal_id, c.gained, c.lost])).to.deep.equal([
+        [b.id, ['read', 'write'], []],
+      ]);
+      const deny = { ...allow, effect: 'deny', subjects: { principals: [a.id, b.id] }, actions: ['read'] };
+      const denied = await fx.api.post('/v1/policies/simulate', {
+        policy: deny,
+        requests: [{ principal_id: a.id, action: 'read', resource: { type: t, identifier: 'x' } }],
+      });
+      expect(denied.status, denied.text).to.equal(200);
+      expect(denied.body.results.map((r: any) => [r.current, r.simulated])).to.deep.equal([
+        ['ALLOW', 'DENY'],
+      ]);
+      const draft = await fx.api.post('/v1/policies/simulate', { policy: { ...allow, status: 'draft' } });
+      expect(draft.body.summary.changed).to.equal(0);
+      const stored = await fx.api.get('/v1/policies?status=draft&limit=100');
+      expect(stored.body.data.map((p: any) => p.name)).to.not.include(name);
+      const decided = await fx.api.post('/v1/decisions/evaluate', {
+        principal_id: b.id,
+        action: 'read',
+        resource: { type: t, identifier: 'x' },
+      });
+      expect(decided.body.decision).to.equal('DENY');
+      const bad = await fx.api.post('/v1/policies/simulate', { policy: { ...allow, actions: [] } });
+      expect(bad.status).to.equal(400);
+    });
+
     it('refuses a proposed policy that can never match, with a pointer into it', async () => {
       const a = await principal();
       const current = await policy({

@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { SCOPES } from '../../src/vocabulary/scopes.js';
 import { ADMIN_CLIENT_ID, startTestApp } from '../helpers/app.js';
@@ -157,33 +160,82 @@ describe('API clients', () => {
 });
 
 describe('bootstrap admin client', () => {
-  it('is created with every scope on an empty store, with a generated secret printed once', async () => {
-    const app = await startTestApp({ env: { BOOTSTRAP_CLIENT_ID: '', BOOTSTRAP_CLIENT_SECRET: '' } });
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'pas-bootstrap-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** The credentials a start wrote to its bootstrap secret file. */
+  async function written(file: string): Promise<{ id: string; secret: string }> {
+    const { client_id: id, client_secret: secret } = JSON.parse(await readFile(file, 'utf8')) as {
+      client_id: string;
+      client_secret: string;
+    };
+    return { id, secret };
+  }
+
+  it('is created with every scope on an empty store, its generated secret written to a file of mode 0600 and never logged', async () => {
+    const file = path.join(dir, 'data', 'bootstrap-admin.json');
+    const env = {
+      BOOTSTRAP_CLIENT_ID: '',
+      BOOTSTRAP_CLIENT_SECRET: '',
+      NEO4J_DATA_DIR: path.join(dir, 'data'),
+    };
+    const app = await startTestApp({ env });
     let id: string;
     let secret: string;
     try {
-      const line = app.logs.lines.find((l) => l.includes('created the bootstrap admin client'));
-      expect(line, 'the generated secret is shown in the log').to.not.equal(undefined);
-      const match = /client (cli_[0-9A-Z]{26}) with secret (pas_cs_[A-Za-z0-9_-]+)/.exec(line!);
-      expect(match).to.not.equal(null);
-      id = match![1]!;
-      secret = match![2]!;
+      ({ id, secret } = await written(file));
+      expect(id).to.match(/^cli_[0-9A-Z]{26}$/);
+      expect(secret).to.match(/^pas_cs_[A-Za-z0-9_-]+$/);
+      expect((await stat(file)).mode & 0o777).to.equal(0o600);
+      expect(app.logs.text).not.to.contain(secret);
+      const line = app.logs
+        .entries()
+        .find((e) => String(e['msg']).includes('created the bootstrap admin client'));
+      expect(line, 'the log says where the secret is').to.include({ client_id: id, file });
       const token = await tokenFor(app.http, { id, secret });
       expect(token.scope.split(' ').sort()).to.deep.equal([...SCOPES].sort());
     } finally {
       await app.close();
     }
-    // A restart on the same store creates nothing and prints no secret.
-    const again = await startTestApp({
-      keepData: true,
-      env: { BOOTSTRAP_CLIENT_ID: '', BOOTSTRAP_CLIENT_SECRET: '' },
-    });
+    // A restart on the same store creates nothing, leaves the file as it is and logs no secret.
+    const again = await startTestApp({ keepData: true, env });
     try {
       expect(again.logs.text).not.to.contain('created the bootstrap admin client');
       expect(again.logs.text).not.to.contain(secret);
+      expect(await written(file)).to.deep.equal({ id, secret });
       expect((await tokenFor(again.http, { id, secret })).access_token).to.be.a('string');
     } finally {
       await again.close();
+    }
+  });
+
+  it('never overwrites the file: on an empty store beside a file of an earlier one, the start fails saying so', async () => {
+    const file = path.join(dir, 'bootstrap-admin.json');
+    const env = { BOOTSTRAP_CLIENT_ID: '', BOOTSTRAP_CLIENT_SECRET: '', BOOTSTRAP_SECRET_FILE: file };
+    const first = await startTestApp({ env });
+    await first.close();
+    const before = await readFile(file, 'utf8');
+    const err = await startTestApp({ env }).then(
+      async (app) => {
+        await app.close();
+        throw new Error('a start beside an earlier bootstrap file succeeded');
+      },
+      (e: unknown) => e as Error,
+    );
+    expect(err.message).to.contain(file).and.to.contain('never overwritten');
+    expect(await readFile(file, 'utf8')).to.equal(before);
+    // Nothing was created: the store still has no client.
+    const check = await startTestApp({ keepData: true });
+    try {
+      const rows = await cypher(check.runtime.db, 'MATCH (c:Client) RETURN c.id AS id');
+      expect(rows.map((r) => r['id'])).to.deep.equal([ADMIN_CLIENT_ID]);
+    } finally {
+      await check.close();
     }
   });
 
@@ -204,9 +256,11 @@ describe('bootstrap admin client', () => {
       user: process.env['NEO4J_USER'] ?? 'neo4j',
       password: process.env['NEO4J_PASSWORD'] ?? '',
     });
+    const file = path.join(dir, 'bootstrap-admin.json');
     const env = {
       BOOTSTRAP_CLIENT_ID: '',
       BOOTSTRAP_CLIENT_SECRET: '',
+      BOOTSTRAP_SECRET_FILE: file,
       PUBLIC_BASE_URL: 'http://pas.internal',
     };
     const [a, b] = await Promise.all([
@@ -218,13 +272,12 @@ describe('bootstrap admin client', () => {
       expect(rows[0]!['n']).to.equal(1);
       const keys = await cypher(a.runtime.db, "MATCH (k:SigningKey {status: 'active'}) RETURN count(k) AS n");
       expect(keys[0]!['n']).to.equal(1);
-      const printed = [...a.logs.lines, ...b.logs.lines].filter((l) =>
+      const told = [...a.logs.lines, ...b.logs.lines].filter((l) =>
         l.includes('created the bootstrap admin client'),
       );
-      expect(printed).to.have.length(1);
+      expect(told).to.have.length(1);
       // Each instance accepts the tokens of the other: one signing key, shared.
-      const match = /client (cli_[0-9A-Z]{26}) with secret (pas_cs_[A-Za-z0-9_-]+)/.exec(printed[0]!)!;
-      const token = await tokenFor(a.http, { id: match[1]!, secret: match[2]! });
+      const token = await tokenFor(a.http, await written(file));
       expect((await b.http.withToken(token.access_token).get('/v1/clients')).status).to.equal(200);
     } finally {
       await a.close();

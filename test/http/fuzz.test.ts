@@ -236,14 +236,27 @@ describe('a schema-driven fuzzer against every operation', () => {
     expect(conformance.violations.slice(before)).to.deep.equal([]);
   });
 
-  it('refuses a JSON body of a media type the operation does not document, on every route: 415, or 400 where it documents no 415', async () => {
+  it('refuses a body of a media type the operation does not document, on every operation that takes one: 415, or 400 where it documents no 415', async () => {
     const connector = await admin.post('/v1/connectors', { name: `fuzz-media-${Date.now()}` });
     const scim = app.http.withToken(connector.body.token as string);
     const checked: string[] = [];
     const failures: string[] = [];
+    /** Media types a client may send by mistake: JSON's cousins, a form, plain text, none at all. */
+    const candidates = [
+      'application/json',
+      'application/vnd.api+json',
+      'application/merge-patch+json',
+      'application/json-patch+json',
+      'application/problem+json',
+      'application/scim+json',
+      'application/x-www-form-urlencoded',
+      'text/plain',
+      'application/x-ndjson',
+      undefined,
+    ];
     for (const op of operations) {
-      const documented = Object.keys(op.requestBody?.content ?? {});
-      if (!documented.includes('application/json')) continue;
+      if (!op.requestBody) continue;
+      const documented = Object.keys(op.requestBody.content);
       let path = op.path;
       for (const p of op.parameters.filter((x) => x.in === 'path')) {
         const prefix = /([a-z]{3})_/.exec(String(p.schema['pattern']))?.[1];
@@ -253,16 +266,16 @@ describe('a schema-driven fuzzer against every operation', () => {
       const client = JSON.stringify(op.security ?? []).includes('scimToken') ? scim : admin;
       // AuthZEN's operations answer a body they cannot read with 400, the errors its standard names.
       const refused = '415' in op.responses ? 415 : 400;
-      const undocumented = [
-        'application/vnd.api+json',
-        'application/merge-patch+json',
-        'application/problem+json',
-        'application/scim+json',
-      ].filter((type) => !documented.includes(type));
-      for (const type of undocumented) {
-        const res = await client.request(op.method, path, { raw: '{}', headers: { 'Content-Type': type } });
-        if (res.status !== refused || !/must be application\/(scim\+)?json/.test(res.text))
-          failures.push(`${op.method} ${op.path} with ${type}: ${res.status} ${res.text.slice(0, 200)}`);
+      for (const type of candidates.filter((t) => t === undefined || !documented.includes(t))) {
+        // A body without a Content-Type goes as bytes, which fetch labels with nothing.
+        const res = await client.request(op.method, path, {
+          raw: type === undefined ? Buffer.from('{}') : '{}',
+          headers: type === undefined ? {} : { 'Content-Type': type },
+        });
+        if (res.status !== refused || !/must be application\//.test(res.text))
+          failures.push(
+            `${op.method} ${op.path} with ${type ?? 'no Content-Type'}: ${res.status} ${res.text.slice(0, 200)}`,
+          );
       }
       // Each type it documents is read (what follows may still refuse the empty body).
       for (const type of op.path.includes('/auth/') ? [] : documented) {
@@ -274,10 +287,15 @@ describe('a schema-driven fuzzer against every operation', () => {
       }
       checked.push(`${op.method} ${op.path}`);
     }
+    // Every operation the router reads a body for, none left out.
+    const withBody = app.server.app.routes.routes.filter((r) => r.body).map((r) => `${r.method} ${r.path}`);
+    expect([...checked].sort()).to.deep.equal([...withBody].sort());
     expect(checked).to.include.members([
       'PATCH /v1/principals/{id}',
       'POST /v1/clients',
       'POST /v1/audit/reports',
+      'POST /v1/connectors/{id}/sync',
+      'POST /access/v1/evaluation',
       'POST /access/v1/evaluations',
       'POST /scim/v2/Users',
       'PUT /v1/resources/{type}/{identifier}',

@@ -5,7 +5,7 @@ import { ADMIN, tokenFor } from '../helpers/auth.js';
 import { resetDatabaseAt } from '../helpers/db.js';
 import { HttpClient, honourRetryAfter, type HttpResponse, type RequestOptions } from '../helpers/http.js';
 import { Receiver, verifyDelivery } from '../helpers/receiver.js';
-import { connectTestRedis, TEST_REDIS_URL } from '../helpers/redis.js';
+import { connectTestRedis, needsRedis, testRedisUrl } from '../helpers/redis.js';
 import { RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import {
   killServiceProcesses,
@@ -23,7 +23,7 @@ import { eventually, instanceRuns } from '../helpers/wait.js';
  * through useApp: one of them is killed outright mid-load, which only a separate process allows.
  */
 
-const REDIS_URL = TEST_REDIS_URL;
+needsRedis();
 /** Names this run in Redis (channel, counters) and in the names it gives, apart from any other run. */
 const RUN = `${process.pid}-${Date.now().toString(36)}`;
 const TOKEN_HEADER = 'Consistency-Token';
@@ -32,7 +32,7 @@ const TOKEN_HEADER = 'Consistency-Token';
 function sharedEnv(extra: Record<string, string>): Record<string, string> {
   return {
     LOG_LEVEL: 'warn',
-    REDIS_URL,
+    REDIS_URL: testRedisUrl(),
     EVENTS_CHANNEL: `test:events:multi:${RUN}`,
     RATE_LIMIT_KEY_PREFIX: `test:rl:multi:${RUN}`,
     WEBHOOKS_ALLOW_INSECURE_URLS: 'true',
@@ -332,7 +332,7 @@ describe('three instances behind a round-robin proxy', function () {
     const receiver = new Receiver();
 
     before(async () => {
-      redis = await connectTestRedis(REDIS_URL);
+      redis = await connectTestRedis();
       proxy = new RoundRobinProxy();
       await proxy.start();
       // One deployment: every instance knows itself by the proxy's address, so that a token one
@@ -839,7 +839,7 @@ describe('three instances behind a round-robin proxy', function () {
     let proxy: RoundRobinProxy;
 
     before(async () => {
-      redis = await connectTestRedis(REDIS_URL);
+      redis = await connectTestRedis();
       proxy = new RoundRobinProxy();
       await proxy.start();
       instances = await startThree(

@@ -1,22 +1,31 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
+import { projectRoot } from '../../src/paths.js';
 import { SCOPES } from '../../src/vocabulary/scopes.js';
+import { startTestApp } from '../helpers/app.js';
 import { useApp } from '../helpers/fixture.js';
+
+/** The service's version, as package.json gives it. */
+const VERSION = (
+  JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }
+).version;
 
 describe('operations', () => {
   const fx = useApp();
 
   describe('endpoints', () => {
-    it('GET /healthz answers while the process lives', async () => {
+    it("GET /healthz answers while the process lives, with the service's version", async () => {
       const res = await fx.app.http.get('/healthz');
       expect(res.status).to.equal(200);
-      expect(res.body).to.deep.equal({ status: 'ok' });
+      expect(res.body).to.deep.equal({ status: 'ok', version: VERSION });
     });
 
-    it('GET /readyz answers 200 with the database up', async () => {
+    it("GET /readyz answers 200 with the database up, with the service's version", async () => {
       const res = await fx.app.http.get('/readyz');
       expect(res.status).to.equal(200);
-      expect(res.body).to.deep.equal({ status: 'ready', checks: { neo4j: 'up' } });
+      expect(res.body).to.deep.equal({ status: 'ready', version: VERSION, checks: { neo4j: 'up' } });
     });
 
     it('GET /readyz answers 503 while draining for shutdown', async () => {
@@ -65,6 +74,10 @@ describe('operations', () => {
       expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)).to.deep.equal([]);
       expect(result.valid).to.equal(true);
       expect(doc.openapi).to.equal('3.1.0');
+    });
+
+    it("carries the service's version as its info.version", () => {
+      expect(doc.info.version).to.equal(VERSION);
     });
 
     it('describes exactly the operations the router serves', () => {
@@ -130,6 +143,35 @@ describe('operations', () => {
       const flow = doc.components.securitySchemes.oauth2.flows.clientCredentials;
       expect(flow.tokenUrl).to.match(/\/v1\/auth\/token$/);
       expect(Object.keys(flow.scopes)).to.deep.equal([...SCOPES]);
+    });
+  });
+
+  describe('start-up warnings', () => {
+    const warning = /NODE_ENV=production and PUBLIC_BASE_URL is unset/;
+
+    /** The warning lines of a start with `env`, which is closed again at once. */
+    async function warningsOfStart(env: Record<string, string>): Promise<Record<string, unknown>[]> {
+      const app = await startTestApp({ keepData: true, env });
+      try {
+        return app.logs.entries().filter((e) => warning.test(String(e['msg'])));
+      } finally {
+        await app.close();
+      }
+    }
+
+    it('warns once, in production without PUBLIC_BASE_URL, that tokens and SCIM locations name the default', async () => {
+      const lines = await warningsOfStart({ NODE_ENV: 'production', PUBLIC_BASE_URL: '' });
+      expect(lines).to.have.length(1);
+      expect(lines[0]).to.include({ level: 'warn' });
+      expect(String(lines[0]!['msg'])).to.contain('access tokens').and.to.contain('SCIM');
+      expect(String(lines[0]!['public_base_url'])).to.match(/^http:\/\/localhost:\d+$/);
+    });
+
+    it('says nothing with PUBLIC_BASE_URL set, or outside production', async () => {
+      expect(
+        await warningsOfStart({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://pas.example' }),
+      ).to.deep.equal([]);
+      expect(await warningsOfStart({ PUBLIC_BASE_URL: '' })).to.deep.equal([]);
     });
   });
 });

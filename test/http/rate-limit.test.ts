@@ -16,10 +16,10 @@ import { ADMIN } from '../helpers/auth.js';
 import { edgeRoutes } from '../helpers/edge-routes.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpResponse } from '../helpers/http.js';
-import { connectTestRedis, TEST_REDIS_URL } from '../helpers/redis.js';
+import { connectTestRedis, needsRedis, testRedisUrl } from '../helpers/redis.js';
 import { until as waitUntil } from '../helpers/wait.js';
 
-const REDIS_URL = TEST_REDIS_URL;
+needsRedis();
 const ID = 'prn_01JD0000000000000000000000';
 
 let prefixCount = 0;
@@ -119,7 +119,7 @@ describe('rate limits', function () {
   };
 
   before(async () => {
-    redis = await connectTestRedis(REDIS_URL);
+    redis = await connectTestRedis();
   });
   after(async () => {
     if (!redis) return;
@@ -131,12 +131,12 @@ describe('rate limits', function () {
     const prefix = track(uniquePrefix());
     const fx = useApp({
       extraRoutes: edgeRoutes(() => fx.app.runtime.db),
-      env: {
-        REDIS_URL,
+      env: () => ({
+        REDIS_URL: testRedisUrl(),
         RATE_LIMIT_KEY_PREFIX: prefix,
         RATE_LIMIT_STANDARD: '1000',
         TRUST_PROXY: 'true',
-      },
+      }),
     });
     before(async () => {
       await warmUp(fx.app, redis, prefix, '192.0.2.1');
@@ -229,7 +229,12 @@ describe('rate limits', function () {
     const prefix = track(uniquePrefix());
     const fx = useApp({
       extraRoutes: edgeRoutes(() => fx.app.runtime.db),
-      env: { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '5', TRUST_PROXY: 'true' },
+      env: () => ({
+        REDIS_URL: testRedisUrl(),
+        RATE_LIMIT_KEY_PREFIX: prefix,
+        RATE_LIMIT_STANDARD: '5',
+        TRUST_PROXY: 'true',
+      }),
     });
     before(async () => {
       await warmUp(fx.app, redis, prefix, '192.0.2.1');
@@ -335,7 +340,12 @@ describe('rate limits', function () {
 
   describe('several instances', () => {
     const prefix = track(uniquePrefix());
-    const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '4', TRUST_PROXY: 'true' };
+    const env = (): Record<string, string> => ({
+      REDIS_URL: testRedisUrl(),
+      RATE_LIMIT_KEY_PREFIX: prefix,
+      RATE_LIMIT_STANDARD: '4',
+      TRUST_PROXY: 'true',
+    });
     const one = useApp({ env });
     // A second instance on the same store.
     const two = useApp({ env, keepData: true });
@@ -374,7 +384,15 @@ describe('rate limits', function () {
       );
       server = child;
       const failed = new Promise<never>((_, reject) => {
-        child.once('error', (err) => reject(new Error(`cannot start redis-server: ${err.message}`)));
+        // This block stops and restarts a Redis of its own: it needs the redis-server command.
+        child.once('error', (err) =>
+          reject(
+            new Error(
+              `cannot start redis-server (these tests stop and restart a Redis of their own; ` +
+                `Debian/Ubuntu: apt-get install redis-server): ${err.message}`,
+            ),
+          ),
+        );
         child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
       });
       failed.catch(() => {});
@@ -533,7 +551,11 @@ describe('rate limits', function () {
 
     before(async () => {
       prefix = track(uniquePrefix());
-      const config = testConfig({ REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, RATE_LIMIT_STANDARD: '2' });
+      const config = testConfig({
+        REDIS_URL: testRedisUrl(),
+        RATE_LIMIT_KEY_PREFIX: prefix,
+        RATE_LIMIT_STANDARD: '2',
+      });
       const logger = createLogger('warn', new LogCapture());
       rl = createRateLimiting(config, logger);
       const koa = new Koa();
@@ -595,7 +617,7 @@ describe('rate limits', function () {
           AUTH_FAILURE_IP_LIMIT: '5',
           AUTH_FAILURE_WINDOW_S: '120',
         };
-        if (mode === 'redis') env['REDIS_URL'] = REDIS_URL;
+        if (mode === 'redis') env['REDIS_URL'] = testRedisUrl();
         rl = createRateLimiting(testConfig(env), createLogger('warn', new LogCapture()));
         if (mode === 'redis') {
           // Failures would be counted in memory until the connection is ready.

@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { writeBootstrapFile } from '../../src/auth/clients.js';
 import { projectRoot } from '../../src/paths.js';
 import { ADMIN_CLIENT_ID, ADMIN_CLIENT_SECRET } from '../helpers/app.js';
 import { cypher } from '../helpers/db.js';
@@ -31,12 +34,16 @@ function tourBlocks(language: 'sh' | 'cypher', heading = SECTION, file = 'README
 
 /** The shell blocks in tour order; `about` names what each is for, so a reordered tour fails clearly. */
 const STEPS = [
+  { about: 'bootstrap-admin.json' },
   { about: '/v1/auth/token' },
   { about: '/v1/principals' },
   { about: '/v1/policies' },
   { about: '/v1/decisions/evaluate' },
   { about: '/access?explain=true' },
 ] as const;
+
+/** The block of each step, by what it makes. */
+const BLOCK = { credentials: 0, token: 1, serviceAccount: 2, policy: 3, decision: 4, access: 5 } as const;
 
 interface TourRun {
   code: number | null;
@@ -46,13 +53,31 @@ interface TourRun {
 }
 
 /**
- * Runs the tour's shell blocks as one bash script, as a newcomer pastes them into one shell:
- * `CLIENT_ID` and `CLIENT_SECRET` come from the environment, as the tour says, and the service's
- * address replaces the tour's `http://localhost:8080`; nothing else of the commands changes. The
+ * Runs the tour's shell blocks as one bash script, as a newcomer pastes them into one shell, in a
+ * folder whose `data/bootstrap-admin.json` holds the credentials of the service's bootstrap
+ * client (`secret` replaces its secret) as a first start writes them; the service's address
+ * replaces the tour's `http://localhost:8080`, and nothing else of the commands changes. The
  * script stops at the first command that fails, and a line of its own before each block tells
  * which block printed what.
  */
-async function runTour(baseUrl: string, after: Continuation[] = []): Promise<TourRun> {
+async function runTour(
+  baseUrl: string,
+  after: Continuation[] = [],
+  secret = ADMIN_CLIENT_SECRET,
+): Promise<TourRun> {
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'pas-tour-'));
+  try {
+    await writeBootstrapFile(path.join(folder, 'data', 'bootstrap-admin.json'), {
+      client_id: ADMIN_CLIENT_ID,
+      client_secret: secret,
+    });
+    return await runTourIn(folder, baseUrl, after);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function runTourIn(folder: string, baseUrl: string, after: Continuation[]): Promise<TourRun> {
   const blocks = [
     ...tourBlocks('sh'),
     ...after.flatMap((next) =>
@@ -65,13 +90,12 @@ async function runTour(baseUrl: string, after: Continuation[] = []): Promise<Tou
     ...blocks.flatMap((block, i) => [`echo '${marker(i)}'`, block.replaceAll(TOUR_BASE_URL, baseUrl)]),
   ].join('\n');
   const child = spawn('bash', ['-c', script], {
-    // The shell the tour assumes: node and curl on the PATH, the credentials, and no proxy.
+    cwd: folder,
+    // The shell the tour assumes: node and curl on the PATH, and no proxy.
     env: {
       PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`,
       LANG: 'C.UTF-8',
       NO_PROXY: '127.0.0.1',
-      CLIENT_ID: ADMIN_CLIENT_ID,
-      CLIENT_SECRET: ADMIN_CLIENT_SECRET,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -132,9 +156,14 @@ describe('README: Five-minute tour', function () {
     expect(run.stderr).to.equal('');
   });
 
+  it('takes the credentials from the file a first start writes, and prints nothing for the token', () => {
+    expect(printed(BLOCK.credentials)).to.equal('');
+    expect(printed(BLOCK.token)).to.equal('');
+  });
+
   it('creates a service account and a policy', async () => {
-    const sa = printed(1).trim();
-    const policy = printed(2).trim();
+    const sa = printed(BLOCK.serviceAccount).trim();
+    const policy = printed(BLOCK.policy).trim();
     expect(sa).to.match(new RegExp(`^prn_${ID}$`));
     expect(policy).to.match(new RegExp(`^pol_${ID}$`));
     const api = fx.api;
@@ -152,9 +181,9 @@ describe('README: Five-minute tour', function () {
   });
 
   it('answers the decision ALLOW, with the policy as its reason and a trace', () => {
-    const sa = printed(1).trim();
-    const policy = printed(2).trim();
-    const decision = printedJson(3);
+    const sa = printed(BLOCK.serviceAccount).trim();
+    const policy = printed(BLOCK.policy).trim();
+    const decision = printedJson(BLOCK.decision);
     expect(decision).to.include({ decision: 'ALLOW', allowed: true, principal_id: sa, action: 'read' });
     expect(decision.resource).to.deep.equal({ type: 'database', identifier: 'invoices' });
     expect(
@@ -166,7 +195,7 @@ describe('README: Five-minute tour', function () {
   });
 
   it('is right that another action is denied for want of a policy', async () => {
-    const sa = printed(1).trim();
+    const sa = printed(BLOCK.serviceAccount).trim();
     const api = fx.api;
     const res = await api.post('/v1/decisions/evaluate', {
       principal_id: sa,
@@ -179,9 +208,9 @@ describe('README: Five-minute tour', function () {
   });
 
   it("lists the policy's grant in the service account's access", () => {
-    const sa = printed(1).trim();
-    const policy = printed(2).trim();
-    const access = printedJson(4);
+    const sa = printed(BLOCK.serviceAccount).trim();
+    const policy = printed(BLOCK.policy).trim();
+    const access = printedJson(BLOCK.access);
     expect(access.principal_id).to.equal(sa);
     expect(access.access).to.have.length(1);
     const [entry] = access.access;
@@ -197,14 +226,37 @@ describe('README: Five-minute tour', function () {
   });
 
   it('has a Cypher query that finds the service account, its policy and the resource', async () => {
-    const sa = printed(1).trim();
-    const policy = printed(2).trim();
+    const sa = printed(BLOCK.serviceAccount).trim();
+    const policy = printed(BLOCK.policy).trim();
     const rows = await cypher(fx.app.runtime.db, tourBlocks('cypher')[0]!);
     expect(rows).to.have.length(1);
     const [row] = rows as Record<string, Record<string, unknown>>[];
     expect(row!['sa']).to.include({ id: sa, type: 'SERVICE_ACCOUNT', name: 'invoice-exporter' });
     expect(row!['policy']).to.include({ id: policy, name: 'invoice-exporter-reads-invoices' });
     expect(row!['db']).to.include({ type: 'database', identifier: 'invoices' });
+  });
+
+  it('can be run again: the second run finds the service account and its policy, and answers alike', async () => {
+    const again = await runTour(fx.http.baseUrl);
+    expect(again.code, `the second run failed (exit ${again.code}):\n${again.stderr}`).to.equal(0);
+    expect(again.stderr).to.equal('');
+    expect(again.printed[BLOCK.serviceAccount]).to.equal(printed(BLOCK.serviceAccount));
+    expect(again.printed[BLOCK.policy]).to.equal(printed(BLOCK.policy));
+    expect(JSON.parse(again.printed[BLOCK.decision]!).decision).to.equal('ALLOW');
+    expect(JSON.parse(again.printed[BLOCK.access]!).access).to.have.length(1);
+    const named = await fx.api.post('/v1/principals/search', {
+      query: { type: 'SERVICE_ACCOUNT', name: 'invoice-exporter' },
+    });
+    expect(named.body.data, 'one service account, made by the first run').to.have.length(1);
+    expect(await cypher(fx.app.runtime.db, tourBlocks('cypher')[0]!)).to.have.length(1);
+  });
+
+  it('stops at the token step, printing the answer, when the secret is wrong', async () => {
+    const wrong = await runTour(fx.http.baseUrl, [], 'not-the-secret-0123456789abcdef');
+    expect(wrong.code).to.not.equal(0);
+    expect(wrong.printed.slice(BLOCK.serviceAccount).join(''), 'no step after the token ran').to.equal('');
+    expect(wrong.stderr).to.contain('no access_token in the answer:');
+    expect(wrong.stderr).to.contain('"error":"invalid_client"');
   });
 });
 

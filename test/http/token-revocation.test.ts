@@ -3,9 +3,10 @@ import type { ChangeEvent } from '../../src/events/feed.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { useApp } from '../helpers/fixture.js';
 import { ADMIN, authed, createClient, tokenFor } from '../helpers/auth.js';
+import { needsRedis, testRedisUrl } from '../helpers/redis.js';
 import { eventually } from '../helpers/wait.js';
 
-const REDIS_URL = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
+needsRedis();
 
 /** Read units of background tasks (a request's own reads are everything else). */
 const BACKGROUND = /^(events|jobs|keys)\//;
@@ -33,7 +34,7 @@ function pair(redis: boolean): { a: () => TestApp; b: () => TestApp } {
     const channel = `test:events:${process.pid}:${Date.now()}`;
     const env: Record<string, string> = redis
       ? {
-          REDIS_URL,
+          REDIS_URL: testRedisUrl(),
           EVENTS_CHANNEL: channel,
           EVENT_POLL_INTERVAL_MS: '60000',
           RATE_LIMIT_KEY_PREFIX: channel,

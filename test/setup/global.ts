@@ -1,5 +1,6 @@
 import { provideNeo4j, type Neo4jEndpoint } from '../../src/dev/local-neo4j.js';
 import { contractViolations, noteCurrentTest, startTestApp } from '../helpers/app.js';
+import { redisNeeded, resolveTestRedis, shownUrl, type TestRedis } from '../helpers/redis.js';
 
 /**
  * One Neo4j for the whole run: the configured one (NEO4J_URI), else Docker, else the embedded
@@ -9,7 +10,46 @@ import { contractViolations, noteCurrentTest, startTestApp } from '../helpers/ap
  */
 let endpoint: Neo4jEndpoint | undefined;
 
+/**
+ * One Redis for the run, found the same way: TEST_REDIS_URL, else a Redis answering on
+ * 127.0.0.1:6379, else one started in Docker. A run that includes a test file needing Redis
+ * (`needsRedis()`, called as the files are read, before this setup) fails here without one, with
+ * the message naming the three ways: it never skips those tests. A run of other files goes on
+ * without one, and starts no container for it.
+ */
+let redis: TestRedis | undefined;
+
+async function provideRedis(): Promise<void> {
+  const needed = redisNeeded();
+  try {
+    redis = await resolveTestRedis({
+      configured: process.env['TEST_REDIS_URL'] || undefined,
+      docker: needed,
+    });
+  } catch (err) {
+    if (needed) throw err;
+    delete process.env['TEST_REDIS_URL'];
+    return;
+  }
+  // The tests read it, and so do the service processes they start.
+  process.env['TEST_REDIS_URL'] = redis.url;
+  const source = { TEST_REDIS_URL: 'configured', local: 'local', docker: 'Docker' }[redis.source];
+  process.stderr.write(`[redis] ${source} Redis at ${shownUrl(redis.url)}\n`);
+}
+
 export async function mochaGlobalSetup(): Promise<void> {
+  await provideRedis();
+  try {
+    await provideNeo4jAndWarmUp();
+  } catch (err) {
+    // Mocha runs no teardown after a failed setup: a container left running would outlive the run.
+    await redis?.stop();
+    redis = undefined;
+    throw err;
+  }
+}
+
+async function provideNeo4jAndWarmUp(): Promise<void> {
   const started = Date.now();
   endpoint = await provideNeo4j(
     {
@@ -52,6 +92,7 @@ export async function mochaGlobalSetup(): Promise<void> {
 
 export async function mochaGlobalTeardown(): Promise<void> {
   await endpoint?.stop();
+  await redis?.stop();
 }
 
 /**

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SCOPES } from '../../src/vocabulary/scopes.js';
 import { loadConfig } from '../../src/config/config.js';
+import { settleWindowMs } from '../../src/decisions/record-list.js';
 import { ERROR_CODES } from '../../src/errors/errors.js';
 import { buildOpenApi } from '../../src/http/openapi/build.js';
 import { STATUS_OF } from '../../src/http/problems.js';
@@ -82,7 +83,8 @@ const BUILDERS: Record<string, () => AnyRoute[]> = {
   groupRoutes: () => groupRoutes(services),
   principalRoutes: () => principalRoutes(services),
   policyRoutes: () => policyRoutes(services),
-  decisionRoutes: () => decisionRoutes(services),
+  decisionRoutes: () =>
+    decisionRoutes(services, { settleMs: settleWindowMs(config.decisions.flushIntervalMs) }),
   delegationRoutes: () => delegationRoutes(services),
   resourceRoutes: () => resourceRoutes(services),
   authzenRoutes: () => authzenRoutes(services),

@@ -1,6 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { SYSTEM_CONTEXT, type RequestMeta } from '../../src/audit/audit.js';
-import { ClientService, type ClientRepository, type ClientSettings } from '../../src/auth/clients.js';
+import {
+  BootstrapFileError,
+  ClientService,
+  type ClientRepository,
+  type ClientSettings,
+} from '../../src/auth/clients.js';
 import { OAuthError } from '../../src/auth/oauth-error.js';
 import type {
   ClientCredentials,
@@ -156,6 +165,12 @@ class FakeLogger {
   };
 }
 
+/** A folder of this run's own for the bootstrap secret files. */
+const files = mkdtempSync(path.join(os.tmpdir(), 'pas-clients-'));
+let fileCount = 0;
+/** A path where no file is yet. */
+const freshFile = (): string => path.join(files, `bootstrap-${(fileCount += 1)}.json`);
+
 function setup(settings: Partial<ClientSettings> = {}) {
   const db = new FakeDatabase();
   const sink = new FakeEventSink();
@@ -165,7 +180,13 @@ function setup(settings: Partial<ClientSettings> = {}) {
   const service = new ClientService(
     db,
     sink,
-    { secretHashCost: HASH_COST, bootstrapId: undefined, bootstrapSecret: undefined, ...settings },
+    {
+      secretHashCost: HASH_COST,
+      bootstrapId: undefined,
+      bootstrapSecret: undefined,
+      bootstrapSecretFile: freshFile(),
+      ...settings,
+    },
     guard,
     logger,
     repo,
@@ -404,6 +425,8 @@ describe('client service', () => {
   });
 
   describe('bootstrap', () => {
+    after(() => rmSync(files, { recursive: true, force: true }));
+
     it('creates the admin client from the configured id and secret on an empty store, and logs its id', async () => {
       const { service, sink, repo, logger } = setup({
         bootstrapId: 'cli_boot',
@@ -432,18 +455,84 @@ describe('client service', () => {
       expect(JSON.stringify(logger.lines)).to.not.include('pas_cs_configured');
     });
 
-    it('shows a generated secret once, in a warning, when none is configured', async () => {
-      const { service, repo, logger } = setup();
+    it('writes no file when the secret is configured', async () => {
+      const file = freshFile();
+      const { service } = setup({ bootstrapSecret: 'pas_cs_configured', bootstrapSecretFile: file });
+      await service.bootstrap();
+      expect(await rejection(stat(file))).to.have.property('code', 'ENOENT');
+    });
+
+    it('writes a generated secret to a file only its owner may read, never to the log', async () => {
+      const file = freshFile();
+      const { service, repo, logger } = setup({ bootstrapSecretFile: file });
       await service.bootstrap();
       const [id] = [...repo.clients.keys()] as [string];
       expect(id).to.match(/^cli_/);
+      expect((await stat(file)).mode & 0o777).to.equal(0o600);
+      const written = JSON.parse(await readFile(file, 'utf8')) as {
+        client_id: string;
+        client_secret: string;
+      };
+      expect(written.client_id).to.equal(id);
+      expect(await verifySecret(written.client_secret, repo.clients.get(id)!.secretHash)).to.equal(true);
       expect(logger.lines).to.have.length(1);
       const line = logger.lines[0]!;
       expect(line.level).to.equal('warn');
-      const secret = /with secret (pas_cs_\S+) /.exec(String(line.args[0]))?.[1];
-      expect(secret, String(line.args[0])).to.be.a('string');
-      expect(String(line.args[0])).to.contain(id);
-      expect(await verifySecret(secret!, repo.clients.get(id)!.secretHash)).to.equal(true);
+      expect(line.args[0]).to.deep.equal({ client_id: id, file });
+      expect(String(line.args[1])).to.contain(id).and.to.contain(file);
+      expect(JSON.stringify(logger.lines)).to.not.include(written.client_secret);
+    });
+
+    it('never overwrites an existing file: the start fails, saying what to do', async () => {
+      const file = freshFile();
+      await writeFile(file, 'an earlier secret\n');
+      const { service, logger } = setup({ bootstrapSecretFile: file });
+      const err = await rejection(service.bootstrap());
+      expect(err).to.be.instanceOf(BootstrapFileError);
+      expect(err.message).to.contain(file).and.to.contain('BOOTSTRAP_CLIENT_SECRET');
+      expect(await readFile(file, 'utf8')).to.equal('an earlier secret\n');
+      expect(logger.lines).to.deep.equal([]);
+    });
+
+    it('removes the file when the client is not committed, and keeps it when the client may be', async () => {
+      const failed = new Error('the transaction failed');
+      // Rolled back: the store has no client afterwards.
+      const gone = freshFile();
+      const rolledBack = setup({ bootstrapSecretFile: gone });
+      rolledBack.sink.record = () => {
+        rolledBack.repo.clients.clear();
+        throw failed;
+      };
+      expect(await rejection(rolledBack.service.bootstrap())).to.equal(failed);
+      expect(await rejection(stat(gone))).to.have.property('code', 'ENOENT');
+      // The client is there after the error (its commit went through): the file holds its only secret.
+      const kept = freshFile();
+      const committed = setup({ bootstrapSecretFile: kept });
+      committed.sink.record = () => {
+        throw failed;
+      };
+      expect(await rejection(committed.service.bootstrap())).to.equal(failed);
+      const [id] = [...committed.repo.clients.keys()] as [string];
+      const written = JSON.parse(await readFile(kept, 'utf8')) as {
+        client_id: string;
+        client_secret: string;
+      };
+      expect(written.client_id).to.equal(id);
+    });
+
+    it('keeps the file when the commit that created the client lost its answer and ran again', async () => {
+      const file = freshFile();
+      const { service, db, repo, logger } = setup({ bootstrapSecretFile: file });
+      db.lostCommitAnswers = 1;
+      await service.bootstrap();
+      const [id] = [...repo.clients.keys()] as [string];
+      const written = JSON.parse(await readFile(file, 'utf8')) as {
+        client_id: string;
+        client_secret: string;
+      };
+      expect(written.client_id).to.equal(id);
+      expect(await verifySecret(written.client_secret, repo.clients.get(id)!.secretHash)).to.equal(true);
+      expect(logger.lines.map((l) => l.level)).to.deep.equal(['warn']);
     });
 
     it('does nothing on a store that has a client', async () => {

@@ -41,3 +41,21 @@ describe('docker-compose.yml', () => {
     }
   });
 });
+
+describe('Dockerfile', () => {
+  const dockerfile = readFileSync(path.join(projectRoot(), 'Dockerfile'), 'utf8');
+  const images = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]!);
+
+  it('builds and runs on one supported Node LTS line (22 or 24), the slim Debian image', () => {
+    expect(images).to.have.length(2);
+    for (const image of images) expect(image, image).to.match(/^node:(22|24)-bookworm-slim$/);
+    expect(new Set(images).size, 'both stages on the same Node').to.equal(1);
+  });
+
+  it('leaves the code running on Node 20.19 and later on the 20 line, and on 22.13 and later', () => {
+    const pkg = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as {
+      engines: { node: string };
+    };
+    expect(pkg.engines.node).to.equal('^20.19.0 || >=22.13.0');
+  });
+});

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, ConfigSchema, loadConfig } from '../../src/config/config.js';
 
@@ -91,6 +92,46 @@ describe('configuration', () => {
     const set = loadConfig({ NEO4J_TX_TIMEOUT_MS: '250', NEO4J_BACKGROUND_TX_TIMEOUT_MS: '5000' });
     expect(set.neo4j.txTimeoutMs).to.equal(250);
     expect(set.neo4j.backgroundTxTimeoutMs).to.equal(5000);
+  });
+
+  it('serves /metrics on the API port, open, unless METRICS_PORT or METRICS_TOKEN say otherwise', () => {
+    expect(loadConfig({}).metrics).to.deep.equal({ port: undefined, token: undefined });
+    const set = loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: 'scrape-token-0123456789' });
+    expect(set.metrics).to.deep.equal({ port: 9464, token: 'scrape-token-0123456789' });
+    expect(loadConfig({ METRICS_PORT: '0' }).metrics.port).to.equal(0);
+    // The token: 16 to 256 printable characters without spaces, which a header carries as they are.
+    for (const token of ['short', 'has a space in it here', 'x'.repeat(257), 'tab\there-0123456789']) {
+      expect(() => loadConfig({ METRICS_TOKEN: token }), token).to.throw(
+        ConfigError,
+        /METRICS_TOKEN=.*16 to 256 printable characters/,
+      );
+    }
+    expect(() => loadConfig({ METRICS_PORT: '70000' })).to.throw(ConfigError, /METRICS_PORT="70000"/);
+    // Not the API's own port, whose /metrics it takes over.
+    expect(() => loadConfig({ PORT: '9000', METRICS_PORT: '9000' })).to.throw(
+      ConfigError,
+      /METRICS_PORT="9000" is not valid: expected a port other than PORT/,
+    );
+    expect(() => loadConfig({ METRICS_PORT: '8080' })).to.throw(ConfigError, /other than PORT/);
+  });
+
+  it('writes a generated bootstrap secret under the data directory unless BOOTSTRAP_SECRET_FILE says where', () => {
+    expect(loadConfig({}).clients.bootstrapSecretFile).to.equal(path.join('data', 'bootstrap-admin.json'));
+    expect(loadConfig({ NEO4J_DATA_DIR: '/var/lib/pas' }).clients.bootstrapSecretFile).to.equal(
+      '/var/lib/pas/bootstrap-admin.json',
+    );
+    expect(
+      loadConfig({ BOOTSTRAP_SECRET_FILE: '/run/secrets/admin.json' }).clients.bootstrapSecretFile,
+    ).to.equal('/run/secrets/admin.json');
+  });
+
+  it('knows a production start and whether PUBLIC_BASE_URL was set', () => {
+    expect(loadConfig({}).production).to.equal(false);
+    expect(loadConfig({ NODE_ENV: 'development' }).production).to.equal(false);
+    expect(loadConfig({ NODE_ENV: 'production' }).production).to.equal(true);
+    expect(loadConfig({}).publicBaseUrlConfigured).to.equal(false);
+    expect(loadConfig({ PUBLIC_BASE_URL: '' }).publicBaseUrlConfigured).to.equal(false);
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://pas.example' }).publicBaseUrlConfigured).to.equal(true);
   });
 
   it('reports every bad variable at once', () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { createAccessLog, type Logger } from '../../logging/logger.js';
 import type { Metrics } from '../../metrics.js';
+import { currentTraceId } from '../../tracing/tracing.js';
 import { header, stateOf, type RequestState } from '../state.js';
 
 const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -64,6 +65,7 @@ export function requestContext(logger: Logger, metrics: Metrics): Middleware {
         status: ctx.status,
         length: ctx.length,
         client_id: state.auth?.clientId,
+        trace_id: currentTraceId(),
         duration_ms: Math.round(seconds * 1e6) / 1e3,
       });
     }

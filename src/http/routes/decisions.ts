@@ -9,6 +9,8 @@ import {
   BatchBodySchema,
   BatchResultSchema,
   DecisionIdParams,
+  DecisionListQuery,
+  DecisionRecordListSchema,
   DecisionRecordSchema,
   DecisionSchema,
   EvaluateRequestSchema,
@@ -17,6 +19,7 @@ import {
   ResourceAccessSchema,
 } from '../../schemas/decisions.js';
 import { Type } from '@sinclair/typebox';
+import { SETTLE_MARGIN_MS } from '../../decisions/record-list.js';
 import { Id } from '../../schemas/common.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
@@ -30,11 +33,17 @@ function refuseWithAsOf(given: Record<string, unknown>, where: '/body' | '/query
   }
 }
 
-export function decisionRoutes(deps: {
-  decisions: DecisionService;
-  access: AccessService;
-  asOf: AccessAsOf;
-}): AnyRoute[] {
+export function decisionRoutes(
+  deps: {
+    decisions: DecisionService;
+    access: AccessService;
+    asOf: AccessAsOf;
+  },
+  records: {
+    /** How old a recorded decision must be before a list includes it (`settleWindowMs`). */
+    settleMs: number;
+  },
+): AnyRoute[] {
   const evaluate = { tags: ['Decisions'], auth: { scope: 'decisions:evaluate' as const } };
   return [
     defineRoute({
@@ -82,6 +91,19 @@ export function decisionRoutes(deps: {
       params: DecisionIdParams,
       responses: { 200: { description: 'The recorded decision', schema: DecisionRecordSchema } },
       handler: async ({ params }) => ({ body: await deps.decisions.get(params.id) }),
+    }),
+    defineRoute({
+      tags: ['Decisions'],
+      auth: { scope: 'decisions:read' },
+      rateLimit: 'standard',
+      method: 'GET',
+      path: '/v1/decisions',
+      operationId: 'listDecisions',
+      summary: 'List recorded decisions',
+      description: `Recorded decisions in the order they were made (their ids sort that way), oldest first, each as \`GET /v1/decisions/{id}\` answers it. Follow them with \`cursor\`: each page's \`next_cursor\` is where the next poll starts, also when the page is empty. A decision is listed once it is older than the settle window (\`DECISION_FLUSH_INTERVAL_MS\` and ${SETTLE_MARGIN_MS / 1000} seconds), so that a batch of records another instance writes a little later cannot hold one a follower has passed (docs/api.md §5.4).`,
+      query: DecisionListQuery,
+      responses: { 200: { description: 'A page of recorded decisions', schema: DecisionRecordListSchema } },
+      handler: async ({ query }) => ({ body: await deps.decisions.list(query, records.settleMs) }),
     }),
     defineRoute({
       tags: ['Principals'],

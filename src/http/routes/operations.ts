@@ -1,13 +1,23 @@
 import { Type } from '@sinclair/typebox';
 import { unavailable } from '../../errors/errors.js';
 import type { Metrics } from '../../metrics.js';
+import { SERVICE_VERSION } from '../../version.js';
+import { carriesMetricsToken, METRICS_CHALLENGE } from '../../metrics-server.js';
+import { HttpError } from '../problems.js';
 import { defineRoute, type AnyRoute } from '../route.js';
+import { header } from '../state.js';
 
-const Health = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false, title: 'Health' });
+const Version = Type.String({ description: "The service's version (its package.json's)", minLength: 1 });
+
+const Health = Type.Object(
+  { status: Type.Literal('ok'), version: Version },
+  { additionalProperties: false, title: 'Health' },
+);
 
 const Readiness = Type.Object(
   {
     status: Type.Literal('ready'),
+    version: Version,
     checks: Type.Object({ neo4j: Type.Literal('up') }, { additionalProperties: false }),
   },
   { additionalProperties: false, title: 'Readiness' },
@@ -20,7 +30,13 @@ export function operationRoutes(deps: {
   /** True once shutdown has begun. */
   draining: () => boolean;
   openapi: () => Record<string, unknown>;
+  /**
+   * How this port serves /metrics: `undefined` (the default) or `{ token }` serves it, behind the
+   * bearer token when one is given (METRICS_TOKEN); `false` leaves it to METRICS_PORT's listener.
+   */
+  metricsHere?: { token: string | undefined } | false;
 }): AnyRoute[] {
+  const metricsHere = deps.metricsHere ?? { token: undefined };
   return [
     defineRoute({
       method: 'GET',
@@ -31,7 +47,7 @@ export function operationRoutes(deps: {
       auth: 'public',
       rateLimit: 'none',
       responses: { 200: { description: 'The process is alive', schema: Health } },
-      handler: () => ({ body: { status: 'ok' } as const }),
+      handler: () => ({ body: { status: 'ok', version: SERVICE_VERSION } as const }),
     }),
     defineRoute({
       method: 'GET',
@@ -48,27 +64,10 @@ export function operationRoutes(deps: {
       handler: async () => {
         if (deps.draining()) throw unavailable('the service is shutting down', 5);
         if (!(await deps.databaseUp())) throw unavailable('the database is unreachable', 5);
-        return { body: { status: 'ready', checks: { neo4j: 'up' } } as const };
+        return { body: { status: 'ready', version: SERVICE_VERSION, checks: { neo4j: 'up' } } as const };
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/metrics',
-      operationId: 'getMetrics',
-      summary: 'Prometheus metrics',
-      tags: ['Operations'],
-      auth: 'public',
-      rateLimit: 'none',
-      responses: {
-        200: { description: 'Prometheus text exposition format', contentType: 'text/plain; version=0.0.4' },
-      },
-      handler: async ({ ctx }) => {
-        ctx.set('Cache-Control', 'no-store');
-        ctx.type = deps.metrics.registry.contentType;
-        ctx.body = await deps.metrics.registry.metrics();
-        return undefined;
-      },
-    }),
+    ...(metricsHere ? [metricsRoute(deps.metrics, metricsHere.token)] : []),
     defineRoute({
       method: 'GET',
       path: '/v1/openapi.json',
@@ -83,4 +82,39 @@ export function operationRoutes(deps: {
       handler: () => ({ body: deps.openapi() }),
     }),
   ];
+}
+
+/** `GET /metrics` on the API's port, open or behind the bearer token `token`. */
+function metricsRoute(metrics: Metrics, token: string | undefined): AnyRoute {
+  return defineRoute({
+    method: 'GET',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics',
+    description:
+      'Open unless METRICS_TOKEN is set: then the request must carry that token as its bearer token. ' +
+      'With METRICS_PORT it is served on that port instead, and this port answers 404.',
+    tags: ['Operations'],
+    auth: 'public',
+    rateLimit: 'none',
+    responses: {
+      200: { description: 'Prometheus text exposition format', contentType: 'text/plain; version=0.0.4' },
+      401: { description: 'METRICS_TOKEN is set and the request does not carry it (`UNAUTHENTICATED`)' },
+    },
+    handler: async ({ ctx }) => {
+      if (token !== undefined && !carriesMetricsToken(header(ctx, 'authorization'), token)) {
+        throw new HttpError(
+          'UNAUTHENTICATED',
+          'a scrape of /metrics needs the bearer token METRICS_TOKEN holds',
+          {
+            'WWW-Authenticate': METRICS_CHALLENGE,
+          },
+        );
+      }
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = metrics.registry.contentType;
+      ctx.body = await metrics.registry.metrics();
+      return undefined;
+    },
+  });
 }

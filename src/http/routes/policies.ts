@@ -12,6 +12,7 @@ import {
   PolicySchema,
   PolicyVersionList,
   SimulateBodySchema,
+  SimulateNewBodySchema,
   SimulationResultSchema,
 } from '../../schemas/policies.js';
 import { PageQuery } from '../../schemas/common.js';
@@ -148,6 +149,22 @@ export function policyRoutes(deps: { policies: PolicyService; simulations: Simul
       handler: async ({ params, query }) => ({
         body: listBody(await deps.policies.versions(params.id, pageOf(query))),
       }),
+    }),
+    defineRoute({
+      ...read,
+      rateLimit: 'bulk',
+      method: 'POST',
+      path: '/v1/policies/simulate',
+      operationId: 'simulateNewPolicy',
+      summary: 'Simulate creating a policy',
+      description:
+        'Nothing is written. The policy is simulated as if it were created: with `requests`, each is decided without it and with it; without, the blast radius of creating it (every principal it selects, with the actions gained or lost on every resource it names; at most 10,000 changes listed). A policy whose window is not open now, or that is created as a draft or disabled, grants nothing now. The answer has no `policy_id`.',
+      body: SimulateNewBodySchema,
+      responses: {
+        200: { description: 'The simulation', schema: SimulationResultSchema },
+        400: NEVER_MATCHES,
+      },
+      handler: async ({ body }) => ({ body: await deps.simulations.simulateNew(body) }),
     }),
     defineRoute({
       ...read,
