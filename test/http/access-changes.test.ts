@@ -427,7 +427,20 @@ describe('access changes', () => {
     it('stores each change once, and the other takes over when the one storing stops', async () => {
       const other = engineApi(twin.api, uniq);
       const t = type();
-      const ps = [(await other.principal()).id as string, (await other.principal()).id as string];
+      const made = [];
+      for (let i = 0; i < 2; i += 1) {
+        const res = await twin.api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: uniq('p') });
+        expect(res.status, res.text).to.equal(201);
+        made.push(res);
+      }
+      const ps = made.map((res) => res.body.id as string);
+      // The instance that stores has both principals in its index before the policy comes (the
+      // feed's shards may otherwise hand it a principal and the policy in one batch, whose change
+      // would then be the principal's).
+      const caughtUp = await fx.api.get(`/v1/principals/${ps[1]}/access`, {
+        headers: { 'Consistency-Token': made[1]!.headers.get('consistency-token')! },
+      });
+      expect(caughtUp.status, caughtUp.text).to.equal(200);
       // Made through the instance that does not store: each change is stored once, by the other.
       const both = await other.policy({
         subjects: { principals: ps },

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server as HttpServer } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
@@ -53,6 +52,35 @@ async function refusingRedis(port: number): Promise<{ attempts(): number; close(
   return {
     attempts: () => attempts,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A TCP relay on `port` to the Redis at `target`: each connection is piped through. `close` stops
+ * listening and cuts every connection at once.
+ */
+async function redisRelay(port: number, target: URL): Promise<{ close(): Promise<void> }> {
+  const open = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 6379), target.hostname);
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of open) socket.destroy();
+      }),
   };
 }
 
@@ -371,52 +399,22 @@ describe('rate limits', function () {
   describe('when Redis fails', () => {
     let port: number;
     let url: string;
-    let server: ChildProcess | undefined;
+    let relay: { close(): Promise<void> } | undefined;
     const prefix = uniquePrefix();
 
+    /**
+     * The Redis of this block: a relay on a port of its own to the run's Redis. Stopping it cuts
+     * every connection and leaves the port refusing, as a Redis that dies; starting it again is
+     * Redis coming back. It works with whichever Redis the run found, container included.
+     */
     async function startRedis(): Promise<void> {
-      const child = spawn(
-        'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        {
-          stdio: 'ignore',
-        },
-      );
-      server = child;
-      const failed = new Promise<never>((_, reject) => {
-        // This block stops and restarts a Redis of its own: it needs the redis-server command.
-        child.once('error', (err) =>
-          reject(
-            new Error(
-              `cannot start redis-server (these tests stop and restart a Redis of their own; ` +
-                `Debian/Ubuntu: apt-get install redis-server): ${err.message}`,
-            ),
-          ),
-        );
-        child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
-      });
-      failed.catch(() => {});
-      await Promise.race([
-        failed,
-        until('the test Redis to accept connections', async () => {
-          try {
-            const probe = await connectTestRedis(url);
-            await probe.quit();
-            return true;
-          } catch {
-            return false;
-          }
-        }),
-      ]);
+      relay = await redisRelay(port, new URL(testRedisUrl()));
     }
 
     async function stopRedis(): Promise<void> {
-      const child = server;
-      server = undefined;
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
+      const stopping = relay;
+      relay = undefined;
+      await stopping?.close();
     }
 
     const warnings = (app: TestApp): number =>
@@ -427,7 +425,11 @@ describe('rate limits', function () {
     // The Redis of this block first: the instances start on it (its port is known only then).
     before(async () => {
       port = await freePort();
-      url = `redis://127.0.0.1:${port}`;
+      // The run's Redis address with the relay's host and port: its credentials, if any, kept.
+      const relayed = new URL(testRedisUrl());
+      relayed.hostname = '127.0.0.1';
+      relayed.port = String(port);
+      url = relayed.toString();
       await startRedis();
     });
     const env = (): Record<string, string> => ({
