@@ -1,4 +1,10 @@
-import { bodyFields, policyNameKey, type Policy, type PolicyBody } from '../../src/policies/model.js';
+import {
+  bodyFields,
+  POLICY_BODY_FIELDS,
+  policyNameKey,
+  type Policy,
+  type PolicyBody,
+} from '../../src/policies/model.js';
 import type { FolderPolicy } from './folder.js';
 
 /**
@@ -10,18 +16,7 @@ import type { FolderPolicy } from './folder.js';
  */
 
 /** The fields a policy file controls: those of a policy body. */
-export const CONTROLLED_FIELDS = [
-  'name',
-  'description',
-  'effect',
-  'subjects',
-  'actions',
-  'resources',
-  'conditions',
-  'status',
-  'valid_from',
-  'valid_until',
-] as const;
+export const CONTROLLED_FIELDS = POLICY_BODY_FIELDS;
 export type ControlledField = (typeof CONTROLLED_FIELDS)[number];
 
 /** A live policy, as far as the diff reads it. */

@@ -255,22 +255,22 @@ export function nodeProperties(body: PolicyBody): {
   };
 }
 
-/** What a stored policy takes from its body (the rest is its id and bookkeeping). */
-export function bodyFields(
-  body: PolicyBody,
-): Pick<
-  Policy,
-  | 'name'
-  | 'description'
-  | 'effect'
-  | 'subjects'
-  | 'actions'
-  | 'resources'
-  | 'conditions'
-  | 'status'
-  | 'valid_from'
-  | 'valid_until'
-> {
+/** The fields of a stored policy that come from its body (the rest is its id and bookkeeping). */
+export const POLICY_BODY_FIELDS = [
+  'name',
+  'description',
+  'effect',
+  'subjects',
+  'actions',
+  'resources',
+  'conditions',
+  'status',
+  'valid_from',
+  'valid_until',
+] as const;
+
+/** What a stored policy takes from its body. */
+export function bodyFields(body: PolicyBody): Pick<Policy, (typeof POLICY_BODY_FIELDS)[number]> {
   return {
     name: body.name,
     description: body.description ?? null,

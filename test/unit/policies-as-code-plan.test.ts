@@ -9,6 +9,7 @@ import type {
   SimulationInput,
   SimulationOutput,
 } from '../../cli/policies/api.js';
+import { bodyFields } from '../../src/policies/model.js';
 import { applyPlan, applyText } from '../../cli/policies/apply.js';
 import { loadPolicyFolder } from '../../cli/policies/folder.js';
 import { makePlan, planJson, planText } from '../../cli/policies/plan.js';
@@ -45,23 +46,10 @@ class FakeService implements PolicyApi {
     const at = '2026-01-01T00:00:00.000Z';
     const id = `pol_${String(this.next++).padStart(26, '0')}`;
     const record: LivePolicyRecord = {
+      ...bodyFields(body),
       id,
-      name: body.name,
-      description: body.description ?? null,
-      effect: body.effect,
-      subjects: {
-        principals: body.subjects.principals ?? [],
-        groups: body.subjects.groups ?? [],
-        ...(body.subjects.match ? { match: body.subjects.match } : {}),
-      },
-      actions: body.actions,
-      resources: body.resources,
-      conditions: body.conditions ?? {},
-      status: body.status,
       version,
       activated_at: null,
-      valid_from: body.valid_from ?? null,
-      valid_until: body.valid_until ?? null,
       created_at: at,
       created_by: 'cli_fake',
       updated_at: at,
