@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { eventually } from '../helpers/wait.js';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -507,16 +508,18 @@ describe('pas command line', function () {
 
     /** Waits until the service lists `n` decisions for the principal (after its settle window). */
     async function listed(principalId: string, since: string, n: number): Promise<void> {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const res = await fx.api.get(
-          `/v1/decisions?principal_id=${principalId}&since=${encodeURIComponent(since)}`,
-        );
-        expect(res.status, res.text).to.equal(200);
-        if (res.body.data.length >= n) return;
-        if (Date.now() > deadline) throw new Error(`${n} decisions were not listed in time`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await eventually(
+        async () => {
+          const res = await fx.api.get(
+            `/v1/decisions?principal_id=${principalId}&since=${encodeURIComponent(since)}`,
+          );
+          expect(res.status, res.text).to.equal(200);
+          return res.body.data.length as number;
+        },
+        (count) => count >= n,
+        15_000,
+        200,
+      );
     }
 
     it('prints the decisions made since an instant, a line each, and stops', async () => {

@@ -9,7 +9,7 @@ import { profile } from '../helpers/db.js';
 import { engineApi, namer } from '../helpers/engine.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
-import { eventually } from '../helpers/wait.js';
+import { eventually, metricValue } from '../helpers/wait.js';
 
 /**
  * `GET /v1/decisions`: recorded decisions listed in the order they were made, once older than the
@@ -239,7 +239,12 @@ describe('listing recorded decisions', function () {
       expect(res.status, res.text).to.equal(200);
       made.push(...res.body.results.map((r: any) => r.id as string));
       made.push((await decide(p, t, `single-${round}`)).id);
-      await pause(FLUSH_MS * 4);
+      // Written before the next round is made, so that each round is a batch of its own.
+      await eventually(
+        () => metricValue(fx.app.http, 'decision_records_pending'),
+        (n) => n === 0,
+        5_000,
+      );
     }
     await listed({ since, principal_id: p }, made.length);
 
@@ -276,6 +281,7 @@ describe('listing recorded decisions', function () {
     const seen: string[] = [];
     let cursor: string | undefined;
     let stop = false;
+    let polls = 0;
     const follower = (async () => {
       while (!stop) {
         const page = await list(
@@ -283,6 +289,7 @@ describe('listing recorded decisions', function () {
             ? { cursor, principal_id: p }
             : { since: new Date(started - 5_000).toISOString(), principal_id: p },
         );
+        polls += 1;
         seen.push(...page.data.map((d) => d.id));
         cursor = page.pagination.next_cursor;
         if (!page.pagination.has_more) await pause(100);
@@ -294,7 +301,6 @@ describe('listing recorded decisions', function () {
       const now = Date.now();
       const recent = idAt(now);
       await storeBatch([recordOf(recent, now, p)]);
-      await pause(300);
       const earlier = idAt(now - 500);
       await storeBatch([recordOf(earlier, now - 500, p)]);
       await eventually(
@@ -303,7 +309,13 @@ describe('listing recorded decisions', function () {
         SETTLE_MS + 8_000,
         100,
       );
-      await pause(500);
+      // Two more polls past them find nothing again.
+      const polled = polls;
+      await eventually(
+        async () => polls,
+        (n) => n >= polled + 2,
+        5_000,
+      );
       expect(seen, 'both, each once, in the order they were made').to.deep.equal([earlier, recent]);
     } finally {
       stop = true;

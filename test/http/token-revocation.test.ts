@@ -28,11 +28,10 @@ async function status(app: TestApp, token: string): Promise<number> {
  * it, through pub/sub (the poll is then made slow, to show that Redis alone is fast enough).
  */
 function pair(redis: boolean): { a: () => TestApp; b: () => TestApp } {
-  let a: TestApp;
-  let b: TestApp;
-  before(async () => {
-    const channel = `test:events:${process.pid}:${Date.now()}`;
-    const env: Record<string, string> = redis
+  const channel = `test:events:${process.pid}:${Date.now()}:${redis ? 'redis' : 'poll'}`;
+  // Read when each app starts: the run's Redis is found by the global setup, after loading.
+  const env = (): Record<string, string> =>
+    redis
       ? {
           REDIS_URL: testRedisUrl(),
           EVENTS_CHANNEL: channel,
@@ -40,14 +39,12 @@ function pair(redis: boolean): { a: () => TestApp; b: () => TestApp } {
           RATE_LIMIT_KEY_PREFIX: channel,
         }
       : {};
-    a = await startTestApp({ env });
-    b = await startTestApp({ keepData: true, env: { ...env, PUBLIC_BASE_URL: a.config.publicBaseUrl } });
+  const a = useApp({ env });
+  const b = useApp({
+    keepData: true,
+    env: () => ({ ...env(), PUBLIC_BASE_URL: a.app.config.publicBaseUrl }),
   });
-  after(async () => {
-    await b?.close();
-    await a?.close();
-  });
-  return { a: () => a, b: () => b };
+  return { a: () => a.app, b: () => b.app };
 }
 
 for (const redis of [false, true]) {
