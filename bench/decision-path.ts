@@ -71,6 +71,8 @@
  * calibration, the warm-up included, only the heavy moments), BENCH_SYNC_USERS (20000),
  * BENCH_HEAVY_GROUP_SIZE (100 users a group), BENCH_HEAVY_REACH (10000 principals the policies
  * reach, at most the synced users), BENCH_HEAVY_POLICIES (100, at most one a group reached),
+ * BENCH_HEAVY_MOMENTS (batches,sync,report,policies: those to run; policies needs sync; none: the
+ * quiet service alone), BENCH_SERVICE_FLAGS (node flags for the service besides those of `npm start`),
  * BENCH_HEAVY_POLICY_S (30), BENCH_HEAVY_REPORT (access_review: any report type),
  * BENCH_SYNC_TIMEOUT_S (1800), BENCH_REPORT_TIMEOUT_S (900). Results also go to
  * bench/results/decision-path-*.json.
@@ -162,6 +164,20 @@ const HEAVY_ONLY = process.env['BENCH_HEAVY_ONLY'] === '1';
 const HEAVY = HEAVY_ONLY || env('BENCH_HEAVY', 1) !== 0;
 /** Users the heavy moments' SCIM sync provisions, in groups of HEAVY_GROUP_SIZE. */
 const SYNC_USERS = env('BENCH_SYNC_USERS', 20_000);
+/** Which heavy moments run, in this order (the policy changes name the groups the sync made). */
+const HEAVY_MOMENTS = new Set(
+  (process.env['BENCH_HEAVY_MOMENTS'] || 'batches,sync,report,policies')
+    .split(',')
+    .filter((m) => m !== 'none'),
+);
+for (const m of HEAVY_MOMENTS) {
+  if (!['batches', 'sync', 'report', 'policies'].includes(m)) {
+    throw new Error(`BENCH_HEAVY_MOMENTS: ${m} is not one of batches, sync, report, policies`);
+  }
+}
+if (HEAVY_MOMENTS.has('policies') && !HEAVY_MOMENTS.has('sync')) {
+  throw new Error('BENCH_HEAVY_MOMENTS: policies needs sync (the policies name the groups it makes)');
+}
 const HEAVY_GROUP_SIZE = Math.max(1, env('BENCH_HEAVY_GROUP_SIZE', 100));
 /** Principals the policies of the last heavy moment reach (at most the synced users), and how many policies. */
 const HEAVY_REACH = env('BENCH_HEAVY_REACH', 10_000);
@@ -183,6 +199,9 @@ const SERVICE_ENV = Object.fromEntries(
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
 
+/** Node and V8 flags the service runs with besides those of `npm start` (BENCH_SERVICE_FLAGS, space-separated). */
+const SERVICE_FLAGS = (process.env['BENCH_SERVICE_FLAGS'] || '').split(' ').filter((f) => f !== '');
+
 const table = new ResultTable();
 
 // ---- processes -----------------------------------------------------------------------------
@@ -198,6 +217,7 @@ function startService(
   const settings = { ...SERVICE_ENV, ...variant };
   const several = Number(settings['WORKERS'] ?? '1') > 1 || settings['BACKGROUND_PROCESS'] === 'on';
   const flags = [
+    ...SERVICE_FLAGS,
     ...(TRACE_GC ? ['--trace-gc'] : []),
     ...(PROFILE_DIR && profileAs
       ? several
@@ -758,8 +778,8 @@ interface HeavyReading {
   floor: FixedReading;
   /** The service at that rate with nothing else going on, FIXED_S seconds. */
   quiet: FixedReading;
-  batches: { singles: FixedReading; count: number; batch_ms: BatchReading };
-  sync: {
+  batches?: { singles: FixedReading; count: number; batch_ms: BatchReading };
+  sync?: {
     singles: FixedReading;
     connector: string;
     users: number;
@@ -775,7 +795,7 @@ interface HeavyReading {
     phases_s: Record<string, number>;
     polls: { answered: number; failed: number };
   };
-  report: {
+  report?: {
     singles: FixedReading;
     type: ReportType;
     format: 'csv';
@@ -788,7 +808,7 @@ interface HeavyReading {
     wall_s: number;
     rows: number;
   };
-  policies: {
+  policies?: {
     singles: FixedReading;
     created: number;
     /** Of them, those granting every action (`*`). */
@@ -1021,117 +1041,60 @@ async function heavyMoments(
     const quiet = await fixedRun(generator, service, service.base, bodies, headers, rate);
     log(`  no heavy moment: ${describe(quiet)}`);
 
-    log(`  batches of 1,000 beside, for ${FIXED_S} s`);
-    headers = await admin.headers();
-    const batches = await besideRun(
-      generator,
-      service,
-      bodies,
-      headers,
-      rate,
-      () => batchesFor(admin, batchBodies, FIXED_S),
-      FIXED_S,
-    );
-    const batchMs = latencySummary(batches.result);
-    log(
-      `    singles ${describe(batches.singles)}; ${batches.result.length} batches, ` +
-        `p50 ${fmt(batchMs.p50)} p99 ${fmt(batchMs.p99)} ms`,
-    );
+    const reading: HeavyReading = { rate, fraction, floor, quiet };
+    if (HEAVY_MOMENTS.has('batches')) {
+      log(`  batches of 1,000 beside, for ${FIXED_S} s`);
+      headers = await admin.headers();
+      const batches = await besideRun(
+        generator,
+        service,
+        bodies,
+        headers,
+        rate,
+        () => batchesFor(admin, batchBodies, FIXED_S),
+        FIXED_S,
+      );
+      const batchMs = latencySummary(batches.result);
+      log(
+        `    singles ${describe(batches.singles)}; ${batches.result.length} batches, ` +
+          `p50 ${fmt(batchMs.p50)} p99 ${fmt(batchMs.p99)} ms`,
+      );
 
-    log(
-      `  SCIM sync of ${SYNC_USERS} users in ${dir.groups.length} groups ` +
-        `(${(body.length / 2 ** 20).toFixed(1)} MB snapshot, POST /v1/connectors/{id}/sync)`,
-    );
-    const connector = await createConnector(admin, 'heavy');
-    headers = await admin.headers();
-    const synced = await besideRun(
-      generator,
-      service,
-      bodies,
-      headers,
-      rate,
-      () => syncDirectory(admin, poller, connector.id, body),
-      { atMost: SYNC_TIMEOUT_S + 60 },
-    );
-    const { polled } = synced.result;
-    const phases = Object.fromEntries(
-      polled.phases.map((p, i) => [
-        p.phase,
-        Number(((polled.phases[i + 1]?.at ?? polled.seconds) - p.at).toFixed(2)),
-      ]),
-    );
-    log(
-      `    singles ${describe(synced.singles)}; sync completed in ${fmt(synced.result.seconds, 1)} s ` +
-        `(${Math.round(SYNC_USERS / synced.result.seconds)} users/s), counts ${JSON.stringify(polled.final?.counts ?? null)}`,
-    );
+      reading.batches = { singles: batches.singles, count: batches.result.length, batch_ms: batchMs };
+    }
+    let connectorName = '';
+    if (HEAVY_MOMENTS.has('sync')) {
+      log(
+        `  SCIM sync of ${SYNC_USERS} users in ${dir.groups.length} groups ` +
+          `(${(body.length / 2 ** 20).toFixed(1)} MB snapshot, POST /v1/connectors/{id}/sync)`,
+      );
+      const connector = await createConnector(admin, 'heavy');
+      headers = await admin.headers();
+      const synced = await besideRun(
+        generator,
+        service,
+        bodies,
+        headers,
+        rate,
+        () => syncDirectory(admin, poller, connector.id, body),
+        { atMost: SYNC_TIMEOUT_S + 60 },
+      );
+      const { polled } = synced.result;
+      const phases = Object.fromEntries(
+        polled.phases.map((p, i) => [
+          p.phase,
+          Number(((polled.phases[i + 1]?.at ?? polled.seconds) - p.at).toFixed(2)),
+        ]),
+      );
+      log(
+        `    singles ${describe(synced.singles)}; sync completed in ${fmt(synced.result.seconds, 1)} s ` +
+          `(${Math.round(SYNC_USERS / synced.result.seconds)} users/s), counts ${JSON.stringify(polled.final?.counts ?? null)}`,
+      );
 
-    log(`  report ${HEAVY_REPORT} (csv, POST /v1/audit/reports), polled until completed`);
-    headers = await admin.headers();
-    const reported = await besideRun(generator, service, bodies, headers, rate, () => generateReport(admin), {
-      atMost: REPORT_TIMEOUT_S + 60,
-    });
-    const { view } = reported.result;
-    const requestedAt = Date.parse(view.requested_at);
-    const reportSeconds = view.completed_at ? (Date.parse(view.completed_at) - requestedAt) / 1000 : NaN;
-    log(
-      `    singles ${describe(reported.singles)}; report ${view.status} after ${fmt(reportSeconds)} s, ` +
-        `${view.row_count} rows`,
-    );
-
-    const listed = await listGroups(admin, connector.name);
-    const groupIds = dir.groups.map((g) => {
-      const found = listed.get(g.displayName);
-      if (!found) throw new Error(`GET /v1/groups does not list the group ${g.displayName}`);
-      return found.id;
-    });
-    const plans = planHeavyPolicies(groupIds, resources);
-    const named = [...new Set(plans.flatMap((p) => p.groups))];
-    const principals = named.reduce((n, g) => n + listed.get(dir.groups[g]!.displayName)!.member_count, 0);
-    log(
-      `  ${plans.length} policies (POST /v1/policies) naming ${named.length} groups of ${principals} principals, ` +
-        `measured for ${HEAVY_POLICY_S} s from the first create`,
-    );
-    headers = await admin.headers();
-    const logFrom = logSize(service.logFile);
-    const windowStart = Date.now();
-    const created = await besideRun(
-      generator,
-      service,
-      bodies,
-      headers,
-      rate,
-      async () => {
-        const latencies: number[] = [];
-        const t0 = performance.now();
-        for (const plan of plans) latencies.push((await admin.timed('POST', '/v1/policies', plan.body)).ms);
-        return { latencies, seconds: (performance.now() - t0) / 1000 };
-      },
-      HEAVY_POLICY_S,
-    );
-    // The log is written at least every 200 ms.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const refreshes = refreshesLogged(service.logFile, logFrom, windowStart).filter(
-      (r) => r.at_s <= HEAVY_POLICY_S,
-    );
-    const createMsEach = [...created.result.latencies];
-    const createMs = latencySummary(created.result.latencies);
-    log(
-      `    singles ${describe(created.singles)}; created in ${fmt(created.result.seconds, 1)} s ` +
-        `(p50 ${fmt(createMs.p50)} p99 ${fmt(createMs.p99)} ms); privilege-risk refreshes logged: ` +
-        (refreshes.length > 0
-          ? refreshes.map((r) => `${r.principals} principals at ${fmt(r.at_s, 1)} s`).join(', ')
-          : 'none'),
-    );
-
-    return {
-      rate,
-      fraction,
-      floor,
-      quiet,
-      batches: { singles: batches.singles, count: batches.result.length, batch_ms: batchMs },
-      sync: {
+      connectorName = connector.name;
+      reading.sync = {
         singles: synced.singles,
-        connector: connector.name,
+        connector: connectorName,
         users: SYNC_USERS,
         groups: dir.groups.length,
         memberships: dir.memberships,
@@ -1142,8 +1105,31 @@ async function heavyMoments(
         counts: polled.final?.counts ?? null,
         phases_s: phases,
         polls: { answered: polled.latencies.length, failed: polled.failures },
-      },
-      report: {
+      };
+    }
+    if (HEAVY_MOMENTS.has('report')) {
+      log(`  report ${HEAVY_REPORT} (csv, POST /v1/audit/reports), polled until completed`);
+      headers = await admin.headers();
+      const reported = await besideRun(
+        generator,
+        service,
+        bodies,
+        headers,
+        rate,
+        () => generateReport(admin),
+        {
+          atMost: REPORT_TIMEOUT_S + 60,
+        },
+      );
+      const { view } = reported.result;
+      const requestedAt = Date.parse(view.requested_at);
+      const reportSeconds = view.completed_at ? (Date.parse(view.completed_at) - requestedAt) / 1000 : NaN;
+      log(
+        `    singles ${describe(reported.singles)}; report ${view.status} after ${fmt(reportSeconds)} s, ` +
+          `${view.row_count} rows`,
+      );
+
+      reading.report = {
         singles: reported.singles,
         type: HEAVY_REPORT,
         format: 'csv',
@@ -1152,8 +1138,55 @@ async function heavyMoments(
         queued_s: view.started_at ? (Date.parse(view.started_at) - requestedAt) / 1000 : NaN,
         wall_s: reported.result.wall_s,
         rows: view.row_count,
-      },
-      policies: {
+      };
+    }
+    if (HEAVY_MOMENTS.has('policies')) {
+      const listed = await listGroups(admin, connectorName);
+      const groupIds = dir.groups.map((g) => {
+        const found = listed.get(g.displayName);
+        if (!found) throw new Error(`GET /v1/groups does not list the group ${g.displayName}`);
+        return found.id;
+      });
+      const plans = planHeavyPolicies(groupIds, resources);
+      const named = [...new Set(plans.flatMap((p) => p.groups))];
+      const principals = named.reduce((n, g) => n + listed.get(dir.groups[g]!.displayName)!.member_count, 0);
+      log(
+        `  ${plans.length} policies (POST /v1/policies) naming ${named.length} groups of ${principals} principals, ` +
+          `measured for ${HEAVY_POLICY_S} s from the first create`,
+      );
+      headers = await admin.headers();
+      const logFrom = logSize(service.logFile);
+      const windowStart = Date.now();
+      const created = await besideRun(
+        generator,
+        service,
+        bodies,
+        headers,
+        rate,
+        async () => {
+          const latencies: number[] = [];
+          const t0 = performance.now();
+          for (const plan of plans) latencies.push((await admin.timed('POST', '/v1/policies', plan.body)).ms);
+          return { latencies, seconds: (performance.now() - t0) / 1000 };
+        },
+        HEAVY_POLICY_S,
+      );
+      // The log is written at least every 200 ms.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const refreshes = refreshesLogged(service.logFile, logFrom, windowStart).filter(
+        (r) => r.at_s <= HEAVY_POLICY_S,
+      );
+      const createMsEach = [...created.result.latencies];
+      const createMs = latencySummary(created.result.latencies);
+      log(
+        `    singles ${describe(created.singles)}; created in ${fmt(created.result.seconds, 1)} s ` +
+          `(p50 ${fmt(createMs.p50)} p99 ${fmt(createMs.p99)} ms); privilege-risk refreshes logged: ` +
+          (refreshes.length > 0
+            ? refreshes.map((r) => `${r.principals} principals at ${fmt(r.at_s, 1)} s`).join(', ')
+            : 'none'),
+      );
+
+      reading.policies = {
         singles: created.singles,
         created: plans.length,
         wildcard: plans.filter((p) => (p.body['actions'] as string[]).includes('*')).length,
@@ -1163,8 +1196,9 @@ async function heavyMoments(
         create_ms: createMs,
         create_ms_each: createMsEach,
         refreshes,
-      },
-    };
+      };
+    }
+    return reading;
   } finally {
     poller.kill();
     await service.stop();
@@ -1670,7 +1704,9 @@ function heavyRows(h: HeavyReading): void {
   const floor = h.floor.latency.p99;
   const tail = (f: FixedReading, detail = ''): string =>
     `the p99 column is p99.9; ${detail}max ${fmt(f.latency.max)} ms; ` +
-    `event-loop delay max ${fmt(f.loop_max_ms)} ms; ${f.completed} decisions in ${fmt(f.seconds, 1)} s` +
+    `event-loop delay max ${fmt(f.loop_max_ms)} ms; ` +
+    (f.gc_max_ms !== undefined ? `GC pause max ${fmt(f.gc_max_ms)} ms; ` : '') +
+    `${f.completed} decisions in ${fmt(f.seconds, 1)} s` +
     (f.non2xx + f.errors + f.timeouts > 0
       ? `; ${f.non2xx} non-2xx, ${f.errors} errors, ${f.timeouts} unanswered (not in the percentiles)`
       : '');
@@ -1690,67 +1726,71 @@ function heavyRows(h: HeavyReading): void {
     rounds: [h.quiet.latency.p99],
     note: tail(h.quiet),
   });
-  const moments: { label: string; detail: string; singles: FixedReading; own: () => void }[] = [
-    {
+  const moments: { label: string; detail: string; singles: FixedReading; own: () => void }[] = [];
+  const { batches, sync, report, policies } = h;
+  if (batches)
+    moments.push({
       label: 'batches beside',
       detail: 'batches of 1,000 one at a time',
-      singles: h.batches.singles,
+      singles: batches.singles,
       own: () =>
         table.add({
           scenario: '  batch of 1,000 beside singles, p50 / p99',
           unit: 'ms',
-          median: h.batches.batch_ms.p50,
-          p99: h.batches.batch_ms.p99,
+          median: batches.batch_ms.p50,
+          p99: batches.batch_ms.p99,
           target: 30,
           direction: 'max',
           on: 'p99',
-          rounds: [h.batches.batch_ms.p99],
-          note: `${h.batches.count} batches; max ${fmt(h.batches.batch_ms.max)} ms`,
+          rounds: [batches.batch_ms.p99],
+          note: `${batches.count} batches; max ${fmt(batches.batch_ms.max)} ms`,
         }),
-    },
-    {
+    });
+  if (sync)
+    moments.push({
       label: 'SCIM sync',
-      detail: `${h.sync.users} users, ${h.sync.groups} groups`,
-      singles: h.sync.singles,
+      detail: `${sync.users} users, ${sync.groups} groups`,
+      singles: sync.singles,
       own: () =>
         table.add({
-          scenario: `  SCIM sync of ${h.sync.users} users: users/s`,
+          scenario: `  SCIM sync of ${sync.users} users: users/s`,
           unit: 'users/s',
-          median: h.sync.users_per_s,
-          rounds: [h.sync.users_per_s],
-          note: `${fmt(h.sync.seconds, 1)} s from the POST to completed`,
+          median: sync.users_per_s,
+          rounds: [sync.users_per_s],
+          note: `${fmt(sync.seconds, 1)} s from the POST to completed`,
         }),
-    },
-    {
+    });
+  if (report)
+    moments.push({
       label: 'report',
-      detail: `${h.report.type}, ${h.report.format}`,
-      singles: h.report.singles,
+      detail: `${report.type}, ${report.format}`,
+      singles: report.singles,
       own: () =>
         table.add({
-          scenario: `  report ${h.report.type}: seconds to completed`,
+          scenario: `  report ${report.type}: seconds to completed`,
           unit: 's',
-          median: h.report.seconds,
-          rounds: [h.report.seconds],
-          note: `${h.report.rows} rows; queued ${fmt(h.report.queued_s)} s; seen completed after ${fmt(h.report.wall_s)} s`,
+          median: report.seconds,
+          rounds: [report.seconds],
+          note: `${report.rows} rows; queued ${fmt(report.queued_s)} s; seen completed after ${fmt(report.wall_s)} s`,
         }),
-    },
-    {
+    });
+  if (policies)
+    moments.push({
       label: 'policy changes',
-      detail: `${h.policies.created} policies, ${h.policies.principals} principals`,
-      singles: h.policies.singles,
+      detail: `${policies.created} policies, ${policies.principals} principals`,
+      singles: policies.singles,
       own: () =>
         table.add({
           scenario: '  privilege-risk refresh in the window: principals written',
           unit: 'count',
-          median: h.policies.refreshes.reduce((n, r) => n + r.principals, 0),
-          rounds: h.policies.refreshes.map((r) => r.principals),
+          median: policies.refreshes.reduce((n, r) => n + r.principals, 0),
+          rounds: policies.refreshes.map((r) => r.principals),
           note:
-            `${h.policies.wildcard} of ${h.policies.created} policies grant "*"; refreshes logged at ` +
-            `${h.policies.refreshes.map((r) => `${fmt(r.at_s, 1)} s`).join(', ') || 'none'}; ` +
-            `created in ${fmt(h.policies.create_s, 1)} s (p99 ${fmt(h.policies.create_ms.p99)} ms)`,
+            `${policies.wildcard} of ${policies.created} policies grant "*"; refreshes logged at ` +
+            `${policies.refreshes.map((r) => `${fmt(r.at_s, 1)} s`).join(', ') || 'none'}; ` +
+            `created in ${fmt(policies.create_s, 1)} s (p99 ${fmt(policies.create_ms.p99)} ms)`,
         }),
-    },
-  ];
+    });
   for (const m of moments) {
     const { p99, p999 } = m.singles.latency;
     table.add({
@@ -1781,6 +1821,7 @@ function heavyRows(h: HeavyReading): void {
     });
     m.own();
   }
+  if (moments.length === 0) return;
   const loops = moments.map((m) => m.singles.loop_max_ms);
   table.add({
     scenario: 'event-loop delay max, heavy moments',

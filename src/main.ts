@@ -2,8 +2,10 @@ import cluster from 'node:cluster';
 import { runPrimary } from './cluster/primary.js';
 import {
   announceJobQueued,
+  announceLoopDelay,
   announceReady,
   onJobQueued,
+  onLoopDelay,
   onMetricsRequest,
   onPrimaryStop,
   processRole,
@@ -12,6 +14,7 @@ import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { neo4jBrowser, provideNeo4j, type Neo4jEndpoint } from './dev/local-neo4j.js';
 import { startMetricsServer } from './metrics-server.js';
 import { createLogger } from './logging/logger.js';
+import { LoopDelay } from './pacing/loop-delay.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startServer } from './http/server.js';
 import { runProcessInBackground } from './threads/thread.js';
@@ -73,6 +76,7 @@ async function main(): Promise<void> {
       leads: role.leads,
       background: role.background,
       ...(role.background ? {} : { jobQueued: announceJobQueued }),
+      ...(role.serves ? {} : { loopDelays: 'reported' as const }),
     });
     // One of several processes: the primary serves METRICS_PORT with every process's metrics.
     const { registry } = runtime.metrics;
@@ -80,6 +84,17 @@ async function main(): Promise<void> {
     if (role.serves) {
       const server = await startServer(runtime, { ...config, logger });
       close = () => server.shutdown();
+      // Beside a background process, this process says how held up it is, so that the background
+      // work gives way to its requests (src/pacing).
+      if (!role.background && config.pacing.enabled) {
+        const { http } = runtime.metrics;
+        const loop = new LoopDelay(announceLoopDelay, () => http.started);
+        loop.start();
+        close = () => {
+          loop.stop();
+          return server.shutdown();
+        };
+      }
       const host = config.host === '0.0.0.0' ? 'localhost' : config.host;
       if (config.metrics.port !== undefined && !cluster.isWorker) {
         const metrics = await startMetricsServer({
@@ -108,6 +123,7 @@ async function main(): Promise<void> {
       const background = runtime;
       close = () => background.close();
       onJobQueued(() => background.jobs.wake());
+      onLoopDelay((from, delayMs) => background.pacer.report(`slot ${from}`, delayMs));
       // A job queued while this process started, before it listened, is looked for now.
       background.jobs.wake();
       logger.info(

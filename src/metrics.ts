@@ -14,6 +14,8 @@ export interface Metrics {
   webhookDeliverySeconds: Histogram;
   connectorSyncs: Counter<'outcome'>;
   connectorSyncSeconds: Histogram;
+  pacingDuty: Gauge;
+  pacedSeconds: Counter<'work'>;
 }
 
 /** One registry per app instance, so tests can build several apps in one process. */
@@ -93,6 +95,17 @@ export function createMetrics(): Metrics {
       buckets: [0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600],
       registers,
     }),
+    pacingDuty: new Gauge({
+      name: 'background_pacing_duty',
+      help: 'The share of time paced background work (syncs, reports, the privilege-risk refresh) gets now: 1 is full speed, lower while serving processes are held up',
+      registers,
+    }),
+    pacedSeconds: new Counter({
+      name: 'background_paced_seconds_total',
+      help: 'Time paced background work paused to give way to serving processes, by work (scim.sync, reports.generate, risk.privileges)',
+      labelNames: ['work'],
+      registers,
+    }),
   };
 }
 
@@ -128,6 +141,8 @@ export class HttpSeries {
  */
 export class HttpMetrics {
   inFlight = 0;
+  /** Requests this process has begun to serve, ever: whether it served any in a while. */
+  started = 0;
   private readonly series = new Map<string, HttpSeries>();
 
   constructor(registry: Registry) {

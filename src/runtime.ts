@@ -40,6 +40,8 @@ import { ACCESS_HISTORY_THREAD } from './access-history/thread.js';
 import { AccessHistoryService } from './access-history/service.js';
 import { accessHistoryTasks } from './access-history/tasks.js';
 import { within } from './time.js';
+import { LoopDelay } from './pacing/loop-delay.js';
+import { Pacer } from './pacing/pacer.js';
 import { ConsistencyTokens } from './consistency/tokens.js';
 import { ChangeFeed } from './events/feed.js';
 import { EventSink } from './events/sink.js';
@@ -127,6 +129,8 @@ export interface Runtime {
   /** Where mutations record their changes (audit events, and what follows them). */
   events: EventSink;
   jobs: JobRunner;
+  /** Paces the background work this process does (src/pacing). */
+  pacer: Pacer;
   services: Services;
   engine: Engine;
   risk: RiskUpkeep;
@@ -164,6 +168,12 @@ export interface RuntimeOptions {
    */
   background?: boolean;
   jobQueued?: () => void;
+  /**
+   * Where the pacer of background work hears how held up the serving processes are: this
+   * process's own event loop (the default, for a process that serves too), or `reported` by the
+   * serving processes through `Runtime.pacer` (a background process, src/cluster).
+   */
+  loopDelays?: 'this-process' | 'reported';
 }
 
 async function waitForDatabase(db: Database, timeoutMs: number, logger: Logger): Promise<void> {
@@ -227,6 +237,8 @@ interface Base {
   /** Whether this process leads its host's serving processes (`RuntimeOptions.leads`). */
   leads: boolean;
   metrics: Metrics;
+  /** Paces syncs, reports and the privilege-risk refresh: they give way to decisions. */
+  pacer: Pacer;
 }
 
 /** Signing keys, the revocation view, tokens, clients and the OAuth server. */
@@ -341,7 +353,7 @@ function wireConnectors(base: Base, searchPlans: SearchPlans, principalWrites: P
   const connectorSync = new ConnectorSyncService(
     db,
     jobs,
-    new ScimSync(db.background(), events, scimGroups, principalWrites, groupWrites),
+    new ScimSync(db.background(), events, scimGroups, principalWrites, groupWrites, base.pacer),
     connectorSyncStore,
     base.metrics,
   );
@@ -383,6 +395,7 @@ function wireReports(base: Base, engine: { access: AccessService; index: PolicyI
   const generator = new ReportGenerator(db.background(), events, engine.access, engine.index, {
     retentionDays: config.reports.retentionDays,
     logger,
+    pacer: base.pacer,
   });
   jobs.handle(REPORT_JOB, generator.run);
   const reports = new ReportService(db, jobs, {
@@ -430,7 +443,7 @@ function wireRisk(base: Base, engine: { index: PolicyIndex; sync: IndexSync }): 
     dormancy: new DormancyRisk(db, principalRiskStore),
     ownership,
     delegations,
-    privileges: new PrivilegeRisk(db, engine.index, engine.sync, logger, principalRiskStore),
+    privileges: new PrivilegeRisk(db, engine.index, engine.sync, logger, principalRiskStore, base.pacer),
   };
 }
 
@@ -554,7 +567,28 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     redisUrl: config.redisUrl,
     channel: config.events.channel,
   });
+  const pacer = new Pacer({
+    ...config.pacing,
+    observe: {
+      duty: (duty) => metrics.pacingDuty.set(duty),
+      paused: (ms, work) => metrics.pacedSeconds.inc({ work }, ms / 1000),
+    },
+  });
+  metrics.pacingDuty.set(pacer.duty);
+  // A process doing background work beside its own requests watches its own loop; a background
+  // process hears from the serving processes instead.
+  const ownLoop =
+    config.pacing.enabled && (options.background ?? true) && options.loopDelays !== 'reported'
+      ? new LoopDelay(
+          (delayMs) => pacer.report('this-process', delayMs),
+          () => metrics.http.started,
+        )
+      : undefined;
+  pacer.start();
+  ownLoop?.start();
   const closeAll = async (): Promise<void> => {
+    ownLoop?.stop();
+    pacer.stop();
     await feed.close();
     await rateLimiting.close();
     await db.close();
@@ -590,6 +624,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       kek,
       leads: options.leads ?? true,
       metrics,
+      pacer,
     };
 
     const auth = await wireAuth(base, rateLimiting);
@@ -662,6 +697,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       feed,
       events,
       jobs,
+      pacer,
       services,
       engine: { index: engine.index, sync: engine.sync, log: engine.log, threads: engine.threads },
       risk,

@@ -83,6 +83,7 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
           resolve();
         }
         if (message.type === 'job-queued') slots.get(BACKGROUND_SLOT)?.send(message);
+        if (message.type === 'loop-delay') slots.get(BACKGROUND_SLOT)?.send({ ...message, slot });
         if (message.type === 'metrics') scrapes.get(message.id)?.(slot, message.metrics);
       });
       worker.once('exit', (code, signal) => {

@@ -25,6 +25,11 @@ export type ProcessMessage =
   | { channel: 'pas'; type: 'stop' }
   /** A serving process queued a job due now: the primary passes it on to the background process. */
   | { channel: 'pas'; type: 'job-queued' }
+  /**
+   * A serving process's longest event-loop delay of the last moment (ms): the primary passes it
+   * on to the background process, naming the slot, for the pacing of background work (src/pacing).
+   */
+  | { channel: 'pas'; type: 'loop-delay'; delayMs: number; slot?: number }
   /** The primary, scraped on METRICS_PORT, asks each process for its metrics… */
   | { channel: 'pas'; type: 'metrics-request'; id: number }
   /** …and each answers with what its registry reads. */
@@ -77,6 +82,11 @@ export function announceJobQueued(): void {
   tellPrimary({ channel: 'pas', type: 'job-queued' });
 }
 
+/** Tells the primary, if there is one, how long this serving process's event loop was held up. */
+export function announceLoopDelay(delayMs: number): void {
+  tellPrimary({ channel: 'pas', type: 'loop-delay', delayMs });
+}
+
 function tellPrimary(message: ProcessMessage): void {
   if (cluster.isWorker) process.send?.(message);
 }
@@ -111,5 +121,13 @@ export function onJobQueued(wake: () => void): void {
   if (!cluster.isWorker) return;
   process.on('message', (message: unknown) => {
     if (isProcessMessage(message) && message.type === 'job-queued') wake();
+  });
+}
+
+/** Calls `take` with each serving process's loop delay the primary passes on (a background process). */
+export function onLoopDelay(take: (slot: number, delayMs: number) => void): void {
+  if (!cluster.isWorker) return;
+  process.on('message', (message: unknown) => {
+    if (isProcessMessage(message) && message.type === 'loop-delay') take(message.slot ?? 0, message.delayMs);
   });
 }

@@ -34,6 +34,8 @@ export const ConfigSchema = Type.Object({
   BACKGROUND_PROCESS: Type.Optional(
     Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')]),
   ),
+  BACKGROUND_PACING: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
+  BACKGROUND_PACING_DELAY_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
   METRICS_PORT: Type.Optional(ListenPort),
   METRICS_TOKEN: Type.Optional(
     Type.String({ pattern: '^[!-~]{16,256}$', description: '16 to 256 printable characters, no spaces' }),
@@ -221,6 +223,14 @@ function settings(c: RawConfig) {
      */
     backgroundProcess:
       c.BACKGROUND_PROCESS === 'on' || ((c.BACKGROUND_PROCESS ?? 'auto') === 'auto' && workers > 1),
+    /**
+     * Background work (syncs, reports, the privilege-risk refresh) slowed down while a serving
+     * process's event loop is held up for longer than `delayMs` (src/pacing).
+     */
+    pacing: {
+      enabled: (c.BACKGROUND_PACING ?? 'on') === 'on',
+      delayMs: c.BACKGROUND_PACING_DELAY_MS ?? 10,
+    },
     metrics: {
       /** A listener of its own for /metrics (0: any free port), which the main port then lacks. */
       port: c.METRICS_PORT,

@@ -36,7 +36,7 @@ export type { Dirty };
  * Principals read per statement when a batch names many: the driver decodes a statement's answer,
  * and the rows are converted, in one run of the event loop, which this keeps to a few milliseconds.
  */
-const READ_SLICE = 250;
+const READ_SLICE = 100;
 
 async function inSlices<T>(ids: string[], read: (ids: string[]) => Promise<T[]>): Promise<T[]> {
   if (ids.length <= READ_SLICE) return read(ids);

@@ -34,7 +34,7 @@ export interface ChangeFeedOptions {
  * turn: the driver decodes each answer, and the events are converted, in one run of the event
  * loop, which this keeps to a few milliseconds when a sync commits thousands of changes at once.
  */
-const POLL_SPAN = 250;
+const POLL_SPAN = 100;
 
 /** A place in the change feed: the shard of the event sequence and a number of it. */
 export type FeedPosition = readonly [shard: number, seq: number];

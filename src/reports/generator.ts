@@ -7,6 +7,7 @@ import { nowIso, timeSlices } from '../time.js';
 import { createEncoder, packChunk } from './encoding.js';
 import { reportRepository as repo } from './repository.js';
 import type { PrincipalIndex } from './principal-order.js';
+import type { Pacer } from '../pacing/pacer.js';
 import { PAGE_ROWS, REVIEW_PRINCIPALS, type AccessOracle, type ReportParameters } from './sources.js';
 import { reportTypeSpec } from './types/index.js';
 
@@ -40,6 +41,8 @@ export class ReportGenerator {
       pageSize?: { principals: number; review: number };
       /** Text gathered before a piece of the file is stored. */
       chunkBytes?: number;
+      /** Each page read and each piece stored is a step of background work that gives way to decisions. */
+      pacer?: Pacer;
     },
   ) {}
 
@@ -64,6 +67,10 @@ export class ReportGenerator {
       });
     }
   };
+
+  private paced<T>(work: () => Promise<T>): Promise<T> {
+    return this.options.pacer ? this.options.pacer.step(REPORT_JOB, work) : work();
+  }
 
   private async generate(reportId: string, signal: AbortSignal): Promise<void> {
     const state = await this.db.write('reports/start', (tx) => repo.start(tx, reportId, nowIso()));
@@ -129,7 +136,7 @@ export class ReportGenerator {
     const turn = timeSlices();
     while (!exhausted) {
       signal.throwIfAborted();
-      const page = await source.page(read, at);
+      const page = await this.paced(() => source.page(read, at));
       // A page's rows are encoded a slice at a time, the event loop turning between slices.
       for (let from = 0; from < page.rows.length; from += ROWS_PER_SLICE) {
         const text = encoder.rows(
@@ -145,7 +152,8 @@ export class ReportGenerator {
       pendingScanned += page.scanned;
       at = page.cursor;
       if (at === null || pendingBytes >= (this.options.chunkBytes ?? CHUNK_BYTES)) {
-        await store({ cursor: at, exhausted: at === null });
+        const next = { cursor: at, exhausted: at === null };
+        await this.paced(() => store(next));
       }
     }
     const text = encoder.end(rowCount);

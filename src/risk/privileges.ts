@@ -6,6 +6,7 @@ import type { RiskFactor } from '../schemas/principals.js';
 import type { PolicyIndex } from '../decisions/policy-index.js';
 import type { IxPolicy, IxPrincipal } from '../decisions/model.js';
 import { RowSet } from '../columnar/row-set.js';
+import { unpaced, type Pacer } from '../pacing/pacer.js';
 import { timeSlices } from '../time.js';
 import type { Dirty, IndexSync } from '../decisions/sync.js';
 
@@ -114,6 +115,8 @@ const ALL_AT_ONCE_FROM = 2_000;
 
 /** Principals looked at between two yields of the event loop, and written per transaction. */
 const CHUNK = 500;
+/** Principals written per transaction while the pacer slows the work down, at least. */
+const CHUNK_PACED = 50;
 
 /**
  * Keeps the privilege factors of the risk score in step with policies and memberships: each run
@@ -130,6 +133,8 @@ export class PrivilegeRisk {
     private readonly logger: Logger,
     /** The principals' owner's risk inputs and scores (src/principals/writes.ts). */
     private readonly repo: PrincipalRiskStore,
+    /** Each write is a step of background work that gives way to decisions. */
+    private readonly pacer: Pacer = unpaced(),
   ) {}
 
   async refresh(): Promise<number> {
@@ -174,7 +179,7 @@ export class PrivilegeRisk {
       if (!table.has(row) || table.statusOf(row) === 'deleted') continue;
       const privileges = factors(row);
       if (privileges !== table.privilegesOf(row)) changed.push({ id: table.idOf(row), privileges });
-      if (changed.length >= CHUNK) {
+      if (changed.length >= this.pacer.size(CHUNK, CHUNK_PACED)) {
         written += await this.write(changed);
         changed = [];
       }
@@ -188,7 +193,11 @@ export class PrivilegeRisk {
     return written;
   }
 
-  private async write(rows: { id: string; privileges: string }[]): Promise<number> {
+  private write(rows: { id: string; privileges: string }[]): Promise<number> {
+    return this.pacer.step('risk.privileges', () => this.writeNow(rows));
+  }
+
+  private async writeNow(rows: { id: string; privileges: string }[]): Promise<number> {
     const byId = new Map(rows.map((r) => [r.id, r.privileges]));
     const written = await this.db.write('principals/set_privileges', async (tx) => {
       const principals = await this.repo.lockRiskInputs(tx, [...byId.keys()]);

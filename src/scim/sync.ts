@@ -9,6 +9,7 @@ import { AppError } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type { PrincipalBatchWriter, PrincipalWriter } from '../principals/writes.js';
 import type { GroupWriter } from '../groups/writes.js';
+import { unpaced, type Pacer } from '../pacing/pacer.js';
 import { nowIso } from '../time.js';
 import { ScimError } from './errors.js';
 import type { ScimGroupService } from './groups-service.js';
@@ -40,10 +41,16 @@ import {
   withMapped,
 } from './users.js';
 
-/** Users written per transaction. */
+/** Users written per transaction, at full speed; while paced, down to USER_BATCH_PACED. */
 const BATCH = 1_000;
-/** New groups written per transaction. */
+const USER_BATCH_PACED = 100;
+/** New groups written per transaction, at full speed; while paced, down to GROUP_BATCH_PACED. */
 const GROUP_BATCH = 100;
+const GROUP_BATCH_PACED = 10;
+const USER_BATCHES = [BATCH, USER_BATCH_PACED] as const;
+const GROUP_BATCHES = [GROUP_BATCH, GROUP_BATCH_PACED] as const;
+/** What the pacer calls a sync's steps. */
+const PACED_AS = 'scim.sync';
 /** Line errors reported back (all are counted). */
 const MAX_ERRORS = 100;
 
@@ -133,7 +140,8 @@ interface Run {
  * groups the snapshot no longer has. What to do is planned without writing (src/scim/sync-plan.ts);
  * this writes it. Users are written in batches of a thousand per transaction, new groups with
  * their members in batches of a hundred (each change still an audit event in its transaction);
- * changed groups through the SCIM group service.
+ * changed groups through the SCIM group service. Each transaction is a step of paced work
+ * (src/pacing): while serving processes are held up, the batches shrink and pauses follow them.
  * It compares before it writes, so running it again, or resuming it after an interruption,
  * changes only what still differs. A line that cannot be read is reported and skipped; a
  * snapshot with unreadable lines deprovisions nobody, since a missing user might be one of them.
@@ -147,7 +155,32 @@ export class ScimSync {
     private readonly writer: PrincipalWriter & PrincipalBatchWriter,
     /** New groups are written by the groups' owner. */
     private readonly groupWriter: GroupWriter,
+    /** Each transaction is a step of background work that gives way to decisions. */
+    private readonly pacer: Pacer = unpaced(),
   ) {}
+
+  /**
+   * Writes `items` in slices of at most `most` per transaction (fewer, down to `least`, while
+   * the pacer slows the work down), each slice a paced step.
+   */
+  private async inSlices<T>(
+    items: readonly T[],
+    [most, least]: readonly [number, number],
+    signal: AbortSignal,
+    write: (slice: T[]) => Promise<void>,
+  ): Promise<void> {
+    for (let i = 0; i < items.length;) {
+      signal.throwIfAborted();
+      const slice = items.slice(i, i + this.pacer.size(most, least));
+      await this.pacer.step(PACED_AS, () => write(slice));
+      i += slice.length;
+    }
+  }
+
+  /** One write of a sync as a paced step. */
+  private paced<T>(write: () => Promise<T>): Promise<T> {
+    return this.pacer.step(PACED_AS, write);
+  }
 
   async reconcile(
     caller: ScimCaller,
@@ -190,35 +223,30 @@ export class ScimSync {
 
     let processed = 0;
     const unlinked: string[] = [];
-    for (let i = 0; i < plan.creates.length; i += BATCH) {
-      signal.throwIfAborted();
-      const batch = plan.creates.slice(i, i + BATCH);
+    await this.inSlices(plan.creates, USER_BATCHES, signal, async (batch) => {
       unlinked.push(...(await this.createBatch(caller, batch, op)));
       counts.users_created += batch.length;
       processed += batch.length;
       await report(progress('users', processed, users.length));
-    }
+    });
     // Unchanged users share the batches of the changed ones, so that progress moves over both.
-    for (let i = 0; i < plan.matches.length; i += BATCH) {
-      signal.throwIfAborted();
-      const batch = plan.matches.slice(i, i + BATCH);
+    await this.inSlices(plan.matches, USER_BATCHES, signal, async (batch) => {
       const changed = batch.filter((m) => m.differs);
       if (changed.length > 0) await this.updateBatch(changed, op);
       counts.users_updated += changed.length;
       counts.users_unchanged += batch.length - changed.length;
       processed += batch.length;
       await report(progress('users', processed, users.length));
-    }
+    });
 
     if (plan.removes) {
       const missing = plan.deprovisions;
       await report(progress('deprovisioning', 0, missing.length));
-      for (let i = 0; i < missing.length; i += BATCH) {
-        signal.throwIfAborted();
-        await this.deprovisionBatch(missing.slice(i, i + BATCH), op);
-        counts.users_deprovisioned += Math.min(BATCH, missing.length - i);
-        await report(progress('deprovisioning', Math.min(i + BATCH, missing.length), missing.length));
-      }
+      await this.inSlices(missing, USER_BATCHES, signal, async (batch) => {
+        await this.deprovisionBatch(batch, op);
+        counts.users_deprovisioned += batch.length;
+        await report(progress('deprovisioning', counts.users_deprovisioned, missing.length));
+      });
     }
 
     signal.throwIfAborted();
@@ -237,6 +265,7 @@ export class ScimSync {
         ...plan.managers.map((change) => ({ ...change, recorded: false })),
       ],
       op,
+      signal,
     );
 
     await report(progress('groups', 0, groups.length));
@@ -338,11 +367,11 @@ export class ScimSync {
   private async linkManagers(
     rows: (ManagerLink & { from: string | null; recorded: boolean })[],
     op: OperationContext,
+    signal: AbortSignal,
   ): Promise<void> {
-    for (let i = 0; i < rows.length; i += BATCH) {
-      const batch = rows.slice(i, i + BATCH);
+    await this.inSlices(rows, USER_BATCHES, signal, async (batch) => {
       await this.db.write('scim/sync/managers', (tx) => this.writer.setManagers(tx, batch, op));
-    }
+    });
   }
 
   /** New groups and their memberships, a batch in one transaction, an audit event per group. */
@@ -414,9 +443,7 @@ export class ScimSync {
     const later = plan.groups.flatMap((g, index) => (g.current ? [index] : []));
 
     const batched = plan.groups.flatMap((g, index) => (g.create === 'batch' ? [index] : []));
-    for (let i = 0; i < batched.length; i += GROUP_BATCH) {
-      signal.throwIfAborted();
-      const batch = batched.slice(i, i + GROUP_BATCH);
+    await this.inSlices(batched, GROUP_BATCHES, signal, async (batch) => {
       for (const index of batch) ids[index] = newId('group');
       try {
         await this.createGroups(
@@ -433,16 +460,14 @@ export class ScimSync {
         if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
         for (const index of batch) ids[index] = undefined;
       }
-    }
+    });
     for (const [index, planned] of plan.groups.entries()) {
       signal.throwIfAborted();
       if (ids[index]) continue;
       const bare = planned.create === 'bare';
       try {
-        const created = await this.groups.create(
-          caller,
-          withMembers(planned.group.scim, bare ? [] : members(planned)),
-          op,
+        const created = await this.paced(() =>
+          this.groups.create(caller, withMembers(planned.group.scim, bare ? [] : members(planned)), op),
         );
         ids[index] = created['id'] as string;
         counts.groups_created += 1;
@@ -458,12 +483,8 @@ export class ScimSync {
       if (!id) continue;
       const planned = plan.groups[index]!;
       try {
-        const after = await this.groups.replace(
-          caller,
-          id,
-          withMembers(planned.group.scim, members(planned)),
-          undefined,
-          op,
+        const after = await this.paced(() =>
+          this.groups.replace(caller, id, withMembers(planned.group.scim, members(planned)), undefined, op),
         );
         if (planned.current) {
           const meta = after['meta'] as { lastModified?: string } | undefined;
@@ -477,7 +498,7 @@ export class ScimSync {
     }
     for (const group of plan.deletes) {
       signal.throwIfAborted();
-      await this.groups.delete(caller, group.id, undefined, op);
+      await this.paced(() => this.groups.delete(caller, group.id, undefined, op));
       counts.groups_deleted += 1;
     }
   }

@@ -76,6 +76,19 @@ describe('configuration', () => {
     expect(() => loadConfig({ BACKGROUND_PROCESS: 'yes' })).to.throw(ConfigError, /BACKGROUND_PROCESS/);
   });
 
+  it('paces background work by default, and refuses a threshold out of range', () => {
+    expect(loadConfig({}).pacing).to.deep.equal({ enabled: true, delayMs: 10 });
+    expect(loadConfig({ BACKGROUND_PACING: 'off', BACKGROUND_PACING_DELAY_MS: '25' }).pacing).to.deep.equal({
+      enabled: false,
+      delayMs: 25,
+    });
+    expect(() => loadConfig({ BACKGROUND_PACING: 'maybe' })).to.throw(ConfigError, /BACKGROUND_PACING/);
+    expect(() => loadConfig({ BACKGROUND_PACING_DELAY_MS: '0' })).to.throw(
+      ConfigError,
+      /BACKGROUND_PACING_DELAY_MS/,
+    );
+  });
+
   it('lets the local Neo4j take any free port with 0', () => {
     const config = loadConfig({ NEO4J_LOCAL_PORT: '0', NEO4J_LOCAL_HTTP_PORT: '0' });
     expect(config.localNeo4j.port).to.equal(0);

@@ -41,6 +41,7 @@ export function requestContext(logger: Logger, metrics: Metrics): Middleware {
     ctx.res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     metrics.http.inFlight += 1;
+    metrics.http.started += 1;
     try {
       await next();
       if (
