@@ -60,8 +60,8 @@ export const ADMIN_CLIENT_SECRET = 'test-admin-secret-0123456789abcdef';
 export const TEST_KEY_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /**
- * Test defaults: a fast secret hash, fixed admin credentials and key-encryption key, and limits
- * high enough that only the rate-limit tests ever meet them.
+ * Test defaults: a fast secret hash, fixed admin credentials and key-encryption key, limits high
+ * enough that only the rate-limit tests ever meet them, and background work never paced.
  */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
@@ -75,6 +75,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     AUTH_FAILURE_LIMIT: '1000',
     AUTH_FAILURE_IP_LIMIT: '100000',
     INDEX_SNAPSHOT: 'off',
+    // Syncs and reports at full speed: the test's own requests, on the loop the app shares with
+    // it, would otherwise slow them down (test/http/pacing.test.ts turns the pacing on).
+    BACKGROUND_PACING: 'off',
     ...env,
   });
 }

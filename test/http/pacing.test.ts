@@ -59,8 +59,8 @@ const pausedFor = (fx: AppFixture): Promise<number> =>
   metricValue(fx.app.http, 'background_paced_seconds_total{work="scim.sync"}', 0);
 
 describe('background work gives way to requests', () => {
-  describe('paced (the default)', () => {
-    const fx = useApp({ env: { BACKGROUND_PACING_DELAY_MS: '10' } });
+  describe('paced (the default of the service)', () => {
+    const fx = useApp({ env: { BACKGROUND_PACING: 'on', BACKGROUND_PACING_DELAY_MS: '10' } });
 
     it('a sync slows down while requests are held up, and still writes every user', async function () {
       this.timeout(90_000);
