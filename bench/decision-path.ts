@@ -1029,7 +1029,7 @@ async function heavyMoments(
   const service = await startService(
     neo4j,
     body.length * 2 > DEFAULT_SYNC_MAX_BYTES ? { SYNC_MAX_BYTES: String(body.length * 2) } : {},
-    PROFILE_DIR ? 'service-heavy' : undefined,
+    PROFILE_DIR || HEAP_PROFILE_DIR ? 'service-heavy' : undefined,
   );
   const poller = forkBench('sync-poller.ts');
   try {

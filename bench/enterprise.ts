@@ -1,7 +1,7 @@
 /**
  * An enterprise through the API: the service measured from outside, as a customer meets it. The
- * compiled service is started as `npm start` runs it (`node --max-semi-space-size=64
- * dist/src/main.js`, built once with `npm run build`), in a process of its own, without NEO4J_URI,
+ * compiled service is started as `npm start` runs it (`node` with the flags of its start script and
+ * `dist/src/main.js`, built once with `npm run build`), in a process of its own, without NEO4J_URI,
  * so that it starts its own embedded Neo4j (tools/neo4j) on a fresh data directory. Everything
  * goes through the public API on 127.0.0.1; nothing is read from the service's insides:
  *

@@ -33,12 +33,24 @@ export interface PacerOptions {
   /** The event-loop delay of a serving process, in ms, above which decisions are taken to suffer. */
   delayMs: number;
   now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  /** Waits `ms`, or less once `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Told the duty whenever it changes, and each pause as it starts. */
   observe?: { duty(duty: number): void; paused(ms: number, work: string): void };
 }
 
-const sleepFor = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 export class Pacer {
   private dutyNow = 1;
@@ -49,7 +61,7 @@ export class Pacer {
   private readonly reports = new Map<string, { delayMs: number; at: number }>();
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(private readonly options: PacerOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -101,9 +113,10 @@ export class Pacer {
 
   /**
    * Runs one step of background work (`what` names it in the metrics), then pauses so that it has
-   * had `duty` of the time since it began. A step that fails is not followed by a pause.
+   * had `duty` of the time since it began; the pause ends early once `signal` aborts (the work is
+   * being stopped). A step that fails is not followed by a pause.
    */
-  async step<T>(what: string, work: () => Promise<T>): Promise<T> {
+  async step<T>(what: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (!this.options.enabled) return work();
     const started = this.now();
     const result = await work();
@@ -113,7 +126,7 @@ export class Pacer {
     if (duty < 1) {
       const pause = Math.min(MAX_PAUSE_MS, (this.now() - started) * (1 / duty - 1));
       this.options.observe?.paused(pause, what);
-      await this.sleep(pause);
+      await this.sleep(pause, signal);
     }
     return result;
   }

@@ -68,8 +68,8 @@ export class ReportGenerator {
     }
   };
 
-  private paced<T>(work: () => Promise<T>): Promise<T> {
-    return this.options.pacer ? this.options.pacer.step(REPORT_JOB, work) : work();
+  private paced<T>(work: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    return this.options.pacer ? this.options.pacer.step(REPORT_JOB, work, signal) : work();
   }
 
   private async generate(reportId: string, signal: AbortSignal): Promise<void> {
@@ -136,7 +136,7 @@ export class ReportGenerator {
     const turn = timeSlices();
     while (!exhausted) {
       signal.throwIfAborted();
-      const page = await this.paced(() => source.page(read, at));
+      const page = await this.paced(() => source.page(read, at), signal);
       // A page's rows are encoded a slice at a time, the event loop turning between slices.
       for (let from = 0; from < page.rows.length; from += ROWS_PER_SLICE) {
         const text = encoder.rows(
@@ -153,7 +153,7 @@ export class ReportGenerator {
       at = page.cursor;
       if (at === null || pendingBytes >= (this.options.chunkBytes ?? CHUNK_BYTES)) {
         const next = { cursor: at, exhausted: at === null };
-        await this.paced(() => store(next));
+        await this.paced(() => store(next), signal);
       }
     }
     const text = encoder.end(rowCount);

@@ -172,14 +172,14 @@ export class ScimSync {
     for (let i = 0; i < items.length;) {
       signal.throwIfAborted();
       const slice = items.slice(i, i + this.pacer.size(most, least));
-      await this.pacer.step(PACED_AS, () => write(slice));
+      await this.pacer.step(PACED_AS, () => write(slice), signal);
       i += slice.length;
     }
   }
 
   /** One write of a sync as a paced step. */
-  private paced<T>(write: () => Promise<T>): Promise<T> {
-    return this.pacer.step(PACED_AS, write);
+  private paced<T>(write: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    return this.pacer.step(PACED_AS, write, signal);
   }
 
   async reconcile(
@@ -466,8 +466,9 @@ export class ScimSync {
       if (ids[index]) continue;
       const bare = planned.create === 'bare';
       try {
-        const created = await this.paced(() =>
-          this.groups.create(caller, withMembers(planned.group.scim, bare ? [] : members(planned)), op),
+        const created = await this.paced(
+          () => this.groups.create(caller, withMembers(planned.group.scim, bare ? [] : members(planned)), op),
+          signal,
         );
         ids[index] = created['id'] as string;
         counts.groups_created += 1;
@@ -483,8 +484,10 @@ export class ScimSync {
       if (!id) continue;
       const planned = plan.groups[index]!;
       try {
-        const after = await this.paced(() =>
-          this.groups.replace(caller, id, withMembers(planned.group.scim, members(planned)), undefined, op),
+        const after = await this.paced(
+          () =>
+            this.groups.replace(caller, id, withMembers(planned.group.scim, members(planned)), undefined, op),
+          signal,
         );
         if (planned.current) {
           const meta = after['meta'] as { lastModified?: string } | undefined;
@@ -498,7 +501,7 @@ export class ScimSync {
     }
     for (const group of plan.deletes) {
       signal.throwIfAborted();
-      await this.paced(() => this.groups.delete(caller, group.id, undefined, op));
+      await this.paced(() => this.groups.delete(caller, group.id, undefined, op), signal);
       counts.groups_deleted += 1;
     }
   }

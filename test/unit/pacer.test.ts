@@ -122,6 +122,26 @@ describe('pacing of background work', () => {
     expect(pauses).to.deep.equal([]);
   });
 
+  it('ends a pause early once the work is being stopped', async () => {
+    // A real clock: a step of 20 ms at the floor would pause for 380 ms.
+    const pacer = new Pacer({ enabled: true, delayMs: 10 });
+    for (let i = 0; i < 6; i += 1) {
+      pacer.report('slot 1', 100);
+      pacer.tick();
+    }
+    expect(pacer.duty).to.equal(MIN_DUTY);
+    const stopping = new AbortController();
+    const from = performance.now();
+    const stepped = pacer.step(
+      'scim.sync',
+      () => new Promise((resolve) => setTimeout(resolve, 20)),
+      stopping.signal,
+    );
+    setTimeout(() => stopping.abort(), 60);
+    await stepped;
+    expect(performance.now() - from).to.be.lessThan(300);
+  });
+
   it('switched off, never pauses nor shrinks, whatever it hears', async () => {
     const { pacer, pauses, taking } = pacerOnClock(false);
     pacer.report('slot 1', 500);

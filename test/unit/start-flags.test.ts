@@ -19,5 +19,8 @@ describe('node flags of the service', () => {
     // A young generation large enough that a busy decision endpoint's short-lived objects die in
     // it, instead of filling the old generation and its longer collections.
     expect(fromStart).to.include('--max-semi-space-size=64');
+    // An old generation that starts large: a serving process promotes a little all the time, and
+    // with the limit V8 sets from its small live size it ran a full collection every few seconds.
+    expect(fromStart).to.include('--initial-old-space-size=256');
   });
 });
