@@ -123,23 +123,38 @@ describe('pacing of background work', () => {
   });
 
   it('ends a pause early once the work is being stopped', async () => {
-    // A real clock: a step of 20 ms at the floor would pause for 380 ms.
-    const pacer = new Pacer({ enabled: true, delayMs: 10 });
+    // The step takes a second by the pacer's clock, so at the floor its pause would be the longest
+    // (5 s); the real sleep is cut short by the abort, sent as soon as the pause begins.
+    const stopping = new AbortController();
+    let now = 0;
+    const paused: number[] = [];
+    const pacer = new Pacer({
+      enabled: true,
+      delayMs: 10,
+      now: () => now,
+      observe: {
+        duty: () => undefined,
+        paused: (ms) => {
+          paused.push(ms);
+          setImmediate(() => stopping.abort());
+        },
+      },
+    });
     for (let i = 0; i < 6; i += 1) {
       pacer.report('slot 1', 100);
       pacer.tick();
     }
     expect(pacer.duty).to.equal(MIN_DUTY);
-    const stopping = new AbortController();
     const from = performance.now();
-    const stepped = pacer.step(
+    await pacer.step(
       'scim.sync',
-      () => new Promise((resolve) => setTimeout(resolve, 20)),
+      async () => {
+        now += 1_000;
+      },
       stopping.signal,
     );
-    setTimeout(() => stopping.abort(), 60);
-    await stepped;
-    expect(performance.now() - from).to.be.lessThan(300);
+    expect(paused).to.deep.equal([5_000]);
+    expect(performance.now() - from).to.be.lessThan(1_000);
   });
 
   it('switched off, never pauses nor shrinks, whatever it hears', async () => {
@@ -151,16 +166,25 @@ describe('pacing of background work', () => {
     expect(pacer.size(1000, 100)).to.equal(1000);
   });
 
-  /** What a LoopDelay told while the loop was held for 60 ms once. */
+  /**
+   * What a LoopDelay told while the loop was held for 60 ms once: the hold comes after its first
+   * report, and the reports are taken up to the first one made after the hold.
+   */
   async function heardAroundAHold(served?: () => number): Promise<number[]> {
     const delays: number[] = [];
-    const loop = new LoopDelay((ms) => delays.push(ms), served);
+    let told: (() => void) | undefined;
+    const nextReport = (): Promise<void> => new Promise((resolve) => (told = resolve));
+    const loop = new LoopDelay((ms) => {
+      delays.push(ms);
+      told?.();
+    }, served);
     loop.start();
     try {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await nextReport();
       const blockedAt = performance.now();
       while (performance.now() - blockedAt < 60);
-      await new Promise((resolve) => setTimeout(resolve, PACING_TICK_MS * 2));
+      // The hold falls in the window that the next report closes.
+      await nextReport();
     } finally {
       loop.stop();
     }
