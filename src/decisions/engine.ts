@@ -123,7 +123,7 @@ function decideFor(
   /** Groups the principal is taken to be a direct member of as well (see `DecideOptions.joins`). */
   joined?: readonly string[],
 ): Verdict {
-  const p = index.principals.get(principalId);
+  const p = index.principalView(principalId);
   const trace = explain
     ? { principals: [] as TracePrincipal[], candidates: [] as TraceCandidate[] }
     : undefined;
@@ -411,7 +411,7 @@ export function delegationCovers(d: IxDelegation, action: string, type: string, 
 
 /** Why a principal cannot take part in a delegation now, if it cannot: unknown, or not active. */
 function inactivePrincipal(index: PolicyIndex, id: string): string | undefined {
-  const p = index.principals.get(id);
+  const p = index.principalView(id);
   if (!p) return `principal ${id} does not exist`;
   return p.status === 'active' ? undefined : `principal ${id} is ${p.status}`;
 }

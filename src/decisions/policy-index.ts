@@ -15,7 +15,7 @@ import { DelegationTable } from './delegation-table.js';
 import { addTo, removeFrom, ResourcePolicies } from './policy-lookup.js';
 import type { PrincipalFields } from './model.js';
 import { MatchSets } from './match-sets.js';
-import { fieldsOf, PrincipalTable } from './principal-table.js';
+import { fieldsOf, PrincipalTable, TablePrincipal } from './principal-table.js';
 import { ResourceTable } from './resource-table.js';
 
 const NO_ENTRIES: readonly never[] = Object.freeze([]);
@@ -153,6 +153,17 @@ export class PolicyIndex {
       this.book.bytes
     );
   }
+
+  /**
+   * A principal by id as one decision reads it: its fields decoded only when read (see
+   * `TablePrincipal`); undefined when the index does not hold it.
+   */
+  principalView(id: string): IxPrincipal | undefined {
+    const row = this.table.rowOf(id);
+    return row < 0 ? undefined : new TablePrincipal(this.table, row, this.directGroups);
+  }
+
+  private readonly directGroups = (row: number): string[] => this.groupTable.directGroupIds(row);
 
   /** The principal of a row as the engine reads it. */
   principalAt(row: number): IxPrincipal {
@@ -537,6 +548,7 @@ export class PolicyIndex {
   /** The row of a principal object, made by this index or not (−1: the index does not hold it). */
   private rowOfPrincipal(p: IxPrincipal): number {
     if (p === this.lastMade) return this.lastRow;
+    if (p instanceof TablePrincipal && p.table === this.table) return p.row;
     return this.table.rowOf(p.id);
   }
 

@@ -690,6 +690,84 @@ export class RowSubject implements Subject {
   }
 }
 
+/**
+ * A principal of the table as the engine reads it, each field decoded from the columns when it is
+ * first read and kept: a decision reads a principal's id, status, type and groups, and its
+ * attributes, metadata or timestamps only when a condition or the agents' guardrail asks for them.
+ * Its fields are getters, so it is read field by field (never spread or serialised whole); it
+ * stands for the row as it was made, and is made again for each decision.
+ */
+export class TablePrincipal implements IxPrincipal {
+  private idText: string | undefined;
+  private groupIds: string[] | undefined;
+  private decoded: Record<string, string | readonly string[]> | undefined;
+  private meta: Record<string, string> | undefined;
+
+  constructor(
+    readonly table: PrincipalTable,
+    readonly row: number,
+    private readonly directGroups: (row: number) => string[],
+  ) {}
+
+  get id(): string {
+    return (this.idText ??= this.table.idOf(this.row));
+  }
+  get type(): string {
+    return this.table.typeOf(this.row);
+  }
+  get status(): string {
+    return this.table.statusOf(this.row);
+  }
+  get name(): string {
+    return this.table.nameOf(this.row);
+  }
+  get email(): string | null {
+    return this.table.emailOf(this.row);
+  }
+  get connector_source(): string | null {
+    return this.table.connectorSourceOf(this.row);
+  }
+  get connector_id(): string | null {
+    return this.table.connectorIdOf(this.row);
+  }
+  get created_at(): string {
+    return this.table.timeKey(this.row, 0) ?? '';
+  }
+  get updated_at(): string {
+    return this.table.timeKey(this.row, 1) ?? '';
+  }
+  get last_login(): string | null {
+    return this.table.timeKey(this.row, 2);
+  }
+  get risk_score(): number {
+    return this.table.riskOf(this.row);
+  }
+  get privileges(): string {
+    return this.table.privilegesOf(this.row);
+  }
+  get order(): number {
+    return this.table.orderOf(this.row);
+  }
+  get groups(): string[] {
+    return (this.groupIds ??= this.directGroups(this.row));
+  }
+  get attributes(): Readonly<Record<string, string | readonly string[]>> {
+    this.decode();
+    return this.decoded!;
+  }
+  get metadata(): Readonly<Record<string, string>> {
+    this.decode();
+    return this.meta!;
+  }
+
+  private decode(): void {
+    if (this.decoded !== undefined) return;
+    this.decoded = {};
+    this.meta = {};
+    this.table.readAttributes(this.row, this.decoded, this.meta);
+  }
+}
+
 /** A principal made in memory (tests, simulations) as the fields the table writes. */
 export function fieldsOf(p: IxPrincipal): PrincipalFields {
   return {

@@ -192,7 +192,7 @@ export function principalChanges(
   scope: ChangeScope,
   changes: AccessChange[],
 ): number {
-  const p = index.principals.get(pid);
+  const p = index.principalView(pid);
   if (!p || p.status !== 'active') return 0;
   const tools = toolFilter(p);
   let evaluated = 0;
