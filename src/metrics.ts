@@ -102,7 +102,7 @@ export function createMetrics(): Metrics {
     }),
     pacedSeconds: new Counter({
       name: 'background_paced_seconds_total',
-      help: 'Time paced background work paused to give way to serving processes, by work (scim.sync, reports.generate, risk.privileges)',
+      help: 'Time paced background work paused to give way to serving processes, by work (scim.sync, reports.generate, risk.privileges, access-history.store)',
       labelNames: ['work'],
       registers,
     }),

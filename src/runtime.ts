@@ -301,6 +301,7 @@ async function wireEngine(base: Base) {
         instanceId: base.instanceId,
         leaseMs: config.jobs.leaseMs,
         maxPending: config.accessHistory.maxPending,
+        pacer: base.pacer,
       })
     : undefined;
   if (recorder) sync.observe(recorder);

@@ -287,10 +287,10 @@ export type Turn = () => Promise<void> | undefined;
  * principals when given `turn`: a policy reaching tens of thousands holds requests up by a slice
  * at most.
  */
-/** A principal as the index holds it now, when it does (read from its tables: not for free). */
+/** A principal as the index holds it now, when it does (each field read from its tables when used). */
 function principalOf(index: PolicyIndex, id: string): IxPrincipal | undefined {
   const row = index.table.rowOf(id);
-  return row < 0 ? undefined : index.principalAt(row);
+  return row < 0 ? undefined : index.principalViewAt(row);
 }
 
 /** A principal's id, name and type as the index holds it, when it does. */

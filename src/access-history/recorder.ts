@@ -3,6 +3,7 @@ import type { PolicyIndex } from '../decisions/policy-index.js';
 import type { Database } from '../db/database.js';
 import type { WriteThread } from '../db/write-thread.js';
 import type { Logger } from '../logging/logger.js';
+import { unpaced, type Pacer } from '../pacing/pacer.js';
 import { watchBatch } from './compute.js';
 import { accessHistoryRepository as repo, type ReadyPart } from './repository.js';
 
@@ -11,6 +12,10 @@ import { accessHistoryRepository as repo, type ReadyPart } from './repository.js
  * milliseconds whatever it holds (its log flush), so ten parts go in one.
  */
 const ROWS_PER_WRITE = 5_000;
+/** Rows per statement while the pacer slows the store down, at least. */
+const ROWS_PER_WRITE_PACED = 500;
+/** What the pacer calls the store's steps. */
+const PACED_AS = 'access-history.store';
 
 /** A store that failed is tried again after this long, not by every batch meanwhile. */
 const RETRY_MS = 1_000;
@@ -23,6 +28,12 @@ export interface AccessHistoryOptions {
   leaseMs: number;
   /** Changes kept waiting to be stored, at most; past it the oldest are given up, logged. */
   maxPending: number;
+  /**
+   * Paces the store so that it gives way to requests (src/pacing), while fewer than a quarter of
+   * `maxPending` changes wait; past that, and when a read or a stop waits for it, it stores at
+   * full speed: nothing computed is given up for the sake of pacing.
+   */
+  pacer?: Pacer;
 }
 
 /** Where changes are computed away from the recorder: a decision thread (`take` gets them). */
@@ -66,12 +77,18 @@ export class AccessHistoryRecorder implements BatchObserver {
   /** Stores on a thread of its own where the database's address is known. */
   private readonly thread: WriteThread | undefined;
   private elsewhere: ComputedElsewhere | undefined;
+  private readonly pacer: Pacer;
+  /** Someone waits for the store (a read that must see it, a stop): no pauses until it is done. */
+  private hurry = false;
+  /** Aborted once someone waits, ending a pause under way. */
+  private hurried = new AbortController();
 
   constructor(
     private readonly db: Database,
     private readonly options: AccessHistoryOptions,
   ) {
     this.thread = repo.recordThread(db);
+    this.pacer = options.pacer ?? unpaced();
   }
 
   async before(index: PolicyIndex, work: Pending, causes: BatchCauses): Promise<() => Promise<void>> {
@@ -100,7 +117,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   /** Stores what the batches applied so far moved (a read that must see them waits on it). */
   async settle(): Promise<void> {
     await this.elsewhere?.watched();
-    await this.flush();
+    await this.flush(true);
   }
 
   unstored(): boolean {
@@ -128,10 +145,16 @@ export class AccessHistoryRecorder implements BatchObserver {
    * Stores what waits, when this instance holds the lease; settles once everything queued before
    * the call is stored (or has failed to be, to be tried again).
    */
-  flush(): Promise<void> {
+  flush(waited = false): Promise<void> {
     if (!this.holds) return Promise.resolve();
+    if (waited) {
+      this.hurry = true;
+      this.hurried.abort();
+    }
     this.writing ??= this.write().finally(() => {
       this.writing = undefined;
+      this.hurry = false;
+      this.hurried = new AbortController();
     });
     return this.writing;
   }
@@ -140,7 +163,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
-    await this.flush();
+    await this.flush(true);
     if (this.holds) await repo.release(this.db, this.options.instanceId).catch(() => undefined);
     this.holds = false;
     await this.thread?.close();
@@ -177,9 +200,11 @@ export class AccessHistoryRecorder implements BatchObserver {
   private async write(): Promise<void> {
     while (this.holds && this.queue.length > 0) {
       // Whole parts, up to about a statement's rows, each with its webhook messages.
+      const paced = !this.hurry && this.queued < this.options.maxPending / 4;
+      const most = paced ? this.pacer.size(ROWS_PER_WRITE, ROWS_PER_WRITE_PACED) : ROWS_PER_WRITE;
       let rows = 0;
       let n = 0;
-      while (n < this.queue.length && (n === 0 || rows + this.queue[n]!.part.rows <= ROWS_PER_WRITE)) {
+      while (n < this.queue.length && (n === 0 || rows + this.queue[n]!.part.rows <= most)) {
         rows += this.queue[n]!.part.rows;
         n += 1;
       }
@@ -187,9 +212,11 @@ export class AccessHistoryRecorder implements BatchObserver {
       try {
         const parts = taken.map((w) => w.part);
         const { instanceId } = this.options;
-        await (this.thread
-          ? repo.recordOn(this.thread, parts, instanceId)
-          : repo.record(this.db, parts, instanceId));
+        const store = (): Promise<unknown> =>
+          this.thread
+            ? repo.recordOn(this.thread, parts, instanceId)
+            : repo.record(this.db, parts, instanceId);
+        await (paced ? this.pacer.step(PACED_AS, store, this.hurried.signal) : store());
       } catch (err) {
         // They stay in front, in order; tried again in a second (or by a renewal or batch first).
         this.failedAt = Date.now();

@@ -537,7 +537,7 @@ export class AccessService {
       let entry: AccessEntry | null;
       let p: IxPrincipal | undefined;
       if (isMine(at)) {
-        p = index.principalAt(row);
+        p = index.principalViewAt(row);
         entry = entryFor(target, settleFor(index, p, listOf(at)), true) ?? null;
         if (entry && action !== undefined && !entryGrants(entry, action)) entry = null;
         if (entry) own.set(row, entry);

@@ -160,7 +160,12 @@ export class PolicyIndex {
    */
   principalView(id: string): IxPrincipal | undefined {
     const row = this.table.rowOf(id);
-    return row < 0 ? undefined : new TablePrincipal(this.table, row, this.directGroups);
+    return row < 0 ? undefined : this.principalViewAt(row);
+  }
+
+  /** The principal of a row as `principalView` makes it. */
+  principalViewAt(row: number): IxPrincipal {
+    return new TablePrincipal(this.table, row, this.directGroups);
   }
 
   private readonly directGroups = (row: number): string[] => this.groupTable.directGroupIds(row);

@@ -169,7 +169,7 @@ export class PrivilegeRisk {
     const many = rows === null || rows.size > ALL_AT_ONCE_FROM;
     const factors = many
       ? await allPrivilegeFactors(index, turn)
-      : (row: number) => JSON.stringify(privilegeFactors(index, index.principalAt(row)));
+      : (row: number) => JSON.stringify(privilegeFactors(index, index.principalViewAt(row)));
     let changed: { id: string; privileges: string }[] = [];
     let written = 0;
     const all = rows?.toArray();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { useApp, type AppFixture } from '../helpers/fixture.js';
 import { cypher } from '../helpers/db.js';
+import { engineApi, namer } from '../helpers/engine.js';
 import { snapshotLines, syncSnapshot } from '../helpers/sync.js';
 import { eventually, metricValue } from '../helpers/wait.js';
 
@@ -74,6 +75,37 @@ describe('background work gives way to requests', () => {
       // The pauses it made are counted, and the share of time it had fell below full speed.
       expect(await pausedFor(fx)).to.be.greaterThan(before);
       expect(fx.app.runtime.pacer.duty).to.be.lessThan(1);
+    });
+
+    it('stores the access history in paced steps while requests are held up; a read still gets every change', async function () {
+      this.timeout(60_000);
+      const { uniq, type } = namer();
+      const world = engineApi(fx.api, uniq);
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i += 1) ids.push((await world.principal()).id as string);
+      const t = type();
+      const stored = (): Promise<number> =>
+        metricValue(fx.app.http, 'background_paced_seconds_total{work="access-history.store"}', 0);
+      const before = await stored();
+      const held = holdingTheLoop(fx, 30, 60);
+      try {
+        await eventually(
+          async () => fx.app.runtime.pacer.duty,
+          (duty) => duty < 1,
+          20_000,
+          50,
+        );
+        await world.policy({ subjects: { principals: ids }, resources: [{ type: t, identifier: 'doc' }] });
+        // The store of the policy's changes paused after its step.
+        await eventually(stored, (paused) => paused > before, 30_000, 100);
+      } finally {
+        await held.stop();
+      }
+      const listed = await fx.api.get(`/v1/access-changes?resource_type=${t}&limit=500`);
+      expect(listed.status, listed.text).to.equal(200);
+      expect(listed.body.data.map((c: { principal: { id: string } }) => c.principal.id).sort()).to.deep.equal(
+        [...ids].sort(),
+      );
     });
 
     it('is back to full speed once requests are served on time again', async function () {
