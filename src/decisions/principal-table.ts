@@ -11,8 +11,9 @@ import { nameOrder, type Instant, type IxPrincipal, type PrincipalFields } from 
  * its id keeps for the life of the table), each field a typed array indexed by row, every string
  * a code of one string pool, attributes and metadata runs of key/value codes in one arena. All
  * of it is off the JavaScript heap: a million principals are a few dozen typed arrays, not forty
- * million small objects. A principal read by a decision is made into an `IxPrincipal` when asked
- * for (`principal(row)`), which costs a few string copies and is young garbage at once.
+ * million small objects. A decision reads a principal through a `TablePrincipal`, which decodes a
+ * field from the columns only when it is read (most decisions read the id, the status, the type
+ * and the groups); `principal(row)` makes a whole `IxPrincipal` for those that want every field.
  */
 
 const META = 1 << 30;

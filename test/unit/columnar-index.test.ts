@@ -408,6 +408,14 @@ describe('decision index: columnar tables against the map-based index', () => {
           expect(b === undefined, id).to.equal(a === undefined);
           if (!a || !b) continue;
           expect({ ...b, groups: sorted(b.groups) }, id).to.deep.equal({ ...a, groups: sorted(a.groups) });
+          // As a decision reads it, a field at a time, every field the same.
+          const view = next.principalView(id)!;
+          const read = Object.fromEntries(Object.keys(a).map((k) => [k, view[k as keyof IxPrincipal]]));
+          expect({ ...read, groups: sorted(view.groups) }, `${id}, field by field`).to.deep.equal({
+            ...a,
+            groups: sorted(a.groups),
+          });
+          expect(sorted(next.groupsOf(view)), `${id}, field by field`).to.deep.equal(sorted(old.groupsOf(a)));
           expect(sorted(next.groupsOf(b)), id).to.deep.equal(sorted(old.groupsOf(a)));
           expect(sorted([...next.policiesOf(b)].map((p) => p.id)), id).to.deep.equal(
             sorted([...old.policiesOf(a)].map((p) => p.id)),
