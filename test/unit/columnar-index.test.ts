@@ -410,7 +410,9 @@ describe('decision index: columnar tables against the map-based index', () => {
           expect({ ...b, groups: sorted(b.groups) }, id).to.deep.equal({ ...a, groups: sorted(a.groups) });
           // As a decision reads it, a field at a time, every field the same.
           const view = next.principalView(id)!;
-          const read = Object.fromEntries(Object.keys(a).map((k) => [k, view[k as keyof IxPrincipal]]));
+          const read = Object.fromEntries(
+            Object.keys(a).map((k) => [k, (view as unknown as Record<string, unknown>)[k]]),
+          );
           expect({ ...read, groups: sorted(view.groups) }, `${id}, field by field`).to.deep.equal({
             ...a,
             groups: sorted(a.groups),
