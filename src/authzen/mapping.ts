@@ -75,7 +75,7 @@ export function resolveSubject(
   if (scope === null) return notFound('subject.properties.connector names no connector');
   const fits = (p: IxPrincipal): boolean =>
     typeFits(filter, p) && (scope === undefined || p.connector_source === scope);
-  const byId = index.principals.get(subject.id);
+  const byId = index.principalView(subject.id);
   if (byId) {
     if (!typeFits(filter, byId))
       return notFound(`no principal of type ${JSON.stringify(subject.type)} is named ${named}`);
@@ -120,7 +120,7 @@ export function resolveAgent(
   ref: string,
 ): { principal: IxPrincipal } | { refusal: Reason } {
   const named = JSON.stringify(ref);
-  const byId = index.principals.get(ref);
+  const byId = index.principalView(ref);
   if (byId) return { principal: byId };
   const { byConnectorId } = index.principalsNamed(ref);
   const candidates = byConnectorId.length > 0 ? byConnectorId : index.agentsWithClientId(ref);

@@ -163,7 +163,7 @@ export class AuthZenService {
       const seen = new Set<string>();
       const reached = this.deps.access.whoCanAccess(resource.type, resource.id, action.name, EVERYTHING);
       for (const row of reached.principals) {
-        const p = this.deps.index.principals.get(row.principal.id);
+        const p = this.deps.index.principalView(row.principal.id);
         if (!p || !typeFits(filter, p)) continue;
         if (scope !== undefined && p.connector_source !== scope) continue;
         if (

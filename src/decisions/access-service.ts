@@ -364,7 +364,7 @@ export class AccessService {
 
   /** The delegations in force from one principal to another: unexpired, both principals active. */
   private linkInForce(delegatorId: string, delegateId: string, now: number): IxDelegation[] {
-    const active = (pid: string): boolean => this.index.principals.get(pid)?.status === 'active';
+    const active = (pid: string): boolean => this.index.principalView(pid)?.status === 'active';
     if (!active(delegatorId) || !active(delegateId)) return [];
     return this.index.delegationsBetween(delegatorId, delegateId).filter((d) => d.expiresAt > now);
   }

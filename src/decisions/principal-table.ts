@@ -619,62 +619,72 @@ export class PrincipalTable {
   }
 }
 
+/** The fields of a principal row, each read from the table's columns when asked for. */
+abstract class RowFields {
+  constructor(
+    readonly table: PrincipalTable,
+    protected rowNow: number,
+  ) {}
+
+  get id(): string {
+    return this.table.idOf(this.rowNow);
+  }
+  get type(): string {
+    return this.table.typeOf(this.rowNow);
+  }
+  get status(): string {
+    return this.table.statusOf(this.rowNow);
+  }
+  get name(): string {
+    return this.table.nameOf(this.rowNow);
+  }
+  get email(): string | null {
+    return this.table.emailOf(this.rowNow);
+  }
+  get connector_source(): string | null {
+    return this.table.connectorSourceOf(this.rowNow);
+  }
+  get connector_id(): string | null {
+    return this.table.connectorIdOf(this.rowNow);
+  }
+  get created_at(): string {
+    return this.table.timeKey(this.rowNow, 0) ?? '';
+  }
+  get updated_at(): string {
+    return this.table.timeKey(this.rowNow, 1) ?? '';
+  }
+  get last_login(): string | null {
+    return this.table.timeKey(this.rowNow, 2);
+  }
+  get risk_score(): number {
+    return this.table.riskOf(this.rowNow);
+  }
+}
+
 /**
  * A principal of the table as a `Subject`, read field by field from the columns: what `match`
  * queries are evaluated on when the index computes whom they select, one row after another,
  * without making an object per principal. Its attributes are decoded once per row, when first read.
  */
-export class RowSubject implements Subject {
-  private row = -1;
+export class RowSubject extends RowFields implements Subject {
   private decoded: Record<string, string | readonly string[]> | null = null;
   /** Codes of the attribute keys asked for. */
   private readonly keyCodes = new Map<string, number>();
 
-  constructor(private readonly table: PrincipalTable) {}
+  constructor(table: PrincipalTable) {
+    super(table, -1);
+  }
 
   at(row: number): this {
-    this.row = row;
+    this.rowNow = row;
     this.decoded = null;
     return this;
   }
 
-  get id(): string {
-    return this.table.idOf(this.row);
-  }
-  get type(): string {
-    return this.table.typeOf(this.row);
-  }
-  get status(): string {
-    return this.table.statusOf(this.row);
-  }
-  get name(): string {
-    return this.table.nameOf(this.row);
-  }
-  get email(): string | null {
-    return this.table.emailOf(this.row);
-  }
-  get connector_source(): string | null {
-    return this.table.connectorSourceOf(this.row);
-  }
-  get connector_id(): string | null {
-    return this.table.connectorIdOf(this.row);
-  }
-  get created_at(): string {
-    return this.table.timeKey(this.row, 0) ?? '';
-  }
-  get updated_at(): string {
-    return this.table.timeKey(this.row, 1) ?? '';
-  }
-  get last_login(): string | null {
-    return this.table.timeKey(this.row, 2);
-  }
-  get risk_score(): number {
-    return this.table.riskOf(this.row);
-  }
   get attributes(): Readonly<Record<string, string | readonly string[]>> {
     if (this.decoded === null) {
       this.decoded = {};
-      this.table.readAttributes(this.row, this.decoded);
+      this.table.readAttributes(this.rowNow, this.decoded);
     }
     return this.decoded;
   }
@@ -687,61 +697,33 @@ export class RowSubject implements Subject {
       // A key no principal has yet is not remembered: one may have it later.
       if (code >= 0) this.keyCodes.set(key, code);
     }
-    return code < 0 ? undefined : this.table.attributeByCode(this.row, code);
+    return code < 0 ? undefined : this.table.attributeByCode(this.rowNow, code);
   }
 }
 
 /**
  * A principal of the table as the engine reads it, each field decoded from the columns when it is
- * first read and kept: a decision reads a principal's id, status, type and groups, and its
- * attributes, metadata or timestamps only when a condition or the agents' guardrail asks for them.
- * Its fields are getters, so it is read field by field (never spread or serialised whole); it
- * stands for the row as it was made, and is made again for each decision.
+ * first read: a decision reads a principal's id, status, type and groups, and its attributes,
+ * metadata or timestamps only when a condition or the agents' guardrail asks for them. Its
+ * fields are getters, so it is read field by field (never spread or serialised whole); it stands
+ * for the row as it was made, and is made again for each decision.
  */
-export class TablePrincipal implements IxPrincipal {
+export class TablePrincipal extends RowFields implements IxPrincipal {
   private idText: string | undefined;
   private groupIds: string[] | undefined;
   private decoded: Record<string, string | readonly string[]> | undefined;
   private meta: Record<string, string> | undefined;
 
   constructor(
-    readonly table: PrincipalTable,
+    table: PrincipalTable,
     readonly row: number,
     private readonly directGroups: (row: number) => string[],
-  ) {}
+  ) {
+    super(table, row);
+  }
 
-  get id(): string {
+  override get id(): string {
     return (this.idText ??= this.table.idOf(this.row));
-  }
-  get type(): string {
-    return this.table.typeOf(this.row);
-  }
-  get status(): string {
-    return this.table.statusOf(this.row);
-  }
-  get name(): string {
-    return this.table.nameOf(this.row);
-  }
-  get email(): string | null {
-    return this.table.emailOf(this.row);
-  }
-  get connector_source(): string | null {
-    return this.table.connectorSourceOf(this.row);
-  }
-  get connector_id(): string | null {
-    return this.table.connectorIdOf(this.row);
-  }
-  get created_at(): string {
-    return this.table.timeKey(this.row, 0) ?? '';
-  }
-  get updated_at(): string {
-    return this.table.timeKey(this.row, 1) ?? '';
-  }
-  get last_login(): string | null {
-    return this.table.timeKey(this.row, 2);
-  }
-  get risk_score(): number {
-    return this.table.riskOf(this.row);
   }
   get privileges(): string {
     return this.table.privilegesOf(this.row);
