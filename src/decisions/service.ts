@@ -215,7 +215,9 @@ export async function decideList(
   const brief: (Brief | null)[] = [];
   let allowed = 0;
   for (const item of items) {
-    await turn?.();
+    // Only a slice's end waits: a turn not due answers nothing, and nothing is awaited.
+    const wait = turn?.();
+    if (wait) await wait;
     if (item === null) {
       brief.push(null);
       if (stop === 'deny') break;
