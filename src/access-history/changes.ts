@@ -85,10 +85,10 @@ export function accessView(
   id: string,
   overlay?: Overlay,
   at?: number,
-  /** The principal as `principalOf` read it, when the caller has it: it is not read again. */
+  /** The principal as `principalView` read it, when the caller has it: it is not read again. */
   known?: IxPrincipal,
 ): AccessView {
-  const p = known ?? principalOf(index, id);
+  const p = known ?? index.principalView(id);
   if (!p || p.status !== 'active') return new Map();
   return viewOf(entriesOf(index, p, overlay, at), explainer(index, p, overlay));
 }
@@ -130,8 +130,8 @@ export function delegatedView(
   /** The policies it names as they were (see `accessView`). */
   overlay?: Overlay,
 ): AccessView {
-  const agent = principalOf(index, delegateId);
-  const delegator = principalOf(index, delegatorId);
+  const agent = index.principalView(delegateId);
+  const delegator = index.principalView(delegatorId);
   if (agent?.status !== 'active' || delegator?.status !== 'active') return new Map();
   const instant = at ?? Date.now();
   const link = index
@@ -281,24 +281,18 @@ const splitPair = (key: string): [string, string] => key.split('\u0000') as [str
 /** Lets the event loop turn now and then (see `timeSlices`); never, when not given. */
 export type Turn = () => Promise<void> | undefined;
 
+/** A principal's id, name and type as the index holds it, when it does. */
+export function summaryOf(index: PolicyIndex, id: string): PrincipalSummary | undefined {
+  const p = index.principalView(id);
+  return p && { id, name: p.name, type: p.type };
+}
+
 /**
  * Follows one batch through an index: `before` is called before the batch is applied, `after`
  * once it is, and answers the access the batch moved. Both take turns of the event loop between
  * principals when given `turn`: a policy reaching tens of thousands holds requests up by a slice
  * at most.
  */
-/** A principal as the index holds it now, when it does (each field read from its tables when used). */
-function principalOf(index: PolicyIndex, id: string): IxPrincipal | undefined {
-  const row = index.table.rowOf(id);
-  return row < 0 ? undefined : index.principalViewAt(row);
-}
-
-/** A principal's id, name and type as the index holds it, when it does. */
-export function summaryOf(index: PolicyIndex, id: string): PrincipalSummary | undefined {
-  const p = principalOf(index, id);
-  return p && { id, name: p.name, type: p.type };
-}
-
 export class AccessChangeTracker {
   private readonly views = new Map<string, AccessView>();
   private readonly summaries = new Map<string, PrincipalSummary | undefined>();
@@ -334,7 +328,7 @@ export class AccessChangeTracker {
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
     const ids = reached(index, work, this.previous.values());
     for (const id of ids) {
-      const p = principalOf(index, id);
+      const p = index.principalView(id);
       this.views.set(id, accessView(index, id, undefined, this.then, p));
       this.summaries.set(id, p && { id, name: p.name, type: p.type });
       await this.turn();
@@ -381,7 +375,7 @@ export class AccessChangeTracker {
     const out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
       // Read once, for both views and the summary.
-      const p = principalOf(index, id);
+      const p = index.principalView(id);
       const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p);
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };

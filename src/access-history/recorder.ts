@@ -78,9 +78,10 @@ export class AccessHistoryRecorder implements BatchObserver {
   private readonly thread: WriteThread | undefined;
   private elsewhere: ComputedElsewhere | undefined;
   private readonly pacer: Pacer;
-  /** Someone waits for the store (a read that must see it, a stop): no pauses until it is done. */
-  private hurry = false;
-  /** Aborted once someone waits, ending a pause under way. */
+  /**
+   * Aborted once someone waits for the store (a read that must see it, a stop): a pause under way
+   * ends, and none follows until the store is done.
+   */
   private hurried = new AbortController();
 
   constructor(
@@ -147,13 +148,9 @@ export class AccessHistoryRecorder implements BatchObserver {
    */
   flush(waited = false): Promise<void> {
     if (!this.holds) return Promise.resolve();
-    if (waited) {
-      this.hurry = true;
-      this.hurried.abort();
-    }
+    if (waited) this.hurried.abort();
     this.writing ??= this.write().finally(() => {
       this.writing = undefined;
-      this.hurry = false;
       this.hurried = new AbortController();
     });
     return this.writing;
@@ -200,7 +197,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   private async write(): Promise<void> {
     while (this.holds && this.queue.length > 0) {
       // Whole parts, up to about a statement's rows, each with its webhook messages.
-      const paced = !this.hurry && this.queued < this.options.maxPending / 4;
+      const paced = !this.hurried.signal.aborted && this.queued < this.options.maxPending / 4;
       const most = paced ? this.pacer.size(ROWS_PER_WRITE, ROWS_PER_WRITE_PACED) : ROWS_PER_WRITE;
       let rows = 0;
       let n = 0;

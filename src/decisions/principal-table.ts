@@ -716,12 +716,15 @@ export class TablePrincipal extends RowFields implements IxPrincipal {
 
   constructor(
     table: PrincipalTable,
-    readonly row: number,
+    row: number,
     private readonly directGroups: (row: number) => string[],
   ) {
     super(table, row);
   }
 
+  get row(): number {
+    return this.rowNow;
+  }
   override get id(): string {
     return (this.idText ??= this.table.idOf(this.row));
   }

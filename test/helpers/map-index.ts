@@ -61,14 +61,14 @@ export class MapIndex {
 
   // ---- lookups ----
 
-  /**
-   * The principals (deleted ones aside) whose connector id is `ref`, and those whose email is
-   * `ref` ignoring case: what a standard interface naming principals so may mean.
-   */
   principalView(id: string): IxPrincipal | undefined {
     return this.principals.get(id);
   }
 
+  /**
+   * The principals (deleted ones aside) whose connector id is `ref`, and those whose email is
+   * `ref` ignoring case: what a standard interface naming principals so may mean.
+   */
   principalsNamed(ref: string): { byConnectorId: IxPrincipal[]; byEmail: IxPrincipal[] } {
     const of = (ids: ReadonlySet<string> | undefined): IxPrincipal[] => {
       const out: IxPrincipal[] = [];
