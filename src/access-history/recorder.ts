@@ -68,6 +68,9 @@ export class AccessHistoryRecorder implements BatchObserver {
   /** Batches whose changes were computed on the event loop, and on a decision thread (/metrics). */
   readonly batches = { event_loop: 0, decision_thread: 0 };
   private holds = false;
+  /** Whether the lease was tried once (a renewal claimed it or found another holder). */
+  private tried = false;
+  private claiming: Promise<void> | undefined;
   private writing: Promise<void> | undefined;
   private failedAt = 0;
   /** A second try of a store that failed, when no renewal or batch comes first. */
@@ -115,9 +118,14 @@ export class AccessHistoryRecorder implements BatchObserver {
     this.elsewhere = elsewhere;
   }
 
-  /** Stores what the batches applied so far moved (a read that must see them waits on it). */
+  /**
+   * Stores what the batches applied so far moved (a read that must see them waits on it). Before
+   * the lease was first tried (a read just after a start, whose catch-up computed changes), it is
+   * tried now, so that what this instance will store is stored before the read answers.
+   */
   async settle(): Promise<void> {
     await this.elsewhere?.watched();
+    if (!this.tried) await this.claim();
     await this.flush(true);
   }
 
@@ -129,9 +137,23 @@ export class AccessHistoryRecorder implements BatchObserver {
 
   /** Takes or renews the lease, and stores what waits once it holds it (a periodic task). */
   async renew(): Promise<void> {
+    await this.claim();
+    await this.flush();
+  }
+
+  /** Takes or renews the lease; one try at a time (a read's first and the periodic one share it). */
+  private claim(): Promise<void> {
+    this.claiming ??= this.tryLease().finally(() => {
+      this.claiming = undefined;
+    });
+    return this.claiming;
+  }
+
+  private async tryLease(): Promise<void> {
     if (this.stopped) return;
     const held = this.holds;
     this.holds = await repo.claim(this.db, this.options.instanceId, this.options.leaseMs);
+    this.tried = true;
     if (this.holds && !held) {
       // Taken over: what this instance computed meanwhile and no one stored goes in now.
       const stored = await repo.recordedCauses(this.db, [...new Set(this.queue.map((w) => w.part.cause_id))]);
@@ -139,7 +161,6 @@ export class AccessHistoryRecorder implements BatchObserver {
       this.options.logger.info({ waiting: this.queued }, 'recording access changes');
     }
     if (!this.holds) this.keep((w) => Date.now() - w.computedAt < 2 * this.options.leaseMs);
-    await this.flush();
   }
 
   /**
