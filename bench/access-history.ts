@@ -23,7 +23,8 @@
  * BENCH_AS_OF_CALLS, BENCH_QUIET_S (15: the quiet and bare runs), BENCH_RECORD_TIMEOUT_S (600),
  * BENCH_CPU_PROFILE (a directory: the event loop profiled through the last round's recordings),
  * BENCH_LAYOUT (`background`: the compiled service as a process of its own beside its background
- * process, which then records the history; otherwise the service in this process).
+ * process, which then records the history; otherwise the service in this process), and with it
+ * BENCH_SERVICE_ENV (extra settings for that process, `A=1,B=2`) and BENCH_SERVICE_FLAGS (node flags).
  * Results also go to bench/results/access-history-*.json.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -51,6 +52,8 @@ import {
   startServiceProcess,
   withBenchService,
   writeResults,
+  serviceEnv,
+  serviceFlags,
 } from './harness.js';
 import type { GeneratorMessage } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -138,7 +141,15 @@ async function main(): Promise<void> {
         { neo4j, config: benchConfig({ ACCESS_HISTORY: 'off', DECISION_THREADS: '0' }), empty },
         ({ runtime }) => load(runtime),
       );
-      const service = await startServiceProcess(neo4j, { ...historySettings, BACKGROUND_PROCESS: 'on' });
+      const service = await startServiceProcess(
+        neo4j,
+        {
+          ...historySettings,
+          BACKGROUND_PROCESS: 'on',
+          ...serviceEnv(),
+        },
+        serviceFlags(),
+      );
       const reader = graphReader(neo4j);
       try {
         await measure({ db: reader, base: service.base, client: adminClient(service.base) });

@@ -124,6 +124,8 @@ import {
   listGroups,
   type ReportView,
   runSync,
+  serviceEnv,
+  serviceFlags,
 } from './harness.js';
 import type { GeneratorMessage, LoadResult } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -192,15 +194,10 @@ const DEFAULT_SYNC_MAX_BYTES = 256 * 1024 * 1024;
 if (!(REPORT_TYPES as readonly string[]).includes(HEAVY_REPORT)) {
   throw new Error(`BENCH_HEAVY_REPORT: ${HEAVY_REPORT} is not one of ${REPORT_TYPES.join(', ')}`);
 }
-const SERVICE_ENV = Object.fromEntries(
-  (process.env['BENCH_SERVICE_ENV'] || '')
-    .split(',')
-    .filter(Boolean)
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-);
+const SERVICE_ENV = serviceEnv();
 
 /** Node and V8 flags the service runs with besides those of `npm start` (BENCH_SERVICE_FLAGS, space-separated). */
-const SERVICE_FLAGS = (process.env['BENCH_SERVICE_FLAGS'] || '').split(' ').filter((f) => f !== '');
+const SERVICE_FLAGS = serviceFlags();
 
 const table = new ResultTable();
 

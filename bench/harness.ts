@@ -5,7 +5,7 @@
  * spoken to over IPC, the results files, and the entry point's error report.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
@@ -607,8 +607,47 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
+/** Extra settings for a service process, from BENCH_SERVICE_ENV (`A=1,B=2`). */
+export function serviceEnv(): Record<string, string> {
+  return Object.fromEntries(
+    (process.env['BENCH_SERVICE_ENV'] || '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+}
+
+/** Node and V8 flags for a service process besides those of `npm start`, from BENCH_SERVICE_FLAGS (space-separated). */
+export function serviceFlags(): string[] {
+  return (process.env['BENCH_SERVICE_FLAGS'] || '').split(' ').filter((f) => f !== '');
+}
+
+/** The service compiled from the source as it stands, once per benchmark run. */
+let compiled: Promise<void> | undefined;
+function compileService(): Promise<void> {
+  // The compiler builds incrementally: without its output, its record of it is stale.
+  if (!existsSync(path.join(ROOT, 'dist/src/main.js')))
+    rmSync(path.join(ROOT, 'dist/.tsbuildinfo-build'), { force: true });
+  compiled ??= new Promise<void>((resolve, reject) => {
+    const tsc = spawn(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    tsc.once('error', reject);
+    tsc.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`compiling the service failed (tsc exited with ${code})`)),
+    );
+  });
+  return compiled;
+}
+
 /**
- * The compiled service (`npm start` without the console build) as its own process on `neo4j`,
+ * The compiled service (`npm start` without the console build), compiled from the source as it
+ * stands (a benchmark never measures an older build), as its own process on `neo4j`,
  * with the benchmarks' admin client and quotas no load meets, one serving process unless `env`
  * says otherwise (WORKERS, BACKGROUND_PROCESS, any setting), and `flags` for node besides those
  * `npm start` gives. Resolves once it is ready: with several serving processes, once the primary
@@ -619,6 +658,7 @@ export async function startServiceProcess(
   env: Record<string, string>,
   flags: string[] = [],
 ): Promise<ServiceProcess> {
+  await compileService();
   const port = await freePort();
   const logFile = path.join(os.tmpdir(), `pas-bench-service-${process.pid}-${port}.log`);
   const out = openSync(logFile, 'w');
