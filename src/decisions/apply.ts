@@ -18,8 +18,15 @@ import type { GroupRow, MembershipRow, StoredPolicy } from './repository.js';
  * (src/decisions/decision-thread.ts), which is sent each batch the index in use applied.
  */
 
-/** The longest the event loop waits while an index is built or a new `match` query evaluated. */
+/** The longest the event loop waits while an index is built from the database. */
 export const BUILD_SLICE_MS = 5;
+
+/**
+ * The longest it waits while a batch of changes goes into the index in use (a sync's thousands
+ * of principals, a new `match` query evaluated over every principal): decisions arrive meanwhile,
+ * and each waits for the slice under way, so this is what such a batch adds to their latency.
+ */
+export const APPLY_SLICE_MS = 1;
 
 /** The keys a batch of changes names. */
 export interface Pending {
@@ -113,9 +120,9 @@ export async function applyChanges(
   }
   for (const id of work.groups) if (!foundGroups.has(id)) touched(index.removeGroup(id));
   const foundPrincipals = new Set<string>();
-  // A batch of thousands (a connector's sync) is put in slices of a few milliseconds, the event
+  // A batch of thousands (a connector's sync) is put in slices of a millisecond, the event
   // loop turning between them: each principal goes in whole.
-  const turn = timeSlices(BUILD_SLICE_MS);
+  const turn = timeSlices(APPLY_SLICE_MS);
   for (const row of fetched.principals) {
     await turn();
     foundPrincipals.add(putPrincipalRow(index, row));
@@ -146,7 +153,7 @@ export async function applyChanges(
   }
   // A new `match` query is evaluated over every principal here, in slices, before any
   // decision can ask about it.
-  await index.prepareMatches(compiled, timeSlices(BUILD_SLICE_MS));
+  await index.prepareMatches(compiled, turn);
   for (const { policy } of fetched.policies) {
     if (policy.status === 'deleted') replacePolicy(policy.id, undefined);
   }
