@@ -80,7 +80,7 @@
  *   BENCH_HEAVY_ONLY=1 BENCH_WARMUP_S=5 BENCH_ROUNDS=1 BENCH_SYNC_USERS=3000 BENCH_FIXED_S=5 \
  *     npm run bench:decision-path          # the heavy moments alone, small
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -118,7 +118,6 @@ import {
   type Row,
   withBenchService,
   writeResults,
-  ROOT,
   startServiceProcess,
   type ServiceProcess,
   listGroups,
@@ -126,6 +125,7 @@ import {
   runSync,
   serviceEnv,
   serviceFlags,
+  compileService,
 } from './harness.js';
 import type { GeneratorMessage, LoadResult } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -651,17 +651,7 @@ async function main(): Promise<void> {
   );
 
   log('building the service (tsc)');
-  await new Promise<void>((resolve, reject) => {
-    const tsc = spawn(
-      process.execPath,
-      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: ROOT,
-        stdio: 'inherit',
-      },
-    );
-    tsc.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited with ${code}`))));
-  });
+  await compileService();
 
   const neo4j = await benchNeo4j();
   const generatorProcess = forkBench('load-generator.ts');

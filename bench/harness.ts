@@ -624,7 +624,7 @@ export function serviceFlags(): string[] {
 
 /** The service compiled from the source as it stands, once per benchmark run. */
 let compiled: Promise<void> | undefined;
-function compileService(): Promise<void> {
+export function compileService(): Promise<void> {
   // The compiler builds incrementally: without its output, its record of it is stale.
   if (!existsSync(path.join(ROOT, 'dist/src/main.js')))
     rmSync(path.join(ROOT, 'dist/.tsbuildinfo-build'), { force: true });
