@@ -125,7 +125,8 @@ export class AccessHistoryRecorder implements BatchObserver {
    */
   async settle(): Promise<void> {
     await this.elsewhere?.watched();
-    if (!this.tried) await this.claim();
+    // A try that fails (the periodic renewal logs it) leaves the read to answer what is stored.
+    if (!this.tried) await this.claim().catch(() => undefined);
     await this.flush(true);
   }
 
