@@ -70,6 +70,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   private holds = false;
   /** Whether the lease was tried once (a renewal claimed it or found another holder). */
   private tried = false;
+  /** The try of the lease under way, which a read's first try and the periodic one share. */
   private claiming: Promise<void> | undefined;
   private writing: Promise<void> | undefined;
   private failedAt = 0;
@@ -142,7 +143,7 @@ export class AccessHistoryRecorder implements BatchObserver {
     await this.flush();
   }
 
-  /** Takes or renews the lease; one try at a time (a read's first and the periodic one share it). */
+  /** Takes or renews the lease, one try at a time. */
   private claim(): Promise<void> {
     this.claiming ??= this.tryLease().finally(() => {
       this.claiming = undefined;
