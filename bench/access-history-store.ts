@@ -21,7 +21,12 @@
  *
  * Knobs: BENCH_REACH (50,000), BENCH_ROUNDS (5), BENCH_ROWS_PER_WRITE (1,000).
  */
-import { accessHistoryRepository as repo, readyPart, toStored } from '../src/access-history/repository.js';
+import {
+  accessHistoryRepository as repo,
+  fromStored,
+  readyPart,
+  toStored,
+} from '../src/access-history/repository.js';
 import type {
   AccessChange,
   ReadyPart,
@@ -135,13 +140,12 @@ function causeParts(round: number, principals: readonly string[]): StoredPart[] 
   const parts: StoredPart[] = [];
   const count = Math.ceil(changes.length / PER_PART);
   for (let n = 0; n < count; n += 1) {
-    const listed = changes.slice(n * PER_PART, (n + 1) * PER_PART);
     parts.push({
-      id: listed[0]!.id,
+      id: changes[n * PER_PART]!.id,
       cause_id: cause.event_id,
       at,
       rows: rows.slice(n * PER_PART, (n + 1) * PER_PART),
-      body: JSON.stringify({ cause, changes: listed, part: n + 1, parts: count }),
+      message: { part: n + 1, parts: count },
     });
   }
   return parts;
@@ -186,12 +190,21 @@ async function main(): Promise<void> {
   const LAYOUTS: Layout[] = [
     {
       name: 'node-per-change',
-      // The part as it was sent then: the part itself.
+      // The part as it was sent then: the part itself, with its message's data.
       ready: (part) => ({
         id: part.id,
         cause_id: part.cause_id,
         rows: part.rows.length,
-        json: encoder.encode(JSON.stringify(part)),
+        json: encoder.encode(
+          JSON.stringify({
+            ...part,
+            body: JSON.stringify({
+              cause: fromStored(part.rows[0]!).cause,
+              changes: part.rows.map(fromStored),
+              ...part.message,
+            }),
+          }),
+        ),
       }),
       write: (parts) => old.write({ recorder: 'bench' }, {}, { parts: partsArray(parts) }),
       stored: 'MATCH (c:AccessChange {cause_event_id: $cause}) RETURN count(c) AS n',

@@ -363,7 +363,7 @@ function wireConnectors(base: Base, searchPlans: SearchPlans, principalWrites: P
 }
 
 /** The webhook registry, its delivery transport and the outbox dispatcher. */
-function wireWebhooks(base: Base) {
+function wireWebhooks(base: Base, history: Pick<AccessHistoryService, 'messages'>) {
   const { config, logger, db, events, instanceId, kek } = base;
   const settings = config.webhooks;
   const transport = new WebhookTransport({
@@ -382,6 +382,7 @@ function wireWebhooks(base: Base) {
     logRetentionDays: settings.logRetentionDays,
     logger,
     metrics: base.metrics,
+    messages: (ids) => history.messages(ids),
   });
   const webhooks = new WebhookService(db, events, transport, {
     kek,
@@ -632,13 +633,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const { searchPlans, principals, principalWrites } = await wirePrincipals(base);
     const engine = await wireEngine(base);
     const scim = wireConnectors(base, searchPlans, principalWrites);
-    const webhooks = wireWebhooks(base);
+    const history = wireAccessHistory(base, engine);
+    const webhooks = wireWebhooks(base, history.service);
     const { reports } = wireReports(base, engine);
     const risk = wireRisk(base, engine);
     const policies = new PolicyService(db, events);
     const simulations = new SimulationService(policies, engine.index, engine.threads);
     const delegations = new DelegationService(db, events, engine.index, config.delegations);
-    const history = wireAccessHistory(base, engine);
     const services: Services = {
       audit: new AuditRepository(db),
       accessHistory: history.service,

@@ -2390,6 +2390,7 @@ export interface Webhook {
 
 export interface WebhookDelivery {
   id: string;
+  /** The event delivered (evt_…), or for `access.changed` the id of its first change (acc_…) */
   event_id: string;
   event_type: string;
   attempt: number;

@@ -3,5 +3,5 @@
 MATCH (a:AccessChangeMessage)
 WHERE NOT EXISTS { MATCH (m:WebhookMessage) WHERE m.id STARTS WITH a.id + '/' }
 WITH a LIMIT $limit
-DELETE a
+DETACH DELETE a
 RETURN count(*) AS purged

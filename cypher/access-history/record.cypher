@@ -16,9 +16,11 @@
 // costs about the same in every transaction that touches it, whatever it holds, so it is paid
 // once for many parts instead of in every statement. Reads by principal or resource take the
 // unkeyed parts as well.
-// Each part also goes, as one `access.changed` message, into the outbox of every active webhook
-// that subscribes to it (`*`, `access.*` or `access.changed`), in the same transaction: the
-// message exists if and only if its changes were stored.
+// Each part of listed changes also goes, as one `access.changed` message, into the outbox of
+// every active webhook that subscribes to it (`*`, `access.*` or `access.changed`), in the same
+// transaction: the message exists if and only if its changes were stored. The message node says
+// which of its cause's messages it is (`part` of `parts`) and `-[:ANNOUNCES]->` its part, whose
+// columns are its data (messages.cypher): the changes are not sent or stored twice.
 UNWIND $parts AS part
 WITH part, part.store AS s
 MERGE (k:AccessCause {id: s.cause_event_id})
@@ -46,13 +48,18 @@ SET p = s,
   p.on_behalf_names = split(c.on_behalf_names, sep),
   p.on_behalf_types = split(c.on_behalf_types, sep),
   p.resources = split(c.resources, sep)
-WITH part
-CALL (part) {
+WITH part, p
+CALL (part, p) {
   MATCH (w:Webhook {status: 'active'})
-  WHERE any(p IN w.events WHERE p IN ['*', 'access.*', 'access.changed'])
+  WHERE any(e IN w.events WHERE e IN ['*', 'access.*', 'access.changed'])
   WITH collect(w) AS hooks
-  WHERE size(hooks) > 0 AND part.body IS NOT NULL
-  CREATE (:AccessChangeMessage {id: part.id, occurred_at: datetime(part.at), body: part.body})
+  WHERE size(hooks) > 0 AND part.message IS NOT NULL
+  CREATE (:AccessChangeMessage {
+    id: part.id,
+    occurred_at: datetime(part.at),
+    part: part.message.part,
+    parts: part.message.parts
+  })-[:ANNOUNCES]->(p)
   WITH hooks
   UNWIND hooks AS w
   CREATE (:WebhookMessage {

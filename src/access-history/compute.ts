@@ -48,38 +48,31 @@ export async function watchBatch(
   };
 }
 
-/** A cause's changes as parts of at most `CHANGES_PER_PART`, each with its `access.changed` data. */
-function partsOf(
-  cause: ChangeEvent,
-  changes: readonly AccessChange[],
-  rows: readonly StoredAccessChange[],
-): StoredPart[] {
+/**
+ * A cause's changes as parts of at most `CHANGES_PER_PART`: its listed changes, each part one
+ * `access.changed` message, then its quiet ones.
+ */
+function partsOf(cause: ChangeEvent, rows: readonly StoredAccessChange[]): StoredPart[] {
   const parts: StoredPart[] = [];
-  const loud: number[] = [];
-  const quiet: number[] = [];
-  changes.forEach((c, i) => (c.actions_gained.length + c.actions_lost.length > 0 ? loud : quiet).push(i));
+  const loud: StoredAccessChange[] = [];
+  const quiet: StoredAccessChange[] = [];
+  for (const r of rows) (r.actions_gained.length + r.actions_lost.length > 0 ? loud : quiet).push(r);
   const count = Math.ceil(loud.length / CHANGES_PER_PART);
+  const part = (some: StoredAccessChange[], message: StoredPart['message']): StoredPart => ({
+    id: some[0]!.id,
+    cause_id: cause.id,
+    at: cause.occurred_at,
+    rows: some,
+    message,
+  });
   for (let n = 0; n < count; n += 1) {
-    const some = loud.slice(n * CHANGES_PER_PART, (n + 1) * CHANGES_PER_PART);
-    const listed = some.map((i) => changes[i]!);
-    parts.push({
-      id: listed[0]!.id,
-      cause_id: cause.id,
-      at: cause.occurred_at,
-      rows: some.map((i) => rows[i]!),
-      body: JSON.stringify({ cause: listed[0]!.cause, changes: listed, part: n + 1, parts: count }),
-    });
+    parts.push(
+      part(loud.slice(n * CHANGES_PER_PART, (n + 1) * CHANGES_PER_PART), { part: n + 1, parts: count }),
+    );
   }
   // Entries held otherwise with the same actions: kept for `as_of`, announced to no one.
   for (let n = 0; n < quiet.length; n += CHANGES_PER_PART) {
-    const some = quiet.slice(n, n + CHANGES_PER_PART);
-    parts.push({
-      id: changes[some[0]!]!.id,
-      cause_id: cause.id,
-      at: cause.occurred_at,
-      rows: some.map((i) => rows[i]!),
-      body: null,
-    });
+    parts.push(part(quiet.slice(n, n + CHANGES_PER_PART), null));
   }
   return parts;
 }
@@ -111,7 +104,6 @@ async function readyParts(
   for (const { cause, deltas: some } of [...groups.values()].sort((a, b) =>
     compareEvents(a.cause, b.cause),
   )) {
-    const changes: AccessChange[] = [];
     const rows: StoredAccessChange[] = [];
     for (const delta of some) {
       const edge = edges.get(cause.id);
@@ -126,11 +118,10 @@ async function readyParts(
         via: delta.via,
         cause: { event_id: cause.id, event_type: cause.type, actor: cause.actor },
       };
-      changes.push(change);
       rows.push(toStored(change, delta.before));
       await turn();
     }
-    for (const part of partsOf(cause, changes, rows)) {
+    for (const part of partsOf(cause, rows)) {
       out.push(readyPart(part));
       await turn();
     }

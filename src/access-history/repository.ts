@@ -19,6 +19,7 @@ const Q = defineQueries('access-history', [
   'began',
   'principal_as_of',
   'resource_as_of',
+  'messages',
 ]);
 
 /**
@@ -179,7 +180,7 @@ export function readyPart(part: StoredPart): ReadyPart {
   const scalars = Object.fromEntries(
     Object.entries(rest).filter(([k]) => !(COLUMNS as readonly string[]).includes(k)),
   );
-  const element = { id: part.id, at: part.at, body: part.body, store: scalars, columns, sep };
+  const element = { id: part.id, at: part.at, message: part.message, store: scalars, columns, sep };
   return {
     id: part.id,
     cause_id: part.cause_id,
@@ -223,8 +224,20 @@ export interface StoredPart {
   cause_id: string;
   at: string;
   rows: StoredAccessChange[];
-  /** JSON of the `access.changed` data, `{ cause, changes, part, parts }`; null for quiet changes. */
-  body: string | null;
+  /**
+   * Which of its cause's `access.changed` messages it is (`part` of `parts`); null for quiet
+   * changes, which are not announced. The message's data is read from the part when it is
+   * delivered (`messages`).
+   */
+  message: { part: number; parts: number } | null;
+}
+
+/** The data of one `access.changed` message (docs/api.md §11). */
+export interface AccessChangedData {
+  cause: AccessCause;
+  changes: AccessChange[];
+  part: number;
+  parts: number;
 }
 
 /** What made an access change: the audit event of the committed change, and who made it. */
@@ -427,6 +440,62 @@ interface PageRow extends Omit<StoredAccessChange, 'actions_gained' | 'actions_l
 
 const actionsOf = (text: string): string[] => (text === '' ? [] : text.split(' '));
 
+/** A change read as `page.cypher` reads it, as stored (its `before` is not read). */
+const changeOf = ({ gained, lost, ...rest }: PageRow): StoredAccessChange => ({
+  ...rest,
+  actions_gained: actionsOf(gained),
+  actions_lost: actionsOf(lost),
+  before: null,
+});
+
+/** The columns of a part that a message announcing it reads (`messages.cypher`). */
+type AnnouncedPart = Pick<
+  PartNode,
+  | 'at'
+  | 'instants'
+  | 'ids'
+  | 'principals'
+  | 'principal_names'
+  | 'principal_types'
+  | 'resource_types'
+  | 'identifiers'
+  | 'patterns'
+  | 'gained'
+  | 'lost'
+  | 'via'
+  | 'cause_event_id'
+  | 'cause_event_type'
+  | 'actor_type'
+  | 'actor_id'
+> &
+  Partial<Pick<PartNode, 'on_behalf_ids' | 'on_behalf_names' | 'on_behalf_types'>>;
+
+/** The changes a part holds, in id order, from its columns (the inverse of `partNode`). */
+function changesOf(p: AnnouncedPart): StoredAccessChange[] {
+  return p.ids.map((id, i) =>
+    changeOf({
+      id,
+      at: p.instants?.[i] ?? p.at,
+      principal_id: p.principals[i]!,
+      principal_name: p.principal_names[i]!,
+      principal_type: p.principal_types[i]!,
+      resource_type: p.resource_types[i]!,
+      identifier: p.identifiers[i]!,
+      pattern: p.patterns[i]!,
+      gained: p.gained[i]!,
+      lost: p.lost[i]!,
+      via: p.via[i]!,
+      on_behalf_of_id: p.on_behalf_ids?.[i] ?? '',
+      on_behalf_of_name: p.on_behalf_names?.[i] ?? '',
+      on_behalf_of_type: p.on_behalf_types?.[i] ?? '',
+      cause_event_id: p.cause_event_id,
+      cause_event_type: p.cause_event_type,
+      actor_type: p.actor_type,
+      actor_id: p.actor_id,
+    }),
+  );
+}
+
 export const accessHistoryRepository = {
   /** Stores parts as `recorder` (an instance id); a cause another recorder stored is skipped. */
   async record(db: Database, ready: readonly ReadyPart[], recorder: string): Promise<void> {
@@ -547,12 +616,7 @@ export const accessHistoryRepository = {
       });
       return {
         total: total?.total ?? 0,
-        rows: rows.map(({ change: { gained, lost, ...rest } }) => ({
-          ...rest,
-          actions_gained: actionsOf(gained),
-          actions_lost: actionsOf(lost),
-          before: null,
-        })),
+        rows: rows.map((r) => changeOf(r.change)),
       };
     });
   },
@@ -566,6 +630,31 @@ export const accessHistoryRepository = {
       tx.run<{ parts: number; purged: number }>(Q.purge, { before, limit }),
     );
     return { parts: rows[0]?.parts ?? 0, changes: rows[0]?.purged ?? 0 };
+  },
+
+  /**
+   * The data of the `access.changed` messages among `ids`, by id, read from the parts they
+   * announce (or, for a message stored with its data, that); a message whose part is gone (past
+   * the retention) is left out.
+   */
+  async messages(db: Reader, ids: readonly string[]): Promise<Map<string, AccessChangedData>> {
+    const rows = await db.run<{
+      id: string;
+      body: string | null;
+      part: number | null;
+      parts: number | null;
+      announced: AnnouncedPart | null;
+    }>(Q.messages, { ids });
+    const out = new Map<string, AccessChangedData>();
+    for (const r of rows) {
+      if (r.body !== null) out.set(r.id, JSON.parse(r.body) as AccessChangedData);
+      else if (r.announced !== null && r.part !== null && r.parts !== null) {
+        const changes = changesOf(r.announced).map(fromStored);
+        if (changes.length > 0)
+          out.set(r.id, { cause: changes[0]!.cause, changes, part: r.part, parts: r.parts });
+      }
+    }
+    return out;
   },
 
   /** Deletes up to `limit` `access.changed` messages no outbox holds; answers how many. */

@@ -4,7 +4,12 @@ import { validationFailed } from '../errors/errors.js';
 import { DEFAULT_LIMIT } from '../pagination.js';
 import type { AccessChangeListQuery } from '../schemas/access-history.js';
 import { parseInstant } from '../time.js';
-import { accessHistoryRepository as repo, fromStored, type AccessChange } from './repository.js';
+import {
+  accessHistoryRepository as repo,
+  fromStored,
+  type AccessChange,
+  type AccessChangedData,
+} from './repository.js';
 
 /** What a list of access changes asks for (the query of `GET /v1/access-changes`). */
 export type AccessChangeQuery = Static<typeof AccessChangeListQuery>;
@@ -103,6 +108,11 @@ export class AccessHistoryService {
         horizon: this.horizon(),
       },
     };
+  }
+
+  /** The data of the `access.changed` messages among `ids`, by id (what the webhooks deliver). */
+  messages(ids: readonly string[]): Promise<Map<string, AccessChangedData>> {
+    return repo.messages(this.db, ids);
   }
 
   /**

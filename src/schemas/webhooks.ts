@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TString } from '@sinclair/typebox';
+import { ID_PREFIXES, ULID_PATTERN } from '../ids.js';
 import { Id, PageQuery, Paginated, Timestamp } from './common.js';
 
 /** `*`, an event type (`policy.updated`) or every type of a kind (`principal.*`). */
@@ -94,10 +95,22 @@ export const WebhookTestResult = Type.Object(
   { additionalProperties: false, title: 'WebhookTestResult' },
 );
 
+/**
+ * What a delivery carried: an audit event, or an `access.changed` message, named by the id of
+ * its first access change (its `webhook-id`).
+ */
+const DeliveredId = (description?: string): TString =>
+  Type.String({
+    pattern: `^(${ID_PREFIXES.event}|${ID_PREFIXES.access_change})_${ULID_PATTERN}$`,
+    description:
+      description ??
+      'The event delivered (evt_…), or for `access.changed` the id of its first change (acc_…)',
+  });
+
 export const DeliverySchema = Type.Object(
   {
     id: Id('delivery'),
-    event_id: Id('event'),
+    event_id: DeliveredId(),
     event_type: Type.String(),
     attempt: Type.Integer({ minimum: 1 }),
     success: Type.Boolean(),
@@ -115,7 +128,9 @@ export type DeliveryView = Static<typeof DeliverySchema>;
 
 export const DeliveryListQuery = Type.Object({
   ...PageQuery,
-  event_id: Type.Optional(Id('event')),
+  event_id: Type.Optional(
+    DeliveredId('Only the attempts of this event (evt_…) or access.changed message (acc_…)'),
+  ),
   success: Type.Optional(Type.Boolean()),
 });
 export const DeliveryList = Paginated(DeliverySchema, 'WebhookDeliveryList');

@@ -35,6 +35,11 @@ export interface DispatcherOptions {
   metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookDeliverySeconds'>;
   /** Entries read per round. */
   batchSize?: number;
+  /**
+   * The data of the `access.changed` messages among `ids` stored without it, by id (read from
+   * the access changes they announce, src/access-history); one missing is gone.
+   */
+  messages?: (ids: readonly string[]) => Promise<ReadonlyMap<string, unknown>>;
 }
 
 /**
@@ -133,7 +138,7 @@ export class WebhookDispatcher {
       while (!signal.aborted && Date.now() < until) {
         const due = await repo.due(this.db, webhook.id, nowIso(), this.batchSize);
         if (due.length === 0) return;
-        const round = await this.round(webhook, secrets, due, signal);
+        const round = await this.round(webhook, secrets, due, await this.dataOf(due), signal);
         if (round.attempts.length === 0) return;
         const last = round.attempts[round.attempts.length - 1]!.delivery;
         const failedAt = last.success ? null : last.attempted_at;
@@ -183,6 +188,7 @@ export class WebhookDispatcher {
     webhook: ClaimedWebhook,
     secrets: string[],
     due: DueEntry[],
+    data: ReadonlyMap<string, unknown>,
     signal: AbortSignal,
   ): Promise<{ attempts: Attempt[]; receiverFailed: boolean }> {
     const attempts: Attempt[] = [];
@@ -197,7 +203,7 @@ export class WebhookDispatcher {
         number,
         attemptedAt: nowIso(),
       };
-      const event = outgoing(entry);
+      const event = outgoing(entry, data);
       if (!event) {
         const gone = { success: false, statusCode: null, error: 'the event no longer exists', durationMs: 0 };
         attempts.push({ message_id: entry.id, delivery: attemptRecord(attempt, gone) });
@@ -212,6 +218,12 @@ export class WebhookDispatcher {
       }
     }
     return { attempts, receiverFailed };
+  }
+
+  /** The data of the due messages stored without it, by event id. */
+  private async dataOf(due: readonly DueEntry[]): Promise<ReadonlyMap<string, unknown>> {
+    const ids = due.filter((e) => e.message && e.message.body === null).map((e) => e.eventId);
+    return ids.length > 0 && this.options.messages ? this.options.messages(ids) : new Map();
   }
 
   /**
@@ -286,23 +298,23 @@ const REST_AFTER_ERROR_MS = 5_000;
 const BUSY_CLAIM_MS = 1_000;
 
 /**
+ * What a due entry delivers: its audit event, or its message of access changes (its data as
+ * stored with it, or else as `data` has it); null when gone.
+ */
+function outgoing(entry: DueEntry, data: ReadonlyMap<string, unknown>): OutgoingEvent | null {
+  if (entry.event) return outgoingOf(fromStored(entry.event));
+  if (!entry.message) return null;
+  const { occurred_at, body } = entry.message;
+  const carried = body !== null ? (JSON.parse(body) as unknown) : data.get(entry.eventId);
+  if (carried === undefined) return null;
+  return { id: entry.eventId, type: entry.eventType, occurred_at, data: carried };
+}
+
+/**
  * Whether a failed attempt says the receiver is failing as a whole (so every event would fail
  * now), rather than refusing this one event: no answer, a redirect (a moved endpoint), a 5xx,
  * 408 or 429.
  */
-/** What a due entry delivers: its audit event, or its message of access changes; null when gone. */
-function outgoing(entry: DueEntry): OutgoingEvent | null {
-  if (entry.event) return outgoingOf(fromStored(entry.event));
-  if (entry.message)
-    return {
-      id: entry.eventId,
-      type: entry.eventType,
-      occurred_at: entry.message.occurred_at,
-      data: JSON.parse(entry.message.body) as unknown,
-    };
-  return null;
-}
-
 function receiverFault(statusCode: number | null): boolean {
   if (statusCode === null || statusCode < 400 || statusCode >= 500) return true;
   return statusCode === 408 || statusCode === 429;

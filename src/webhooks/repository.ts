@@ -69,8 +69,11 @@ export interface DueEntry {
   eventType: string;
   attempt: number;
   event: StoredEvent | null;
-  /** For a message that is no audit event (`access.changed`): when it happened, and its data (JSON). */
-  message: { occurred_at: string; body: string } | null;
+  /**
+   * For a message that is no audit event (`access.changed`): when it happened, and its data
+   * (JSON) where it was stored with it (else the dispatcher's `messages` reads it).
+   */
+  message: { occurred_at: string; body: string | null } | null;
 }
 
 /** One attempt of a round, with the outbox entry it was for. */

@@ -60,7 +60,7 @@ describe('access changes stored in parts', () => {
           c.actions_lost.length > 0 ? { actions: c.actions_lost, via: [grant], conditional: false } : null,
         ),
       ),
-      body: null,
+      message: null,
     };
   }
 

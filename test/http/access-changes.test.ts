@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { tokenFor } from '../helpers/auth.js';
 import { engineApi, namer } from '../helpers/engine.js';
+import { cypher } from '../helpers/db.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { Receiver, verifyDelivery } from '../helpers/receiver.js';
@@ -394,6 +395,51 @@ describe('access changes', () => {
         expect(value[i]!.headers['webhook-id']).to.equal(x.data.changes[0].id);
       }
       expect(payloads.flatMap((x) => x.data.changes)).to.deep.equal(listed);
+    } finally {
+      await api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+  });
+
+  it('delivers a message queued with its data as it was queued, and gives up one whose changes are gone', async function () {
+    // Messages queued by a version that stored each message's data with it; and one announcing
+    // a part purged since (past the retention).
+    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
+    expect(hook.status, hook.text).to.equal(201);
+    try {
+      const data = {
+        cause: {
+          event_id: 'evt_01JD0000000000000000000000',
+          event_type: 'policy.created',
+          actor: { type: 'client', id: 'cli_x' },
+        },
+        changes: [{ id: 'acc_01JD0000000000000000000001', note: 'as stored then' }],
+        part: 1,
+        parts: 1,
+      };
+      const queue = `
+        UNWIND $messages AS m
+        CREATE (:AccessChangeMessage {id: m.id, occurred_at: datetime(), body: m.body})
+        CREATE (:WebhookMessage {id: m.id + '/' + $webhook, webhook_id: $webhook, event_id: m.id,
+          event_type: 'access.changed', occurred_at: datetime(), attempt: 0, next_attempt_at: datetime()})`;
+      const before = receiver.received.length;
+      await cypher(fx.app.runtime.db, queue, {
+        webhook: hook.body.id,
+        messages: [
+          { id: 'acc_01JD0000000000000000000001', body: JSON.stringify(data) },
+          { id: 'acc_01JD0000000000000000000002', body: null },
+        ],
+      });
+      const { value } = await eventually(
+        () => api.get(`/v1/webhooks/${hook.body.id}/deliveries`),
+        (r) => r.body.data.length >= 2,
+        10_000,
+      );
+      const received = receiver.received.slice(before);
+      expect(received).to.have.length(1);
+      const payload = verifyDelivery<any>(hook.body.secret, received[0]!);
+      expect(payload.data).to.deep.equal(data);
+      const gone = value.body.data.find((d: any) => d.event_id === 'acc_01JD0000000000000000000002');
+      expect(gone).to.include({ success: false, error: 'the event no longer exists' });
     } finally {
       await api.delete(`/v1/webhooks/${hook.body.id}`);
     }

@@ -3921,6 +3921,7 @@ export interface components {
     /** WebhookDelivery */
     WebhookDelivery: {
       id: string;
+      /** @description The event delivered (evt_…), or for `access.changed` the id of its first change (acc_…) */
       event_id: string;
       event_type: string;
       attempt: number;
@@ -21949,6 +21950,7 @@ export interface operations {
         page?: number;
         /** @description Page size, 1-100 (default 50) */
         limit?: number;
+        /** @description Only the attempts of this event (evt_…) or access.changed message (acc_…) */
         event_id?: string;
         success?: boolean;
       };
