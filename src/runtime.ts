@@ -333,7 +333,7 @@ async function wireEngine(base: Base) {
         )
       : undefined;
   if (threads && recorder) {
-    threads.watch((parts) => recorder.take(parts as ReadyPart[]));
+    threads.watch((parts, last) => recorder.take(parts as ReadyPart[], last));
     recorder.computeOn(threads);
   }
   if (threads) await sync.replicate(threads);

@@ -27,9 +27,20 @@ const SLICE_MS = 5;
 export const CHANGES_PER_PART = 500;
 
 /**
+ * Changes handed on at a time while a batch's are computed, about (whole parts): the store of
+ * the first begins while the rest are computed (the recorder stores about this many a statement).
+ */
+const HANDED_ON_ROWS = 5_000;
+
+/** Takes parts of a batch's changes as they are made, in order, before the last of them. */
+export type HandOn = (parts: ReadyPart[]) => void;
+
+/**
  * Takes the access of the principals a batch can reach before it is applied; the function it
  * answers, called once the batch is in the index and before any other changes it, answers the
- * batch's changes as parts, grouped by the event that caused each, in the order of those events.
+ * batch's changes as parts, grouped by the event that caused each, in the order of those events:
+ * with `handOn`, those made first go there, a few thousand changes at a time, and the rest are
+ * answered.
  */
 export async function watchBatch(
   index: PolicyIndex,
@@ -37,14 +48,14 @@ export async function watchBatch(
   causes: BatchCauses,
   /** When the batch was applied to the index in use (epoch ms): what its windows are read at. */
   at = Date.now(),
-): Promise<() => Promise<ReadyPart[]>> {
+): Promise<(handOn?: HandOn) => Promise<ReadyPart[]>> {
   const edges = windowEdges(index, causes, at);
   const beforeAt = edges.size > 0 ? Math.min(...edges.values()) - 1 : undefined;
   const tracker = new AccessChangeTracker(index, work, timeSlices(SLICE_MS), beforeAt, at);
   await tracker.before();
-  return async () => {
+  return async (handOn) => {
     const deltas = await tracker.after();
-    return deltas.length > 0 ? readyParts(deltas, causes, edges, timeSlices(SLICE_MS)) : [];
+    return deltas.length > 0 ? readyParts(deltas, causes, edges, timeSlices(SLICE_MS), handOn) : [];
   };
 }
 
@@ -86,6 +97,7 @@ async function readyParts(
   causes: BatchCauses,
   edges: ReadonlyMap<string, number>,
   turn: () => Promise<void> | undefined,
+  handOn?: HandOn,
 ): Promise<ReadyPart[]> {
   const latest = latestOf(causes.values());
   const groups = new Map<string, { cause: ChangeEvent; deltas: AccessDelta[] }>();
@@ -99,12 +111,13 @@ async function readyParts(
     }
     g.deltas.push(delta);
   }
-  const out: ReadyPart[] = [];
+  let out: ReadyPart[] = [];
+  let rows = 0;
   // Ids are handed out in the order of the causes: the order the list reads them in.
   for (const { cause, deltas: some } of [...groups.values()].sort((a, b) =>
     compareEvents(a.cause, b.cause),
   )) {
-    const rows: StoredAccessChange[] = [];
+    const stored: StoredAccessChange[] = [];
     for (const delta of some) {
       const edge = edges.get(cause.id);
       const change: AccessChange = {
@@ -118,11 +131,17 @@ async function readyParts(
         via: delta.via,
         cause: { event_id: cause.id, event_type: cause.type, actor: cause.actor },
       };
-      rows.push(toStored(change, delta.before));
+      stored.push(toStored(change, delta.before));
       await turn();
     }
-    for (const part of partsOf(cause, rows)) {
+    for (const part of partsOf(cause, stored)) {
       out.push(readyPart(part));
+      rows += part.rows.length;
+      if (handOn && rows >= HANDED_ON_ROWS) {
+        handOn(out);
+        out = [];
+        rows = 0;
+      }
       await turn();
     }
   }

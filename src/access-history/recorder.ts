@@ -100,12 +100,15 @@ export class AccessHistoryRecorder implements BatchObserver {
     if (this.stopped) return async () => undefined;
     const after = await watchBatch(index, work, causes);
     this.batches.event_loop += 1;
-    return async () => this.enqueue(await after());
+    return async () => this.enqueue(await after((parts) => this.enqueue(parts)));
   }
 
-  /** The parts of a batch's changes, computed here or on a decision thread, in batch order. */
-  take(parts: readonly ReadyPart[]): void {
-    this.batches.decision_thread += 1;
+  /**
+   * Parts of a batch's changes computed on a decision thread, in batch order: `last` with the
+   * batch's last parts (those before come as they are made).
+   */
+  take(parts: readonly ReadyPart[], last: boolean): void {
+    if (last) this.batches.decision_thread += 1;
     this.enqueue(parts);
   }
 

@@ -78,6 +78,8 @@ export type ToThread =
 export type FromThread =
   | { kind: 'answer'; seq: number; ok: true; result: unknown }
   | { kind: 'answer'; seq: number; ok: false; message: string }
+  /** What a watch hands on while it computes a batch's result (`watched` ends it). */
+  | { kind: 'watching'; result: unknown }
   | { kind: 'watched'; result: unknown }
   | { kind: 'problem'; message: string };
 
@@ -126,7 +128,7 @@ export class DecisionThreads implements DecisionReplicas {
   private readonly slots: Slot[];
   private index: PolicyIndex | undefined;
   /** Takes what the first thread's watch sends back, in the order the batches were applied. */
-  private sink: ((result: unknown) => void) | undefined;
+  private sink: ((result: unknown, last: boolean) => void) | undefined;
   /** Settle once the results of the batches watched so far are back (or the thread is gone). */
   private drains: { until: number; done: () => void }[] = [];
   /** Watched batches sent, and their results taken (or lost with a thread), since the start. */
@@ -152,8 +154,11 @@ export class DecisionThreads implements DecisionReplicas {
     }));
   }
 
-  /** Has the first thread's watch results go to `sink`, in batch order, from now on. */
-  watch(sink: (result: unknown) => void): void {
+  /**
+   * Has the first thread's watch results go to `sink`, in batch order, from now on: a batch's in
+   * one or more pieces, `last` with its last.
+   */
+  watch(sink: (result: unknown, last: boolean) => void): void {
     this.sink = sink;
   }
 
@@ -295,9 +300,13 @@ export class DecisionThreads implements DecisionReplicas {
         this.logger.warn({ reason: reply.message }, 'a decision thread could not apply a change');
         return;
       }
+      if (reply.kind === 'watching') {
+        this.sink?.(reply.result, false);
+        return;
+      }
       if (reply.kind === 'watched') {
         slot.watched -= 1;
-        this.sink?.(reply.result);
+        this.sink?.(reply.result, true);
         this.back(1);
         if (slot.watched === 0 && slot.waiting.size === 0) worker.unref();
         return;

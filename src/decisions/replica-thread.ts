@@ -18,7 +18,8 @@ import { simulate } from './simulation.js';
  * Watches the batches a replica applies that the index in use sends with their causes (the
  * access history computes what they moved, src/access-history/thread-worker.ts): called before a
  * batch is applied, it answers what to call once it is, whose result goes back to the index in
- * use with the buffers named moved rather than copied.
+ * use with the buffers named moved rather than copied; what it hands on before goes back first,
+ * in order.
  */
 export interface ReplicaWatch {
   before(
@@ -27,7 +28,13 @@ export interface ReplicaWatch {
     causes: BatchCauses,
     /** When the index in use applied the batch (epoch ms). */
     at: number,
-  ): Promise<() => Promise<{ result: unknown; transfer: ArrayBuffer[] }>>;
+  ): Promise<(handOn: (some: Watched) => void) => Promise<Watched>>;
+}
+
+/** What a watch sends back, with the buffers to move rather than copy. */
+export interface Watched {
+  result: unknown;
+  transfer: ArrayBuffer[];
 }
 
 let port: MessagePort;
@@ -72,7 +79,9 @@ async function take(message: ToThread): Promise<void> {
       await applyChanges(index, message.work, fetched, null);
       index.version = message.version;
       if (message.causes) {
-        const { result, transfer } = (await watched?.()) ?? { result: undefined, transfer: [] };
+        const handOn = ({ result, transfer }: Watched) =>
+          port.postMessage({ kind: 'watching', result } satisfies FromThread, transfer);
+        const { result, transfer } = (await watched?.(handOn)) ?? { result: undefined, transfer: [] };
         port.postMessage({ kind: 'watched', result } satisfies FromThread, transfer);
       }
       return;

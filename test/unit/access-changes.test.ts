@@ -11,7 +11,10 @@ import {
   type AccessDelta,
   type EntryBefore,
 } from '../../src/access-history/changes.js';
+import { watchBatch } from '../../src/access-history/compute.js';
+import type { ReadyPart } from '../../src/access-history/repository.js';
 import { nothing, type Pending } from '../../src/decisions/apply.js';
+import type { ChangeEvent } from '../../src/events/feed.js';
 import { compilePolicy } from '../../src/decisions/model.js';
 import type { PolicyIndex } from '../../src/decisions/policy-index.js';
 import { resourceOf } from '../../src/policies/model.js';
@@ -323,3 +326,54 @@ function buildWorld(): World {
     delegations: [],
   };
 }
+
+describe('access changes made ready to store', () => {
+  /** The principals of a ready part, in the order it holds them. */
+  const principalsOf = (part: ReadyPart): string[] => {
+    const element = JSON.parse(new TextDecoder().decode(part.json)) as {
+      columns: { principals: string };
+      sep: string;
+    };
+    return element.columns.principals.split(element.sep);
+  };
+
+  it('hands a large batch’s parts on as they are made, in order, a few thousand changes at a time', async () => {
+    const many = Array.from({ length: 12_345 }, (_, i) => `m${String(i).padStart(5, '0')}`);
+    const world: World = {
+      groups: [{ id: 'g0' }],
+      principals: many.map((id) => ({ id, type: 'USER' as const, name: id, groups: ['g0'], attributes: {} })),
+      resources: [],
+      policies: [],
+      delegations: [],
+    };
+    const index = buildIndex(world, NOW);
+    const cause = {
+      id: 'evt_many',
+      type: 'policy.created',
+      occurred_at: new Date(NOW).toISOString(),
+      actor: { type: 'client', id: 'cli_x' },
+    } as unknown as ChangeEvent;
+    const work = nothing();
+    work.policies.add('pol_many');
+    const after = await watchBatch(index, work, new Map([['policies:pol_many', cause]]), NOW);
+    index.putPolicy(
+      compilePolicy(
+        storedPolicy(
+          { id: 'pol_many', effect: 'allow', groups: ['g0'], actions: ['read'], resources: ['doc:r0'] },
+          NOW,
+        ),
+      ),
+    );
+    const handed: ReadyPart[][] = [];
+    const rest = await after((parts) => handed.push(parts));
+    const rows = (parts: ReadyPart[]) => parts.reduce((n, p) => n + p.rows, 0);
+    // 25 parts of at most 500: two pieces of ten parts handed on, and the last five answered.
+    expect(handed.map(rows)).to.deep.equal([5_000, 5_000]);
+    expect(rows(rest)).to.equal(2_345);
+    const all = [...handed.flat(), ...rest];
+    expect(all.map((p) => p.rows)).to.deep.equal([...Array<number>(24).fill(500), 345]);
+    expect(all.flatMap(principalsOf)).to.deep.equal(many);
+    const ids = all.map((p) => p.id);
+    expect(ids).to.deep.equal([...ids].sort());
+  });
+});
