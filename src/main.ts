@@ -1,9 +1,11 @@
 import cluster from 'node:cluster';
 import { runPrimary } from './cluster/primary.js';
 import {
+  announceChanges,
   announceJobQueued,
   announceLoopDelay,
   announceReady,
+  onChanges,
   onJobQueued,
   onLoopDelay,
   onMetricsRequest,
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
       background: role.background,
       ...(role.background ? {} : { jobQueued: announceJobQueued }),
       ...(role.serves ? {} : { loopDelays: 'reported' as const }),
+      ...(cluster.isWorker ? { siblings: { send: announceChanges, listen: onChanges } } : {}),
     });
     // One of several processes: the primary serves METRICS_PORT with every process's metrics.
     const { registry } = runtime.metrics;

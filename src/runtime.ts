@@ -43,7 +43,7 @@ import { within } from './time.js';
 import { LoopDelay } from './pacing/loop-delay.js';
 import { Pacer } from './pacing/pacer.js';
 import { ConsistencyTokens } from './consistency/tokens.js';
-import { ChangeFeed } from './events/feed.js';
+import { ChangeFeed, type ChangeRelay } from './events/feed.js';
 import { EventSink } from './events/sink.js';
 import { GroupService } from './groups/service.js';
 import { GroupWrites } from './groups/writes.js';
@@ -174,6 +174,11 @@ export interface RuntimeOptions {
    * serving processes through `Runtime.pacer` (a background process, src/cluster).
    */
   loopDelays?: 'this-process' | 'reported';
+  /**
+   * The other processes of this host (src/cluster), which hear the changes this one commits at
+   * once, and it theirs, where no Redis carries them (`REDIS_URL`).
+   */
+  siblings?: ChangeRelay;
 }
 
 async function waitForDatabase(db: Database, timeoutMs: number, logger: Logger): Promise<void> {
@@ -568,6 +573,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     instanceId,
     redisUrl: config.redisUrl,
     channel: config.events.channel,
+    ...(options.siblings && !config.redisUrl ? { relay: options.siblings } : {}),
   });
   const pacer = new Pacer({
     ...config.pacing,

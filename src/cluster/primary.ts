@@ -84,6 +84,9 @@ export async function runPrimary(config: Config, logger: Logger): Promise<void> 
         }
         if (message.type === 'job-queued') slots.get(BACKGROUND_SLOT)?.send(message);
         if (message.type === 'loop-delay') slots.get(BACKGROUND_SLOT)?.send({ ...message, slot });
+        if (message.type === 'changes') {
+          for (const [other, to] of slots) if (other !== slot && to.isConnected()) to.send(message);
+        }
         if (message.type === 'metrics') scrapes.get(message.id)?.(slot, message.metrics);
       });
       worker.once('exit', (code, signal) => {

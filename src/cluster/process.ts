@@ -30,6 +30,11 @@ export type ProcessMessage =
    * on to the background process, naming the slot, for the pacing of background work (src/pacing).
    */
   | { channel: 'pas'; type: 'loop-delay'; delayMs: number; slot?: number }
+  /**
+   * Changes a process committed (the change feed's message, JSON), where no Redis carries them:
+   * the primary passes them on to the host's other processes, which hear them at once.
+   */
+  | { channel: 'pas'; type: 'changes'; text: string }
   /** The primary, scraped on METRICS_PORT, asks each process for its metrics… */
   | { channel: 'pas'; type: 'metrics-request'; id: number }
   /** …and each answers with what its registry reads. */
@@ -121,6 +126,19 @@ export function onJobQueued(wake: () => void): void {
   if (!cluster.isWorker) return;
   process.on('message', (message: unknown) => {
     if (isProcessMessage(message) && message.type === 'job-queued') wake();
+  });
+}
+
+/** Tells the primary, if there is one, of changes this process committed (src/events/feed.ts). */
+export function announceChanges(text: string): void {
+  tellPrimary({ channel: 'pas', type: 'changes', text });
+}
+
+/** Calls `take` with the changes the host's other processes committed, as the primary passes them on. */
+export function onChanges(take: (text: string) => void): void {
+  if (!cluster.isWorker) return;
+  process.on('message', (message: unknown) => {
+    if (isProcessMessage(message) && message.type === 'changes') take(message.text);
   });
 }
 

@@ -27,6 +27,17 @@ export interface ChangeFeedOptions {
   /** With Redis, instances hear of each other's changes at once; without, by polling. */
   redisUrl: string | undefined;
   channel: string;
+  /**
+   * The other processes of this host, which hear this one's committed changes at once through
+   * the host's primary (src/cluster), and this one theirs: where Redis does not carry them.
+   */
+  relay?: ChangeRelay;
+}
+
+/** Carries committed changes, as the feed's messages (JSON), between the processes of a host. */
+export interface ChangeRelay {
+  send(text: string): void;
+  listen(take: (text: string) => void): void;
 }
 
 /**
@@ -54,8 +65,9 @@ interface Message {
 /**
  * Tells listeners of this instance about every committed change, wherever it was made: changes
  * committed here at once (before the write returns), changes of other instances through Redis
- * pub/sub when configured and, always, through a poll of the event sequence shards in Neo4j,
- * which misses nothing because each shard hands its numbers out in commit order.
+ * pub/sub when configured (and those of the other processes of this host through its primary
+ * when not) and, always, through a poll of the event sequence shards in Neo4j, which misses
+ * nothing because each shard hands its numbers out in commit order.
  */
 export class ChangeFeed {
   private readonly listeners: ChangeListener[] = [];
@@ -96,6 +108,7 @@ export class ChangeFeed {
       this.heads.set(shard, head);
       this.opened.push([shard, head]);
     }
+    this.options.relay?.listen((text) => void this.receive(text));
     const url = this.options.redisUrl;
     if (!url) return;
     const connection = {
@@ -130,10 +143,13 @@ export class ChangeFeed {
       }
     }
     await this.deliverEarly(events);
-    if (this.publisher?.status === 'ready') {
-      const message: Message = { from: this.options.instanceId, events };
-      this.publisher.publish(this.options.channel, JSON.stringify(message)).catch(() => undefined);
-    }
+    const { relay } = this.options;
+    const ready = this.publisher?.status === 'ready';
+    if (!ready && !relay) return;
+    const message: Message = { from: this.options.instanceId, events };
+    const text = JSON.stringify(message);
+    if (ready) this.publisher!.publish(this.options.channel, text).catch(() => undefined);
+    relay?.send(text);
   }
 
   /**

@@ -296,3 +296,58 @@ describe('several serving processes (WORKERS=2)', function () {
     }
   });
 });
+
+describe('a serving process beside a background process, without Redis', function () {
+  this.timeout(120_000);
+  let service: ServiceProcess;
+  let token: string;
+
+  before(async () => {
+    await resetDatabaseAt(neo4jTarget());
+    // The feed's poll once a minute: what the background process hears sooner came through the primary.
+    service = await startServiceProcess(neo4jTarget().uri, {
+      WORKERS: '1',
+      BACKGROUND_PROCESS: 'on',
+      EVENT_POLL_INTERVAL_MS: '60000',
+    });
+    await eventually(
+      async () => service.output(),
+      (out) => out.includes('background process ready'),
+      60_000,
+      100,
+    );
+    token = (await tokenFor(service.http, ADMIN)).access_token;
+  });
+  after(async () => {
+    await service?.stop(30_000);
+    await killServiceProcesses();
+  });
+
+  it('has the background process hear a change the serving process committed at once', async () => {
+    const call = async (method: string, path: string, body?: unknown): Promise<any> => {
+      const res = await once(service.port, method, path, { token, ...(body ? { body } : {}) });
+      expect(res.status, res.text).to.be.oneOf([200, 201]);
+      return res.body;
+    };
+    const principal = await call('POST', '/v1/principals', { type: 'SERVICE_ACCOUNT', name: 'relay-agent' });
+    const policy = await call('POST', '/v1/policies', {
+      name: 'relay-policy',
+      effect: 'allow',
+      actions: ['read'],
+      subjects: { principals: [principal.id] },
+      resources: [{ type: 'doc', identifier: 'relay' }],
+    });
+    const [created] = (await call('GET', `/v1/audit/events?type=policy.created&target_id=${policy.id}`)).data;
+    // Its access change is computed and stored by the background process, which heard of it well
+    // before its next poll.
+    const { value } = await eventually(
+      async () => (await call('GET', `/v1/access-changes?event_id=${created.id}`)).data,
+      (changes: unknown[]) => changes.length > 0,
+      20_000,
+      200,
+    );
+    expect(value.map((c: any) => [c.principal.id, c.resource.identifier, c.actions_gained])).to.deep.equal([
+      [principal.id, 'relay', ['read']],
+    ]);
+  });
+});
