@@ -97,35 +97,51 @@ async function scrape(port: number): Promise<{ by: string; text: string }> {
   return { by: `${match[1]}:${match[2]}`, text: res.text };
 }
 
+/**
+ * The service as a process of its own with `env`, on an emptied database, once its output says
+ * `ready` (every process it starts is up), with an admin token.
+ */
+async function startOnFreshDatabase(
+  env: Record<string, string>,
+  ready: string,
+): Promise<{ service: ServiceProcess; token: string }> {
+  await resetDatabaseAt(neo4jTarget());
+  const service = await startServiceProcess(neo4jTarget().uri, env);
+  await eventually(
+    async () => service.output(),
+    (out) => out.includes(ready),
+    60_000,
+    100,
+  );
+  return { service, token: (await tokenFor(service.http, ADMIN)).access_token };
+}
+
+async function stopAll(service: ServiceProcess | undefined): Promise<void> {
+  await service?.stop(30_000);
+  await killServiceProcesses();
+}
+
 describe('several serving processes (WORKERS=2)', function () {
   this.timeout(180_000);
   let service: ServiceProcess;
   let token: string;
 
   before(async () => {
-    await resetDatabaseAt(neo4jTarget());
-    service = await startServiceProcess(neo4jTarget().uri, {
-      WORKERS: '2',
-      LOG_LEVEL: 'info',
-      RATE_LIMIT_DECISIONS: '40',
-      // Short windows: the decisions of the stop under load are not refused for those counted before.
-      RATE_LIMIT_WINDOW_S: '10',
-      DECISION_FLUSH_INTERVAL_MS: '200',
-      // Jobs are looked for once a minute: a report done sooner was woken by the serving process.
-      JOB_POLL_INTERVAL_MS: '60000',
-    });
-    await eventually(
-      async () => service.output(),
-      (out) => out.includes('serving with 2 processes and a background process'),
-      60_000,
-      100,
-    );
-    token = (await tokenFor(service.http, ADMIN)).access_token;
+    ({ service, token } = await startOnFreshDatabase(
+      {
+        WORKERS: '2',
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_DECISIONS: '40',
+        // Short windows: the decisions of the stop under load are not refused for those counted before.
+        RATE_LIMIT_WINDOW_S: '10',
+        DECISION_FLUSH_INTERVAL_MS: '200',
+        // Jobs are looked for once a minute: a report done sooner was woken by the serving process.
+        JOB_POLL_INTERVAL_MS: '60000',
+      },
+      'serving with 2 processes and a background process',
+    ));
   });
-  after(async () => {
-    await service?.stop(30_000);
-    await killServiceProcesses();
-  });
+  after(() => stopAll(service));
 
   it('answers from each of its processes on one port', async () => {
     const seen = new Set<string>();
@@ -303,25 +319,13 @@ describe('a serving process beside a background process, without Redis', functio
   let token: string;
 
   before(async () => {
-    await resetDatabaseAt(neo4jTarget());
     // The feed's poll once a minute: what the background process hears sooner came through the primary.
-    service = await startServiceProcess(neo4jTarget().uri, {
-      WORKERS: '1',
-      BACKGROUND_PROCESS: 'on',
-      EVENT_POLL_INTERVAL_MS: '60000',
-    });
-    await eventually(
-      async () => service.output(),
-      (out) => out.includes('background process ready'),
-      60_000,
-      100,
-    );
-    token = (await tokenFor(service.http, ADMIN)).access_token;
+    ({ service, token } = await startOnFreshDatabase(
+      { WORKERS: '1', BACKGROUND_PROCESS: 'on', EVENT_POLL_INTERVAL_MS: '60000' },
+      'background process ready',
+    ));
   });
-  after(async () => {
-    await service?.stop(30_000);
-    await killServiceProcesses();
-  });
+  after(() => stopAll(service));
 
   it('has the background process hear a change the serving process committed at once', async () => {
     const call = async (method: string, path: string, body?: unknown): Promise<any> => {
