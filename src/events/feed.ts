@@ -29,7 +29,8 @@ export interface ChangeFeedOptions {
   channel: string;
   /**
    * The other processes of this host, which hear this one's committed changes at once through
-   * the host's primary (src/cluster), and this one theirs: where Redis does not carry them.
+   * the host's primary (src/cluster), and this one theirs: where Redis does not carry them. A
+   * commit of more than a poll's page of changes is left to the poll.
    */
   relay?: ChangeRelay;
 }
@@ -143,8 +144,10 @@ export class ChangeFeed {
       }
     }
     await this.deliverEarly(events);
-    const { relay } = this.options;
     const ready = this.publisher?.status === 'ready';
+    // A commit of many changes (a sync's batch) is left to the poll, which reads it a page at a
+    // time: a serving process would otherwise parse it, and read back all it names, in one go.
+    const relay = events.length <= POLL_SPAN ? this.options.relay : undefined;
     if (!ready && !relay) return;
     const message: Message = { from: this.options.instanceId, events };
     const text = JSON.stringify(message);
