@@ -634,25 +634,17 @@ export const accessHistoryRepository = {
 
   /**
    * The data of the `access.changed` messages among `ids`, by id, read from the parts they
-   * announce (or, for a message stored with its data, that); a message whose part is gone (past
-   * the retention) is left out.
+   * announce; a message whose part is gone (past the retention) is left out.
    */
   async messages(db: Reader, ids: readonly string[]): Promise<Map<string, AccessChangedData>> {
-    const rows = await db.run<{
-      id: string;
-      body: string | null;
-      part: number | null;
-      parts: number | null;
-      announced: AnnouncedPart | null;
-    }>(Q.messages, { ids });
+    const rows = await db.run<{ id: string; part: number; parts: number; announced: AnnouncedPart }>(
+      Q.messages,
+      { ids },
+    );
     const out = new Map<string, AccessChangedData>();
-    for (const r of rows) {
-      if (r.body !== null) out.set(r.id, JSON.parse(r.body) as AccessChangedData);
-      else if (r.announced !== null && r.part !== null && r.parts !== null) {
-        const changes = changesOf(r.announced).map(fromStored);
-        if (changes.length > 0)
-          out.set(r.id, { cause: changes[0]!.cause, changes, part: r.part, parts: r.parts });
-      }
+    for (const { id, part, parts, announced } of rows) {
+      const changes = changesOf(announced).map(fromStored);
+      if (changes.length > 0) out.set(id, { cause: changes[0]!.cause, changes, part, parts });
     }
     return out;
   },
