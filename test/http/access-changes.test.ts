@@ -152,11 +152,13 @@ describe('access changes', () => {
     }
   });
 
-  it('records a window opening and closing as changes of their own, at the instants they did', async () => {
+  it('records a window opening and closing as changes of their own, at the instants they did', async function () {
+    this.timeout(45_000);
     const t = type();
     const p = (await world.principal()).id as string;
-    const from = new Date(Date.now() + 1_200).toISOString();
-    const until = new Date(Date.now() + 2_400).toISOString();
+    // Far enough ahead that the policy is stored before its window opens, on a loaded machine too.
+    const from = new Date(Date.now() + 3_000).toISOString();
+    const until = new Date(Date.now() + 6_000).toISOString();
     const policy = await world.policy({
       subjects: { principals: [p] },
       resources: [{ type: t, identifier: 'x' }],
@@ -166,7 +168,7 @@ describe('access changes', () => {
     const { value } = await eventually(
       async () => (await changes(`resource_type=${t}`)).data,
       (data) => data.length >= 2,
-      10_000,
+      20_000,
     );
     expect(value.map((c: any) => [c.at, c.actions_gained, c.actions_lost, c.cause.event_type])).to.deep.equal(
       [
@@ -182,7 +184,8 @@ describe('access changes', () => {
     expect(opened.reason).to.equal(`its window opened at ${from}`);
   });
 
-  it('records what a delegation made, revoked or expired did to the delegate acting for the delegator', async () => {
+  it('records what a delegation made, revoked or expired did to the delegate acting for the delegator', async function () {
+    this.timeout(60_000);
     const t = type();
     const person = (await world.principal('SERVICE_ACCOUNT')).id as string;
     const agent = (await world.principal('AI_AGENT')).id as string;
@@ -217,12 +220,12 @@ describe('access changes', () => {
     const revoked = await api.delete(`/v1/delegations/${handed.id}`);
     expect(revoked.status, revoked.text).to.equal(200);
     const brief = await world.delegation(person, agent, {
-      expires_at: new Date(Date.now() + 1_500).toISOString(),
+      expires_at: new Date(Date.now() + 3_000).toISOString(),
     });
     const { value: expired } = await eventually(
       async () => (await api.get(`/v1/audit/events?type=delegation.expired&target_id=${brief.id}`)).body.data,
       (data: any[]) => data.length > 0,
-      15_000,
+      20_000,
     );
     const { value: lost } = await eventually(
       async () => (await changes(`event_id=${expired[0].id}`)).data,
