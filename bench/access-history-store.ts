@@ -8,8 +8,9 @@
  * - `node-per-change`: the layout before parts, one `(:AccessChange)` node per change with its
  *   five range indexes, written by the record statement of that time (kept below);
  * - `part-nodes`: one `(:AccessChangePart)` node per part, its changes as columns, with its cause
- *   node and full-text index (cypher/access-history/record.cypher, cypher/schema/018), from the
- *   write thread as the recorder sends it; `part-nodes-main`: the same from this thread's driver.
+ *   node (cypher/access-history/record.cypher), from the write thread as the recorder sends it,
+ *   then keyed for the full-text index (key.cypher, cypher/schema/018) as the recorder keys them
+ *   once what waits is stored, timed apart; `part-nodes-main`: the same from this thread's driver.
  *
  * Each round writes one cause in each layout, alternately, on a graph that grows round by round
  * (both layouts' indexes hold what the rounds before wrote). Reported: changes per second of
@@ -94,6 +95,8 @@ interface Layout {
   /** Stores the parts of one statement. */
   write: (parts: readonly ReadyPart[]) => Promise<void>;
   stored: string;
+  /** What follows the store, apart from it: the parts made findable by principal and resource. */
+  key?: () => Promise<unknown>;
 }
 
 /** The service's database on the bench's Neo4j, as the runtime opens it (without migrating). */
@@ -213,6 +216,7 @@ async function main(): Promise<void> {
       name: 'part-nodes',
       ready: readyPart,
       write: (parts) => repo.recordOn(current, parts, 'bench'),
+      key: () => repo.key(db),
       stored: 'MATCH (p:AccessChangePart {cause_event_id: $cause}) RETURN sum(p.count) AS n',
     },
     {
@@ -221,6 +225,7 @@ async function main(): Promise<void> {
       name: 'part-nodes-main',
       ready: readyPart,
       write: (parts) => repo.record(db, parts, 'bench'),
+      key: () => repo.key(db),
       stored: 'MATCH (p:AccessChangePart {cause_event_id: $cause}) RETURN sum(p.count) AS n',
     },
   ];
@@ -232,6 +237,7 @@ async function main(): Promise<void> {
     const principals = Array.from({ length: REACH }, () => newId('principal'));
     const rates = new Map<string, number[]>(LAYOUTS.map((l) => [l.name, []]));
     const readyMs = new Map<string, number[]>(LAYOUTS.map((l) => [l.name, []]));
+    const keyMs = new Map<string, number[]>(LAYOUTS.map((l) => [l.name, []]));
     // A first round of each, not counted: the JIT, the thread's start and the store's first pages.
     for (let round = 0; round <= ROUNDS; round += 1) {
       for (const layout of round % 2 === 0 ? LAYOUTS : [...LAYOUTS].reverse()) {
@@ -245,13 +251,17 @@ async function main(): Promise<void> {
         const stored = row!['n'];
         if (Number(stored) !== REACH)
           throw new Error(`${layout.name}: ${String(stored)} changes stored, not ${REACH}`);
+        const t2 = performance.now();
+        await layout.key?.();
+        const keyedMs = performance.now() - t2;
         const label = round === 0 ? 'warm-up' : `round ${round}`;
         log(
-          `${label}: ${layout.name.padEnd(16)} ${fmt(REACH / seconds, 0).padStart(8)} changes/s (${fmt(seconds)} s; parts made ready in ${fmt(t1 - t0)} ms)`,
+          `${label}: ${layout.name.padEnd(16)} ${fmt(REACH / seconds, 0).padStart(8)} changes/s (${fmt(seconds)} s; parts made ready in ${fmt(t1 - t0)} ms${layout.key ? `; then keyed in ${fmt(keyedMs)} ms` : ''})`,
         );
         if (round > 0) {
           rates.get(layout.name)!.push(REACH / seconds);
           readyMs.get(layout.name)!.push(t1 - t0);
+          if (layout.key) keyMs.get(layout.name)!.push(keyedMs);
         }
       }
     }
@@ -260,7 +270,7 @@ async function main(): Promise<void> {
     log('');
     for (const layout of LAYOUTS) {
       log(
-        `${layout.name.padEnd(16)} median ${fmt(median(rates.get(layout.name)!), 0).padStart(8)} changes/s over ${ROUNDS} rounds of ${REACH}; ready: median ${fmt(median(readyMs.get(layout.name)!))} ms`,
+        `${layout.name.padEnd(16)} median ${fmt(median(rates.get(layout.name)!), 0).padStart(8)} changes/s over ${ROUNDS} rounds of ${REACH}; ready: median ${fmt(median(readyMs.get(layout.name)!))} ms${layout.key ? `; keyed after: median ${fmt(median(keyMs.get(layout.name)!))} ms` : ''}`,
       );
     }
 

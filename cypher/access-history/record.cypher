@@ -11,16 +11,16 @@
 // `type`, and `type*` for a glob). Its cause is one `(:AccessCause)` node, created by the first
 // recorder that stores any of its parts: a part whose cause another recorder stored already (one
 // that held the lease before) is skipped, so a cause is stored once.
-// A part is stored `:AccessChangeUnkeyed`; once 32 wait, a statement makes them all
-// `:AccessChangeKeyed`, which the full-text index of principals and resources covers: the index
-// costs about the same in every transaction that touches it, whatever it holds, so it is paid
-// once for many parts instead of in every statement. Reads by principal or resource take the
-// unkeyed parts as well.
+// A part is stored `:AccessChangeUnkeyed`; the recorder keys them later in bulk (key.cypher),
+// once what waits is stored: reads by principal or resource take the unkeyed parts as well.
 // Each part of listed changes also goes, as one `access.changed` message, into the outbox of
 // every active webhook that subscribes to it (`*`, `access.*` or `access.changed`), in the same
 // transaction: the message exists if and only if its changes were stored. The message node says
 // which of its cause's messages it is (`part` of `parts`) and `-[:ANNOUNCES]->` its part, whose
 // columns are its data (messages.cypher): the changes are not sent or stored twice.
+// A cause cut in parts as it is computed does not know the count of its messages until its last:
+// the others come with `parts` null, and their outbox entries are not due (`next_attempt_at`
+// null) until the part that says the count is stored, which gives it to them and makes them due.
 UNWIND $parts AS part
 WITH part, part.store AS s
 MERGE (k:AccessCause {id: s.cause_event_id})
@@ -69,16 +69,18 @@ CALL (part, p) {
     event_type: 'access.changed',
     occurred_at: datetime(part.at),
     attempt: 0,
-    next_attempt_at: datetime(part.at)
+    next_attempt_at: CASE WHEN part.message.parts IS NOT NULL THEN datetime(part.at) END
   })
 }
-WITH count(part) AS parts
-CALL () {
-  MATCH (u:AccessChangeUnkeyed)
-  WITH count(u) AS waiting
-  WHERE waiting >= 32
-  MATCH (u:AccessChangeUnkeyed)
-  REMOVE u:AccessChangeUnkeyed
-  SET u:AccessChangeKeyed
+CALL (part, p) {
+  WITH part, p
+  WHERE part.message.parts IS NOT NULL AND part.message.part > 1
+  MATCH (p)-[:CAUSED_BY]->(:AccessCause)<-[:CAUSED_BY]-(:AccessChangePart)<-[:ANNOUNCES]-(a:AccessChangeMessage)
+  WHERE a.parts IS NULL
+  SET a.parts = part.message.parts
+  WITH a
+  MATCH (w:WebhookMessage)
+  WHERE w.id STARTS WITH a.id + '/' AND w.next_attempt_at IS NULL
+  SET w.next_attempt_at = w.occurred_at
 }
-RETURN parts
+RETURN count(part) AS parts

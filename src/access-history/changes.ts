@@ -150,7 +150,7 @@ export function delegatedView(
   );
   return viewOf(entries, (id) => ({
     policy_id: id,
-    policy_name: index.policies.get(id)?.name ?? '',
+    policy_name: (overlay?.has(id) ? overlay.get(id) : index.policies.get(id))?.name ?? '',
     via: 'delegation',
     path,
   }));
@@ -213,9 +213,32 @@ export function diffViews(principal: PrincipalSummary, before: AccessView, after
   return out;
 }
 
-/** Whether an entry is held the same way in two views (the actions aside). */
+/**
+ * Whether an entry is held the same way in two views (the actions aside): what `stateOf` gives
+ * of each is equal, field by field (the same as comparing their JSON, without making it).
+ */
 const sameHold = (a: ViewEntry, b: ViewEntry): boolean =>
-  JSON.stringify(stateOf(a)) === JSON.stringify(stateOf(b));
+  a.conditional === b.conditional &&
+  sameList(a.actions, b.actions) &&
+  (a.denied_actions && b.denied_actions
+    ? sameList(a.denied_actions, b.denied_actions)
+    : !a.denied_actions && !b.denied_actions) &&
+  a.via.length === b.via.length &&
+  a.via.every((v, i) => sameGrant(v, b.via[i]!));
+
+const sameList = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+const sameGrant = (a: GrantExplained, b: GrantExplained): boolean =>
+  a.policy_id === b.policy_id &&
+  a.policy_name === b.policy_name &&
+  a.via === b.via &&
+  (a.path && b.path
+    ? a.path.length === b.path.length &&
+      a.path.every(
+        (s, i) => s.id === b.path![i]!.id && s.name === b.path![i]!.name && s.type === b.path![i]!.type,
+      )
+    : !a.path && !b.path);
 
 const stateOf = (e: ViewEntry): EntryState => ({
   actions: e.actions,
@@ -275,8 +298,20 @@ function reached(
   return out;
 }
 
+/** Whether a batch names policies and nothing else. */
+const policiesAlone = (work: Pending): boolean =>
+  work.principals.size === 0 &&
+  work.memberships.size === 0 &&
+  work.groups.size === 0 &&
+  work.removedGroups.size === 0 &&
+  work.resources.size === 0 &&
+  work.delegations.size === 0;
+
 const pairKey = (delegateId: string, delegatorId: string): string => `${delegateId}\u0000${delegatorId}`;
 const splitPair = (key: string): [string, string] => key.split('\u0000') as [string, string];
+
+/** Changes taken at a time while they are found (`AccessChangeTracker.after`), at least. */
+const TAKEN_AT = 1_000;
 
 /** Lets the event loop turn now and then (see `timeSlices`); never, when not given. */
 export type Turn = () => Promise<void> | undefined;
@@ -322,10 +357,16 @@ export class AccessChangeTracker {
     this.then = beforeAt ?? at;
   }
 
-  /** Notes what the principals the batch can reach have now, and the policies it names as they are. */
+  /**
+   * Notes the policies the batch names as they are, and what the principals it can reach have
+   * now. A batch of policies alone changes nothing else: what anyone had before it is what they
+   * have after it with those policies as they were, which `after` reads then (without holding the
+   * batch up here, and one principal at a time as it goes).
+   */
   async before(): Promise<void> {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
+    if (policiesAlone(work)) return;
     const ids = reached(index, work, this.previous.values());
     for (const id of ids) {
       const p = index.principalView(id);
@@ -367,12 +408,21 @@ export class AccessChangeTracker {
    * it has now with the policies the batch names as they were: nothing else of it changed, or it
    * would have been reached before.
    */
-  async after(): Promise<AccessDelta[]> {
+  async after(
+    /**
+     * Takes the changes as they are found, a few thousand at a time, in order; the rest (those of
+     * acting for another among them) are answered.
+     */
+    take?: (deltas: AccessDelta[]) => Promise<void>,
+  ): Promise<AccessDelta[]> {
     const { index, work } = this;
     const now = [...work.policies].map((id) => index.policies.get(id));
-    const ids = new Set([...this.views.keys(), ...reached(index, work, now)]);
+    const ids = new Set([
+      ...(policiesAlone(work) ? reached(index, work, this.previous.values()) : this.views.keys()),
+      ...reached(index, work, now),
+    ]);
     const overlay: Overlay = this.previous;
-    const out: AccessDelta[] = [];
+    let out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
       // Read once, for both views and the summary.
       const p = index.principalView(id);
@@ -380,6 +430,10 @@ export class AccessChangeTracker {
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };
       out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p)));
+      if (take && out.length >= TAKEN_AT) {
+        await take(out);
+        out = [];
+      }
       await this.turn();
     }
     out.push(...(await this.delegatedChanges(ids)));

@@ -40,7 +40,9 @@ export type HandOn = (parts: ReadyPart[]) => void;
  * answers, called once the batch is in the index and before any other changes it, answers the
  * batch's changes as parts, grouped by the event that caused each, in the order of those events:
  * with `handOn`, those made first go there, a few thousand changes at a time, and the rest are
- * answered.
+ * answered. A batch of one cause (a policy, a delegation, a window) is cut in parts as its
+ * principals' access is read, so the first parts are stored while the rest are read; its
+ * messages but the last then go out without their count (`parts: null`), which the last gives.
  */
 export async function watchBatch(
   index: PolicyIndex,
@@ -54,51 +56,146 @@ export async function watchBatch(
   const tracker = new AccessChangeTracker(index, work, timeSlices(SLICE_MS), beforeAt, at);
   await tracker.before();
   return async (handOn) => {
+    const turn = timeSlices(SLICE_MS);
+    const parts = new PartsOut(handOn);
+    const sole = soleCause(causes);
+    if (handOn && sole) {
+      const cut = new CauseParts(sole, edges.get(sole.id), null, parts);
+      const take = async (deltas: readonly AccessDelta[]): Promise<void> => {
+        for (const delta of deltas) await cut.add(delta, turn);
+      };
+      await take(await tracker.after(take));
+      await cut.finish(turn);
+      return parts.rest();
+    }
     const deltas = await tracker.after();
-    return deltas.length > 0 ? readyParts(deltas, causes, edges, timeSlices(SLICE_MS), handOn) : [];
+    if (deltas.length > 0) await readyParts(deltas, causes, edges, turn, parts);
+    return parts.rest();
   };
 }
 
-/**
- * A cause's changes as parts of at most `CHANGES_PER_PART`: its listed changes, each part one
- * `access.changed` message, then its quiet ones.
- */
-function partsOf(cause: ChangeEvent, rows: readonly StoredAccessChange[]): StoredPart[] {
-  const parts: StoredPart[] = [];
-  const loud: StoredAccessChange[] = [];
-  const quiet: StoredAccessChange[] = [];
-  for (const r of rows) (r.actions_gained.length + r.actions_lost.length > 0 ? loud : quiet).push(r);
-  const count = Math.ceil(loud.length / CHANGES_PER_PART);
-  const part = (some: StoredAccessChange[], message: StoredPart['message']): StoredPart => ({
-    id: some[0]!.id,
-    cause_id: cause.id,
-    at: cause.occurred_at,
-    rows: some,
-    message,
-  });
-  for (let n = 0; n < count; n += 1) {
-    parts.push(
-      part(loud.slice(n * CHANGES_PER_PART, (n + 1) * CHANGES_PER_PART), { part: n + 1, parts: count }),
-    );
+/** Whether a change is listed and announced: it gains or loses actions (else it is quiet). */
+const listed = (d: AccessDelta): boolean => d.actions_gained.length + d.actions_lost.length > 0;
+
+/** The one event every key of a batch names, when there is one. */
+function soleCause(causes: BatchCauses): ChangeEvent | undefined {
+  let sole: ChangeEvent | undefined;
+  for (const event of causes.values()) {
+    if (!event || (sole && sole.id !== event.id)) return undefined;
+    sole = event;
   }
-  // Entries held otherwise with the same actions: kept for `as_of`, announced to no one.
-  for (let n = 0; n < quiet.length; n += CHANGES_PER_PART) {
-    parts.push(part(quiet.slice(n, n + CHANGES_PER_PART), null));
+  return sole;
+}
+
+/** Parts made ready, handed on a few thousand changes at a time when there is where to. */
+class PartsOut {
+  private out: ReadyPart[] = [];
+  private rows = 0;
+
+  constructor(private readonly handOn: HandOn | undefined) {}
+
+  push(part: StoredPart): void {
+    this.out.push(readyPart(part));
+    this.rows += part.rows.length;
+    if (this.handOn && this.rows >= HANDED_ON_ROWS) {
+      this.handOn(this.out);
+      this.out = [];
+      this.rows = 0;
+    }
   }
-  return parts;
+
+  /** What was not handed on. */
+  rest(): ReadyPart[] {
+    return this.out;
+  }
 }
 
 /**
- * The changes of one batch, grouped by the event that caused each and cut in parts, in the order
- * of those events; the event loop turns between slices of them (a cause may have 50,000).
+ * One cause's changes cut in parts of at most `CHANGES_PER_PART`, as they come: its listed
+ * changes, each part one `access.changed` message, then its quiet ones. With the count of its
+ * messages known (`messages`), each says it; otherwise a full part is held until the next listed
+ * change shows it is not the last, goes out with `parts: null`, and the last says the count.
+ */
+class CauseParts {
+  private loud: StoredAccessChange[] = [];
+  private held: StoredAccessChange[] | undefined;
+  private readonly quiet: StoredAccessChange[] = [];
+  private announced = 0;
+  private readonly at: string;
+
+  constructor(
+    private readonly cause: ChangeEvent,
+    /** The instant of the window or expiry it records (epoch ms), when it records one. */
+    edge: number | undefined,
+    private readonly messages: number | null,
+    private readonly out: PartsOut,
+  ) {
+    this.at = edge === undefined ? cause.occurred_at : new Date(edge).toISOString();
+  }
+
+  async add(delta: AccessDelta, turn: () => Promise<void> | undefined): Promise<void> {
+    const { cause } = this;
+    const change: AccessChange = {
+      id: newId('access_change'),
+      at: this.at,
+      principal: delta.principal,
+      ...(delta.on_behalf_of ? { on_behalf_of: delta.on_behalf_of } : {}),
+      resource: delta.resource,
+      actions_gained: delta.actions_gained,
+      actions_lost: delta.actions_lost,
+      via: delta.via,
+      cause: { event_id: cause.id, event_type: cause.type, actor: cause.actor },
+    };
+    const row = toStored(change, delta.before);
+    if (!listed(delta)) this.quiet.push(row);
+    else {
+      // A listed change after a held part: that part was not the last.
+      if (this.held) this.announce(this.held, null);
+      this.held = undefined;
+      this.loud.push(row);
+      if (this.loud.length === CHANGES_PER_PART) {
+        if (this.messages === null) this.held = this.loud;
+        else this.announce(this.loud, this.messages);
+        this.loud = [];
+      }
+    }
+    await turn();
+  }
+
+  /** Makes the rest of its parts ready: the last message, then the quiet changes. */
+  async finish(turn: () => Promise<void> | undefined): Promise<void> {
+    // A held part and listed changes after it are never both there.
+    const last = this.loud.length > 0 ? this.loud : this.held;
+    if (last) this.announce(last, this.messages ?? this.announced + 1);
+    // Entries held otherwise with the same actions: kept for `as_of`, announced to no one.
+    for (let n = 0; n < this.quiet.length; n += CHANGES_PER_PART) {
+      this.out.push(this.part(this.quiet.slice(n, n + CHANGES_PER_PART), null));
+      await turn();
+    }
+  }
+
+  private announce(rows: StoredAccessChange[], parts: number | null): void {
+    this.announced += 1;
+    this.out.push(this.part(rows, { part: this.announced, parts }));
+  }
+
+  private part(rows: StoredAccessChange[], message: StoredPart['message']): StoredPart {
+    return { id: rows[0]!.id, cause_id: this.cause.id, at: this.cause.occurred_at, rows, message };
+  }
+}
+
+/**
+ * The changes of one batch, grouped by the event that caused each and cut in parts (`CauseParts`,
+ * the count of each cause's messages known), in the order of those events; the event loop turns
+ * between slices of them (a cause may have 50,000).
  */
 async function readyParts(
   deltas: readonly AccessDelta[],
   causes: BatchCauses,
   edges: ReadonlyMap<string, number>,
   turn: () => Promise<void> | undefined,
-  handOn?: HandOn,
-): Promise<ReadyPart[]> {
+  out: PartsOut,
+): Promise<void> {
   const latest = latestOf(causes.values());
   const groups = new Map<string, { cause: ChangeEvent; deltas: AccessDelta[] }>();
   for (const delta of deltas) {
@@ -111,41 +208,15 @@ async function readyParts(
     }
     g.deltas.push(delta);
   }
-  let out: ReadyPart[] = [];
-  let rows = 0;
   // Ids are handed out in the order of the causes: the order the list reads them in.
   for (const { cause, deltas: some } of [...groups.values()].sort((a, b) =>
     compareEvents(a.cause, b.cause),
   )) {
-    const stored: StoredAccessChange[] = [];
-    for (const delta of some) {
-      const edge = edges.get(cause.id);
-      const change: AccessChange = {
-        id: newId('access_change'),
-        at: edge === undefined ? cause.occurred_at : new Date(edge).toISOString(),
-        principal: delta.principal,
-        ...(delta.on_behalf_of ? { on_behalf_of: delta.on_behalf_of } : {}),
-        resource: delta.resource,
-        actions_gained: delta.actions_gained,
-        actions_lost: delta.actions_lost,
-        via: delta.via,
-        cause: { event_id: cause.id, event_type: cause.type, actor: cause.actor },
-      };
-      stored.push(toStored(change, delta.before));
-      await turn();
-    }
-    for (const part of partsOf(cause, stored)) {
-      out.push(readyPart(part));
-      rows += part.rows.length;
-      if (handOn && rows >= HANDED_ON_ROWS) {
-        handOn(out);
-        out = [];
-        rows = 0;
-      }
-      await turn();
-    }
+    const messages = Math.ceil(some.filter(listed).length / CHANGES_PER_PART);
+    const cut = new CauseParts(cause, edges.get(cause.id), messages, out);
+    for (const delta of some) await cut.add(delta, turn);
+    await cut.finish(turn);
   }
-  return out;
 }
 
 /**

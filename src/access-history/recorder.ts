@@ -17,6 +17,14 @@ const ROWS_PER_WRITE_PACED = 500;
 /** What the pacer calls the store's steps. */
 const PACED_AS = 'access-history.store';
 
+/**
+ * Parts stored unkeyed (cypher/access-history/key.cypher) once what waits is stored, when at
+ * least this many are; and while parts keep coming, once this many wait (reads by principal or
+ * resource go through the unkeyed ones one by one).
+ */
+const KEY_AFTER_PARTS = 32;
+const KEY_AT_MOST_PARTS = 200;
+
 /** A store that failed is tried again after this long, not by every batch meanwhile. */
 const RETRY_MS = 1_000;
 
@@ -73,6 +81,10 @@ export class AccessHistoryRecorder implements BatchObserver {
   /** The try of the lease under way, which a read's first try and the periodic one share. */
   private claiming: Promise<void> | undefined;
   private writing: Promise<void> | undefined;
+  /** The thread and the statements made ready when the lease is taken (`prepare`). */
+  private preparing: Promise<void> | undefined;
+  /** Parts this instance stored since it last keyed them. */
+  private unkeyed = 0;
   private failedAt = 0;
   /** A second try of a store that failed, when no renewal or batch comes first. */
   private retry: NodeJS.Timeout | undefined;
@@ -160,6 +172,7 @@ export class AccessHistoryRecorder implements BatchObserver {
     this.holds = await repo.claim(this.db, this.options.instanceId, this.options.leaseMs);
     this.tried = true;
     if (this.holds && !held) {
+      this.preparing = this.prepare();
       // Taken over: what this instance computed meanwhile and no one stored goes in now.
       const stored = await repo.recordedCauses(this.db, [...new Set(this.queue.map((w) => w.part.cause_id))]);
       this.keep((w) => !stored.has(w.part.cause_id));
@@ -186,6 +199,7 @@ export class AccessHistoryRecorder implements BatchObserver {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
+    await this.preparing;
     await this.flush(true);
     if (this.holds) await repo.release(this.db, this.options.instanceId).catch(() => undefined);
     this.holds = false;
@@ -256,6 +270,32 @@ export class AccessHistoryRecorder implements BatchObserver {
       // By identity: while the statement ran, the queue may have been cut (past its bound).
       const stored = new Set(taken);
       this.keep((w) => !stored.has(w));
+      this.unkeyed += taken.length;
+      if (this.unkeyed >= (this.queue.length > 0 ? KEY_AT_MOST_PARTS : KEY_AFTER_PARTS)) await this.key();
+    }
+  }
+
+  /**
+   * Has the thread that stores start, with its connection, and Neo4j plan the statements that
+   * store and key, now rather than at the first store (which the first large change would wait
+   * on): a store of nothing, and a keying of what a previous holder left unkeyed.
+   */
+  private async prepare(): Promise<void> {
+    const { instanceId } = this.options;
+    this.thread?.warm();
+    await (
+      this.thread ? repo.recordOn(this.thread, [], instanceId) : repo.record(this.db, [], instanceId)
+    ).catch(() => undefined);
+    await this.key();
+  }
+
+  /** Keys the parts stored unkeyed; a failure leaves them to the next time (reads find them). */
+  private async key(): Promise<void> {
+    try {
+      await repo.key(this.db);
+      this.unkeyed = 0;
+    } catch (err) {
+      this.options.logger.warn({ err }, 'could not key the stored access changes; trying again later');
     }
   }
 }

@@ -7,6 +7,7 @@ import type { EntryState, PrincipalSummary } from './changes.js';
 
 const Q = defineQueries('access-history', [
   'record',
+  'key',
   'recorded_causes',
   'claim',
   'release',
@@ -227,9 +228,11 @@ export interface StoredPart {
   /**
    * Which of its cause's `access.changed` messages it is (`part` of `parts`); null for quiet
    * changes, which are not announced. The message's data is read from the part when it is
-   * delivered (`messages`).
+   * delivered (`messages`). `parts` is null while the count is not known yet (a cause cut in parts
+   * as it is computed): its message is not due until its cause's last part, which says the count,
+   * is stored (record.cypher).
    */
-  message: { part: number; parts: number } | null;
+  message: { part: number; parts: number | null } | null;
 }
 
 /** The data of one `access.changed` message (docs/api.md §11). */
@@ -501,6 +504,12 @@ export const accessHistoryRepository = {
   async record(db: Database, ready: readonly ReadyPart[], recorder: string): Promise<void> {
     const parts: unknown = JSON.parse(decoder.decode(partsArray(ready)));
     await db.write('access-history/record', (tx) => tx.run(Q.record, { parts, recorder }));
+  },
+
+  /** Makes the parts stored unkeyed findable through the full-text index (key.cypher). */
+  async key(db: Database): Promise<number> {
+    const rows = await db.write('access-history/key', (tx) => tx.run<{ keyed: number }>(Q.key));
+    return rows[0]?.keyed ?? 0;
   },
 
   /**

@@ -135,7 +135,10 @@ export class ChangeFeed {
     });
   }
 
-  /** Changes just committed on this instance: listeners first, then the other instances. */
+  /**
+   * Changes just committed on this instance: sent to the other instances first, so that they
+   * apply them while this one does, then delivered to this instance's listeners.
+   */
   async committed(events: ChangeEvent[]): Promise<void> {
     for (const event of events) {
       if (event.seq > (this.committedHere.get(event.shard) ?? 0)) {
@@ -143,7 +146,12 @@ export class ChangeFeed {
         this.positionVersion += 1;
       }
     }
+    this.announce(events);
     await this.deliverEarly(events);
+  }
+
+  /** Tells the other instances of changes this one committed (through Redis, or the relay). */
+  private announce(events: ChangeEvent[]): void {
     const ready = this.publisher?.status === 'ready';
     // A commit of many changes (a sync's batch) is left to the poll, which reads it a page at a
     // time: a serving process would otherwise parse it, and read back all it names, in one go.

@@ -140,9 +140,13 @@ describe('access changes stored in parts', () => {
     await repo.record(fx.app.runtime.db, [readyPart(again)], 'recorder-a');
     expect((await changes(`resource_type=${t}`)).pagination.total).to.equal(2);
 
-    // Enough parts to be keyed, and some after: all found by principal and by resource.
+    // Parts keyed (as the recorder keys them once what waits is stored), and some stored after:
+    // all found by principal and by resource.
     const many = Array.from({ length: 40 }, (_, i) => partOf(t, [[p, `k${i}`, ['read'], []]]));
-    for (const part of many) await repo.record(fx.app.runtime.db, [readyPart(part)], 'recorder-a');
+    for (const part of many.slice(0, 32))
+      await repo.record(fx.app.runtime.db, [readyPart(part)], 'recorder-a');
+    expect(await repo.key(fx.app.runtime.db)).to.be.at.least(32);
+    for (const part of many.slice(32)) await repo.record(fx.app.runtime.db, [readyPart(part)], 'recorder-a');
     const [labels] = await cypher(
       fx.app.runtime.db,
       `MATCH (x:AccessChangePart) WHERE x.cause_event_id IN $causes

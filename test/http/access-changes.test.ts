@@ -6,6 +6,14 @@ import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { Receiver, verifyDelivery } from '../helpers/receiver.js';
 import { eventually, metricValue } from '../helpers/wait.js';
+import {
+  accessHistoryRepository as repo,
+  readyPart,
+  toStored,
+  type AccessChange,
+  type StoredPart,
+} from '../../src/access-history/repository.js';
+import { newId } from '../../src/ids.js';
 
 /**
  * The access history's changes through GET /v1/access-changes (docs/api.md §11): what each
@@ -443,6 +451,72 @@ describe('access changes', () => {
       expect(payload.data).to.deep.equal(data);
       const gone = value.body.data.find((d: any) => d.event_id === 'acc_01JD0000000000000000000002');
       expect(gone).to.include({ success: false, error: 'the event no longer exists' });
+    } finally {
+      await api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+  });
+
+  it('holds back the messages of a cause cut as it was computed until its last part says how many there are', async function () {
+    this.timeout(40_000);
+    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
+    expect(hook.status, hook.text).to.equal(201);
+    try {
+      const t = type();
+      const cause = {
+        event_id: newId('event'),
+        event_type: 'policy.created',
+        actor: { type: 'client', id: 'cli_x' },
+      };
+      const at = new Date().toISOString();
+      /** A part of one listed change, message `part` of `parts` (null: not known yet). */
+      const partOf = (n: number, parts: number | null): StoredPart => {
+        const change: AccessChange = {
+          id: newId('access_change'),
+          at,
+          principal: { id: newId('principal'), name: `p${n}`, type: 'HUMAN' },
+          resource: { type: t, identifier: `r${n}` },
+          actions_gained: ['read'],
+          actions_lost: [],
+          via: [{ policy_id: newId('policy'), policy_name: 'cut', via: 'principal' }],
+          cause,
+        };
+        return {
+          id: change.id,
+          cause_id: cause.event_id,
+          at,
+          rows: [toStored(change, null)],
+          message: { part: n, parts },
+        };
+      };
+      const parts = [partOf(1, null), partOf(2, null), partOf(3, 3)];
+      const db = fx.app.runtime.db;
+      const before = receiver.received.length;
+      // The first two in statements of their own: stored, listed, and not due.
+      for (const part of parts.slice(0, 2)) await repo.record(db, [readyPart(part)], 'cut');
+      expect((await changes(`event_id=${cause.event_id}`)).data).to.have.length(2);
+      const due = async (): Promise<unknown[]> =>
+        (
+          await cypher(
+            db,
+            'MATCH (m:WebhookMessage) WHERE m.event_id IN $ids RETURN m.next_attempt_at AS due',
+            {
+              ids: parts.map((p) => p.id),
+            },
+          )
+        ).map((r) => r['due']);
+      expect(await due()).to.deep.equal([null, null]);
+      // The last says the count: all three are due then, and go out with it, in order.
+      await repo.record(db, [readyPart(parts[2]!)], 'cut');
+      expect((await due()).every((d) => d !== null)).to.equal(true);
+      const { value } = await eventually(
+        async () => receiver.received.slice(before),
+        (r) => r.length >= 3,
+        15_000,
+      );
+      const payloads = value.map((r) => verifyDelivery<any>(hook.body.secret, r));
+      expect(payloads.map((x) => [x.data.part, x.data.parts, x.data.changes[0].id])).to.deep.equal(
+        parts.map((p, i) => [i + 1, 3, p.id]),
+      );
     } finally {
       await api.delete(`/v1/webhooks/${hook.body.id}`);
     }

@@ -336,6 +336,13 @@ describe('access changes made ready to store', () => {
     };
     return element.columns.principals.split(element.sep);
   };
+  /** Which `access.changed` message of its cause a ready part is. */
+  const messageOf = (part: ReadyPart): { part: number; parts: number | null } | null =>
+    (
+      JSON.parse(new TextDecoder().decode(part.json)) as {
+        message: { part: number; parts: number | null } | null;
+      }
+    ).message;
 
   it('hands a large batch’s parts on as they are made, in order, a few thousand changes at a time', async () => {
     const many = Array.from({ length: 12_345 }, (_, i) => `m${String(i).padStart(5, '0')}`);
@@ -375,5 +382,47 @@ describe('access changes made ready to store', () => {
     expect(all.flatMap(principalsOf)).to.deep.equal(many);
     const ids = all.map((p) => p.id);
     expect(ids).to.deep.equal([...ids].sort());
+    // Cut as they were read: the count of the messages is said by the last alone.
+    expect(all.map(messageOf)).to.deep.equal([
+      ...Array.from({ length: 24 }, (_, i) => ({ part: i + 1, parts: null })),
+      { part: 25, parts: 25 },
+    ]);
+  });
+
+  it('says the count of the messages in each part where they are not handed on as they are made', async () => {
+    const many = Array.from({ length: 1_234 }, (_, i) => `m${String(i).padStart(4, '0')}`);
+    const world: World = {
+      groups: [{ id: 'g0' }],
+      principals: many.map((id) => ({ id, type: 'USER' as const, name: id, groups: ['g0'], attributes: {} })),
+      resources: [],
+      policies: [],
+      delegations: [],
+    };
+    const index = buildIndex(world, NOW);
+    const cause = {
+      id: 'evt_few',
+      type: 'policy.created',
+      occurred_at: new Date(NOW).toISOString(),
+      actor: { type: 'client', id: 'cli_x' },
+    } as unknown as ChangeEvent;
+    const work = nothing();
+    work.policies.add('pol_few');
+    const after = await watchBatch(index, work, new Map([['policies:pol_few', cause]]), NOW);
+    index.putPolicy(
+      compilePolicy(
+        storedPolicy(
+          { id: 'pol_few', effect: 'allow', groups: ['g0'], actions: ['read'], resources: ['doc:r0'] },
+          NOW,
+        ),
+      ),
+    );
+    const all = await after();
+    expect(all.map((p) => p.rows)).to.deep.equal([500, 500, 234]);
+    expect(all.map(messageOf)).to.deep.equal([
+      { part: 1, parts: 3 },
+      { part: 2, parts: 3 },
+      { part: 3, parts: 3 },
+    ]);
+    expect(all.flatMap(principalsOf)).to.deep.equal(many);
   });
 });
