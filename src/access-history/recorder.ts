@@ -235,6 +235,8 @@ export class AccessHistoryRecorder implements BatchObserver {
   }
 
   private async write(): Promise<void> {
+    // What the lease's taking prepares comes first (a cause left open is closed before any other).
+    await this.preparing;
     while (this.holds && this.queue.length > 0) {
       // Whole parts, up to about a statement's rows, each with its webhook messages.
       const paced = !this.hurried.signal.aborted && this.queued < this.options.maxPending / 4;
@@ -278,11 +280,23 @@ export class AccessHistoryRecorder implements BatchObserver {
   /**
    * Has the thread that stores start, with its connection, and Neo4j plan the statements that
    * store and key, now rather than at the first store (which the first large change would wait
-   * on): a store of nothing, and a keying of what a previous holder left unkeyed.
+   * on): a store of nothing, and a keying of what a previous holder left unkeyed. Before them,
+   * the causes a previous holder left without their last part are announced as far as they were
+   * stored (their messages would otherwise wait for a count no one will give).
    */
   private async prepare(): Promise<void> {
-    const { instanceId } = this.options;
+    const { instanceId, logger } = this.options;
     this.thread?.warm();
+    await repo.closeOpen(this.db).then(
+      (closed) => {
+        if (closed > 0)
+          logger.warn(
+            { closed },
+            'announced causes whose recording was cut short, as far as they were stored',
+          );
+      },
+      (err: unknown) => logger.warn({ err }, 'could not announce the causes whose recording was cut short'),
+    );
     await (
       this.thread ? repo.recordOn(this.thread, [], instanceId) : repo.record(this.db, [], instanceId)
     ).catch(() => undefined);

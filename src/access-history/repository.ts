@@ -8,6 +8,7 @@ import type { EntryState, PrincipalSummary } from './changes.js';
 const Q = defineQueries('access-history', [
   'record',
   'key',
+  'close_open',
   'recorded_causes',
   'claim',
   'release',
@@ -504,6 +505,17 @@ export const accessHistoryRepository = {
   async record(db: Database, ready: readonly ReadyPart[], recorder: string): Promise<void> {
     const parts: unknown = JSON.parse(decoder.decode(partsArray(ready)));
     await db.write('access-history/record', (tx) => tx.run(Q.record, { parts, recorder }));
+  },
+
+  /**
+   * Announces the causes a previous recorder left without their last part, as far as they were
+   * stored (close_open.cypher); answers how many.
+   */
+  async closeOpen(db: Database): Promise<number> {
+    const rows = await db.write('access-history/close_open', (tx) =>
+      tx.run<{ closed: number }>(Q.close_open),
+    );
+    return rows[0]?.closed ?? 0;
   },
 
   /** Makes the parts stored unkeyed findable through the full-text index (key.cypher). */

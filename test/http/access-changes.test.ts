@@ -10,6 +10,7 @@ import {
   accessHistoryRepository as repo,
   readyPart,
   toStored,
+  type AccessCause,
   type AccessChange,
   type StoredPart,
 } from '../../src/access-history/repository.js';
@@ -456,6 +457,27 @@ describe('access changes', () => {
     }
   });
 
+  /** A part of one listed change of `cause`, its message `part` of `parts` (null: not known yet). */
+  const cutPart = (t: string, cause: AccessCause, part: number, parts: number | null): StoredPart => {
+    const change: AccessChange = {
+      id: newId('access_change'),
+      at: new Date().toISOString(),
+      principal: { id: newId('principal'), name: `p${part}`, type: 'HUMAN' },
+      resource: { type: t, identifier: `r${part}` },
+      actions_gained: ['read'],
+      actions_lost: [],
+      via: [{ policy_id: newId('policy'), policy_name: 'cut', via: 'principal' }],
+      cause,
+    };
+    return {
+      id: change.id,
+      cause_id: cause.event_id,
+      at: change.at,
+      rows: [toStored(change, null)],
+      message: { part, parts },
+    };
+  };
+
   it('holds back the messages of a cause cut as it was computed until its last part says how many there are', async function () {
     this.timeout(40_000);
     const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
@@ -467,28 +489,7 @@ describe('access changes', () => {
         event_type: 'policy.created',
         actor: { type: 'client', id: 'cli_x' },
       };
-      const at = new Date().toISOString();
-      /** A part of one listed change, message `part` of `parts` (null: not known yet). */
-      const partOf = (n: number, parts: number | null): StoredPart => {
-        const change: AccessChange = {
-          id: newId('access_change'),
-          at,
-          principal: { id: newId('principal'), name: `p${n}`, type: 'HUMAN' },
-          resource: { type: t, identifier: `r${n}` },
-          actions_gained: ['read'],
-          actions_lost: [],
-          via: [{ policy_id: newId('policy'), policy_name: 'cut', via: 'principal' }],
-          cause,
-        };
-        return {
-          id: change.id,
-          cause_id: cause.event_id,
-          at,
-          rows: [toStored(change, null)],
-          message: { part: n, parts },
-        };
-      };
-      const parts = [partOf(1, null), partOf(2, null), partOf(3, 3)];
+      const parts = [cutPart(t, cause, 1, null), cutPart(t, cause, 2, null), cutPart(t, cause, 3, 3)];
       const db = fx.app.runtime.db;
       const before = receiver.received.length;
       // The first two in statements of their own: stored, listed, and not due.
@@ -516,6 +517,38 @@ describe('access changes', () => {
       const payloads = value.map((r) => verifyDelivery<any>(hook.body.secret, r));
       expect(payloads.map((x) => [x.data.part, x.data.parts, x.data.changes[0].id])).to.deep.equal(
         parts.map((p, i) => [i + 1, 3, p.id]),
+      );
+    } finally {
+      await api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+  });
+
+  it('announces a cause whose last part was never stored, as far as it was, once the next recorder takes over', async function () {
+    this.timeout(60_000);
+    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
+    expect(hook.status, hook.text).to.equal(201);
+    try {
+      const cause = {
+        event_id: newId('event'),
+        event_type: 'policy.created',
+        actor: { type: 'client', id: 'cli_x' },
+      };
+      const parts = [cutPart(type(), cause, 1, null), cutPart(type(), cause, 2, null)];
+      const before = receiver.received.length;
+      // Stored by a recorder that stopped before the last part.
+      for (const part of parts) await repo.record(fx.app.runtime.db, [readyPart(part)], 'gone');
+      // The next to take the lease (this instance, started again) announces what was stored.
+      await fx.restart();
+      api = fx.api;
+      world = engineApi(api, uniq);
+      const { value } = await eventually(
+        async () => receiver.received.slice(before),
+        (r) => r.length >= 2,
+        15_000,
+      );
+      const payloads = value.map((r) => verifyDelivery<any>(hook.body.secret, r));
+      expect(payloads.map((x) => [x.data.part, x.data.parts, x.data.changes[0].id])).to.deep.equal(
+        parts.map((p, i) => [i + 1, 2, p.id]),
       );
     } finally {
       await api.delete(`/v1/webhooks/${hook.body.id}`);
