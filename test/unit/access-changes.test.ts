@@ -344,8 +344,14 @@ describe('access changes made ready to store', () => {
       }
     ).message;
 
-  it('hands a large batch’s parts on as they are made, in order, a few thousand changes at a time', async () => {
-    const many = Array.from({ length: 12_345 }, (_, i) => `m${String(i).padStart(5, '0')}`);
+  /**
+   * `count` principals of one group, and the watch of a batch creating a policy on that group:
+   * its parts, when they are asked for, with what they are handed on to.
+   */
+  async function createdFor(
+    count: number,
+  ): Promise<{ many: string[]; after: (handOn?: (parts: ReadyPart[]) => void) => Promise<ReadyPart[]> }> {
+    const many = Array.from({ length: count }, (_, i) => `m${String(i).padStart(5, '0')}`);
     const world: World = {
       groups: [{ id: 'g0' }],
       principals: many.map((id) => ({ id, type: 'USER' as const, name: id, groups: ['g0'], attributes: {} })),
@@ -371,6 +377,11 @@ describe('access changes made ready to store', () => {
         ),
       ),
     );
+    return { many, after };
+  }
+
+  it('hands a large batch’s parts on as they are made, in order, a few thousand changes at a time', async () => {
+    const { many, after } = await createdFor(12_345);
     const handed: ReadyPart[][] = [];
     const rest = await after((parts) => handed.push(parts));
     const rows = (parts: ReadyPart[]) => parts.reduce((n, p) => n + p.rows, 0);
@@ -390,32 +401,7 @@ describe('access changes made ready to store', () => {
   });
 
   it('says the count of the messages in each part where they are not handed on as they are made', async () => {
-    const many = Array.from({ length: 1_234 }, (_, i) => `m${String(i).padStart(4, '0')}`);
-    const world: World = {
-      groups: [{ id: 'g0' }],
-      principals: many.map((id) => ({ id, type: 'USER' as const, name: id, groups: ['g0'], attributes: {} })),
-      resources: [],
-      policies: [],
-      delegations: [],
-    };
-    const index = buildIndex(world, NOW);
-    const cause = {
-      id: 'evt_few',
-      type: 'policy.created',
-      occurred_at: new Date(NOW).toISOString(),
-      actor: { type: 'client', id: 'cli_x' },
-    } as unknown as ChangeEvent;
-    const work = nothing();
-    work.policies.add('pol_few');
-    const after = await watchBatch(index, work, new Map([['policies:pol_few', cause]]), NOW);
-    index.putPolicy(
-      compilePolicy(
-        storedPolicy(
-          { id: 'pol_few', effect: 'allow', groups: ['g0'], actions: ['read'], resources: ['doc:r0'] },
-          NOW,
-        ),
-      ),
-    );
+    const { many, after } = await createdFor(1_234);
     const all = await after();
     expect(all.map((p) => p.rows)).to.deep.equal([500, 500, 234]);
     expect(all.map(messageOf)).to.deep.equal([
