@@ -42,6 +42,22 @@ describe('access changes', () => {
   });
   after(() => receiver.stop());
 
+  /**
+   * Runs `body` with a webhook subscribed to `access.changed` at the receiver, deleted after (by
+   * the client current then).
+   */
+  const withAccessHook = async (
+    body: (hook: { id: string; secret: string }) => Promise<void>,
+  ): Promise<void> => {
+    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
+    expect(hook.status, hook.text).to.equal(201);
+    try {
+      await body(hook.body);
+    } finally {
+      await api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+  };
+
   const changes = async (query: string): Promise<any> => {
     const res = await api.get(`/v1/access-changes?${query}`);
     expect(res.status, res.text).to.equal(200);
@@ -369,9 +385,7 @@ describe('access changes', () => {
   it('sends each cause’s changes to webhooks as access.changed, in parts of at most 500', async function () {
     // 501 resources registered one request at a time.
     this.timeout(90_000);
-    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
-    expect(hook.status, hook.text).to.equal(201);
-    try {
+    await withAccessHook(async (hook) => {
       const t = type();
       const p = (await world.principal()).id as string;
       const names = Array.from({ length: 501 }, (_, i) => `r${String(i).padStart(3, '0')}`);
@@ -392,7 +406,7 @@ describe('access changes', () => {
         (r) => r.length >= 2,
         10_000,
       );
-      const payloads = value.map((r) => verifyDelivery<any>(hook.body.secret, r));
+      const payloads = value.map((r) => verifyDelivery<any>(hook.secret, r));
       expect(payloads.map((x) => [x.type, x.data.part, x.data.parts, x.data.changes.length])).to.deep.equal([
         ['access.changed', 1, 2, 500],
         ['access.changed', 2, 2, 2],
@@ -407,17 +421,13 @@ describe('access changes', () => {
         expect(value[i]!.headers['webhook-id']).to.equal(x.data.changes[0].id);
       }
       expect(payloads.flatMap((x) => x.data.changes)).to.deep.equal(listed);
-    } finally {
-      await api.delete(`/v1/webhooks/${hook.body.id}`);
-    }
+    });
   });
 
   it('delivers a message queued with its data as it was queued, and gives up one whose changes are gone', async function () {
     // Messages queued by a version that stored each message's data with it; and one announcing
     // a part purged since (past the retention).
-    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
-    expect(hook.status, hook.text).to.equal(201);
-    try {
+    await withAccessHook(async (hook) => {
       const data = {
         cause: {
           event_id: 'evt_01JD0000000000000000000000',
@@ -435,26 +445,24 @@ describe('access changes', () => {
           event_type: 'access.changed', occurred_at: datetime(), attempt: 0, next_attempt_at: datetime()})`;
       const before = receiver.received.length;
       await cypher(fx.app.runtime.db, queue, {
-        webhook: hook.body.id,
+        webhook: hook.id,
         messages: [
           { id: 'acc_01JD0000000000000000000001', body: JSON.stringify(data) },
           { id: 'acc_01JD0000000000000000000002', body: null },
         ],
       });
       const { value } = await eventually(
-        () => api.get(`/v1/webhooks/${hook.body.id}/deliveries`),
+        () => api.get(`/v1/webhooks/${hook.id}/deliveries`),
         (r) => r.body.data.length >= 2,
         10_000,
       );
       const received = receiver.received.slice(before);
       expect(received).to.have.length(1);
-      const payload = verifyDelivery<any>(hook.body.secret, received[0]!);
+      const payload = verifyDelivery<any>(hook.secret, received[0]!);
       expect(payload.data).to.deep.equal(data);
       const gone = value.body.data.find((d: any) => d.event_id === 'acc_01JD0000000000000000000002');
       expect(gone).to.include({ success: false, error: 'the event no longer exists' });
-    } finally {
-      await api.delete(`/v1/webhooks/${hook.body.id}`);
-    }
+    });
   });
 
   /** A part of one listed change of `cause`, its message `part` of `parts` (null: not known yet). */
@@ -478,11 +486,28 @@ describe('access changes', () => {
     };
   };
 
+  /**
+   * The messages the receiver got after its `before`th, once there are `count`: each as which
+   * part of how many it is, and the id of its first change.
+   */
+  const announced = async (
+    hook: { secret: string },
+    before: number,
+    count: number,
+  ): Promise<[number, number, string][]> => {
+    const { value } = await eventually(
+      async () => receiver.received.slice(before),
+      (r) => r.length >= count,
+      15_000,
+    );
+    return value
+      .map((r) => verifyDelivery<any>(hook.secret, r))
+      .map((x) => [x.data.part, x.data.parts, x.data.changes[0].id]);
+  };
+
   it('holds back the messages of a cause cut as it was computed until its last part says how many there are', async function () {
     this.timeout(40_000);
-    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
-    expect(hook.status, hook.text).to.equal(201);
-    try {
+    await withAccessHook(async (hook) => {
       const t = type();
       const cause = {
         event_id: newId('event'),
@@ -509,25 +534,13 @@ describe('access changes', () => {
       // The last says the count: all three are due then, and go out with it, in order.
       await repo.record(db, [readyPart(parts[2]!)], 'cut');
       expect((await due()).every((d) => d !== null)).to.equal(true);
-      const { value } = await eventually(
-        async () => receiver.received.slice(before),
-        (r) => r.length >= 3,
-        15_000,
-      );
-      const payloads = value.map((r) => verifyDelivery<any>(hook.body.secret, r));
-      expect(payloads.map((x) => [x.data.part, x.data.parts, x.data.changes[0].id])).to.deep.equal(
-        parts.map((p, i) => [i + 1, 3, p.id]),
-      );
-    } finally {
-      await api.delete(`/v1/webhooks/${hook.body.id}`);
-    }
+      expect(await announced(hook, before, 3)).to.deep.equal(parts.map((p, i) => [i + 1, 3, p.id]));
+    });
   });
 
   it('announces a cause whose last part was never stored, as far as it was, once the next recorder takes over', async function () {
     this.timeout(60_000);
-    const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
-    expect(hook.status, hook.text).to.equal(201);
-    try {
+    await withAccessHook(async (hook) => {
       const cause = {
         event_id: newId('event'),
         event_type: 'policy.created',
@@ -541,18 +554,8 @@ describe('access changes', () => {
       await fx.restart();
       api = fx.api;
       world = engineApi(api, uniq);
-      const { value } = await eventually(
-        async () => receiver.received.slice(before),
-        (r) => r.length >= 2,
-        15_000,
-      );
-      const payloads = value.map((r) => verifyDelivery<any>(hook.body.secret, r));
-      expect(payloads.map((x) => [x.data.part, x.data.parts, x.data.changes[0].id])).to.deep.equal(
-        parts.map((p, i) => [i + 1, 2, p.id]),
-      );
-    } finally {
-      await api.delete(`/v1/webhooks/${hook.body.id}`);
-    }
+      expect(await announced(hook, before, 2)).to.deep.equal(parts.map((p, i) => [i + 1, 2, p.id]));
+    });
   });
 
   describe('with a second instance', () => {
