@@ -24,7 +24,8 @@ RETURN {
   pattern: p.patterns[i],
   gained: p.gained[i],
   lost: p.lost[i],
-  via: p.via[i],
+  // `=k`: the same as the part's change k (access-history repository, `repeats`).
+  via: CASE WHEN p.via[i] STARTS WITH '=' THEN p.via[toInteger(substring(p.via[i], 1))] ELSE p.via[i] END,
   on_behalf_of_id: p.on_behalf_ids[i],
   on_behalf_of_name: p.on_behalf_names[i],
   on_behalf_of_type: p.on_behalf_types[i],

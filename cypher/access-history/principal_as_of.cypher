@@ -12,10 +12,16 @@ CALL () {
 WITH p, p.principals AS principals
 UNWIND [i IN range(0, size(principals) - 1)
   WHERE principals[i] = $principalId AND coalesce(p.on_behalf_ids[i], '') = ''] AS i
-WITH p, i, p.ids[i] AS id
+WITH p, i, p.ids[i] AS id, p.before[i] AS before
 ORDER BY id
 WITH p.resource_types[i] AS type, p.identifiers[i] AS identifier, p.patterns[i] AS pattern,
-  collect({at: coalesce(p.instants[i], p.at), gained: p.gained[i], before: p.before[i], part: p}) AS changes
+  collect({
+    at: coalesce(p.instants[i], p.at),
+    gained: p.gained[i],
+    // `=k`: the same as the part's change k (access-history repository, `repeats`).
+    before: CASE WHEN before STARTS WITH '=' THEN p.before[toInteger(substring(before, 1))] ELSE before END,
+    part: p
+  }) AS changes
 WITH type, identifier, pattern,
   [x IN changes WHERE x.at > datetime($at)][0] AS next,
   last([x IN changes WHERE x.at <= datetime($at) AND x.gained <> '']) AS made

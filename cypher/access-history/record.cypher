@@ -3,7 +3,8 @@
 // `(:AccessChangePart)` node holding them as columns, lists of one value per change in id order:
 // who (`principals`, `principal_names`, `principal_types`), what (`resource_types`,
 // `identifiers`, `patterns`), the actions gained and lost (space-separated), `via` and the whole
-// entry before the change (`before`, JSON; '' where there was none), which `as_of` reads back,
+// entry before the change (`before`, JSON; '' where there was none), which `as_of` reads back
+// (in both, a value an earlier change of the part holds is written `=k`, k that change's index),
 // and for access while acting for another (a delegation moved it) that principal (`on_behalf_*`;
 // '' for the principal's own access).
 // Each column comes as one string, its values joined by `part.sep`, which none of them holds.

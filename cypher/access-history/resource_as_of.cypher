@@ -20,5 +20,8 @@ WITH p, i, p.ids[i] AS id
 ORDER BY id
 WITH p.principals[i] AS id, p.identifiers[i] AS identifier, p.patterns[i] AS pattern,
   collect({part: p, i: i})[0] AS first
+WITH id, identifier, pattern, first, first.part.before AS befores, first.part.before[first.i] AS before
 RETURN id, first.part.principal_names[first.i] AS name, first.part.principal_types[first.i] AS type,
-  identifier, pattern, first.part.before[first.i] AS before
+  identifier, pattern,
+  // `=k`: the same as the part's change k (access-history repository, `repeats`).
+  CASE WHEN before STARTS WITH '=' THEN befores[toInteger(substring(before, 1))] ELSE before END AS before

@@ -71,9 +71,12 @@ export interface PartNode {
   /** Actions gained, space-separated (action names hold no space). */
   gained: string[];
   lost: string[];
-  /** JSON of each change's `via`. */
+  /**
+   * JSON of each change's `via`; a value an earlier change of the part holds already is written
+   * `=k`, k the index of its first holder (`repeats`): most changes of a cause share it.
+   */
   via: string[];
-  /** JSON of each change's entry before it; '' where there was none. */
+  /** JSON of each change's entry before it; '' where there was none; `=k` as for `via`. */
   before: string[];
   /**
    * For access while acting for another principal (a delegation moved it): that principal's id,
@@ -121,13 +124,35 @@ export function partNode(part: StoredPart): PartNode {
     patterns: rows.map((r) => r.pattern),
     gained: rows.map((r) => r.actions_gained.join(' ')),
     lost: rows.map((r) => r.actions_lost.join(' ')),
-    via: rows.map((r) => r.via),
-    before: rows.map((r) => r.before ?? ''),
+    via: repeats(rows.map((r) => r.via)),
+    before: repeats(rows.map((r) => r.before ?? '')),
     on_behalf_ids: rows.map((r) => r.on_behalf_of_id ?? ''),
     on_behalf_names: rows.map((r) => r.on_behalf_of_name ?? ''),
     on_behalf_types: rows.map((r) => r.on_behalf_of_type ?? ''),
     resources: [...resources],
   };
+}
+
+/**
+ * A column of JSON values (or '') with each value an earlier one repeats written `=k`, k the index
+ * of the first (JSON text never starts with `=`): what `unrepeated` and the statements that read
+ * the column one value at a time undo.
+ */
+function repeats(values: readonly string[]): string[] {
+  const first = new Map<string, number>();
+  return values.map((v, i) => {
+    if (v.length < 4) return v;
+    const k = first.get(v);
+    if (k !== undefined) return `=${k}`;
+    first.set(v, i);
+    return v;
+  });
+}
+
+/** Value `i` of a column `repeats` wrote (a column written before it has no repeats). */
+export function unrepeated(column: readonly string[], i: number): string {
+  const v = column[i]!;
+  return v.startsWith('=') ? column[Number(v.slice(1))]! : v;
 }
 
 /** The columns of a part node: one value per change. */
@@ -488,7 +513,7 @@ function changesOf(p: AnnouncedPart): StoredAccessChange[] {
       pattern: p.patterns[i]!,
       gained: p.gained[i]!,
       lost: p.lost[i]!,
-      via: p.via[i]!,
+      via: unrepeated(p.via, i),
       on_behalf_of_id: p.on_behalf_ids?.[i] ?? '',
       on_behalf_of_name: p.on_behalf_names?.[i] ?? '',
       on_behalf_of_type: p.on_behalf_types?.[i] ?? '',

@@ -121,6 +121,41 @@ describe('access changes stored in parts', () => {
     ]);
   });
 
+  it('stores a via or before that an earlier change of its part holds once, and reads every change whole', async () => {
+    const t = type();
+    const [a, b, c] = [newId('principal'), newId('principal'), newId('principal')];
+    const part = partOf(t, [
+      [a, 'x', ['read'], []],
+      [b, 'x', ['read'], []],
+      [a, 'y', [], ['read']],
+      [c, 'y', [], ['read']],
+    ]);
+    await repo.record(fx.app.runtime.db, [readyPart(part)], fx.app.runtime.instanceId);
+
+    const [node] = await cypher(
+      fx.app.runtime.db,
+      'MATCH (p:AccessChangePart {id: $id}) RETURN p.via AS via, p.before AS before',
+      { id: part.id },
+    );
+    const via = JSON.stringify([grant]);
+    const before = JSON.stringify({ actions: ['read'], via: [grant], conditional: false });
+    expect(node!['via']).to.deep.equal([via, '=0', '=0', '=0']);
+    expect(node!['before']).to.deep.equal(['', '', before, '=2']);
+
+    const listed = await changes(`resource_type=${t}&limit=10`);
+    expect(listed.data.map((x: any) => x.via)).to.deep.equal(Array(4).fill([grant]));
+    const hour = new Date(Date.now() - 3_600_000).toISOString();
+    for (const who of [a, c]) {
+      const history = await repo.principalAsOf(fx.app.runtime.db, who, hour);
+      expect(history.find((h) => h.identifier === 'y')?.before).to.deep.equal(JSON.parse(before));
+    }
+    const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour);
+    expect(onY.map((r) => [r.id, r.before])).to.have.deep.members([
+      [a, JSON.parse(before)],
+      [c, JSON.parse(before)],
+    ]);
+  });
+
   it('skips a part whose cause another recorder stored, and finds parts keyed or not yet', async () => {
     const t = type();
     const p = newId('principal');
