@@ -1,5 +1,11 @@
-import { grantsOf, registeredMatching, settleFor, type GrantExplained } from '../decisions/access-service.js';
-import { accessEntries, type AccessEntry } from '../decisions/access.js';
+import {
+  grantOf,
+  grantsOf,
+  registeredMatching,
+  settleFor,
+  type GrantExplained,
+} from '../decisions/access-service.js';
+import { accessEntries, grantCovers, type AccessEntry, type Candidate } from '../decisions/access.js';
 import { intersectAccess } from '../decisions/delegated-access.js';
 import type { Pending } from '../decisions/apply.js';
 import { groupPath, type Overlay } from '../decisions/engine.js';
@@ -87,15 +93,35 @@ export function accessView(
   at?: number,
   /** The principal as `principalView` read it, when the caller has it: it is not read again. */
   known?: IxPrincipal,
+  /** Only the entries of the resources (and globs) it keeps: the view of those alone. */
+  only?: (candidate: Candidate) => boolean,
 ): AccessView {
   const p = known ?? index.principalView(id);
   if (!p || p.status !== 'active') return new Map();
-  return viewOf(entriesOf(index, p, overlay, at), explainer(index, p, overlay));
+  return viewOf(entriesOf(index, p, overlay, at, only), explainer(index, p, overlay));
 }
 
 /** What `/access` lists for an active principal, through `overlay` and at `at` when given. */
-const entriesOf = (index: PolicyIndex, p: IxPrincipal, overlay?: Overlay, at?: number): AccessEntry[] =>
-  accessEntries(settleFor(index, p, grantsOf(index, p, overlay, at)), registeredMatching(index), p);
+const entriesOf = (
+  index: PolicyIndex,
+  p: IxPrincipal,
+  overlay?: Overlay,
+  at?: number,
+  only?: (candidate: Candidate) => boolean,
+): AccessEntry[] =>
+  accessEntries(settleFor(index, p, grantsOf(index, p, overlay, at)), registeredMatching(index), p, {
+    only,
+  });
+
+/**
+ * The resources (and globs) some version of these policies names: where a batch that changes
+ * them alone can move anyone's access. An entry is made of the grants covering its resource
+ * (`entryFor`), so an entry none of them covers is made of the same grants before and after.
+ */
+function touchedBy(policies: Iterable<IxPolicy | null | undefined>): (candidate: Candidate) => boolean {
+  const grants = [...policies].filter((p): p is IxPolicy => !!p).map(grantOf);
+  return (candidate) => grants.some((g) => grantCovers(g, candidate));
+}
 
 /** `/access` entries as a view, each policy behind an entry said by `explain`. */
 function viewOf(entries: readonly AccessEntry[], explain: (policyId: string) => GrantExplained): AccessView {
@@ -417,19 +443,22 @@ export class AccessChangeTracker {
   ): Promise<AccessDelta[]> {
     const { index, work } = this;
     const now = [...work.policies].map((id) => index.policies.get(id));
+    const alone = policiesAlone(work);
     const ids = new Set([
-      ...(policiesAlone(work) ? reached(index, work, this.previous.values()) : this.views.keys()),
+      ...(alone ? reached(index, work, this.previous.values()) : this.views.keys()),
       ...reached(index, work, now),
     ]);
     const overlay: Overlay = this.previous;
+    // Policies alone move only the entries of what they name: the rest are not read.
+    const only = alone ? touchedBy([...this.previous.values(), ...now]) : undefined;
     let out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
       // Read once, for both views and the summary.
       const p = index.principalView(id);
-      const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p, only);
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };
-      out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p)));
+      out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p, only)));
       if (take && out.length >= TAKEN_AT) {
         await take(out);
         out = [];

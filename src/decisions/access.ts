@@ -229,7 +229,12 @@ export function accessEntries(
   grants: readonly Grant[],
   registered: (type: string, glob: Glob) => Iterable<string>,
   principal: ToolHolder,
-  filter: { resourceType?: string | undefined; action?: string | undefined } = {},
+  filter: {
+    resourceType?: string | undefined;
+    action?: string | undefined;
+    /** Only the entries of the candidates it keeps (the others are not computed). */
+    only?: ((candidate: Candidate) => boolean) | undefined;
+  } = {},
 ): AccessEntry[] {
   const tools = toolFilter(principal);
   const entries: AccessEntry[] = [];
@@ -246,6 +251,7 @@ export function accessEntries(
   }
   for (const candidate of candidates) {
     if (filter.resourceType !== undefined && candidate.type !== filter.resourceType) continue;
+    if (filter.only && !filter.only(candidate)) continue;
     const entry = entryFor(candidate, grants);
     if (!entry || !tools(entry)) continue;
     if (filter.action !== undefined && !entryGrants(entry, filter.action)) continue;

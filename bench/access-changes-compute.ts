@@ -1,0 +1,127 @@
+/**
+ * What computing access changes costs on its own, without Neo4j or HTTP (docs/access-history.md,
+ * Costs): the work of the thread that records them, timed apart from the store.
+ *
+ * An index of BENCH_REACH principals (50,000) in departments of 20; each department is granted
+ * BENCH_HELD resources (8) by policies of its own, which every principal holds beside the change.
+ * Then, BENCH_ROUNDS times (5), a policy that selects all of them (by `match`, or with
+ * BENCH_SUBJECT=group through a group holding every department) is created, then deleted: one
+ * cause each, whose changes are computed from the index and cut into parts ready to store, handed
+ * on as the recorder's thread hands them (src/access-history/compute.ts). Reported: changes/s of
+ * each, and their medians.
+ *
+ *   npm run bench:access-changes-compute
+ *
+ * A CPU profile: `node --import tsx --cpu-prof --cpu-prof-dir=<dir> bench/access-changes-compute.ts`.
+ */
+import { performance } from 'node:perf_hooks';
+import { watchBatch } from '../src/access-history/compute.js';
+import type { ReadyPart } from '../src/access-history/repository.js';
+import { nothing } from '../src/decisions/apply.js';
+import { compilePolicy } from '../src/decisions/model.js';
+import type { PolicyIndex } from '../src/decisions/policy-index.js';
+import type { ChangeEvent } from '../src/events/feed.js';
+import { buildIndex, storedPolicy } from '../src/policy-cases/world.js';
+import type { PolicySpec, World } from '../src/policy-cases/format.js';
+import { benchMain, env, fmt, log, median } from './harness.js';
+
+const REACH = env('BENCH_REACH', 50_000);
+const HELD = env('BENCH_HELD', 8);
+const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 5));
+const SUBJECT = process.env['BENCH_SUBJECT'] === 'group' ? 'group' : 'match';
+const DEPARTMENT = 20;
+
+function world(now: number): World {
+  const departments = Math.ceil(REACH / DEPARTMENT);
+  const groups = Array.from({ length: departments }, (_, d) => ({
+    id: `dep${d}`,
+    parents: SUBJECT === 'group' ? ['everyone'] : [],
+  }));
+  const principals = Array.from({ length: REACH }, (_, i) => ({
+    id: `p${String(i).padStart(6, '0')}`,
+    type: 'USER' as const,
+    name: `principal ${i}`,
+    groups: [`dep${Math.floor(i / DEPARTMENT)}`],
+    attributes: { reach: 'yes' },
+  }));
+  const policies: PolicySpec[] = groups.map((g, d) => ({
+    id: `pol_dep${d}`,
+    effect: 'allow',
+    groups: [g.id],
+    actions: ['read', 'write'],
+    resources: Array.from({ length: HELD }, (_, r) => `doc:dep${d}-${r}`),
+  }));
+  void now;
+  return {
+    groups: [...(SUBJECT === 'group' ? [{ id: 'everyone' }] : []), ...groups],
+    principals,
+    resources: [],
+    policies,
+    delegations: [],
+  };
+}
+
+const reaching: PolicySpec = {
+  id: 'pol_reach',
+  effect: 'allow',
+  ...(SUBJECT === 'group' ? { groups: ['everyone'] } : { match: { attributes: { reach: 'yes' } } }),
+  actions: ['read'],
+  resources: ['doc:shared'],
+};
+
+/** One cause through the tracker: `change` applies it to the index between before and after. */
+async function recordOne(
+  index: PolicyIndex,
+  type: 'policy.created' | 'policy.deleted',
+  change: () => void,
+  now: number,
+): Promise<{ seconds: number; changes: number }> {
+  const cause = {
+    id: `evt_${type}_${performance.now()}`,
+    type,
+    occurred_at: new Date(now).toISOString(),
+    actor: { type: 'client', id: 'cli_bench' },
+  } as unknown as ChangeEvent;
+  const work = nothing();
+  work.policies.add(reaching.id);
+  const started = performance.now();
+  const after = await watchBatch(index, work, new Map([[`policies:${reaching.id}`, cause]]), now);
+  change();
+  let changes = 0;
+  const count = (parts: readonly ReadyPart[]): void => {
+    for (const p of parts) changes += p.rows;
+  };
+  count(await after(count));
+  return { seconds: (performance.now() - started) / 1000, changes };
+}
+
+async function main(): Promise<void> {
+  const now = Date.now();
+  log(`${REACH} principals, ${HELD} resources held each beside the change, the change by ${SUBJECT}`);
+  const index = buildIndex(world(now), now);
+  const rates: Record<string, number[]> = { created: [], deleted: [] };
+  for (let round = 0; round <= ROUNDS; round += 1) {
+    const created = await recordOne(
+      index,
+      'policy.created',
+      () => index.putPolicy(compilePolicy(storedPolicy(reaching, now))),
+      now,
+    );
+    const deleted = await recordOne(index, 'policy.deleted', () => index.removePolicy(reaching.id), now);
+    for (const [name, r] of [
+      ['created', created],
+      ['deleted', deleted],
+    ] as const) {
+      const rate = r.changes / r.seconds;
+      log(
+        `${round === 0 ? 'warm-up' : `round ${round}`}: ${name} ${r.changes} changes in ${fmt(r.seconds)} s: ${Math.round(rate)}/s`,
+      );
+      if (round > 0) rates[name]!.push(rate);
+    }
+  }
+  for (const [name, list] of Object.entries(rates)) {
+    log(`${name}: median ${Math.round(median(list))} changes/s over ${list.length} rounds`);
+  }
+}
+
+benchMain(main);
