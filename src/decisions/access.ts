@@ -98,10 +98,13 @@ export function candidatesOf(
   grants: readonly Grant[],
   registered: (type: string, glob: Glob) => Iterable<string>,
   effects: 'allow' | 'any' = 'allow',
+  /** Only the candidates it keeps. */
+  only?: (candidate: Candidate) => boolean,
 ): Candidate[] {
   const seen = new Set<string>();
   const out: Candidate[] = [];
   const add = (type: string, identifier: string, pattern: boolean): void => {
+    if (only && !only({ type, identifier, pattern })) return;
     const key = `${pattern ? 'p' : 'r'}${type}:${identifier}`;
     if (seen.has(key)) return;
     seen.add(key);
@@ -238,7 +241,7 @@ export function accessEntries(
 ): AccessEntry[] {
   const tools = toolFilter(principal);
   const entries: AccessEntry[] = [];
-  const candidates = candidatesOf(grants, registered);
+  const candidates = candidatesOf(grants, registered, 'allow', filter.only);
   // An agent limited to some tools sees a tool glob as the allowed tools it covers (the glob
   // itself would promise tools it may not use), registered or not.
   const allowed = toolsOf(principal);
@@ -246,12 +249,13 @@ export function accessEntries(
     const listed = new Set(
       candidates.filter((c) => c.type === 'tool' && !c.pattern).map((c) => c.identifier),
     );
-    for (const tool of allowed)
-      if (!listed.has(tool)) candidates.push({ type: 'tool', identifier: tool, pattern: false });
+    for (const tool of allowed) {
+      const candidate = { type: 'tool', identifier: tool, pattern: false };
+      if (!listed.has(tool) && (!filter.only || filter.only(candidate))) candidates.push(candidate);
+    }
   }
   for (const candidate of candidates) {
     if (filter.resourceType !== undefined && candidate.type !== filter.resourceType) continue;
-    if (filter.only && !filter.only(candidate)) continue;
     const entry = entryFor(candidate, grants);
     if (!entry || !tools(entry)) continue;
     if (filter.action !== undefined && !entryGrants(entry, filter.action)) continue;

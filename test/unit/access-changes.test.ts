@@ -220,6 +220,53 @@ describe('access changes', () => {
     expect(await again.after()).to.deep.equal([]);
   });
 
+  it('reads, for a change of policies alone, the tools an agent may use that they name and nothing else', async () => {
+    const world: World = {
+      groups: [],
+      principals: [
+        {
+          id: 'agent',
+          type: 'AI_AGENT',
+          name: 'agent',
+          attributes: { allowed_tools: ['search', 'mail'] },
+        },
+      ],
+      resources: [],
+      policies: [
+        {
+          id: 'pol_mail',
+          effect: 'allow',
+          principals: ['agent'],
+          actions: ['use'],
+          resources: ['tool:mail'],
+        },
+        { id: 'pol_docs', effect: 'allow', principals: ['agent'], actions: ['read'], resources: ['doc:*'] },
+      ],
+      delegations: [],
+    };
+    const index = buildIndex(world, NOW);
+    const before = accessView(index, 'agent');
+    const work = nothing();
+    work.policies.add('pol_tools');
+    const tracker = new AccessChangeTracker(index, work);
+    await tracker.before();
+    index.putPolicy(
+      compilePolicy(
+        storedPolicy(
+          { id: 'pol_tools', effect: 'allow', principals: ['agent'], actions: ['*'], resources: ['tool:*'] },
+          NOW,
+        ),
+      ),
+    );
+    const deltas = await tracker.after();
+    expect(deltas).to.deep.equal(diffViews(summaryOf(index, 'agent')!, before, accessView(index, 'agent')));
+    // The glob stands for the tools the agent may use, listed by another policy or not.
+    expect(deltas.map((d) => `${d.resource.identifier} +${d.actions_gained.join(',')}`)).to.deep.equal([
+      'mail +*',
+      'search +*',
+    ]);
+  });
+
   it('equals the difference of everyone’s access, over random worlds and changes', async () => {
     await fc.assert(
       fc.asyncProperty(
