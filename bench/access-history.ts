@@ -20,7 +20,10 @@
  *
  *   npm run bench:access-history
  *
- * Knobs: BENCH_PRINCIPALS, BENCH_REACH, BENCH_ROUNDS (3), BENCH_RATE, BENCH_HISTORY,
+ * Beside the change, every principal holds access of its own: each group is granted BENCH_HELD
+ * resources (8) by a policy of its own.
+ *
+ * Knobs: BENCH_PRINCIPALS, BENCH_REACH, BENCH_ROUNDS (3), BENCH_RATE, BENCH_HISTORY, BENCH_HELD,
  * BENCH_AS_OF_CALLS, BENCH_QUIET_S (15: the quiet and bare runs), BENCH_RECORD_TIMEOUT_S (600),
  * BENCH_CPU_PROFILE (a directory: the event loop profiled through the last round's recordings),
  * BENCH_LAYOUT (`background`: the compiled service as a process of its own beside its background
@@ -58,13 +61,15 @@ import {
 } from './harness.js';
 import type { GeneratorMessage } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
-import { generateOrg, rng } from './org.js';
+import { generateOrg, rng, seededId } from './org.js';
 
 const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
 const REACH = Math.min(PRINCIPALS, env('BENCH_REACH', 50_000));
 const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
 const RATE = env('BENCH_RATE', 300);
 const HISTORY = env('BENCH_HISTORY', 10);
+/** Resources each group is granted by a policy of its own: what principals hold beside a recording's change. */
+const HELD = env('BENCH_HELD', 8);
 const AS_OF_CALLS = env('BENCH_AS_OF_CALLS', 300);
 const QUIET_S = env('BENCH_QUIET_S', 15);
 const RECORD_TIMEOUT_S = env('BENCH_RECORD_TIMEOUT_S', 600);
@@ -131,6 +136,22 @@ async function main(): Promise<void> {
     await loader.groups(org.groups);
     await loader.nesting(org.nesting, at);
     await loader.memberships(org.memberships, at);
+    if (HELD > 0) {
+      log(`granting each of ${org.groups.length} groups ${HELD} resources`);
+      const policies = org.groups.map((g, i) => ({
+        id: seededId('pol', i, now),
+        body: {
+          name: `held-${g.id}`,
+          effect: 'allow' as const,
+          subjects: { groups: [g.id] },
+          actions: ['read', 'write'],
+          resources: Array.from({ length: HELD }, (_, r) => ({ type: 'doc', identifier: `${g.id}-${r}` })),
+          status: 'active' as const,
+        },
+        createdAt: at,
+      }));
+      for (let i = 0; i < policies.length; i += 500) await loader.policies(policies.slice(i, i + 500));
+    }
   };
   const historySettings: Record<string, string> = HISTORY_OFF ? { ACCESS_HISTORY: 'off' } : {};
   const empty = 'MATCH (n:Principal) RETURN count(n) AS n';
