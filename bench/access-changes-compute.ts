@@ -4,7 +4,10 @@
  *
  * An index of BENCH_REACH principals (50,000) in departments of 20; each department is granted
  * BENCH_HELD resources (8) by policies of its own, which every principal holds beside the change.
- * Then, BENCH_ROUNDS times (5), a policy that selects all of them (by `match`, or with
+ * With BENCH_WORLD=org, the graph of `npm run bench:access-history` instead: the organisation of
+ * `generateOrg` (BENCH_PRINCIPALS, 100,000: people, service accounts, keys and agents, in nested
+ * groups), each group granted BENCH_HELD resources, the change selecting the first BENCH_REACH.
+ * Then, BENCH_ROUNDS times (5), a policy that selects them (by `match`, or with
  * BENCH_SUBJECT=group through a group holding every department) is created, then deleted: one
  * cause each, whose changes are computed from the index and cut into parts ready to store, handed
  * on as the recorder's thread hands them (src/access-history/compute.ts). Reported: changes/s of
@@ -24,14 +27,51 @@ import type { ChangeEvent } from '../src/events/feed.js';
 import { buildIndex, storedPolicy } from '../src/policy-cases/world.js';
 import type { PolicySpec, World } from '../src/policy-cases/format.js';
 import { benchMain, env, fmt, log, median } from './harness.js';
+import { generateOrg } from './org.js';
 
 const REACH = env('BENCH_REACH', 50_000);
 const HELD = env('BENCH_HELD', 8);
 const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 5));
 const SUBJECT = process.env['BENCH_SUBJECT'] === 'group' ? 'group' : 'match';
 const DEPARTMENT = 20;
+const WORLD = process.env['BENCH_WORLD'] === 'org' ? 'org' : 'departments';
+const PRINCIPALS = Math.max(REACH, env('BENCH_PRINCIPALS', 100_000));
+
+/** The graph `bench/access-history.ts` loads, as a world: `generateOrg`, each group granted HELD resources. */
+function orgWorld(now: number): World {
+  const org = generateOrg({ principals: PRINCIPALS, groups: Math.ceil(PRINCIPALS / 20), seed: 34, now });
+  const groupsOf = new Map<string, string[]>();
+  const add = (map: Map<string, string[]>, key: string, value: string): void => {
+    const list = map.get(key);
+    if (list) list.push(value);
+    else map.set(key, [value]);
+  };
+  for (const m of org.memberships) add(groupsOf, m.memberId, m.groupId);
+  const parents = new Map<string, string[]>();
+  for (const n of org.nesting) add(parents, n.memberId, n.groupId);
+  return {
+    groups: org.groups.map((g) => ({ id: g.id, parents: parents.get(g.id) ?? [] })),
+    principals: org.principals.map((p, i) => ({
+      id: p.id,
+      type: p.type,
+      name: p.name,
+      attributes: { ...p.attributes, reach: i < REACH ? 'yes' : 'no' },
+      groups: groupsOf.get(p.id) ?? [],
+    })),
+    resources: [],
+    policies: org.groups.map((g) => ({
+      id: `pol_${g.id}`,
+      effect: 'allow' as const,
+      groups: [g.id],
+      actions: ['read', 'write'],
+      resources: Array.from({ length: HELD }, (_, r) => `doc:${g.id}-${r}`),
+    })),
+    delegations: [],
+  };
+}
 
 function world(now: number): World {
+  if (WORLD === 'org') return orgWorld(now);
   const departments = Math.ceil(REACH / DEPARTMENT);
   const groups = Array.from({ length: departments }, (_, d) => ({
     id: `dep${d}`,
@@ -97,7 +137,11 @@ async function recordOne(
 
 async function main(): Promise<void> {
   const now = Date.now();
-  log(`${REACH} principals, ${HELD} resources held each beside the change, the change by ${SUBJECT}`);
+  log(
+    WORLD === 'org'
+      ? `the organisation of ${PRINCIPALS} principals, each group granted ${HELD} resources, the change reaching ${REACH} by ${SUBJECT}`
+      : `${REACH} principals, ${HELD} resources held each beside the change, the change by ${SUBJECT}`,
+  );
   const index = buildIndex(world(now), now);
   const rates: Record<string, number[]> = { created: [], deleted: [] };
   for (let round = 0; round <= ROUNDS; round += 1) {

@@ -5,7 +5,7 @@ import {
   settleFor,
   type GrantExplained,
 } from '../decisions/access-service.js';
-import { accessEntries, grantCovers, type AccessEntry, type Candidate } from '../decisions/access.js';
+import { accessEntries, coveredBy, type AccessEntry, type CandidateFilter } from '../decisions/access.js';
 import { intersectAccess } from '../decisions/delegated-access.js';
 import type { Pending } from '../decisions/apply.js';
 import { groupPath, type Overlay } from '../decisions/engine.js';
@@ -94,7 +94,7 @@ export function accessView(
   /** The principal as `principalView` read it, when the caller has it: it is not read again. */
   known?: IxPrincipal,
   /** Only the entries of the resources (and globs) it keeps: the view of those alone. */
-  only?: (candidate: Candidate) => boolean,
+  only?: CandidateFilter,
 ): AccessView {
   const p = known ?? index.principalView(id);
   if (!p || p.status !== 'active') return new Map();
@@ -107,7 +107,7 @@ const entriesOf = (
   p: IxPrincipal,
   overlay?: Overlay,
   at?: number,
-  only?: (candidate: Candidate) => boolean,
+  only?: CandidateFilter,
 ): AccessEntry[] =>
   accessEntries(settleFor(index, p, grantsOf(index, p, overlay, at)), registeredMatching(index), p, {
     only,
@@ -118,10 +118,8 @@ const entriesOf = (
  * them alone can move anyone's access. An entry is made of the grants covering its resource
  * (`entryFor`), so an entry none of them covers is made of the same grants before and after.
  */
-function touchedBy(policies: Iterable<IxPolicy | null | undefined>): (candidate: Candidate) => boolean {
-  const grants = [...policies].filter((p): p is IxPolicy => !!p).map(grantOf);
-  return (candidate) => grants.some((g) => grantCovers(g, candidate));
-}
+const touchedBy = (policies: Iterable<IxPolicy | null | undefined>): CandidateFilter =>
+  coveredBy([...policies].filter((p): p is IxPolicy => !!p).map(grantOf));
 
 /** `/access` entries as a view, each policy behind an entry said by `explain`. */
 function viewOf(entries: readonly AccessEntry[], explain: (policyId: string) => GrantExplained): AccessView {

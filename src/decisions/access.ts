@@ -89,6 +89,34 @@ export function grantCovers(grant: Grant, candidate: Candidate): boolean {
   return false;
 }
 
+/** Keeps some candidates, given as their type, identifier and whether they are a glob. */
+export type CandidateFilter = (type: string, identifier: string, pattern: boolean) => boolean;
+
+/**
+ * The candidates some of `grants` covers (as `grantCovers` says), answered from their resources
+ * gathered by type: an exact identifier is looked up, a glob matched.
+ */
+export function coveredBy(grants: readonly Grant[]): CandidateFilter {
+  const byType = new Map<string, { exact: Set<string>; globs: Glob[] }>();
+  for (const grant of grants) {
+    for (const spec of specsOf(grant)) {
+      let named = byType.get(spec.type);
+      if (!named) {
+        named = { exact: new Set(), globs: [] };
+        byType.set(spec.type, named);
+      }
+      if (spec.glob) named.globs.push(spec.glob);
+      else named.exact.add(spec.identifier);
+    }
+  }
+  return (type, identifier, pattern) => {
+    const named = byType.get(type);
+    if (!named) return false;
+    if (!pattern && named.exact.has(identifier)) return true;
+    return named.globs.some((glob) => globMatches(glob, identifier));
+  };
+}
+
 /**
  * The resources entries are computed for: what allow grants (or, with `any`, all grants) name
  * exactly, their globs as pattern entries, and the registered resources those globs match
@@ -99,12 +127,12 @@ export function candidatesOf(
   registered: (type: string, glob: Glob) => Iterable<string>,
   effects: 'allow' | 'any' = 'allow',
   /** Only the candidates it keeps. */
-  only?: (candidate: Candidate) => boolean,
+  only?: CandidateFilter,
 ): Candidate[] {
   const seen = new Set<string>();
   const out: Candidate[] = [];
   const add = (type: string, identifier: string, pattern: boolean): void => {
-    if (only && !only({ type, identifier, pattern })) return;
+    if (only && !only(type, identifier, pattern)) return;
     const key = `${pattern ? 'p' : 'r'}${type}:${identifier}`;
     if (seen.has(key)) return;
     seen.add(key);
@@ -236,7 +264,7 @@ export function accessEntries(
     resourceType?: string | undefined;
     action?: string | undefined;
     /** Only the entries of the candidates it keeps (the others are not computed). */
-    only?: ((candidate: Candidate) => boolean) | undefined;
+    only?: CandidateFilter | undefined;
   } = {},
 ): AccessEntry[] {
   const tools = toolFilter(principal);
@@ -250,8 +278,8 @@ export function accessEntries(
       candidates.filter((c) => c.type === 'tool' && !c.pattern).map((c) => c.identifier),
     );
     for (const tool of allowed) {
-      const candidate = { type: 'tool', identifier: tool, pattern: false };
-      if (!listed.has(tool) && (!filter.only || filter.only(candidate))) candidates.push(candidate);
+      if (!listed.has(tool) && (!filter.only || filter.only('tool', tool, false)))
+        candidates.push({ type: 'tool', identifier: tool, pattern: false });
     }
   }
   for (const candidate of candidates) {
