@@ -126,29 +126,64 @@ export function candidatesOf(
   grants: readonly Grant[],
   registered: (type: string, glob: Glob) => Iterable<string>,
   effects: 'allow' | 'any' = 'allow',
-  /** Only the candidates it keeps. */
+  /**
+   * Only the candidates it keeps. What a grant yields under it is worked out once per grant and
+   * filter: a filter serves many principals of one index as it stands.
+   */
   only?: CandidateFilter,
 ): Candidate[] {
   const seen = new Set<string>();
   const out: Candidate[] = [];
   const add = (type: string, identifier: string, pattern: boolean): void => {
-    if (only && !only(type, identifier, pattern)) return;
     const key = `${pattern ? 'p' : 'r'}${type}:${identifier}`;
     if (seen.has(key)) return;
     seen.add(key);
     out.push({ type, identifier, pattern });
   };
+  const kept = only && keptBy(only);
   for (const grant of grants) {
     if (effects === 'allow' && grant.effect !== 'allow') continue;
-    for (const spec of specsOf(grant)) {
-      if (!spec.glob) add(spec.type, spec.identifier, false);
-      else {
-        add(spec.type, spec.identifier, true);
-        for (const identifier of registered(spec.type, spec.glob)) add(spec.type, identifier, false);
+    if (kept) {
+      let yields = kept.get(grant);
+      if (!yields) {
+        const list: Candidate[] = [];
+        eachYield(grant, registered, (type, identifier, pattern) => {
+          if (only(type, identifier, pattern)) list.push({ type, identifier, pattern });
+        });
+        kept.set(grant, list);
+        yields = list;
       }
-    }
+      for (const c of yields) add(c.type, c.identifier, c.pattern);
+    } else eachYield(grant, registered, add);
   }
   return out;
+}
+
+/** Each candidate one grant yields: what it names exactly, its globs, and what they match. */
+function eachYield(
+  grant: Grant,
+  registered: (type: string, glob: Glob) => Iterable<string>,
+  emit: (type: string, identifier: string, pattern: boolean) => void,
+): void {
+  for (const spec of specsOf(grant)) {
+    if (!spec.glob) emit(spec.type, spec.identifier, false);
+    else {
+      emit(spec.type, spec.identifier, true);
+      for (const identifier of registered(spec.type, spec.glob)) emit(spec.type, identifier, false);
+    }
+  }
+}
+
+/** Per filter, what each grant yields under it. */
+const keptCache = new WeakMap<CandidateFilter, WeakMap<Grant, Candidate[]>>();
+
+function keptBy(only: CandidateFilter): WeakMap<Grant, Candidate[]> {
+  let kept = keptCache.get(only);
+  if (!kept) {
+    kept = new WeakMap();
+    keptCache.set(only, kept);
+  }
+  return kept;
 }
 
 /**
