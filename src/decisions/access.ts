@@ -90,7 +90,11 @@ export function grantCovers(grant: Grant, candidate: Candidate): boolean {
 }
 
 /** Keeps some candidates, given as their type, identifier and whether they are a glob. */
-export type CandidateFilter = (type: string, identifier: string, pattern: boolean) => boolean;
+export interface CandidateFilter {
+  keeps(type: string, identifier: string, pattern: boolean): boolean;
+  /** The types of every candidate it keeps. */
+  readonly types: ReadonlySet<string>;
+}
 
 /**
  * The candidates some of `grants` covers (as `grantCovers` says), answered from their resources
@@ -109,12 +113,32 @@ export function coveredBy(grants: readonly Grant[]): CandidateFilter {
       else named.exact.add(spec.identifier);
     }
   }
-  return (type, identifier, pattern) => {
-    const named = byType.get(type);
-    if (!named) return false;
-    if (!pattern && named.exact.has(identifier)) return true;
-    return named.globs.some((glob) => globMatches(glob, identifier));
+  return {
+    types: new Set(byType.keys()),
+    keeps: (type, identifier, pattern) => {
+      const named = byType.get(type);
+      if (!named) return false;
+      if (!pattern && named.exact.has(identifier)) return true;
+      return named.globs.some((glob) => globMatches(glob, identifier));
+    },
   };
+}
+
+/**
+ * Whether a grant may cover a candidate the filter keeps: one of its exact resources is kept, or
+ * one of its globs is of a type the filter keeps. (A grant that covers a kept candidate names it
+ * exactly, or has a glob of its type.) Worked out once per grant and filter.
+ */
+function mayCover(only: CandidateFilter, grant: Grant): boolean {
+  const cache = cacheOf(mayCoverCache, only);
+  let may = cache.get(grant);
+  if (may === undefined) {
+    may = specsOf(grant).some((spec) =>
+      spec.glob ? only.types.has(spec.type) : only.keeps(spec.type, spec.identifier, false),
+    );
+    cache.set(grant, may);
+  }
+  return may;
 }
 
 /**
@@ -140,7 +164,7 @@ export function candidatesOf(
     seen.add(key);
     out.push({ type, identifier, pattern });
   };
-  const kept = only && keptBy(only);
+  const kept = only && cacheOf(keptCache, only);
   for (const grant of grants) {
     if (effects === 'allow' && grant.effect !== 'allow') continue;
     if (kept) {
@@ -148,7 +172,7 @@ export function candidatesOf(
       if (!yields) {
         const list: Candidate[] = [];
         eachYield(grant, registered, (type, identifier, pattern) => {
-          if (only(type, identifier, pattern)) list.push({ type, identifier, pattern });
+          if (only.keeps(type, identifier, pattern)) list.push({ type, identifier, pattern });
         });
         kept.set(grant, list);
         yields = list;
@@ -174,16 +198,20 @@ function eachYield(
   }
 }
 
-/** Per filter, what each grant yields under it. */
+/** Per filter, what each grant yields under it, and whether it may cover what the filter keeps. */
 const keptCache = new WeakMap<CandidateFilter, WeakMap<Grant, Candidate[]>>();
+const mayCoverCache = new WeakMap<CandidateFilter, WeakMap<Grant, boolean>>();
 
-function keptBy(only: CandidateFilter): WeakMap<Grant, Candidate[]> {
-  let kept = keptCache.get(only);
-  if (!kept) {
-    kept = new WeakMap();
-    keptCache.set(only, kept);
+function cacheOf<T>(
+  caches: WeakMap<CandidateFilter, WeakMap<Grant, T>>,
+  only: CandidateFilter,
+): WeakMap<Grant, T> {
+  let cache = caches.get(only);
+  if (!cache) {
+    cache = new WeakMap();
+    caches.set(only, cache);
   }
-  return kept;
+  return cache;
 }
 
 /**
@@ -313,13 +341,16 @@ export function accessEntries(
       candidates.filter((c) => c.type === 'tool' && !c.pattern).map((c) => c.identifier),
     );
     for (const tool of allowed) {
-      if (!listed.has(tool) && (!filter.only || filter.only('tool', tool, false)))
+      if (!listed.has(tool) && (!filter.only || filter.only.keeps('tool', tool, false)))
         candidates.push({ type: 'tool', identifier: tool, pattern: false });
     }
   }
+  // Under a filter, the grants that cover none of what it keeps are left out of every entry.
+  const { only } = filter;
+  const covering = only ? grants.filter((g) => mayCover(only, g)) : grants;
   for (const candidate of candidates) {
     if (filter.resourceType !== undefined && candidate.type !== filter.resourceType) continue;
-    const entry = entryFor(candidate, grants);
+    const entry = entryFor(candidate, covering);
     if (!entry || !tools(entry)) continue;
     if (filter.action !== undefined && !entryGrants(entry, filter.action)) continue;
     entries.push(entry);
