@@ -8,10 +8,10 @@
  * `generateOrg` (BENCH_PRINCIPALS, 100,000: people, service accounts, keys and agents, in nested
  * groups), each group granted BENCH_HELD resources, the change selecting the first BENCH_REACH.
  * Then, BENCH_ROUNDS times (5), a policy that selects them (by `match`, or with
- * BENCH_SUBJECT=group through a group holding every department) is created, then deleted: one
- * cause each, whose changes are computed from the index and cut into parts ready to store, handed
- * on as the recorder's thread hands them (src/access-history/compute.ts). Reported: changes/s of
- * each, and their medians.
+ * BENCH_SUBJECT=group, departments only, through a group holding every department) is created,
+ * then deleted: one cause each, whose changes are computed from the index and cut into parts ready
+ * to store, handed on as the recorder's thread hands them (src/access-history/compute.ts).
+ * Reported: changes/s of each, and their medians.
  *
  *   npm run bench:access-changes-compute
  *
