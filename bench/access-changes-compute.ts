@@ -91,7 +91,6 @@ function world(now: number): World {
     actions: ['read', 'write'],
     resources: Array.from({ length: HELD }, (_, r) => `doc:dep${d}-${r}`),
   }));
-  void now;
   return {
     groups: [...(SUBJECT === 'group' ? [{ id: 'everyone' }] : []), ...groups],
     principals,

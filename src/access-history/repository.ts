@@ -136,7 +136,7 @@ export function partNode(part: StoredPart): PartNode {
 /**
  * A column of JSON values (or '') with each value an earlier one repeats written `=k`, k the index
  * of the first (JSON text never starts with `=`): what `unrepeated` and the statements that read
- * the column one value at a time undo.
+ * the column one value at a time undo. Values too short to gain from it ('', `[]`) stay as they are.
  */
 function repeats(values: readonly string[]): string[] {
   const first = new Map<string, number>();
