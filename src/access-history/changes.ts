@@ -93,12 +93,12 @@ export function accessView(
   at?: number,
   /** The principal as `principalView` read it, when the caller has it: it is not read again. */
   known?: IxPrincipal,
-  /** Only the entries of the resources (and globs) it keeps: the view of those alone. */
-  only?: CandidateFilter,
+  /** Only the entries of what a batch of policies alone touches: the view of those alone. */
+  touched?: Touched,
 ): AccessView {
   const p = known ?? index.principalView(id);
   if (!p || p.status !== 'active') return new Map();
-  return viewOf(entriesOf(index, p, overlay, at, only), explainer(index, p, overlay));
+  return viewOf(entriesOf(index, p, overlay, at, touched), explainer(index, p, overlay));
 }
 
 /** What `/access` lists for an active principal, through `overlay` and at `at` when given. */
@@ -107,19 +107,49 @@ const entriesOf = (
   p: IxPrincipal,
   overlay?: Overlay,
   at?: number,
-  only?: CandidateFilter,
+  touched?: Touched,
 ): AccessEntry[] =>
-  accessEntries(settleFor(index, p, grantsOf(index, p, overlay, at)), registeredMatching(index), p, {
-    only,
-  });
+  accessEntries(
+    settleFor(index, p, grantsOf(index, p, overlay, at, touched?.among)),
+    registeredMatching(index),
+    p,
+    { only: touched?.only },
+  );
+
+/** What a batch of policies alone can move, for every principal it reaches. */
+export interface Touched {
+  /** The resources (and globs) some version of the policies names. */
+  only: CandidateFilter;
+  /**
+   * The active policies of the index that name one of them (exactly or by a glob covering it),
+   * when those resources are all exact and the policies few: only these can make an entry `only`
+   * keeps, so each is checked against a principal instead of gathering all that select it.
+   */
+  among?: readonly IxPolicy[];
+}
+
+/** Beyond this many policies naming what a batch touches, each principal's are gathered instead. */
+const CHECKED_ONE_BY_ONE = 64;
 
 /**
- * The resources (and globs) some version of these policies names: where a batch that changes
- * them alone can move anyone's access. An entry is made of the grants covering its resource
- * (`entryFor`), so an entry none of them covers is made of the same grants before and after.
+ * What a batch changing these policies alone touches: the resources (and globs) some version of
+ * them names. An entry is made of the grants covering its resource (`entryFor`), so an entry
+ * none of them covers is made of the same grants before and after.
  */
-const touchedBy = (policies: Iterable<IxPolicy | null | undefined>): CandidateFilter =>
-  coveredBy([...policies].filter((p): p is IxPolicy => !!p).map(grantOf));
+function touchedBy(index: PolicyIndex, policies: Iterable<IxPolicy | null | undefined>): Touched {
+  const versions = [...policies].filter((p): p is IxPolicy => !!p);
+  const only = coveredBy(versions.map(grantOf));
+  const among = new Set<IxPolicy>();
+  for (const policy of versions) {
+    for (const r of policy.resources) {
+      // A glob also touches what narrower globs and exact identifiers under it name.
+      if (r.glob) return { only };
+      for (const named of index.candidates(r.type, r.identifier)) among.add(named);
+      if (among.size > CHECKED_ONE_BY_ONE) return { only };
+    }
+  }
+  return { only, among: [...among] };
+}
 
 /** `/access` entries as a view, each policy behind an entry said by `explain`. */
 function viewOf(entries: readonly AccessEntry[], explain: (policyId: string) => GrantExplained): AccessView {
@@ -448,15 +478,15 @@ export class AccessChangeTracker {
     ]);
     const overlay: Overlay = this.previous;
     // Policies alone move only the entries of what they name: the rest are not read.
-    const only = alone ? touchedBy([...this.previous.values(), ...now]) : undefined;
+    const touched = alone ? touchedBy(index, [...this.previous.values(), ...now]) : undefined;
     let out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
       // Read once, for both views and the summary.
       const p = index.principalView(id);
-      const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p, only);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p, touched);
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };
-      out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p, only)));
+      out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p, touched)));
       if (take && out.length >= TAKEN_AT) {
         await take(out);
         out = [];
