@@ -91,16 +91,67 @@ export interface PartNode {
 
 /** A part as the node that stores it: a function of the part alone. */
 export function partNode(part: StoredPart): PartNode {
-  const rows = [...part.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const rows = inIdOrder(part.rows);
   const first = rows[0]!;
-  const instants = rows.map((r) => new Date(Date.parse(r.at)).toISOString());
-  const sorted = [...instants].sort();
-  const same = sorted[0] === sorted.at(-1);
+  const n = rows.length;
+  const instants: string[] = new Array<string>(n);
+  let earliest: string | undefined;
+  let latest: string | undefined;
+  // The changes of a part mostly share one instant: each text is normalised once.
+  let text: string | undefined;
+  let normal = '';
   const resources = new Set<string>();
-  for (const r of rows) {
-    resources.add(`${r.resource_type}:${r.identifier}`);
-    resources.add(r.resource_type);
-    if (r.pattern) resources.add(`${r.resource_type}*`);
+  let resourceOfLast: StoredAccessChange | undefined;
+  let listed = 0;
+  const ids = new Array<string>(n);
+  const principals = new Array<string>(n);
+  const principalNames = new Array<string>(n);
+  const principalTypes = new Array<string>(n);
+  const resourceTypes = new Array<string>(n);
+  const identifiers = new Array<string>(n);
+  const patterns = new Array<boolean>(n);
+  const gained = new Array<string>(n);
+  const lost = new Array<string>(n);
+  const via = new Array<string>(n);
+  const before = new Array<string>(n);
+  const onBehalfIds = new Array<string>(n);
+  const onBehalfNames = new Array<string>(n);
+  const onBehalfTypes = new Array<string>(n);
+  for (let i = 0; i < n; i += 1) {
+    const r = rows[i]!;
+    if (r.at !== text) {
+      text = r.at;
+      normal = new Date(Date.parse(r.at)).toISOString();
+    }
+    instants[i] = normal;
+    if (earliest === undefined || normal < earliest) earliest = normal;
+    if (latest === undefined || normal > latest) latest = normal;
+    if (
+      !resourceOfLast ||
+      resourceOfLast.resource_type !== r.resource_type ||
+      resourceOfLast.identifier !== r.identifier ||
+      resourceOfLast.pattern !== r.pattern
+    ) {
+      resources.add(`${r.resource_type}:${r.identifier}`);
+      resources.add(r.resource_type);
+      if (r.pattern) resources.add(`${r.resource_type}*`);
+      resourceOfLast = r;
+    }
+    if (r.actions_gained.length + r.actions_lost.length > 0) listed += 1;
+    ids[i] = r.id;
+    principals[i] = r.principal_id;
+    principalNames[i] = r.principal_name;
+    principalTypes[i] = r.principal_type;
+    resourceTypes[i] = r.resource_type;
+    identifiers[i] = r.identifier;
+    patterns[i] = r.pattern;
+    gained[i] = r.actions_gained.join(' ');
+    lost[i] = r.actions_lost.join(' ');
+    via[i] = r.via;
+    before[i] = r.before ?? '';
+    onBehalfIds[i] = r.on_behalf_of_id ?? '';
+    onBehalfNames[i] = r.on_behalf_of_name ?? '';
+    onBehalfTypes[i] = r.on_behalf_of_type ?? '';
   }
   return {
     id: part.id,
@@ -108,29 +159,38 @@ export function partNode(part: StoredPart): PartNode {
     cause_event_type: first.cause_event_type,
     actor_type: first.actor_type,
     actor_id: first.actor_id,
-    at: sorted[0]!,
-    at_last: sorted.at(-1)!,
-    instants: same ? null : instants,
-    count: rows.length,
-    listed: rows.filter((r) => r.actions_gained.length + r.actions_lost.length > 0).length,
+    at: earliest!,
+    at_last: latest!,
+    instants: earliest === latest ? null : instants,
+    count: n,
+    listed,
     first_id: first.id,
-    last_id: rows.at(-1)!.id,
-    ids: rows.map((r) => r.id),
-    principals: rows.map((r) => r.principal_id),
-    principal_names: rows.map((r) => r.principal_name),
-    principal_types: rows.map((r) => r.principal_type),
-    resource_types: rows.map((r) => r.resource_type),
-    identifiers: rows.map((r) => r.identifier),
-    patterns: rows.map((r) => r.pattern),
-    gained: rows.map((r) => r.actions_gained.join(' ')),
-    lost: rows.map((r) => r.actions_lost.join(' ')),
-    via: repeats(rows.map((r) => r.via)),
-    before: repeats(rows.map((r) => r.before ?? '')),
-    on_behalf_ids: rows.map((r) => r.on_behalf_of_id ?? ''),
-    on_behalf_names: rows.map((r) => r.on_behalf_of_name ?? ''),
-    on_behalf_types: rows.map((r) => r.on_behalf_of_type ?? ''),
+    last_id: rows[n - 1]!.id,
+    ids,
+    principals,
+    principal_names: principalNames,
+    principal_types: principalTypes,
+    resource_types: resourceTypes,
+    identifiers,
+    patterns,
+    gained,
+    lost,
+    via: repeats(via),
+    before: repeats(before),
+    on_behalf_ids: onBehalfIds,
+    on_behalf_names: onBehalfNames,
+    on_behalf_types: onBehalfTypes,
     resources: [...resources],
   };
+}
+
+/** The changes of a part in id order (as they are made, mostly: then they are not copied). */
+function inIdOrder(rows: readonly StoredAccessChange[]): readonly StoredAccessChange[] {
+  for (let i = 1; i < rows.length; i += 1) {
+    if (rows[i - 1]!.id > rows[i]!.id)
+      return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+  return rows;
 }
 
 /**
@@ -173,19 +233,23 @@ const COLUMNS = [
 ] as const;
 
 /**
- * A character none of `values` holds: the separator of a part's columns joined as one string
- * each. JSON (via, before) never holds a raw control character; ids, names and identifiers hardly
- * ever do, and then another is taken.
+ * A character no value of `lists` and `json` holds: the separator of a part's columns joined as
+ * one string each. JSON (via, before) never holds a raw control character, and ids, names and
+ * identifiers hardly ever do: a control character is looked for in `lists` alone, and only where
+ * each is taken, another is looked for in both. (Each list is joined apart: one array of every
+ * value would cost more than the rest of a part's making.)
  */
-function separatorFor(values: readonly string[]): string {
-  const text = values.join('');
+function separatorFor(lists: readonly (readonly string[])[], json: readonly (readonly string[])[]): string {
+  const texts = lists.map((list) => list.join(''));
+  const free = (sep: string, among: readonly string[]): boolean => !among.some((t) => t.includes(sep));
   for (let code = 0x1f; code > 0; code -= 1) {
     const sep = String.fromCharCode(code);
-    if (!text.includes(sep)) return sep;
+    if (free(sep, texts)) return sep;
   }
+  const all = [...texts, ...json.map((list) => list.join(''))];
   for (let code = 0xe000; ; code += 1) {
     const sep = String.fromCharCode(code);
-    if (!text.includes(sep)) return sep;
+    if (free(sep, all)) return sep;
   }
 }
 
@@ -197,7 +261,10 @@ function separatorFor(values: readonly string[]): string {
  */
 export function readyPart(part: StoredPart): ReadyPart {
   const node = partNode(part);
-  const sep = separatorFor([...COLUMNS.flatMap((c) => node[c]), ...node.resources]);
+  const sep = separatorFor(
+    [...COLUMNS.filter((c) => c !== 'via' && c !== 'before').map((c) => node[c]), node.resources],
+    [node.via, node.before],
+  );
   const { patterns, resources, ...rest } = node;
   const columns: Record<string, string> = {
     resources: resources.join(sep),

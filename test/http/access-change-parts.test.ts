@@ -156,6 +156,28 @@ describe('access changes stored in parts', () => {
     ]);
   });
 
+  it('reads back whole values holding every control character, and a via holding a private-use one', async () => {
+    const t = type();
+    const [a, b] = [newId('principal'), newId('principal')];
+    const controls = Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const part = partOf(t, [
+      [a, `x${controls}`, ['read'], []],
+      [b, 'y\ue000', ['read'], []],
+    ]);
+    part.rows[0]!.principal_name = `odd${controls}`;
+    const odd = { ...grant, policy_name: 'p\ue000\ue001' };
+    part.rows[1]!.via = JSON.stringify([odd]);
+    await repo.record(fx.app.runtime.db, [readyPart(part)], fx.app.runtime.instanceId);
+
+    const listed = (await changes(`resource_type=${t}&limit=10`)).data;
+    expect(
+      listed.map((x: any) => [x.principal.id, x.principal.name, x.resource.identifier, x.via]),
+    ).to.deep.equal([
+      [a, `odd${controls}`, `x${controls}`, [grant]],
+      [b, `name of ${b}`, 'y\ue000', [odd]],
+    ]);
+  });
+
   it('skips a part whose cause another recorder stored, and finds parts keyed or not yet', async () => {
     const t = type();
     const p = newId('principal');
