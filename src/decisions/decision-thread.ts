@@ -96,7 +96,7 @@ export interface DecisionReplicas {
    */
   readonly watching: boolean;
   /**
-   * A batch of changes the index in use applied, which made it `version`; with `causes`, the
+   * A batch of changes the index in use applies, which makes it `version`; with `causes`, the
    * watching thread also computes what it moved. Answers whether one will.
    */
   apply(work: Pending, fetched: Fetched, version: number, causes?: BatchCauses): Promise<boolean>;

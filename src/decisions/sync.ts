@@ -428,13 +428,17 @@ export class IndexSync {
       // the event loop; otherwise the observer does here.
       const onThread = observer !== undefined && this.replicas?.watching === true;
       const observed = onThread ? undefined : await observer?.before(this.index, work, causes);
-      await applyChanges(this.index, work, fetched, this.followsPrivileges ? this.dirty : null);
+      // The decision threads are sent the batch first, and apply it (and compute what it moved)
+      // while the index in use does: neither waits for the other's evaluation of a new `match`.
+      // Applying a batch is idempotent, so one sent again after a failure here changes nothing
+      // more on a replica (and moves no access twice).
       const sent = await this.replicas?.apply(
         work,
         fetched,
-        this.index.version,
+        this.index.version + 1,
         onThread ? causes : undefined,
       );
+      await applyChanges(this.index, work, fetched, this.followsPrivileges ? this.dirty : null);
       if (onThread && !sent) {
         this.logger.warn(
           'the decision thread watching batches stopped; the access changes of one batch are lost',
