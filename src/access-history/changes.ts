@@ -271,14 +271,17 @@ export function diffViews(principal: PrincipalSummary, before: AccessView, after
  * Whether an entry is held the same way in two views (the actions aside): what `stateOf` gives
  * of each is equal, field by field (the same as comparing their JSON, without making it).
  */
-const sameHold = (a: ViewEntry, b: ViewEntry): boolean =>
+export const sameHold = (a: EntryState, b: EntryState): boolean =>
   a.conditional === b.conditional &&
   sameList(a.actions, b.actions) &&
   (a.denied_actions && b.denied_actions
     ? sameList(a.denied_actions, b.denied_actions)
     : !a.denied_actions && !b.denied_actions) &&
-  a.via.length === b.via.length &&
-  a.via.every((v, i) => sameGrant(v, b.via[i]!));
+  sameVia(a.via, b.via);
+
+/** Whether two lists of how policies reach a principal are equal, field by field. */
+export const sameVia = (a: readonly GrantExplained[], b: readonly GrantExplained[]): boolean =>
+  a.length === b.length && a.every((v, i) => sameGrant(v, b[i]!));
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);

@@ -3,7 +3,7 @@ import type { PolicyIndex } from '../decisions/policy-index.js';
 import type { ChangeEvent } from '../events/feed.js';
 import { newId } from '../ids.js';
 import { timeSlices } from '../time.js';
-import { AccessChangeTracker, type AccessDelta } from './changes.js';
+import { AccessChangeTracker, sameHold, sameVia, type AccessDelta } from './changes.js';
 import {
   readyPart,
   toStored,
@@ -110,6 +110,22 @@ class PartsOut {
   }
 }
 
+/** The JSON of values, made once for each run of equal ones. */
+class JsonOfRuns<T> {
+  private last: T | undefined;
+  private json = '';
+
+  constructor(private readonly same: (a: T, b: T) => boolean) {}
+
+  of(value: T): string {
+    if (this.last === undefined || (this.last !== value && !this.same(this.last, value))) {
+      this.json = JSON.stringify(value);
+      this.last = value;
+    }
+    return this.json;
+  }
+}
+
 /**
  * One cause's changes cut in parts of at most `CHANGES_PER_PART`, as they come: its listed
  * changes, each part one `access.changed` message, then its quiet ones. With the count of its
@@ -122,6 +138,9 @@ class CauseParts {
   private readonly quiet: StoredAccessChange[] = [];
   private announced = 0;
   private readonly at: string;
+  /** Most changes of a cause share their `via`, and many their `before`: each made once a run. */
+  private readonly viaJson = new JsonOfRuns(sameVia);
+  private readonly beforeJson = new JsonOfRuns(sameHold);
 
   constructor(
     private readonly cause: ChangeEvent,
@@ -146,7 +165,10 @@ class CauseParts {
       via: delta.via,
       cause: { event_id: cause.id, event_type: cause.type, actor: cause.actor },
     };
-    const row = toStored(change, delta.before);
+    const row = toStored(change, delta.before, {
+      via: this.viaJson.of(delta.via),
+      before: delta.before && this.beforeJson.of(delta.before),
+    });
     if (!listed(delta)) this.quiet.push(row);
     else {
       // A listed change after a held part: that part was not the last.

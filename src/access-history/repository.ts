@@ -386,7 +386,12 @@ export interface StoredAccessChange {
   on_behalf_of_type?: string;
 }
 
-export function toStored(change: AccessChange, before: EntryState | null): StoredAccessChange {
+export function toStored(
+  change: AccessChange,
+  before: EntryState | null,
+  /** The JSON of `via` and `before`, when the caller made it already. */
+  json?: { via: string; before: string | null },
+): StoredAccessChange {
   return {
     id: change.id,
     at: change.at,
@@ -398,8 +403,8 @@ export function toStored(change: AccessChange, before: EntryState | null): Store
     pattern: change.resource.pattern === true,
     actions_gained: change.actions_gained,
     actions_lost: change.actions_lost,
-    via: JSON.stringify(change.via),
-    before: before ? JSON.stringify(before) : null,
+    via: json?.via ?? JSON.stringify(change.via),
+    before: json ? json.before : before ? JSON.stringify(before) : null,
     cause_event_id: change.cause.event_id,
     cause_event_type: change.cause.event_type,
     actor_type: change.cause.actor.type,
