@@ -1,21 +1,26 @@
 import { expect } from 'chai';
 import { AccessHistoryRecorder } from '../../src/access-history/recorder.js';
+import { readyPart, toStored, type ReadyPart } from '../../src/access-history/repository.js';
+import { newId } from '../../src/ids.js';
+import { cypher } from '../helpers/db.js';
 import { engineApi, namer } from '../helpers/engine.js';
 import { useApp } from '../helpers/fixture.js';
 
 /**
- * A read of the access history that must see it (src/access-history/recorder.ts `settle`), made
- * before the recorder first tried its lease: as right after a start whose catch-up computed
- * changes. It tries the lease then and stores what waits before the read answers.
+ * A recorder of its own (src/access-history/recorder.ts), beside an instance that records
+ * nothing. A read of the access history that must see it (`settle`), made before the recorder
+ * first tried its lease (as right after a start whose catch-up computed changes), tries the lease
+ * then and stores what waits before the read answers. Parts it stores are keyed for the full-text
+ * index in bulk, once enough wait.
  */
-describe('access history read before the lease was tried', function () {
+describe('an access-history recorder of its own', function () {
   this.timeout(60_000);
   const { uniq, type } = namer();
   // An instance that records nothing itself: the recorder below is the only one, and no periodic
   // renewal claims the lease for it.
   const fx = useApp({ env: { ACCESS_HISTORY: 'off' } });
 
-  it('claims the lease and stores what the batches applied so far moved', async () => {
+  it('claims the lease when read before it tried it, and stores what the batches applied so far moved', async () => {
     const { runtime } = fx.app;
     const recorder = new AccessHistoryRecorder(runtime.db.background(), {
       logger: runtime.logger,
@@ -43,6 +48,68 @@ describe('access history read before the lease was tried', function () {
       expect(list.body.data.map((c: any) => [c.principal.id, c.actions_gained])).to.deep.equal([
         [p.id, ['read']],
       ]);
+    } finally {
+      await recorder.stop();
+    }
+  });
+
+  it('keys the parts it stored for the full-text index once 32 wait unkeyed, not before', async () => {
+    const { runtime } = fx.app;
+    const recorder = new AccessHistoryRecorder(runtime.db.background(), {
+      logger: runtime.logger,
+      instanceId: uniq('recorder'),
+      leaseMs: 30_000,
+      maxPending: 100_000,
+    });
+    const t = type();
+    /** A part of one change, of a cause of its own. */
+    const part = (): ReadyPart => {
+      const at = new Date().toISOString();
+      const cause = {
+        event_id: newId('event'),
+        event_type: 'policy.created',
+        actor: { type: 'system', id: 'system' },
+      };
+      const id = newId('principal');
+      const change = {
+        id: newId('access_change'),
+        at,
+        principal: { id, name: `name of ${id}`, type: 'HUMAN' },
+        resource: { type: t, identifier: 'x' },
+        actions_gained: ['read'],
+        actions_lost: [],
+        via: [{ policy_id: newId('policy'), policy_name: 'keyed', via: 'principal' as const }],
+        cause,
+      };
+      return readyPart({
+        id: change.id,
+        cause_id: cause.event_id,
+        at,
+        rows: [toStored(change, null)],
+        message: null,
+      });
+    };
+    const keyed = async (): Promise<[number, number]> => {
+      const [row] = await cypher(
+        runtime.db,
+        `MATCH (x:AccessChangePart) WHERE $t IN x.resource_types
+         RETURN sum(CASE WHEN x:AccessChangeKeyed THEN 1 ELSE 0 END) AS keyed,
+                sum(CASE WHEN x:AccessChangeUnkeyed THEN 1 ELSE 0 END) AS unkeyed`,
+        { t },
+      );
+      return [Number(row!['keyed']), Number(row!['unkeyed'])];
+    };
+    try {
+      recorder.take(Array.from({ length: 31 }, part), true);
+      await recorder.settle();
+      expect(await keyed(), '31 stored, none keyed').to.deep.equal([0, 31]);
+      recorder.take([part()], true);
+      await recorder.settle();
+      expect(await keyed(), 'the 32nd keys them all').to.deep.equal([32, 0]);
+      // Found by resource either way.
+      const list = await fx.api.get(`/v1/access-changes?resource_type=${t}&limit=100`);
+      expect(list.status, list.text).to.equal(200);
+      expect(list.body.pagination.total).to.equal(32);
     } finally {
       await recorder.stop();
     }
