@@ -20,14 +20,18 @@ describe('an access-history recorder of its own', function () {
   // renewal claims the lease for it.
   const fx = useApp({ env: { ACCESS_HISTORY: 'off' } });
 
-  it('claims the lease when read before it tried it, and stores what the batches applied so far moved', async () => {
-    const { runtime } = fx.app;
-    const recorder = new AccessHistoryRecorder(runtime.db.background(), {
-      logger: runtime.logger,
+  /** A recorder beside the instance, with a name of its own (it takes the lease once it can). */
+  const ownRecorder = (): AccessHistoryRecorder =>
+    new AccessHistoryRecorder(fx.app.runtime.db.background(), {
+      logger: fx.app.runtime.logger,
       instanceId: uniq('recorder'),
       leaseMs: 30_000,
       maxPending: 100_000,
     });
+
+  it('claims the lease when read before it tried it, and stores what the batches applied so far moved', async () => {
+    const { runtime } = fx.app;
+    const recorder = ownRecorder();
     runtime.engine.sync.observe(recorder);
     try {
       const world = engineApi(fx.api, uniq);
@@ -55,12 +59,7 @@ describe('an access-history recorder of its own', function () {
 
   it('keys the parts it stored for the full-text index once 32 wait unkeyed, not before', async () => {
     const { runtime } = fx.app;
-    const recorder = new AccessHistoryRecorder(runtime.db.background(), {
-      logger: runtime.logger,
-      instanceId: uniq('recorder'),
-      leaseMs: 30_000,
-      maxPending: 100_000,
-    });
+    const recorder = ownRecorder();
     const t = type();
     /** A part of one change, of a cause of its own. */
     const part = (): ReadyPart => {
