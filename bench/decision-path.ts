@@ -58,7 +58,9 @@
  *
  * Knobs: BENCH_WARMUP_S (90: the service at saturation before anything is measured, so that Neo4j's
  * JIT has settled), BENCH_COMPONENT_CALLS (20000), BENCH_PIECES_ONLY (1: stop after the in-process pieces), BENCH_PRINCIPALS (2000), BENCH_GROUPS (120), BENCH_POLICIES (300), BENCH_RESOURCES
- * (1500), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_SATURATION_S (10), BENCH_FIXED_S (15),
+ * (1500), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10: autocannon's, and those an open-loop run opens
+ * first), BENCH_MAX_CONNECTIONS (BENCH_CONNECTIONS, a fixed pool: the most an open-loop run opens
+ * while every one is busy), BENCH_SATURATION_S (10), BENCH_FIXED_S (15),
  * BENCH_AFTER_BURST_S (10), BENCH_BARE_RATE (the bare app's rate the fixed rates are fractions
  * of, instead of measuring it: two runs compared back to back at the same rates),
  * BENCH_BATCHES (100 per round), BENCH_TRACED (1; 0 skips the traced service), BENCH_RATES (fractions of the bare app's rate, "0.05,0.1"),
@@ -145,6 +147,8 @@ const POLICIES = env('BENCH_POLICIES', 300);
 const RESOURCES = env('BENCH_RESOURCES', 1_500);
 const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
 const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
+/** The most connections an open-loop run may open while all are busy (bench/open-loop.ts): a fixed pool unless set. */
+const MAX_CONNECTIONS = env('BENCH_MAX_CONNECTIONS', CONNECTIONS);
 const SATURATION_S = env('BENCH_SATURATION_S', 10);
 const FIXED_S = env('BENCH_FIXED_S', 15);
 /** Seconds measured at a fixed rate right after a saturated burst. */
@@ -378,6 +382,7 @@ function generatorOf(child: ChildProcess) {
       rate,
       seconds,
       connections: CONNECTIONS,
+      maxConnections: MAX_CONNECTIONS,
       headers,
       requests,
     });
@@ -887,7 +892,8 @@ async function besideRun<T>(
 const describe = (f: FixedReading): string =>
   `p99 ${fmt(f.latency.p99)} p99.9 ${fmt(f.latency.p999)} max ${fmt(f.latency.max)} ms, ` +
   (Number.isNaN(f.loop_max_ms) ? '' : `loop max ${fmt(f.loop_max_ms)} ms, `) +
-  `${f.completed} decisions in ${fmt(f.seconds, 1)} s`;
+  `${f.completed} decisions in ${fmt(f.seconds, 1)} s over at most ${f.connections_max} connections` +
+  (f.queued > 0 ? ` (${f.queued} waited for one, at most ${fmt(f.queued_max_ms)} ms)` : '');
 
 /** Batches of 1,000, one at a time and back to back, for `seconds`: each one's latency, ms. */
 async function batchesFor(client: BenchClient, batchBodies: string[], seconds: number): Promise<number[]> {

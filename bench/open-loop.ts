@@ -11,6 +11,13 @@
  * stays a few microseconds. Its event-loop delay is measured too: a generator that stalls would
  * show up as server latency, and this figure says whether it did.
  *
+ * A connection carries one request at a time. A request due while every connection is busy waits
+ * for one, or, with `maxConnections` above `connections`, opens another, as a growing population
+ * of clients would. A fixed pool adds the generator's own queue to the latency once every
+ * connection is busy (at 2,000 requests/s, ten connections are as soon as a round trip takes
+ * 5 ms); a growing one moves that queue into the server. How many requests waited, for how long,
+ * and how many connections were open at most, are reported.
+ *
  * A run can be ended early through `stop` (for a load that lasts as long as something else does:
  * a sync, a report): no request is scheduled after it, and those already due are still answered
  * and counted.
@@ -23,7 +30,13 @@ export interface OpenLoopRun {
   /** Requests per second, for all connections together. */
   rate: number;
   seconds: number;
+  /** Connections opened at the start. */
   connections: number;
+  /**
+   * The most open at once (`connections` unless set: a fixed pool); a request due while all of
+   * them are busy waits for one to be free.
+   */
+  maxConnections?: number;
   headers: Record<string, string>;
   requests: { method: 'POST' | 'GET'; path: string; body?: string }[];
 }
@@ -42,6 +55,12 @@ export interface OpenLoopResult {
   timeouts: number;
   /** The generator's own longest event-loop delay, ms (its share of any latency). */
   generator_lag_max_ms: number;
+  /** The most connections open at once. */
+  connections_max: number;
+  /** Requests that waited for a free connection (every one was busy, at `maxConnections`). */
+  queued: number;
+  /** The longest such wait, from the request's due time until it was sent, ms. */
+  queued_max_ms: number;
 }
 
 const DRAIN_MS = 5_000;
@@ -145,15 +164,20 @@ export async function openLoop(run: OpenLoopRun, stop?: AbortSignal): Promise<Op
   /** Due times of requests waiting for a free connection, oldest first. */
   const waiting: number[] = [];
   let waitingHead = 0;
+  let queuedMax = 0;
   const idle: Connection[] = [];
   const connections = new Set<Connection>();
+  const most = Math.max(run.connections, run.maxConnections ?? run.connections);
+  let connectionsMax = 0;
   let finish: (() => void) | undefined;
   const lag = monitorEventLoopDelay({ resolution: 1 });
 
   const next = (conn: Connection): void => {
     if (conn.closed) return;
     if (waitingHead < waiting.length) {
-      conn.send(bytes[sent++ % bytes.length]!, waiting[waitingHead++]!);
+      const dueAt = waiting[waitingHead++]!;
+      queuedMax = Math.max(queuedMax, nowMs() - dueAt);
+      conn.send(bytes[sent++ % bytes.length]!, dueAt);
     } else idle.push(conn);
   };
   const settled = (): void => {
@@ -178,13 +202,17 @@ export async function openLoop(run: OpenLoopRun, stop?: AbortSignal): Promise<Op
       },
     );
     connections.add(conn);
+    connectionsMax = Math.max(connectionsMax, connections.size);
     return conn;
   };
+  /** A connection that closed: another takes its place while the pool is below its first size. */
   const replace = (gone: Connection): void => {
     connections.delete(gone);
     const at = idle.indexOf(gone);
     if (at >= 0) idle.splice(at, 1);
-    if (finish === undefined || completed + errors < total) next(open());
+    if (connections.size < run.connections && (finish === undefined || completed + errors < total)) {
+      next(open());
+    }
   };
   for (let i = 0; i < run.connections; i += 1) idle.push(open());
 
@@ -209,7 +237,7 @@ export async function openLoop(run: OpenLoopRun, stop?: AbortSignal): Promise<Op
       while (scheduled < total && started + scheduled * interval <= now) {
         const dueAt = started + scheduled * interval;
         scheduled += 1;
-        const conn = idle.pop();
+        const conn = idle.pop() ?? (connections.size < most ? open() : undefined);
         if (conn) conn.send(bytes[sent++ % bytes.length]!, dueAt);
         else waiting.push(dueAt);
       }
@@ -256,5 +284,8 @@ export async function openLoop(run: OpenLoopRun, stop?: AbortSignal): Promise<Op
     errors,
     timeouts: total - completed - errors,
     generator_lag_max_ms: lag.max / 1e6,
+    connections_max: connectionsMax,
+    queued: waiting.length,
+    queued_max_ms: queuedMax,
   };
 }
