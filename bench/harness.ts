@@ -17,7 +17,7 @@ import {
 } from 'node:perf_hooks';
 import path from 'node:path';
 import neo4jDriver from 'neo4j-driver';
-import { loadConfig, type Config } from '../src/config/config.js';
+import { loadConfig, LOCAL_NEO4J_NICENESS, type Config } from '../src/config/config.js';
 import { fromNeo4j, toNeo4jParams, type Database } from '../src/db/database.js';
 import { freePort, provideNeo4j, type Neo4jEndpoint } from '../src/dev/local-neo4j.js';
 import { startServer, type Server } from '../src/http/server.js';
@@ -242,7 +242,8 @@ export const BENCH_KEY_ENCRYPTION_KEY = Buffer.alloc(32, 3).toString('base64');
 
 /**
  * The Neo4j at NEO4J_URI, else an embedded one in a throwaway directory, with a 2 GB heap and a
- * 1 GB page cache unless `memory` asks for more (the embedded one only: a Neo4j at NEO4J_URI or in
+ * 1 GB page cache unless `memory` asks for more, at the nice value the service gives the one it
+ * starts (BENCH_NEO4J_NICENESS sets another; the embedded one only: a Neo4j at NEO4J_URI or in
  * Docker keeps its own settings).
  */
 export function benchNeo4j(
@@ -263,6 +264,7 @@ export function benchNeo4j(
       port: 0,
       heap: memory.heap ?? '2g',
       pageCache: memory.pageCache ?? '1g',
+      niceness: env('BENCH_NEO4J_NICENESS', LOCAL_NEO4J_NICENESS),
       progress: (m) => progress(`[neo4j] ${m}`),
     },
   );

@@ -15,6 +15,13 @@ const PositiveInt = Type.Integer({ minimum: 1 });
 const Bool = Type.Boolean();
 const MemorySize = Type.String({ pattern: '^[0-9]+[kKmMgG]$' });
 
+/**
+ * The nice value of the Neo4j the service starts where none is configured: on a host whose cores
+ * are all busy, the serving processes (and the load they answer) get them before the database's
+ * writes do (docs/operations.md, "Background work gives way to requests").
+ */
+export const LOCAL_NEO4J_NICENESS = 10;
+
 export const ConfigSchema = Type.Object({
   PORT: Type.Optional(Port),
   HOST: Type.Optional(Type.String({ minLength: 1 })),
@@ -55,6 +62,7 @@ export const ConfigSchema = Type.Object({
   NEO4J_LOCAL_HTTP_PORT: Type.Optional(ListenPort),
   NEO4J_LOCAL_HEAP: Type.Optional(MemorySize),
   NEO4J_LOCAL_PAGECACHE: Type.Optional(MemorySize),
+  NEO4J_LOCAL_NICENESS: Type.Optional(Type.Integer({ minimum: 0, maximum: 19 })),
   NEO4J_PROVIDER: Type.Optional(
     Type.Union([Type.Literal('auto'), Type.Literal('docker'), Type.Literal('maven')]),
   ),
@@ -255,6 +263,7 @@ function settings(c: RawConfig) {
       httpPort: c.NEO4J_LOCAL_HTTP_PORT ?? 7474,
       heap: c.NEO4J_LOCAL_HEAP ?? '1g',
       pageCache: c.NEO4J_LOCAL_PAGECACHE ?? '256m',
+      niceness: c.NEO4J_LOCAL_NICENESS ?? LOCAL_NEO4J_NICENESS,
     },
     redisUrl: c.REDIS_URL,
     rateLimits: {

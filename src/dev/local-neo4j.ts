@@ -9,6 +9,7 @@ import readline from 'node:readline';
 import { projectRoot } from '../paths.js';
 import { within } from '../time.js';
 import { PortInUseError } from '../errors/port-in-use.js';
+import { lowerProcessPriority } from '../threads/thread.js';
 
 /**
  * A Neo4j the service can talk to: the configured one, a Docker container, or an embedded Neo4j
@@ -35,6 +36,11 @@ export interface LocalNeo4jOptions {
   httpPort?: number;
   heap: string;
   pageCache: string;
+  /**
+   * The nice value the embedded Neo4j runs at (0, unset: the service's own). Above 0, where the
+   * host's cores are all busy, the serving processes get them before the database's writes.
+   */
+  niceness?: number;
   progress: (message: string) => void;
 }
 
@@ -334,6 +340,7 @@ export class LocalNeo4j {
     httpPort?: number;
     heap: string;
     pageCache: string;
+    niceness?: number;
     progress: (m: string) => void;
     timeoutMs?: number;
   }): Promise<LocalNeo4j> {
@@ -362,6 +369,12 @@ export class LocalNeo4j {
       ],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
+    // The JVM's first threads now, and every thread it has once it is ready: a thread it makes
+    // after that starts with its creator's priority.
+    const lower = (): void => {
+      if (options.niceness && child.pid !== undefined) lowerProcessPriority(child.pid, options.niceness);
+    };
+    lower();
     const stderrTail: string[] = [];
     readline.createInterface({ input: child.stderr }).on('line', (line) => {
       stderrTail.push(line);
@@ -396,6 +409,7 @@ export class LocalNeo4j {
     );
     try {
       await withTimeout(ready, options.timeoutMs ?? 180_000, 'embedded Neo4j start');
+      lower();
       return instance;
     } catch (err) {
       await instance.stop();

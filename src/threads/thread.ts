@@ -47,9 +47,27 @@ export function runInBackground(): void {
  * process of src/cluster), so that where the cores are all busy the serving processes get them.
  */
 export function runProcessInBackground(): void {
+  lowerProcessPriority(process.pid, BACKGROUND_NICENESS);
+}
+
+/**
+ * Gives every thread process `pid` has now the nice value `niceness` (Linux schedules threads one
+ * by one: /proc/<pid>/task lists them); a thread it makes later starts with its creator's. Where
+ * threads cannot be listed (not Linux), the process as a whole. A thread that ended meanwhile, or
+ * a change not allowed, is left as it is.
+ */
+export function lowerProcessPriority(pid: number, niceness: number): void {
+  let threads: number[];
   try {
-    for (const tid of readdirSync('/proc/self/task')) setPriority(Number(tid), BACKGROUND_NICENESS);
+    threads = readdirSync(`/proc/${pid}/task`).map(Number);
   } catch {
-    // Not Linux, or not allowed: the same priority as the serving processes.
+    threads = [pid];
+  }
+  for (const tid of threads) {
+    try {
+      setPriority(tid, niceness);
+    } catch {
+      // Gone, or not allowed: it keeps the priority it has.
+    }
   }
 }

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import neo4j from 'neo4j-driver';
 import { PortInUseError } from '../../src/errors/port-in-use.js';
 import { freePort, LocalNeo4j, provideNeo4j } from '../../src/dev/local-neo4j.js';
 import { until } from '../helpers/wait.js';
@@ -27,6 +28,18 @@ function alive(pid: number): boolean {
       return false;
     }
   }
+}
+
+/** The nice value of every thread of process `pid` (Linux: field 19 of each task's stat). */
+function nicenessOfThreads(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    } catch {
+      return []; // the thread ended meanwhile
+    }
+  });
 }
 
 describe('embedded Neo4j launcher', function () {
@@ -98,6 +111,37 @@ describe('embedded Neo4j launcher', function () {
       expect(ready).to.contain(db.uri).and.to.contain(db.browserUrl);
       expect((await fetch(db.browserUrl!)).status).to.equal(200);
     } finally {
+      await db.stop();
+    }
+  });
+
+  it('runs every thread of the database at the nice value it is given, those made later too', async () => {
+    const db = await LocalNeo4j.start({
+      home: path.join(home, 'lowered'),
+      port: 0,
+      heap: '256m',
+      pageCache: '16m',
+      niceness: 7,
+      progress: () => undefined,
+    });
+    const driver = neo4j.driver(db.uri, neo4j.auth.basic('neo4j', ''));
+    try {
+      const ready = nicenessOfThreads(db.pid!);
+      const threadsReady = readdirSync(`/proc/${db.pid!}/task`);
+      expect(ready.length).to.be.above(10);
+      expect(new Set(ready)).to.deep.equal(new Set([7]));
+      // Work on several sessions at once makes the database start threads of its own for them.
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          driver.executeQuery('UNWIND range(1, 1000) AS n CREATE (:Lowered {n: n, at: $i})', { i }),
+        ),
+      );
+      const made = readdirSync(`/proc/${db.pid!}/task`).filter((tid) => !threadsReady.includes(tid));
+      expect(made, 'threads the database started for the work').to.not.be.empty;
+      const after = nicenessOfThreads(db.pid!);
+      expect(new Set(after)).to.deep.equal(new Set([7]));
+    } finally {
+      await driver.close();
       await db.stop();
     }
   });
