@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import neo4j from 'neo4j-driver';
 import { PortInUseError } from '../../src/errors/port-in-use.js';
 import { freePort, LocalNeo4j, provideNeo4j } from '../../src/dev/local-neo4j.js';
+import { nicenessOfThreads } from '../helpers/niceness.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -28,18 +29,6 @@ function alive(pid: number): boolean {
       return false;
     }
   }
-}
-
-/** The nice value of every thread of process `pid` (Linux: field 19 of each task's stat). */
-function nicenessOfThreads(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
-    } catch {
-      return []; // the thread ended meanwhile
-    }
-  });
 }
 
 describe('embedded Neo4j launcher', function () {

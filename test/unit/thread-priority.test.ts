@@ -1,19 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { lowerProcessPriority } from '../../src/threads/thread.js';
-
-/** The nice value of each thread of process `pid` (Linux: field 19 of each task's stat). */
-function niceness(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
-    } catch {
-      return [];
-    }
-  });
-}
+import { nicenessOfThreads } from '../helpers/niceness.js';
 
 /** A node process with a worker thread of its own; it says READY once the worker runs. */
 async function processWithThreads(): Promise<ChildProcess> {
@@ -38,13 +26,13 @@ describe('lowering the priority of another process', () => {
     const lowered = await processWithThreads();
     const other = await processWithThreads();
     try {
-      const before = niceness(lowered.pid!);
-      const othersBefore = niceness(other.pid!);
+      const before = nicenessOfThreads(lowered.pid!);
+      const othersBefore = nicenessOfThreads(other.pid!);
       expect(before.length).to.be.above(2);
       expect(before).to.not.include(6);
       lowerProcessPriority(lowered.pid!, 6);
-      expect(new Set(niceness(lowered.pid!))).to.deep.equal(new Set([6]));
-      expect(niceness(other.pid!)).to.deep.equal(othersBefore);
+      expect(new Set(nicenessOfThreads(lowered.pid!))).to.deep.equal(new Set([6]));
+      expect(nicenessOfThreads(other.pid!)).to.deep.equal(othersBefore);
     } finally {
       lowered.kill('SIGKILL');
       other.kill('SIGKILL');
