@@ -232,6 +232,10 @@ const COLUMNS = [
   'on_behalf_types',
 ] as const;
 
+/** The columns of JSON values (`separatorFor` looks in them last), and the others. */
+const JSON_COLUMNS = ['via', 'before'] as const;
+const TEXT_COLUMNS = COLUMNS.filter((c) => !(JSON_COLUMNS as readonly string[]).includes(c));
+
 /**
  * A character no value of `lists` and `json` holds: the separator of a part's columns joined as
  * one string each. JSON (via, before) never holds a raw control character, and ids, names and
@@ -262,8 +266,8 @@ function separatorFor(lists: readonly (readonly string[])[], json: readonly (rea
 export function readyPart(part: StoredPart): ReadyPart {
   const node = partNode(part);
   const sep = separatorFor(
-    [...COLUMNS.filter((c) => c !== 'via' && c !== 'before').map((c) => node[c]), node.resources],
-    [node.via, node.before],
+    [...TEXT_COLUMNS.map((c) => node[c]), node.resources],
+    JSON_COLUMNS.map((c) => node[c]),
   );
   const { patterns, resources, ...rest } = node;
   const columns: Record<string, string> = {
