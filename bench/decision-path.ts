@@ -296,14 +296,28 @@ function scrape(url: string): Promise<string> {
 /** The serving processes the service runs (WORKERS, by default one per core). */
 const SERVING_PROCESSES = Math.max(1, Number(SERVICE_ENV['WORKERS'] || os.availableParallelism()));
 
+interface LoopReading {
+  max: number;
+  p99: number;
+  /**
+   * Per serving process (by slot), the seconds its event-loop thread has been on a core and has
+   * waited for one since it started (Linux; absent elsewhere).
+   */
+  threads: Map<string, { running: number; waiting: number }>;
+  /** The serving processes' pids. */
+  pids: Set<string>;
+}
+
 /**
  * The service's event-loop delay since the last scrape, ms (prom-client resets it on each): the
  * worst of its serving processes. Each process answers a scrape for itself (its slot in
  * `service_process_info`) and connections go to them in turn, so scrapes on new connections go on
  * until every process has answered; a process answering twice adds only the moments between.
  */
-async function eventLoop(base: string): Promise<{ max: number; p99: number }> {
+async function eventLoop(base: string): Promise<LoopReading> {
   const seen = new Map<string, { max: number; p99: number }>();
+  const threads = new Map<string, { running: number; waiting: number }>();
+  const pids = new Set<string>();
   for (let i = 0; i < SERVING_PROCESSES * 4 && seen.size < SERVING_PROCESSES; i += 1) {
     const text = await scrape(`${base}/metrics`);
     const read = (name: string): number => {
@@ -311,6 +325,8 @@ async function eventLoop(base: string): Promise<{ max: number; p99: number }> {
       return found ? Number(found[1]) * 1000 : NaN;
     };
     const slot = /^service_process_info\{[^}]*slot="([^"]+)"/m.exec(text)?.[1];
+    const pid = /^service_process_info\{[^}]*pid="([^"]+)"/m.exec(text)?.[1];
+    if (pid) pids.add(pid);
     const before = seen.get(slot ?? '');
     const max = read('nodejs_eventloop_lag_max_seconds');
     const p99 = read('nodejs_eventloop_lag_p99_seconds');
@@ -318,33 +334,99 @@ async function eventLoop(base: string): Promise<{ max: number; p99: number }> {
       max: before ? Math.max(before.max, max) : max,
       p99: before ? Math.max(before.p99, p99) : p99,
     });
+    const running = read('service_event_loop_thread_cpu_seconds_total') / 1000;
+    const waiting = read('service_event_loop_thread_cpu_wait_seconds_total') / 1000;
+    if (!Number.isNaN(running) && !Number.isNaN(waiting)) threads.set(slot ?? '', { running, waiting });
     // A service of one process says nothing of its slot.
     if (slot === undefined) break;
   }
   const readings = [...seen.values()];
-  return { max: Math.max(...readings.map((r) => r.max)), p99: Math.max(...readings.map((r) => r.p99)) };
+  return {
+    max: Math.max(...readings.map((r) => r.max)),
+    p99: Math.max(...readings.map((r) => r.p99)),
+    threads,
+    pids,
+  };
 }
 
-/** The longest and the summed GC pauses the service's --trace-gc lines report after `from` bytes. */
-function gcPauses(file: string, from: number): { max: number; total: number; count: number; end: number } {
-  const end = statSync(file).size;
+/**
+ * Between two readings `seconds` apart, the most any serving process's event-loop thread waited
+ * for a core per second (ms/s), and the share of a core it ran: NaN where the host does not say.
+ */
+function threadTime(
+  before: LoopReading,
+  after: LoopReading,
+  seconds: number,
+): { loop_thread_wait_ms_per_s: number; loop_thread_cpu_share: number } {
+  let wait = NaN;
+  let share = NaN;
+  for (const [slot, end] of after.threads) {
+    const start = before.threads.get(slot);
+    if (!start || seconds <= 0) continue;
+    wait = Math.max(Number.isNaN(wait) ? 0 : wait, ((end.waiting - start.waiting) * 1000) / seconds);
+    share = Math.max(Number.isNaN(share) ? 0 : share, (end.running - start.running) / seconds);
+  }
+  return { loop_thread_wait_ms_per_s: wait, loop_thread_cpu_share: share };
+}
+
+/** What --trace-gc prints of one pause: `[pid:isolate]  1234 ms: Scavenge … MB, 0.84 / 0.00 ms …`. */
+const GC_LINE = /^\[(\d+):(0x[0-9a-f]+)\]\s+\d+ ms: .*?MB, (?:pooled: [0-9.]+ MB, )?([0-9.]+) \//;
+
+function readLog(file: string, from: number, end: number): string {
   const fd = openSync(file, 'r');
   const buffer = Buffer.alloc(end - from);
   readSync(fd, buffer, 0, buffer.length, from);
   closeSync(fd);
+  return buffer.toString('utf8');
+}
+
+/** Per log file, each process's main isolate: the first it reports a pause of (its threads start later). */
+const mainIsolates = new Map<string, Map<string, string>>();
+
+function mainIsolateOf(file: string, pid: string, end: number): string | undefined {
+  let known = mainIsolates.get(file);
+  if (!known?.has(pid)) {
+    known = new Map();
+    for (const line of readLog(file, 0, end).split('\n')) {
+      const gc = GC_LINE.exec(line);
+      if (gc && !known.has(gc[1]!)) known.set(gc[1]!, gc[2]!);
+    }
+    mainIsolates.set(file, known);
+  }
+  return known.get(pid);
+}
+
+/**
+ * The GC pauses the service's --trace-gc lines report after `from` bytes: the longest and the sum
+ * over the main threads of the serving processes `serving` (those whose event loops answer
+ * requests), and the longest elsewhere (their worker threads, the background process), which
+ * holds up no request directly.
+ */
+function gcPauses(
+  file: string,
+  from: number,
+  serving: ReadonlySet<string>,
+): { max: number; total: number; count: number; threadsMax: number; end: number } {
+  const end = statSync(file).size;
   let max = 0;
   let total = 0;
   let count = 0;
-  for (const line of buffer.toString('utf8').split('\n')) {
-    // [pid:0x...]  1234 ms: Scavenge 10.1 (12.0) -> 9.8 (12.0) MB, pooled: 0 MB, 0.84 / 0.00 ms ...
-    const pause = /^\[\d+:0x[0-9a-f]+\]\s+\d+ ms: .*?MB, (?:pooled: [0-9.]+ MB, )?([0-9.]+) \//.exec(line);
-    if (!pause) continue;
-    const ms = Number(pause[1]);
+  let threadsMax = 0;
+  for (const line of readLog(file, from, end).split('\n')) {
+    const gc = GC_LINE.exec(line);
+    if (!gc) continue;
+    const ms = Number(gc[3]);
+    // A service that names no pid: every process's main thread counts.
+    const servingHere = serving.size === 0 || serving.has(gc[1]!);
+    if (!servingHere || mainIsolateOf(file, gc[1]!, end) !== gc[2]) {
+      threadsMax = Math.max(threadsMax, ms);
+      continue;
+    }
     max = Math.max(max, ms);
     total += ms;
     count += 1;
   }
-  return { max, total, count, end };
+  return { max, total, count, threadsMax, end };
 }
 
 const logSize = (file: string): number => statSync(file).size;
@@ -357,8 +439,15 @@ interface FixedReading extends OpenLoopResult {
   rate: number;
   loop_max_ms: number;
   loop_p99_ms: number;
+  /** How long the event-loop thread waited for a core, per second of the run (the most of any process). */
+  loop_thread_wait_ms_per_s: number;
+  /** The share of a core the event-loop thread ran. */
+  loop_thread_cpu_share: number;
+  /** The longest GC pause of an event-loop thread (with BENCH_TRACE_GC), and their sum. */
   gc_max_ms?: number;
   gc_total_ms?: number;
+  /** The longest elsewhere (a worker thread, the background process): it holds up no request directly. */
+  gc_threads_max_ms?: number;
 }
 
 /** A saturated run, with the CPU time each process named in `pids` spent per request answered. */
@@ -438,11 +527,13 @@ async function fixedRun(
   rate: number,
   seconds = FIXED_S,
 ): Promise<FixedReading> {
-  if (service) await eventLoop(service.base);
+  const start = service ? await eventLoop(service.base) : undefined;
   const from = service && TRACE_GC ? logSize(service.logFile) : 0;
   const result = await generator.fixed(url, requests, headers, rate, seconds);
-  const loop = service ? await eventLoop(service.base) : { max: NaN, p99: NaN };
-  const gcs = service && TRACE_GC ? gcPauses(service.logFile, from) : undefined;
+  const loop = service
+    ? await eventLoop(service.base)
+    : { max: NaN, p99: NaN, threads: new Map(), pids: new Set<string>() };
+  const gcs = service && TRACE_GC ? gcPauses(service.logFile, from, loop.pids) : undefined;
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
     throw new Error(
       `${url} at ${rate}/s: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
@@ -453,7 +544,8 @@ async function fixedRun(
     rate,
     loop_max_ms: loop.max,
     loop_p99_ms: loop.p99,
-    ...(gcs ? { gc_max_ms: gcs.max, gc_total_ms: gcs.total } : {}),
+    ...threadTime(start ?? loop, loop, result.seconds),
+    ...(gcs ? { gc_max_ms: gcs.max, gc_total_ms: gcs.total, gc_threads_max_ms: gcs.threadsMax } : {}),
   };
 }
 
@@ -856,7 +948,7 @@ async function besideRun<T>(
   work: () => Promise<T>,
   seconds: number | { atMost: number },
 ): Promise<{ singles: FixedReading; result: T }> {
-  await eventLoop(service.base);
+  const start = await eventLoop(service.base);
   const from = TRACE_GC ? logSize(service.logFile) : 0;
   const fixed = typeof seconds === 'number';
   const run = generator.stoppable(service.base, requests, headers, rate, fixed ? seconds : seconds.atMost);
@@ -871,7 +963,7 @@ async function besideRun<T>(
   if (!fixed) run.stop();
   const reading = await run.result;
   const loop = await eventLoop(service.base);
-  const gcs = TRACE_GC ? gcPauses(service.logFile, from) : undefined;
+  const gcs = TRACE_GC ? gcPauses(service.logFile, from, loop.pids) : undefined;
   if (reading.errors > 0 || reading.non2xx > 0 || reading.timeouts > 0) {
     log(
       `  ${reading.non2xx} non-2xx, ${reading.errors} errors, ${reading.timeouts} timeouts among ${reading.sent} decisions`,
@@ -884,7 +976,8 @@ async function besideRun<T>(
       rate,
       loop_max_ms: loop.max,
       loop_p99_ms: loop.p99,
-      ...(gcs ? { gc_max_ms: gcs.max, gc_total_ms: gcs.total } : {}),
+      ...threadTime(start, loop, reading.seconds),
+      ...(gcs ? { gc_max_ms: gcs.max, gc_total_ms: gcs.total, gc_threads_max_ms: gcs.threadsMax } : {}),
     },
   };
 }
@@ -892,6 +985,9 @@ async function besideRun<T>(
 const describe = (f: FixedReading): string =>
   `p99 ${fmt(f.latency.p99)} p99.9 ${fmt(f.latency.p999)} max ${fmt(f.latency.max)} ms, ` +
   (Number.isNaN(f.loop_max_ms) ? '' : `loop max ${fmt(f.loop_max_ms)} ms, `) +
+  (Number.isNaN(f.loop_thread_wait_ms_per_s)
+    ? ''
+    : `loop thread on a core ${fmt(f.loop_thread_cpu_share * 100, 0)}% and waiting for one ${fmt(f.loop_thread_wait_ms_per_s)} ms/s, `) +
   `${f.completed} decisions in ${fmt(f.seconds, 1)} s over at most ${f.connections_max} connections` +
   (f.queued > 0 ? ` (${f.queued} waited for one, at most ${fmt(f.queued_max_ms)} ms)` : '');
 
@@ -1698,7 +1794,12 @@ function heavyRows(h: HeavyReading): void {
   const tail = (f: FixedReading, detail = ''): string =>
     `the p99 column is p99.9; ${detail}max ${fmt(f.latency.max)} ms; ` +
     `event-loop delay max ${fmt(f.loop_max_ms)} ms; ` +
-    (f.gc_max_ms !== undefined ? `GC pause max ${fmt(f.gc_max_ms)} ms; ` : '') +
+    (Number.isNaN(f.loop_thread_wait_ms_per_s)
+      ? ''
+      : `event-loop thread waited for a core ${fmt(f.loop_thread_wait_ms_per_s)} ms/s; `) +
+    (f.gc_max_ms !== undefined
+      ? `GC pause max ${fmt(f.gc_max_ms)} ms (elsewhere ${fmt(f.gc_threads_max_ms)} ms); `
+      : '') +
     `${f.completed} decisions in ${fmt(f.seconds, 1)} s` +
     (f.non2xx + f.errors + f.timeouts > 0
       ? `; ${f.non2xx} non-2xx, ${f.errors} errors, ${f.timeouts} unanswered (not in the percentiles)`

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { processSlot } from './cluster/process.js';
+import { mainThreadSchedule } from './threads/thread.js';
 
 export interface Metrics {
   registry: Registry;
@@ -32,6 +33,7 @@ export function createMetrics(): Metrics {
     labelNames: ['slot', 'pid'],
     registers,
   }).set({ slot: String(processSlot()), pid: String(process.pid) }, 1);
+  observeMainThread(registers);
   return {
     registry,
     http: new HttpMetrics(registry),
@@ -107,6 +109,38 @@ export function createMetrics(): Metrics {
       registers,
     }),
   };
+}
+
+/**
+ * The thread that runs the event loop: its time on a core, and its time ready but waiting for one
+ * (Linux only; elsewhere neither series exists). The second is what a host short of cores costs
+ * requests: the process CPU time counts every thread of the process, and the event-loop delay
+ * hardly moves when the thread waits between its timers.
+ */
+function observeMainThread(registers: Registry[]): void {
+  if (!mainThreadSchedule()) return;
+  const counter = (name: string, help: string, read: (s: { running: number; waiting: number }) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const schedule = mainThreadSchedule();
+        if (!schedule) return;
+        this.reset();
+        this.inc(read(schedule));
+      },
+    });
+  counter(
+    'service_event_loop_thread_cpu_seconds_total',
+    "Time the thread running this process's event loop spent on a core",
+    (s) => s.running,
+  );
+  counter(
+    'service_event_loop_thread_cpu_wait_seconds_total',
+    "Time the thread running this process's event loop was ready to run and waited for a core: requests it held waited as long",
+    (s) => s.waiting,
+  );
 }
 
 const HTTP_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

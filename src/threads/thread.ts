@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -70,4 +70,31 @@ export function lowerProcessPriority(pid: number, niceness: number): void {
       // Gone, or not allowed: it keeps the priority it has.
     }
   }
+}
+
+/** How the scheduler has treated a thread since it started, in seconds. */
+export interface ThreadSchedule {
+  /** On a core. */
+  running: number;
+  /** Ready to run, waiting for a core (taken by other threads or processes). */
+  waiting: number;
+}
+
+/**
+ * How the scheduler has treated the calling process's main thread, the one that runs its event
+ * loop (Linux: /proc/self/schedstat names that thread's time on a core and time ready but
+ * waiting, in nanoseconds); undefined elsewhere. A thread kept waiting for a core cannot answer
+ * the requests it holds, and its timers barely notice: what a host short of cores shows here is
+ * missing from the event-loop delay.
+ */
+export function mainThreadSchedule(): ThreadSchedule | undefined {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/schedstat', 'latin1');
+  } catch {
+    return undefined;
+  }
+  const [running, waiting] = text.split(' ').map(Number);
+  if (!Number.isFinite(running) || !Number.isFinite(waiting)) return undefined;
+  return { running: running! / 1e9, waiting: waiting! / 1e9 };
 }

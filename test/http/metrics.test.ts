@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { expect } from 'chai';
 import { freePort } from '../../src/dev/local-neo4j.js';
 import { ADMIN, tokenFor } from '../helpers/auth.js';
@@ -219,6 +221,29 @@ describe('what /metrics tells of the background work', () => {
     expect(await value('connector_sync_duration_seconds_count')).to.equal(timed + 1);
   });
 
+  it("says how long its event-loop thread ran, and how long it waited for a core the machine's other work held", async () => {
+    const running = 'service_event_loop_thread_cpu_seconds_total';
+    const waiting = 'service_event_loop_thread_cpu_wait_seconds_total';
+    const types = (await fx.app.http.get('/metrics')).text;
+    expect(types).to.match(new RegExp(`^# TYPE ${running} counter$`, 'm'));
+    expect(types).to.match(new RegExp(`^# TYPE ${waiting} counter$`, 'm'));
+    // Twice as many busy processes as cores: this thread, working meanwhile, waits its turn.
+    const busy = await busyProcesses(2 * availableParallelism());
+    const before = { running: await value(running), waiting: await value(waiting) };
+    try {
+      for (const end = performance.now() + 400; performance.now() < end;);
+    } finally {
+      for (const child of busy) child.kill('SIGKILL');
+    }
+    const ran = (await value(running)) - before.running;
+    const waited = (await value(waiting)) - before.waiting;
+    // 400 ms of wall time, shared between running and waiting; the threads of the process
+    // (Neo4j's driver, the decision threads) count in neither.
+    expect(ran).to.be.above(0.02).and.below(0.6);
+    expect(waited).to.be.above(0.02);
+    expect(ran + waited).to.be.at.least(0.3);
+  });
+
   it('says how far behind the store the decision index was when it last applied a change', async () => {
     await fx.api.post('/v1/principals', { type: 'SERVICE_ACCOUNT', name: uniq('lag') });
     const lag = await value('decision_index_lag_seconds');
@@ -227,3 +252,27 @@ describe('what /metrics tells of the background work', () => {
     expect((await fx.app.http.get('/metrics')).text).to.match(/^# TYPE decision_index_lag_seconds gauge$/m);
   });
 });
+
+/** `count` processes each keeping a core busy, once every one of them runs. */
+async function busyProcesses(count: number): Promise<ChildProcess[]> {
+  const children = Array.from({ length: count }, () =>
+    spawn(process.execPath, ['-e', "process.stdout.write('busy'); for (;;);"], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }),
+  );
+  try {
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve, reject) => {
+            child.stdout!.once('data', () => resolve());
+            child.once('exit', () => reject(new Error('a busy process ended early')));
+          }),
+      ),
+    );
+  } catch (err) {
+    for (const child of children) child.kill('SIGKILL');
+    throw err;
+  }
+  return children;
+}
