@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { setImmediate } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import { MemorySections, type HeldSections } from '../columnar/sections.js';
+import type { ErrorCode, FieldError } from '../errors/errors.js';
 import type { ChangeEvent } from '../events/feed.js';
 import type { Logger } from '../logging/logger.js';
 import type { DecisionRequest, Reason } from '../schemas/decisions.js';
@@ -49,6 +50,10 @@ export interface DecideTask {
 export interface Decided {
   body?: string;
   brief?: (Brief | null)[];
+  /** A batch read from its body on the thread: the body of its answer, as UTF-8 bytes. */
+  answer?: Uint8Array;
+  /** A batch whose body the thread refused (not JSON, or not a batch): why, as the edge says it. */
+  refused?: { code: ErrorCode; message: string; errors?: FieldError[] | undefined };
   /** The records of the decisions made, for the decision log. */
   records: RecordLines;
   /** Records that lost their request details (a value that could not be serialised). */
@@ -71,6 +76,8 @@ export type ToThread =
     }
   | { kind: 'privileges'; rows: { id: string; privileges: string }[] }
   | { kind: 'decide'; seq: number; task: DecideTask }
+  /** A batch as its body's bytes: the thread reads and checks it, then decides it. */
+  | { kind: 'decide-body'; seq: number; body: Uint8Array }
   | { kind: 'simulate'; seq: number; input: SimulationInput }
   | { kind: 'close' };
 
@@ -235,6 +242,15 @@ export class DecisionThreads implements DecisionReplicas {
     return this.run((seq) => ({ kind: 'decide', seq, task })) as Promise<Decided> | undefined;
   }
 
+  /**
+   * Reads a batch's body, then decides it (see `decide`); its memory moves to the thread. Answers
+   * the batch's answer as bytes, or why its body is refused.
+   */
+  decideBody(body: Uint8Array): Promise<Decided> | undefined {
+    return this.run((seq) => ({ kind: 'decide-body', seq, body }), [body.buffer as ArrayBuffer]) as
+      Promise<Decided> | undefined;
+  }
+
   simulate(input: SimulationInput): Promise<SimulationResult> | undefined {
     return this.run((seq) => ({ kind: 'simulate', seq, input })) as Promise<SimulationResult> | undefined;
   }
@@ -257,7 +273,10 @@ export class DecisionThreads implements DecisionReplicas {
     );
   }
 
-  private run(message: (seq: number) => ToThread): Promise<unknown> | undefined {
+  private run(
+    message: (seq: number) => ToThread,
+    transfer: ArrayBuffer[] = [],
+  ): Promise<unknown> | undefined {
     let best: Slot | undefined;
     for (const slot of this.slots) {
       if (slot.worker && (!best || slot.waiting.size < best.waiting.size)) best = slot;
@@ -268,7 +287,7 @@ export class DecisionThreads implements DecisionReplicas {
     const waiting = best.waiting;
     const answered = new Promise((resolve, reject) => waiting.set(seq, { resolve, reject }));
     worker.ref();
-    worker.postMessage(message(seq));
+    worker.postMessage(message(seq), transfer);
     this.tasks += 1;
     return answered;
   }

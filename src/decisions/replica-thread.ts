@@ -1,7 +1,10 @@
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { MemorySections } from '../columnar/sections.js';
+import { AppError } from '../errors/errors.js';
+import type { DecisionRequest } from '../schemas/decisions.js';
 import { runInBackground } from '../threads/thread.js';
 import { applyChanges, type BatchCauses, type Fetched, type Pending } from './apply.js';
+import { readBatchBody } from './batch-body.js';
 import type { DecideTask, Decided, FromThread, ToThread } from './decision-thread.js';
 import { PolicyIndex } from './policy-index.js';
 import { recordLine, RecordLinesBuilder } from './records.js';
@@ -55,6 +58,23 @@ async function decideAll(task: DecideTask): Promise<Decided> {
   return { ...answer, records: lines.build(), detailsLost };
 }
 
+/** A batch read from its body here (see `DecisionThreads.decideBody`), its answer as UTF-8 bytes. */
+async function decideBody(body: Uint8Array): Promise<Decided> {
+  let requests: DecisionRequest[];
+  try {
+    requests = readBatchBody(body);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const refused = { code: err.code, message: err.message, errors: err.errors };
+    return { refused, records: new RecordLinesBuilder().build(), detailsLost: [] };
+  }
+  const { body: text, ...rest } = await decideAll({
+    items: requests.map((request) => ({ request })),
+    shape: 'batch',
+  });
+  return { ...rest, answer: new TextEncoder().encode(text) };
+}
+
 async function take(message: ToThread): Promise<void> {
   switch (message.kind) {
     case 'seed':
@@ -90,11 +110,16 @@ async function take(message: ToThread): Promise<void> {
       for (const { id, privileges } of message.rows) index.setPrivileges(id, privileges);
       return;
     case 'decide':
+    case 'decide-body':
     case 'simulate': {
       let reply: FromThread;
       try {
         const result =
-          message.kind === 'decide' ? await decideAll(message.task) : await simulate(index, message.input);
+          message.kind === 'decide'
+            ? await decideAll(message.task)
+            : message.kind === 'decide-body'
+              ? await decideBody(message.body)
+              : await simulate(index, message.input);
         reply = { kind: 'answer', seq: message.seq, ok: true, result };
       } catch (err) {
         reply = {
@@ -104,9 +129,10 @@ async function take(message: ToThread): Promise<void> {
           message: (err as Error).message ?? String(err),
         };
       }
-      if (message.kind === 'decide' && reply.ok) {
-        const { records } = reply.result as Decided;
-        port.postMessage(reply, [records.bytes.buffer as ArrayBuffer, records.ends.buffer as ArrayBuffer]);
+      if (message.kind !== 'simulate' && reply.ok) {
+        const { records, answer } = reply.result as Decided;
+        const moved = [records.bytes.buffer, records.ends.buffer, ...(answer ? [answer.buffer] : [])];
+        port.postMessage(reply, moved as ArrayBuffer[]);
       } else port.postMessage(reply);
       return;
     }

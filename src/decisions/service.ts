@@ -1,4 +1,4 @@
-import { notFound } from '../errors/errors.js';
+import { AppError, notFound } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type {
   Decision,
@@ -7,11 +7,12 @@ import type {
   DecisionRequest,
   Reason,
 } from '../schemas/decisions.js';
-import { Serialised } from '../json.js';
+import { Serialised, type JsonBytes } from '../json.js';
 import { nowIso, timeSlices } from '../time.js';
 import { actionNameOf, decide, type Verdict } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
 import { whyNot } from './why-not.js';
+import { readBatchBody } from './batch-body.js';
 import type { DecisionLog, DecisionRecord, RequestDetails } from './records.js';
 import { ThreadLost } from '../threads/thread.js';
 import { inSpan, inSpanSync, tracing, type Attributes, type Span } from '../tracing/tracing.js';
@@ -28,6 +29,8 @@ import {
  * what deciding them does.
  */
 const THREAD_MIN_ITEMS = 16;
+/** A batch's body this long or longer goes to a thread unread (about `THREAD_MIN_ITEMS` requests). */
+const THREAD_MIN_BYTES = 2048;
 
 export interface BatchResult {
   results: Decision[];
@@ -76,6 +79,25 @@ export class DecisionService {
   }
 
   /**
+   * A batch given as its body's bytes (`POST /v1/decisions/batch`, docs/api.md §5.2): a long one
+   * goes to a decision thread unread, which reads and checks it, decides it and writes its answer,
+   * so that the event loop only moves bytes; a short one, or one no thread can take, is read here
+   * and decided as `batch` decides. A body that is not JSON, or not a batch, is refused the same
+   * way wherever it is read.
+   */
+  async batchBody({ bytes }: JsonBytes): Promise<Serialised<BatchResult>> {
+    if (this.threads && bytes.byteLength >= THREAD_MIN_BYTES) {
+      const answer = await inSpan('decision batch', {}, async (span) => {
+        const decided = await this.onThreadUnread(bytes);
+        if (decided) span?.setAttribute('pas.decision.count', decided.records.ids.length);
+        return decided?.answer;
+      });
+      if (answer) return new Serialised(Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
+    }
+    return this.batch(readBatchBody(bytes));
+  }
+
+  /**
    * Decides each item in order, stopping after the first deny (a null item counts as one) or the
    * first permit when told: the decisions of an AuthZEN evaluation list. A null item stays null.
    */
@@ -110,6 +132,29 @@ export class DecisionService {
       throw err;
     }
     if (!decided) return undefined;
+    this.log.recordLines(decided.records);
+    this.log.detailsLost(decided.detailsLost);
+    return decided;
+  }
+
+  /**
+   * A batch's body read and decided on a decision thread, its records queued here; undefined when
+   * no thread can take it (see `onThread`). The thread is given a copy: the bytes stay readable
+   * here if it stops first.
+   */
+  private async onThreadUnread(bytes: Uint8Array): Promise<Decided | undefined> {
+    let decided: Decided | undefined;
+    try {
+      decided = await this.threads?.decideBody(new Uint8Array(bytes));
+    } catch (err) {
+      if (err instanceof ThreadLost) return undefined;
+      throw err;
+    }
+    if (!decided) return undefined;
+    if (decided.refused) {
+      const { code, message, errors } = decided.refused;
+      throw new AppError(code, message, { errors });
+    }
     this.log.recordLines(decided.records);
     this.log.detailsLost(decided.detailsLost);
     return decided;

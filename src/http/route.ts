@@ -86,6 +86,14 @@ interface RouteCommon {
    * describes it for the OpenAPI document (typed with `Type.Unsafe`).
    */
   textBody?: { mediaTypes: readonly string[]; limitBytes: number; pieceChars?: number };
+  /**
+   * A JSON body handed to the handler unparsed, as a `JsonBytes` of its UTF-8 text, once its
+   * media type and size are checked: the service parses it and checks it against the schema where
+   * it uses it (a batch of decisions, on a decision thread, so that reading a thousand requests
+   * does not hold the event loop). `body` is then typed `Type.Unsafe<JsonBytes>`, and
+   * `documentedBody` gives the schema the OpenAPI document shows.
+   */
+  bodyAsBytes?: boolean;
   /** When false, an empty body is accepted and arrives as `undefined`. */
   bodyRequired?: boolean;
   /**

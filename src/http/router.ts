@@ -5,9 +5,16 @@ import compose from 'koa-compose';
 import type { Context, Middleware, Next } from 'koa';
 import typeis from 'type-is';
 import { AppError, validationFailed } from '../errors/errors.js';
-import { Serialised } from '../json.js';
+import { JsonBytes, parseJsonBody, Serialised } from '../json.js';
 import { freeFormViolation, type FreeFormBounds } from '../schemas/free-form.js';
-import { compile, inputAjv, responseAjv, toFieldErrors, type Validator } from '../schemas/validator.js';
+import {
+  compile,
+  inputAjv,
+  invalidBody,
+  responseAjv,
+  toFieldErrors,
+  type Validator,
+} from '../schemas/validator.js';
 import { readQuery } from './query.js';
 import { FORM_MEDIA_TYPE, jsonMediaTypes, koaPath, type AnyRoute } from './route.js';
 import { header, stateOf } from './state.js';
@@ -177,12 +184,16 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
     if (body === undefined) {
       if (required)
         throw validationFailed('a request body is required', [{ pointer: '', message: 'is required' }]);
+    } else if (route.bodyAsBytes) {
+      // Read by the body parser (compressed, or in another charset): handed on as UTF-8 bytes,
+      // checked where the rest are.
+      body = new JsonBytes(Buffer.from(JSON.stringify(body), 'utf8'));
     } else {
       if (media?.type === FORM_MEDIA_TYPE) body = normaliseForm(body);
       route.bodyGuard?.(body);
       // ajv reads no deeper than the schema does, so it is safe on any body; the walk after it
       // covers what an AuthZEN schema lets through unread.
-      if (!check(body)) throw validationFailed('the request body is invalid', toFieldErrors(check.errors));
+      if (!check(body)) throw invalidBody(check);
       const tooDeep = route.errors === 'authzen' ? freeFormViolation(body, BODY_NESTING) : undefined;
       if (tooDeep) throw validationFailed('the request body is nested too deeply', [tooDeep]);
     }
@@ -203,7 +214,14 @@ function bodyMiddleware(route: AnyRoute): Middleware[] {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', `the request body must be ${acceptable}`);
     }
     stateOf(ctx).bodyPresent = true;
-    if (media.type !== FORM_MEDIA_TYPE && media.utf8 && !encoded(ctx)) {
+    const plain = media.type !== FORM_MEDIA_TYPE && media.utf8 && !encoded(ctx);
+    if (plain && route.bodyAsBytes) {
+      const state = stateOf(ctx);
+      state.input = { ...state.input, body: new JsonBytes(await readBytes(ctx, BODY_LIMIT_BYTES)) };
+      await next();
+      return;
+    }
+    if (plain) {
       (ctx.request as { body?: unknown }).body = await readJson(ctx);
       await validated(ctx, next, media);
       return;
@@ -276,23 +294,14 @@ function textBodyMiddleware(spec: {
  * strict mode has it), an empty body read as `{}`.
  */
 async function readJson(ctx: Context): Promise<unknown> {
-  const text = await readText(ctx, BODY_LIMIT_BYTES);
-  const start = /\S/.exec(text)?.[0];
-  if (start === undefined) return {};
-  if (start !== '{' && start !== '[')
-    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new AppError('MALFORMED_JSON', 'the request body is not valid JSON');
-  }
+  return parseJsonBody((await readBytes(ctx, BODY_LIMIT_BYTES)).toString('utf8'));
 }
 
 /** Characters in a piece of a streamed text body. */
 const TEXT_PIECE_CHARS = 4 * 1024 * 1024;
 
-/** The request body as UTF-8 text, refused past `limit` bytes. */
-function readText(ctx: Context, limit: number): string | Promise<string> {
+/** The request body's bytes, refused past `limit` bytes. */
+function readBytes(ctx: Context, limit: number): Buffer | Promise<Buffer> {
   const req = ctx.req;
   // A small request arrives whole in one read from its socket, and the parser has pushed all of
   // its body by the time the body is asked for: take it as it lies, without a round of stream
@@ -303,9 +312,9 @@ function readText(ctx: Context, limit: number): string | Promise<string> {
     for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) {
       chunks.push(chunk);
     }
-    return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   }
-  return new Promise<string>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const stop = (): void => {
@@ -329,7 +338,7 @@ function readText(ctx: Context, limit: number): string | Promise<string> {
     };
     const onEnd = (): void => {
       stop();
-      resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     };
     const onAborted = (): void => onError(new AppError('MALFORMED_JSON', 'the request body ended early'));
     req.on('data', onData);
@@ -373,7 +382,7 @@ function handlerMiddleware(route: AnyRoute, options: RouteTableOptions): Middlew
         }
         if (
           serialised &&
-          !isDeepStrictEqual(JSON.parse(serialised.json), JSON.parse(JSON.stringify(value)))
+          !isDeepStrictEqual(JSON.parse(serialised.text), JSON.parse(JSON.stringify(value)))
         ) {
           throw new Error(`${route.operationId} response ${status}: its prepared JSON is not its value`);
         }

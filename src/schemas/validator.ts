@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FieldError } from '../errors/errors.js';
+import { validationFailed, type AppError, type FieldError } from '../errors/errors.js';
 import { addFreeFormKeyword } from './free-form.js';
 import { parseInstant } from '../time.js';
 
@@ -44,6 +44,10 @@ export type Validator<T = unknown> = ValidateFunction<T>;
 export function compile<T>(ajv: Ajv, schema: TSchema): Validator<T> {
   return ajv.compile<T>(schema);
 }
+
+/** The refusal of a request body `check` found invalid, naming each field it found wrong. */
+export const invalidBody = (check: Validator): AppError =>
+  validationFailed('the request body is invalid', toFieldErrors(check.errors));
 
 function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');

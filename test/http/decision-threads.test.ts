@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import type { HttpClient } from '../helpers/http.js';
 import { engineApi, namer, recordedDecision } from '../helpers/engine.js';
@@ -15,6 +16,59 @@ const read = (principal: string, type: string, identifier: string) => ({
   action: 'read',
   resource: { type, identifier },
 });
+
+/** A batch's body of `count` requests as JSON text, each of about 100 bytes. */
+const batchText = (count: number, request: (i: number) => unknown): string =>
+  JSON.stringify({ requests: Array.from({ length: count }, (_, i) => request(i)) });
+
+/**
+ * Bodies of long batches that are not batches, refused the same way whether a decision thread
+ * reads them or the event loop does: the problem each one gets, nothing decided.
+ */
+async function expectBodiesRefused(api: HttpClient, principal: string): Promise<void> {
+  const post = (raw: string | Buffer, headers: Record<string, string> = {}) =>
+    api.request('POST', '/v1/decisions/batch', {
+      raw,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    });
+  const valid = (i: number) => read(principal, 'doc', `d${i}`);
+  const cut = batchText(40, valid).slice(0, -2);
+  const malformed = await post(cut);
+  expect(malformed.status, malformed.text).to.equal(400);
+  expect(malformed.body).to.include({ code: 'MALFORMED_JSON', detail: 'the request body is not valid JSON' });
+
+  const wrong = await post(
+    batchText(40, (i) =>
+      i === 17
+        ? { principal_id: principal, action: 'read' }
+        : i === 20
+          ? { ...valid(i), extra: 1 }
+          : valid(i),
+    ),
+  );
+  expect(wrong.status, wrong.text).to.equal(400);
+  expect(wrong.body).to.include({ code: 'VALIDATION_FAILED', detail: 'the request body is invalid' });
+  expect(wrong.body.errors).to.deep.include.members([
+    { pointer: '/requests/17/resource', message: 'is required' },
+    { pointer: '/requests/20/extra', message: 'is not an allowed field' },
+  ]);
+
+  const tooMany = await post(batchText(1001, valid));
+  expect(tooMany.status).to.equal(400);
+  expect(tooMany.body.code).to.equal('VALIDATION_FAILED');
+  expect(tooMany.body.errors.map((e: { pointer: string }) => e.pointer)).to.deep.equal(['/requests']);
+
+  const empty = await post('   ');
+  expect(empty.status).to.equal(400);
+  expect(empty.body.errors).to.deep.equal([{ pointer: '/requests', message: 'is required' }]);
+
+  // Compressed, it is read by the body parser first, then checked and decided the same way.
+  const zipped = await post(gzipSync(batchText(40, valid)), { 'Content-Encoding': 'gzip' });
+  expect(zipped.status, zipped.text).to.equal(200);
+  expect(zipped.body.summary).to.deep.equal({ total: 40, allowed: 0, denied: 40 });
+  const zippedWrong = await post(gzipSync(cut), { 'Content-Encoding': 'gzip' });
+  expect(zippedWrong.status).to.equal(400);
+}
 
 /**
  * Batches, AuthZEN evaluation lists and simulations go to a decision thread holding a replica of
@@ -56,6 +110,36 @@ describe('decision threads', function () {
     const recorded = await recordedDecision(fx.api, results[39].id);
     expect(recorded).to.include({ id: results[39].id, decision: results[39].decision });
     expect(recorded.resource).to.deep.equal(requests[39]!.resource);
+  });
+
+  it("reads a long batch's body on the thread, and refuses one that is not a batch as the edge does", async () => {
+    const p = (await world().principal()).id;
+    const before = await tasks();
+    await expectBodiesRefused(fx.api, p);
+    // The malformed, wrong, too long and compressed bodies went to the thread; the empty one and
+    // the compressed one that is not JSON did not (the body parser refused that one first).
+    expect(await tasks()).to.equal(before + 4);
+  });
+
+  it('answers text beyond ASCII byte for byte, as recorded', async () => {
+    const p = (await world().principal()).id;
+    const t = type();
+    await world().policy({ subjects: { principals: [p] }, resources: [{ type: t, identifier: 'é*' }] });
+    const names = Array.from({ length: 40 }, (_, i) => (i % 2 ? `é-文書-${i}-😀` : `plain-${i}`));
+    const res = await fx.api.request('POST', '/v1/decisions/batch', {
+      raw: Buffer.from(
+        batchText(40, (i) => read(p, t, names[i]!)),
+        'utf8',
+      ),
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
+    expect(res.status, res.text).to.equal(200);
+    expect(Number(res.headers.get('content-length'))).to.equal(Buffer.byteLength(res.text, 'utf8'));
+    expect(res.body.results.map((r: { allowed: boolean }) => r.allowed)).to.deep.equal(
+      names.map((n) => n.startsWith('é')),
+    );
+    const recorded = await recordedDecision(fx.api, res.body.results[39].id);
+    expect(recorded.resource).to.deep.equal({ type: t, identifier: names[39] });
   });
 
   it('sees each write acknowledged before the batch, without waiting', async () => {
@@ -199,6 +283,12 @@ describe('decision threads turned off', function () {
     expect(res.status, res.text).to.equal(200);
     expect(res.body.summary).to.deep.equal({ total: 20, allowed: 10, denied: 10 });
     expect(await metric(fx.app.http, 'decision_threads_ready')).to.equal(0);
+    expect(await metric(fx.app.http, 'decision_thread_tasks_total')).to.equal(0);
+  });
+
+  it("refuses a long batch's body that is not a batch as a thread does", async () => {
+    const p = (await engineApi(fx.api, uniq).principal()).id;
+    await expectBodiesRefused(fx.api, p);
     expect(await metric(fx.app.http, 'decision_thread_tasks_total')).to.equal(0);
   });
 });

@@ -265,7 +265,7 @@ async function busyProcesses(count: number): Promise<ChildProcess[]> {
       children.map(
         (child) =>
           new Promise<void>((resolve, reject) => {
-            child.stdout!.once('data', () => resolve());
+            child.stdout.once('data', () => resolve());
             child.once('exit', () => reject(new Error('a busy process ended early')));
           }),
       ),

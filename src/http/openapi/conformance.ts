@@ -93,7 +93,12 @@ export class Conformance {
       validate = compile(documentAjv, rooted(entry.schema, this.documentId) as never);
       this.validators.set(key, validate);
     }
-    const value: unknown = typeof body === 'string' ? safeParse(body) : body;
+    const value: unknown =
+      typeof body === 'string'
+        ? safeParse(body)
+        : Buffer.isBuffer(body)
+          ? safeParse(body.toString('utf8'))
+          : body;
     if (!validate(value)) {
       return `the body breaks the documented schema: ${JSON.stringify(validate.errors?.slice(0, 3))}`;
     }

@@ -2,6 +2,7 @@ import type { AccessAsOf } from '../../access-history/as-of.js';
 import type { AccessService } from '../../decisions/access-service.js';
 import { validationFailed } from '../../errors/errors.js';
 import type { DecisionService } from '../../decisions/service.js';
+import type { JsonBytes } from '../../json.js';
 import { pageOf } from '../../pagination.js';
 import {
   AccessQuery,
@@ -74,9 +75,12 @@ export function decisionRoutes(
       operationId: 'evaluateDecisionBatch',
       summary: 'Decide up to 1,000 access requests',
       description: `Results in the order of the requests, each as a single decision, with a summary. At most ${MAX_BATCH} requests.`,
-      body: BatchBodySchema,
+      // Read and checked where it is decided: a batch of many, on a decision thread.
+      body: Type.Unsafe<JsonBytes>(BatchBodySchema),
+      documentedBody: BatchBodySchema,
+      bodyAsBytes: true,
       responses: { 200: { description: 'The decisions', schema: BatchResultSchema } },
-      handler: async ({ body }) => ({ body: await deps.decisions.batch(body.requests) }),
+      handler: async ({ body }) => ({ body: await deps.decisions.batchBody(body) }),
     }),
     defineRoute({
       tags: ['Decisions'],
