@@ -11,11 +11,10 @@ import neo4j, {
   type Record as Neo4jRecord,
   type Session,
 } from 'neo4j-driver';
-import { setImmediate } from 'node:timers/promises';
 import { AppError, conflict, unavailable, validationFailed } from '../errors/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics.js';
-import { within } from '../time.js';
+import { timeSlices, within } from '../time.js';
 import { inSpan, SpanKind, tracing, type Attributes } from '../tracing/tracing.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
 import { DbHealth } from './health.js';
@@ -512,21 +511,25 @@ export class Database implements Reader {
   }
 }
 
-/** Neo4j values as plain JS: temporals as RFC 3339 strings, nodes as their properties. */
-/** Rows converted between two turns of the event loop when a result is large. */
-const ROWS_PER_TURN = 2_000;
+/** A result this short is converted in one go: checking the clock would cost more. */
+const ROWS_AT_ONCE = 64;
+/** The longest a large result's conversion holds the event loop before letting it turn. */
+const ROWS_SLICE_MS = 2;
 
 /**
- * A statement's records as plain rows. A large result (a connector's hundred thousand users) is
- * converted a slice at a time, letting the event loop turn between slices, so that reading it
- * never holds up the requests being served for the whole of its conversion.
+ * A statement's records as plain rows. A large result (a connector's hundred thousand users, the
+ * principals a sync's batch names) is converted for at most a couple of milliseconds at a time,
+ * the event loop turning between, so that reading it never holds up the requests being served for
+ * longer than that, however wide its rows.
  */
 async function rowsOf<T>(records: readonly Neo4jRecord[]): Promise<T[]> {
-  if (records.length <= ROWS_PER_TURN) return records.map((r) => fromNeo4j(r.toObject()) as T);
+  if (records.length <= ROWS_AT_ONCE) return records.map((r) => fromNeo4j(r.toObject()) as T);
   const rows: T[] = new Array<T>(records.length);
-  for (let start = 0; start < records.length; start += ROWS_PER_TURN) {
-    if (start > 0) await setImmediate();
-    const end = Math.min(records.length, start + ROWS_PER_TURN);
+  const turn = timeSlices(ROWS_SLICE_MS);
+  for (let start = 0; start < records.length; start += ROWS_AT_ONCE) {
+    const wait = turn();
+    if (wait) await wait;
+    const end = Math.min(records.length, start + ROWS_AT_ONCE);
     for (let i = start; i < end; i++) rows[i] = fromNeo4j(records[i]!.toObject()) as T;
   }
   return rows;
@@ -539,6 +542,7 @@ function plainRowsOf<T>(records: readonly Neo4jRecord[]): Promise<T[]> {
   return Promise.resolve(rows);
 }
 
+/** Neo4j values as plain JS: temporals as RFC 3339 strings, nodes as their properties. */
 export function fromNeo4j(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'object') return value;
