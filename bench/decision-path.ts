@@ -94,6 +94,7 @@ import { createAccessLog } from '../src/logging/logger.js';
 import { createRateLimiting, type RateLimiting } from '../src/ratelimit/index.js';
 import type { Runtime } from '../src/runtime.js';
 import { DecisionRequestSchema, type DecisionRequest } from '../src/schemas/decisions.js';
+import type { ThreadSchedule } from '../src/threads/thread.js';
 import { compile, inputAjv } from '../src/schemas/validator.js';
 import { createLogger } from '../src/logging/logger.js';
 import { BulkLoader, type SeedPolicy, type SeedResource } from '../src/seed/bulk.js';
@@ -303,7 +304,7 @@ interface LoopReading {
    * Per serving process (by slot), the seconds its event-loop thread has been on a core and has
    * waited for one since it started (Linux; absent elsewhere).
    */
-  threads: Map<string, { running: number; waiting: number }>;
+  threads: Map<string, ThreadSchedule>;
   /** The serving processes' pids. */
   pids: Set<string>;
 }
@@ -316,7 +317,7 @@ interface LoopReading {
  */
 async function eventLoop(base: string): Promise<LoopReading> {
   const seen = new Map<string, { max: number; p99: number }>();
-  const threads = new Map<string, { running: number; waiting: number }>();
+  const threads = new Map<string, ThreadSchedule>();
   const pids = new Set<string>();
   for (let i = 0; i < SERVING_PROCESSES * 4 && seen.size < SERVING_PROCESSES; i += 1) {
     const text = await scrape(`${base}/metrics`);

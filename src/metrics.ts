@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { processSlot } from './cluster/process.js';
-import { mainThreadSchedule } from './threads/thread.js';
+import { mainThreadSchedule, type ThreadSchedule } from './threads/thread.js';
 
 export interface Metrics {
   registry: Registry;
@@ -119,7 +119,7 @@ export function createMetrics(): Metrics {
  */
 function observeMainThread(registers: Registry[]): void {
   if (!mainThreadSchedule()) return;
-  const counter = (name: string, help: string, read: (s: { running: number; waiting: number }) => number) =>
+  const counter = (name: string, help: string, read: (s: ThreadSchedule) => number) =>
     new Counter({
       name,
       help,
