@@ -216,7 +216,7 @@ async function main(): Promise<void> {
       name: 'part-nodes',
       ready: readyPart,
       write: (parts) => repo.recordOn(current, parts, 'bench'),
-      key: () => repo.key(db),
+      key: () => repo.key(db, 1_000_000),
       stored: 'MATCH (p:AccessChangePart {cause_event_id: $cause}) RETURN sum(p.count) AS n',
     },
     {
@@ -225,7 +225,7 @@ async function main(): Promise<void> {
       name: 'part-nodes-main',
       ready: readyPart,
       write: (parts) => repo.record(db, parts, 'bench'),
-      key: () => repo.key(db),
+      key: () => repo.key(db, 1_000_000),
       stored: 'MATCH (p:AccessChangePart {cause_event_id: $cause}) RETURN sum(p.count) AS n',
     },
   ];

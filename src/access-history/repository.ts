@@ -619,9 +619,12 @@ export const accessHistoryRepository = {
     return rows[0]?.closed ?? 0;
   },
 
-  /** Makes the parts stored unkeyed findable through the full-text index (key.cypher). */
-  async key(db: Database): Promise<number> {
-    const rows = await db.write('access-history/key', (tx) => tx.run<{ keyed: number }>(Q.key));
+  /**
+   * Makes at most `parts` of the parts stored unkeyed findable through the full-text index
+   * (key.cypher), in one transaction; answers how many it keyed.
+   */
+  async key(db: Database, parts: number): Promise<number> {
+    const rows = await db.write('access-history/key', (tx) => tx.run<{ keyed: number }>(Q.key, { parts }));
     return rows[0]?.keyed ?? 0;
   },
 
