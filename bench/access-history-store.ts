@@ -93,7 +93,7 @@ interface Layout {
   name: string;
   ready: (part: StoredPart) => ReadyPart;
   /** Stores the parts of one statement. */
-  write: (parts: readonly ReadyPart[]) => Promise<void>;
+  write: (parts: readonly ReadyPart[]) => Promise<unknown>;
   stored: string;
   /** What follows the store, apart from it: the parts made findable by principal and resource. */
   key?: () => Promise<unknown>;

@@ -105,6 +105,8 @@ export interface Engine {
   log: DecisionLog;
   /** Decision threads with their replicas of the index; undefined with DECISION_THREADS=0. */
   threads: DecisionThreads | undefined;
+  /** What records the access history here; undefined where this instance records none. */
+  recorder: AccessHistoryRecorder | undefined;
 }
 
 /** What keeps the stored risk scores current, each part run by the job runner. */
@@ -707,7 +709,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       jobs,
       pacer,
       services,
-      engine: { index: engine.index, sync: engine.sync, log: engine.log, threads: engine.threads },
+      engine: {
+        index: engine.index,
+        sync: engine.sync,
+        log: engine.log,
+        threads: engine.threads,
+        recorder: engine.recorder,
+      },
       risk,
       searchPlans,
       instanceId,

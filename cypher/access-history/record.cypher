@@ -22,66 +22,76 @@
 // A cause cut in parts as it is computed does not know the count of its messages until its last:
 // the others come with `parts` null, and their outbox entries are not due (`next_attempt_at`
 // null) until the part that says the count is stored, which gives it to them and makes them due.
-UNWIND $parts AS part
-WITH part, part.store AS s
-MERGE (k:AccessCause {id: s.cause_event_id})
-  ON CREATE SET k.recorder = $recorder, k.type = s.cause_event_type, k.at = datetime(s.at)
-WITH part, s, k
-WHERE k.recorder = $recorder
-CREATE (p:AccessChangePart:AccessChangeUnkeyed)-[:CAUSED_BY]->(k)
-WITH part, s, p, part.columns AS c, part.sep AS sep
-SET p = s,
-  p.at = datetime(s.at),
-  p.at_last = datetime(s.at_last),
-  p.instants = [t IN s.instants | datetime(t)],
-  p.ids = split(c.ids, sep),
-  p.principals = split(c.principals, sep),
-  p.principal_names = split(c.principal_names, sep),
-  p.principal_types = split(c.principal_types, sep),
-  p.resource_types = split(c.resource_types, sep),
-  p.identifiers = split(c.identifiers, sep),
-  p.patterns = [i IN range(0, size(c.patterns) - 1) | substring(c.patterns, i, 1) = '1'],
-  p.gained = split(c.gained, sep),
-  p.lost = split(c.lost, sep),
-  p.via = split(c.via, sep),
-  p.before = split(c.before, sep),
-  p.on_behalf_ids = split(c.on_behalf_ids, sep),
-  p.on_behalf_names = split(c.on_behalf_names, sep),
-  p.on_behalf_types = split(c.on_behalf_types, sep),
-  p.resources = split(c.resources, sep)
-WITH part, p
-CALL (part, p) {
-  MATCH (w:Webhook {status: 'active'})
-  WHERE any(e IN w.events WHERE e IN ['*', 'access.*', 'access.changed'])
-  WITH collect(w) AS hooks
-  WHERE size(hooks) > 0 AND part.message IS NOT NULL
-  CREATE (:AccessChangeMessage {
-    id: part.id,
-    occurred_at: datetime(part.at),
-    part: part.message.part,
-    parts: part.message.parts
-  })-[:ANNOUNCES]->(p)
-  WITH hooks
-  UNWIND hooks AS w
-  CREATE (:WebhookMessage {
-    id: part.id + '/' + w.id,
-    webhook_id: w.id,
-    event_id: part.id,
-    event_type: 'access.changed',
-    occurred_at: datetime(part.at),
-    attempt: 0,
-    next_attempt_at: CASE WHEN part.message.parts IS NOT NULL THEN datetime(part.at) END
-  })
-}
-CALL (part, p) {
+// Only the holder of the recorder's lease stores (claim.cypher): the statement first locks the
+// lease (setting its holder to itself), then reads who holds it. A recorder that lost the lease
+// (it stalled past it, and another took it) stores nothing and learns so (`held` false); a claim
+// made while a store runs waits for it. No lease yet, or one run out, lets the store go ahead.
+OPTIONAL MATCH (l:AccessHistoryLease {name: 'recorder'})
+SET l.holder = l.holder
+WITH l IS NULL OR l.holder IS NULL OR l.holder = $recorder OR l.until < datetime() AS held
+CALL (held) {
+  UNWIND CASE WHEN held THEN $parts ELSE [] END AS part
+  WITH part, part.store AS s
+  MERGE (k:AccessCause {id: s.cause_event_id})
+    ON CREATE SET k.recorder = $recorder, k.type = s.cause_event_type, k.at = datetime(s.at)
+  WITH part, s, k
+  WHERE k.recorder = $recorder
+  CREATE (p:AccessChangePart:AccessChangeUnkeyed)-[:CAUSED_BY]->(k)
+  WITH part, s, p, part.columns AS c, part.sep AS sep
+  SET p = s,
+    p.at = datetime(s.at),
+    p.at_last = datetime(s.at_last),
+    p.instants = [t IN s.instants | datetime(t)],
+    p.ids = split(c.ids, sep),
+    p.principals = split(c.principals, sep),
+    p.principal_names = split(c.principal_names, sep),
+    p.principal_types = split(c.principal_types, sep),
+    p.resource_types = split(c.resource_types, sep),
+    p.identifiers = split(c.identifiers, sep),
+    p.patterns = [i IN range(0, size(c.patterns) - 1) | substring(c.patterns, i, 1) = '1'],
+    p.gained = split(c.gained, sep),
+    p.lost = split(c.lost, sep),
+    p.via = split(c.via, sep),
+    p.before = split(c.before, sep),
+    p.on_behalf_ids = split(c.on_behalf_ids, sep),
+    p.on_behalf_names = split(c.on_behalf_names, sep),
+    p.on_behalf_types = split(c.on_behalf_types, sep),
+    p.resources = split(c.resources, sep)
   WITH part, p
-  WHERE part.message.parts IS NOT NULL AND part.message.part > 1
-  MATCH (p)-[:CAUSED_BY]->(:AccessCause)<-[:CAUSED_BY]-(:AccessChangePart)<-[:ANNOUNCES]-(a:AccessChangeMessage)
-  WHERE a.parts IS NULL
-  SET a.parts = part.message.parts
-  WITH a
-  MATCH (w:WebhookMessage)
-  WHERE w.id STARTS WITH a.id + '/' AND w.next_attempt_at IS NULL
-  SET w.next_attempt_at = w.occurred_at
+  CALL (part, p) {
+    MATCH (w:Webhook {status: 'active'})
+    WHERE any(e IN w.events WHERE e IN ['*', 'access.*', 'access.changed'])
+    WITH collect(w) AS hooks
+    WHERE size(hooks) > 0 AND part.message IS NOT NULL
+    CREATE (:AccessChangeMessage {
+      id: part.id,
+      occurred_at: datetime(part.at),
+      part: part.message.part,
+      parts: part.message.parts
+    })-[:ANNOUNCES]->(p)
+    WITH hooks
+    UNWIND hooks AS w
+    CREATE (:WebhookMessage {
+      id: part.id + '/' + w.id,
+      webhook_id: w.id,
+      event_id: part.id,
+      event_type: 'access.changed',
+      occurred_at: datetime(part.at),
+      attempt: 0,
+      next_attempt_at: CASE WHEN part.message.parts IS NOT NULL THEN datetime(part.at) END
+    })
+  }
+  CALL (part, p) {
+    WITH part, p
+    WHERE part.message.parts IS NOT NULL AND part.message.part > 1
+    MATCH (p)-[:CAUSED_BY]->(:AccessCause)<-[:CAUSED_BY]-(:AccessChangePart)<-[:ANNOUNCES]-(a:AccessChangeMessage)
+    WHERE a.parts IS NULL
+    SET a.parts = part.message.parts
+    WITH a
+    MATCH (w:WebhookMessage)
+    WHERE w.id STARTS WITH a.id + '/' AND w.next_attempt_at IS NULL
+    SET w.next_attempt_at = w.occurred_at
+  }
+  RETURN count(part) AS parts
 }
-RETURN count(part) AS parts
+RETURN held, parts

@@ -75,6 +75,9 @@ interface Waiting {
  * Every leading instance computes them, but one stores them: the holder of a lease in Neo4j.
  * The others keep what they computed for twice the lease, so that one taking the lease over
  * stores what the previous holder may not have (the causes it finds stored already are skipped).
+ * A holder that stalled past its lease stores nothing once another took it (each store checks the
+ * lease), and the one that took it over replaces a cause the stalled one stored in part with its
+ * own whole computation of it, where none of its messages went out yet.
  */
 export class AccessHistoryRecorder implements BatchObserver {
   private queue: Waiting[] = [];
@@ -99,6 +102,8 @@ export class AccessHistoryRecorder implements BatchObserver {
   /** Stores on a thread of its own where the database's address is known. */
   private readonly thread: WriteThread | undefined;
   private elsewhere: ComputedElsewhere | undefined;
+  /** The causes of the batch whose changes are being handed on: not all of its parts came yet. */
+  private readonly computing = new Set<string>();
   private readonly pacer: Pacer;
   /**
    * Aborted once someone waits for the store (a read that must see it, a stop): a pause under way
@@ -118,7 +123,7 @@ export class AccessHistoryRecorder implements BatchObserver {
     if (this.stopped) return async () => undefined;
     const after = await watchBatch(index, work, causes);
     this.batches.event_loop += 1;
-    return async () => this.enqueue(await after((parts) => this.enqueue(parts)));
+    return async () => this.enqueue(await after((parts) => this.enqueue(parts, false)), true);
   }
 
   /**
@@ -127,7 +132,7 @@ export class AccessHistoryRecorder implements BatchObserver {
    */
   take(parts: readonly ReadyPart[], last: boolean): void {
     if (last) this.batches.decision_thread += 1;
-    this.enqueue(parts);
+    this.enqueue(parts, last);
   }
 
   /** Changes computed and not stored yet. */
@@ -178,10 +183,7 @@ export class AccessHistoryRecorder implements BatchObserver {
     this.holds = await repo.claim(this.db, this.options.instanceId, this.options.leaseMs);
     this.tried = true;
     if (this.holds && !held) {
-      this.preparing = this.prepare();
-      // Taken over: what this instance computed meanwhile and no one stored goes in now.
-      const stored = await repo.recordedCauses(this.db, [...new Set(this.queue.map((w) => w.part.cause_id))]);
-      this.keep((w) => !stored.has(w.part.cause_id));
+      this.preparing = this.takeOver().then(() => this.prepare());
       this.options.logger.info({ waiting: this.queued }, 'recording access changes');
     }
     if (!this.holds) this.keep((w) => Date.now() - w.computedAt < 2 * this.options.leaseMs);
@@ -212,7 +214,10 @@ export class AccessHistoryRecorder implements BatchObserver {
     await this.thread?.close();
   }
 
-  private enqueue(parts: readonly ReadyPart[]): void {
+  /** Queues parts to store; `done` with the last of their batch. */
+  private enqueue(parts: readonly ReadyPart[], done: boolean): void {
+    for (const part of parts) this.computing.add(part.cause_id);
+    if (done) this.computing.clear();
     if (parts.length === 0 || this.stopped) return;
     const computedAt = Date.now();
     for (const part of parts) {
@@ -257,11 +262,21 @@ export class AccessHistoryRecorder implements BatchObserver {
       try {
         const parts = taken.map((w) => w.part);
         const { instanceId } = this.options;
-        const store = (): Promise<unknown> =>
+        const store = (): Promise<boolean> =>
           this.thread
             ? repo.recordOn(this.thread, parts, instanceId)
             : repo.record(this.db, parts, instanceId);
-        await (paced ? this.pacer.step(PACED_AS, store, this.hurried.signal) : store());
+        const held = await (paced ? this.pacer.step(PACED_AS, store, this.hurried.signal) : store());
+        if (!held) {
+          // Another instance took the lease (this one stalled past it): it stores from here, and
+          // this one keeps what it computed as any instance that does not hold the lease does.
+          this.holds = false;
+          this.options.logger.warn(
+            { waiting: this.queued },
+            'another instance took the access-history lease; this one stores no more',
+          );
+          return;
+        }
       } catch (err) {
         // They stay in front, in order; tried again in a second (or by a renewal or batch first).
         this.failedAt = Date.now();
@@ -283,6 +298,38 @@ export class AccessHistoryRecorder implements BatchObserver {
       const coming = this.queue.length > 0;
       if (this.unkeyed >= (coming ? KEY_AT_MOST_PARTS : KEY_AFTER_PARTS))
         await this.key(coming ? 1 : Infinity);
+    }
+  }
+
+  /**
+   * What taking the lease over does before anything is stored: the causes this instance computed
+   * whole that a recorder before it stored in part are taken over (their parts replaced by these),
+   * and those stored already otherwise are dropped from the queue. Should either fail, the queue
+   * stays as it is: a store skips what another recorder stored.
+   */
+  private async takeOver(): Promise<void> {
+    const { instanceId, logger } = this.options;
+    try {
+      const whole = new Map<string, number>();
+      for (const { part } of this.queue) {
+        if (!this.computing.has(part.cause_id))
+          whole.set(part.cause_id, (whole.get(part.cause_id) ?? 0) + part.rows);
+      }
+      const adopted = await repo.adopt(
+        this.db,
+        instanceId,
+        [...whole].map(([id, rows]) => ({ id, rows })),
+      );
+      if (adopted.size > 0) {
+        logger.warn(
+          { causes: adopted.size },
+          'took over causes a previous recorder stored in part; storing them whole',
+        );
+      }
+      const stored = await repo.recordedCauses(this.db, [...new Set(this.queue.map((w) => w.part.cause_id))]);
+      this.keep((w) => adopted.has(w.part.cause_id) || !stored.has(w.part.cause_id));
+    } catch (err) {
+      logger.warn({ err }, 'could not check what a previous recorder stored; storing what waits');
     }
   }
 

@@ -10,6 +10,7 @@ const Q = defineQueries('access-history', [
   'key',
   'close_open',
   'recorded_causes',
+  'adopt',
   'claim',
   'release',
   'page',
@@ -602,10 +603,16 @@ function changesOf(p: AnnouncedPart): StoredAccessChange[] {
 }
 
 export const accessHistoryRepository = {
-  /** Stores parts as `recorder` (an instance id); a cause another recorder stored is skipped. */
-  async record(db: Database, ready: readonly ReadyPart[], recorder: string): Promise<void> {
+  /**
+   * Stores parts as `recorder` (an instance id); a cause another recorder stored is skipped. False
+   * when another instance holds the recorder's lease: then nothing was stored (record.cypher).
+   */
+  async record(db: Database, ready: readonly ReadyPart[], recorder: string): Promise<boolean> {
     const parts: unknown = JSON.parse(decoder.decode(partsArray(ready)));
-    await db.write('access-history/record', (tx) => tx.run(Q.record, { parts, recorder }));
+    const rows = await db.write('access-history/record', (tx) =>
+      tx.run<{ held: boolean }>(Q.record, { parts, recorder }),
+    );
+    return rows[0]?.held === true;
   },
 
   /**
@@ -637,8 +644,28 @@ export const accessHistoryRepository = {
     return db.writeThread(Q.record);
   },
 
-  async recordOn(thread: WriteThread, ready: readonly ReadyPart[], recorder: string): Promise<void> {
-    await thread.write({ recorder }, {}, { parts: partsArray(ready) });
+  /** `record` from the thread `recordThread` gave. */
+  async recordOn(thread: WriteThread, ready: readonly ReadyPart[], recorder: string): Promise<boolean> {
+    const row = await thread.write({ recorder }, {}, { parts: partsArray(ready) });
+    return row?.['held'] === true;
+  },
+
+  /**
+   * Takes over, for `recorder`, the causes another recorder left stored in part, where
+   * `recorder` computed more of them (`rows` changes) and none of their messages is due yet: the
+   * other's parts and messages go, and `recorder` stores its own (adopt.cypher). Answers the ids
+   * taken over.
+   */
+  async adopt(
+    db: Database,
+    recorder: string,
+    causes: readonly { id: string; rows: number }[],
+  ): Promise<Set<string>> {
+    if (causes.length === 0) return new Set();
+    const rows = await db.write('access-history/adopt', (tx) =>
+      tx.run<{ id: string }>(Q.adopt, { recorder, causes }),
+    );
+    return new Set(rows.map((r) => r.id));
   },
 
   /** The ids among `ids` whose access changes are stored already. */

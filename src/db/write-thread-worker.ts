@@ -22,6 +22,9 @@ const driver = createDriver(data.connection.uri, data.connection.user, data.conn
   maxPoolSize: 2,
 });
 
+/** A value of the first row as the caller reads it: integers as numbers, the rest as they come. */
+const plain = (value: unknown): unknown => (neo4j.isInt(value) ? value.toNumber() : value);
+
 async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
   const session = driver.session({
     database: data.connection.database,
@@ -33,11 +36,13 @@ async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
       params[name] = gzipSync(bytes, { level: 1 }).toString('base64');
     }
     for (const [name, bytes] of Object.entries(task.json)) params[name] = JSON.parse(decoder.decode(bytes));
-    await session.executeWrite((tx) => tx.run(data.statement.text, toNeo4jParams(params)), {
+    const result = await session.executeWrite((tx) => tx.run(data.statement.text, toNeo4jParams(params)), {
       timeout: data.txTimeoutMs,
       metadata: { app: 'principals-access-service', unit: data.statement.name },
     });
-    return { seq: task.seq, ok: true, bookmarks: session.lastBookmarks() };
+    const first = result.records[0];
+    const row = first ? Object.fromEntries(first.keys.map((key) => [key, plain(first.get(key))])) : undefined;
+    return { seq: task.seq, ok: true, bookmarks: session.lastBookmarks(), row };
   } catch (err) {
     return {
       seq: task.seq,

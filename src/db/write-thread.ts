@@ -25,8 +25,12 @@ export interface WriteThreadTask {
   json: Record<string, Uint8Array>;
 }
 
+/** The first row a statement answered, its integers as numbers (what a caller may check). */
+export type WriteThreadRow = Record<string, unknown>;
+
 export type WriteThreadReply =
-  { seq: number; ok: true; bookmarks: string[] } | { seq: number; ok: false; away: boolean; message: string };
+  | { seq: number; ok: true; bookmarks: string[]; row: WriteThreadRow | undefined }
+  | { seq: number; ok: false; away: boolean; message: string };
 
 /** How long a closing thread may take to finish its writes and close its driver. */
 const CLOSE_WAIT_MS = 10_000;
@@ -39,12 +43,16 @@ const CLOSE_WAIT_MS = 10_000;
  * answers requests. The thread starts with the first write, and again with the write after it
  * stops for any reason (the writes it held then fail). A write that cannot reach the database
  * rejects with an `UNAVAILABLE` error; any other failure with what the database said. What it
- * commits is handed to `committed` (the instance's bookmarks), so that a read after it sees it.
+ * commits is handed to `committed` (the instance's bookmarks), so that a read after it sees it; a
+ * write answers the statement's first row.
  */
 export class WriteThread {
   private worker: Worker | undefined;
   private seq = 0;
-  private readonly waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (row: WriteThreadRow | undefined) => void; reject: (err: Error) => void }
+  >();
 
   constructor(
     private readonly data: WriteThreadData,
@@ -55,14 +63,16 @@ export class WriteThread {
     params: Record<string, unknown>,
     packed: Record<string, Uint8Array>,
     json: Record<string, Uint8Array> = {},
-  ): Promise<void> {
+  ): Promise<WriteThreadRow | undefined> {
     const worker = this.start();
     const seq = (this.seq += 1);
     // A copy of just the bytes, whose memory then moves to the thread without another copy.
     const move = (values: Record<string, Uint8Array>): Record<string, Uint8Array> =>
       Object.fromEntries(Object.entries(values).map(([name, bytes]) => [name, new Uint8Array(bytes)]));
     const task: WriteThreadTask = { seq, params, packed: move(packed), json: move(json) };
-    const written = new Promise<void>((resolve, reject) => this.waiting.set(seq, { resolve, reject }));
+    const written = new Promise<WriteThreadRow | undefined>((resolve, reject) =>
+      this.waiting.set(seq, { resolve, reject }),
+    );
     worker.ref();
     worker.postMessage(
       task,
@@ -70,7 +80,7 @@ export class WriteThread {
         (bytes) => bytes.buffer as ArrayBuffer,
       ),
     );
-    await written;
+    return written;
   }
 
   /** Stops the thread once the writes under way are done. */
@@ -120,7 +130,7 @@ export class WriteThread {
     if (this.waiting.size === 0) this.worker?.unref();
     if (reply.ok) {
       await this.committed(reply.bookmarks).catch(() => undefined);
-      waiter.resolve();
+      waiter.resolve(reply.row);
     } else if (reply.away) {
       waiter.reject(unavailable('the database is unreachable; retry shortly', 5, new Error(reply.message)));
     } else waiter.reject(new Error(reply.message));

@@ -8,6 +8,7 @@ import {
 } from '../../src/access-history/repository.js';
 import { loadMigrations } from '../../src/db/migrations.js';
 import { newId } from '../../src/ids.js';
+import { holdingLease } from '../helpers/access-history.js';
 import { cypher } from '../helpers/db.js';
 import { namer } from '../helpers/engine.js';
 import { useApp } from '../helpers/fixture.js';
@@ -182,28 +183,30 @@ describe('access changes stored in parts', () => {
     const t = type();
     const p = newId('principal');
     const first = partOf(t, [[p, 'one', ['read'], []]]);
-    await repo.record(fx.app.runtime.db, [readyPart(first)], 'recorder-a');
+    // Each stores as the holder of the lease would (only the holder's parts are stored).
+    const as = (recorder: string, part: StoredPart): Promise<boolean> =>
+      holdingLease(fx.app, recorder, () => repo.record(fx.app.runtime.db, [readyPart(part)], recorder));
+    expect(await as('recorder-a', first)).to.equal(true);
     const again = partOf(t, [[p, 'two', ['read'], []]], {
       event_id: first.cause_id,
       event_type: 'policy.created',
       actor: { type: 'system', id: 'system' },
     });
-    await repo.record(fx.app.runtime.db, [readyPart(again)], 'recorder-b');
+    expect(await as('recorder-b', again)).to.equal(true);
     expect(summary((await changes(`resource_type=${t}`)).data)).to.deep.equal([`${p} one +read`]);
     expect([
       ...(await repo.recordedCauses(fx.app.runtime.db, [first.cause_id, newId('event')])),
     ]).to.deep.equal([first.cause_id]);
     // The same recorder stores the rest of its cause.
-    await repo.record(fx.app.runtime.db, [readyPart(again)], 'recorder-a');
+    expect(await as('recorder-a', again)).to.equal(true);
     expect((await changes(`resource_type=${t}`)).pagination.total).to.equal(2);
 
     // Parts keyed (as the recorder keys them once what waits is stored), and some stored after:
     // all found by principal and by resource.
     const many = Array.from({ length: 40 }, (_, i) => partOf(t, [[p, `k${i}`, ['read'], []]]));
-    for (const part of many.slice(0, 32))
-      await repo.record(fx.app.runtime.db, [readyPart(part)], 'recorder-a');
+    for (const part of many.slice(0, 32)) await as('recorder-a', part);
     expect(await repo.key(fx.app.runtime.db, 1_000)).to.be.at.least(32);
-    for (const part of many.slice(32)) await repo.record(fx.app.runtime.db, [readyPart(part)], 'recorder-a');
+    for (const part of many.slice(32)) await as('recorder-a', part);
     const [labels] = await cypher(
       fx.app.runtime.db,
       `MATCH (x:AccessChangePart) WHERE x.cause_event_id IN $causes

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { tokenFor } from '../helpers/auth.js';
 import { engineApi, namer } from '../helpers/engine.js';
 import { cypher } from '../helpers/db.js';
+import { holdingLease } from '../helpers/access-history.js';
 import { useApp } from '../helpers/fixture.js';
 import type { HttpClient } from '../helpers/http.js';
 import { Receiver, verifyDelivery } from '../helpers/receiver.js';
@@ -518,7 +519,10 @@ describe('access changes', () => {
       const db = fx.app.runtime.db;
       const before = receiver.received.length;
       // The first two in statements of their own: stored, listed, and not due.
-      for (const part of parts.slice(0, 2)) await repo.record(db, [readyPart(part)], 'cut');
+      // Stored as the holder of the lease would store them (only the holder's parts are stored).
+      const store = (part: StoredPart): Promise<boolean> =>
+        holdingLease(fx.app, 'cut', () => repo.record(db, [readyPart(part)], 'cut'));
+      for (const part of parts.slice(0, 2)) expect(await store(part)).to.equal(true);
       expect((await changes(`event_id=${cause.event_id}`)).data).to.have.length(2);
       const due = async (): Promise<unknown[]> =>
         (
@@ -532,7 +536,7 @@ describe('access changes', () => {
         ).map((r) => r['due']);
       expect(await due()).to.deep.equal([null, null]);
       // The last says the count: all three are due then, and go out with it, in order.
-      await repo.record(db, [readyPart(parts[2]!)], 'cut');
+      expect(await store(parts[2]!)).to.equal(true);
       expect((await due()).every((d) => d !== null)).to.equal(true);
       expect(await announced(hook, before, 3)).to.deep.equal(parts.map((p, i) => [i + 1, 3, p.id]));
     });
@@ -549,7 +553,9 @@ describe('access changes', () => {
       const parts = [cutPart(type(), cause, 1, null), cutPart(type(), cause, 2, null)];
       const before = receiver.received.length;
       // Stored by a recorder that stopped before the last part.
-      for (const part of parts) await repo.record(fx.app.runtime.db, [readyPart(part)], 'gone');
+      await holdingLease(fx.app, 'gone', async () => {
+        for (const part of parts) await repo.record(fx.app.runtime.db, [readyPart(part)], 'gone');
+      });
       // The next to take the lease (this instance, started again) announces what was stored.
       await fx.restart();
       api = fx.api;

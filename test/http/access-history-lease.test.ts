@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { AccessHistoryRecorder } from '../../src/access-history/recorder.js';
 import { readyPart, toStored, type ReadyPart } from '../../src/access-history/repository.js';
+import { holdingLease } from '../helpers/access-history.js';
+import { Receiver, verifyDelivery } from '../helpers/receiver.js';
+import { eventually } from '../helpers/wait.js';
 import { newId } from '../../src/ids.js';
 import { cypher } from '../helpers/db.js';
 import { engineApi, namer } from '../helpers/engine.js';
@@ -18,13 +21,18 @@ describe('an access-history recorder of its own', function () {
   const { uniq, type } = namer();
   // An instance that records nothing itself: the recorder below is the only one, and no periodic
   // renewal claims the lease for it.
-  const fx = useApp({ env: { ACCESS_HISTORY: 'off' } });
+  const fx = useApp({
+    env: { ACCESS_HISTORY: 'off', WEBHOOKS_ALLOW_INSECURE_URLS: 'true', WEBHOOK_POLL_INTERVAL_MS: '50' },
+  });
+  const receiver = new Receiver();
+  before(() => receiver.start());
+  after(() => receiver.stop());
 
   /** A recorder beside the instance, with a name of its own (it takes the lease once it can). */
-  const ownRecorder = (): AccessHistoryRecorder =>
+  const ownRecorder = (name = uniq('recorder')): AccessHistoryRecorder =>
     new AccessHistoryRecorder(fx.app.runtime.db.background(), {
       logger: fx.app.runtime.logger,
-      instanceId: uniq('recorder'),
+      instanceId: name,
       leaseMs: 30_000,
       maxPending: 100_000,
     });
@@ -126,6 +134,158 @@ describe('an access-history recorder of its own', function () {
       expect(list.body.pagination.total).to.equal(45);
     } finally {
       await recorder.stop();
+    }
+  });
+
+  /**
+   * A cause's part of one change: `part` of `parts` (null: cut as it was computed, the count said
+   * by its last part).
+   */
+  const causePart = (
+    t: string,
+    cause: { event_id: string; event_type: string; actor: { type: string; id: string } },
+    part: number,
+    parts: number | null,
+  ): ReadyPart => {
+    const at = new Date().toISOString();
+    const id = newId('principal');
+    const change = {
+      id: newId('access_change'),
+      at,
+      principal: { id, name: `name of ${id}`, type: 'HUMAN' },
+      resource: { type: t, identifier: `r${part}` },
+      actions_gained: ['read'],
+      actions_lost: [],
+      via: [{ policy_id: newId('policy'), policy_name: 'cut', via: 'principal' as const }],
+      cause,
+    };
+    return readyPart({
+      id: change.id,
+      cause_id: cause.event_id,
+      at,
+      rows: [toStored(change, null)],
+      message: { part, parts },
+    });
+  };
+  const newCause = () => ({
+    event_id: newId('event'),
+    event_type: 'policy.created',
+    actor: { type: 'client', id: 'cli_x' },
+  });
+  /** The ids of the changes listed for a cause, and which recorders stored its parts. */
+  const storedOf = async (cause: string): Promise<{ changes: string[]; recorders: string[] }> => {
+    const list = await fx.api.get(`/v1/access-changes?event_id=${cause}&limit=100`);
+    expect(list.status, list.text).to.equal(200);
+    const rows = await cypher(
+      fx.app.runtime.db,
+      `MATCH (:AccessChangePart)-[:CAUSED_BY]->(k:AccessCause {id: $cause}) RETURN DISTINCT k.recorder AS r`,
+      { cause },
+    );
+    return { changes: list.body.data.map((c: any) => c.id), recorders: rows.map((r) => String(r['r'])) };
+  };
+  const idsOf = (parts: readonly ReadyPart[]): string[] => parts.map((p) => p.id);
+
+  it('stores nothing once another instance took the lease, and keeps what it computed', async () => {
+    const recorder = ownRecorder();
+    const t = type();
+    try {
+      const cause = newCause();
+      const first = causePart(t, cause, 1, 1);
+      recorder.take([first], true);
+      await recorder.settle();
+      expect((await storedOf(cause.event_id)).changes).to.deep.equal([first.id]);
+      // It stalls past its lease and another instance takes it: what it computes after is not stored.
+      await holdingLease(fx.app, 'another instance', async () => {
+        const late = newCause();
+        recorder.take([causePart(t, late, 1, 1)], true);
+        await recorder.settle();
+        expect((await storedOf(late.event_id)).changes, 'stored by no one yet').to.deep.equal([]);
+        expect(recorder.pending, 'kept for the holder, as any instance that does not hold it').to.equal(1);
+      });
+    } finally {
+      await recorder.stop();
+    }
+  });
+
+  it('takes over a cause stored in part by a recorder that lost its lease, and stores it whole', async () => {
+    const stalled = ownRecorder();
+    const nextName = uniq('recorder');
+    const next = ownRecorder(nextName);
+    const t = type();
+    const cause = newCause();
+    // Both compute the same cause, cut in three parts as it was computed (the count said by the last).
+    const theirs = [causePart(t, cause, 1, null), causePart(t, cause, 2, null), causePart(t, cause, 3, 3)];
+    const ours = [causePart(t, cause, 1, null), causePart(t, cause, 2, null), causePart(t, cause, 3, 3)];
+    const hook = await fx.api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
+    expect(hook.status, hook.text).to.equal(201);
+    const before = receiver.received.length;
+    try {
+      // The first stores its first part, then stalls past its lease.
+      stalled.take([theirs[0]!], false);
+      await stalled.settle();
+      expect((await storedOf(cause.event_id)).changes).to.deep.equal([theirs[0]!.id]);
+      await cypher(
+        fx.app.runtime.db,
+        `MATCH (l:AccessHistoryLease {name: 'recorder'}) SET l.until = datetime() - duration('PT1S')`,
+      );
+      // The next has computed the whole cause, takes the lease and stores it whole, in place of that part.
+      next.take(ours, true);
+      await next.settle();
+      // The first comes back with the rest: nothing of it is stored.
+      stalled.take(theirs.slice(1), true);
+      await stalled.settle();
+      const stored = await storedOf(cause.event_id);
+      expect(stored.changes).to.deep.equal(idsOf(ours));
+      expect(stored.recorders, 'every part stored by the next').to.deep.equal([nextName]);
+      expect(stalled.pending, 'the stalled one stored nothing more').to.equal(2);
+      // Announced once, whole: three messages of three, the first one's message withdrawn.
+      await eventually(
+        async () => receiver.received.slice(before),
+        (r) => r.length >= 3,
+        15_000,
+      );
+      // Nothing more comes (a message of the first one's part would).
+      await new Promise((r) => setTimeout(r, 300));
+      const announced = receiver.received
+        .slice(before)
+        .map((r) => verifyDelivery<any>(hook.body.secret, r))
+        .map((x) => [x.data.part, x.data.parts, x.data.changes[0].id]);
+      expect(announced).to.deep.equal(ours.map((p, i) => [i + 1, 3, p.id]));
+      const [left] = await cypher(
+        fx.app.runtime.db,
+        `OPTIONAL MATCH (m:AccessChangeMessage {id: $id})
+         OPTIONAL MATCH (w:WebhookMessage {event_id: $id})
+         RETURN count(DISTINCT m) + count(DISTINCT w) AS n`,
+        { id: theirs[0]!.id },
+      );
+      expect(Number(left!['n']), 'no message of the part replaced is left').to.equal(0);
+    } finally {
+      await stalled.stop();
+      await next.stop();
+      await fx.api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+  });
+
+  it('leaves a cause stored whole by the recorder before, and stores none of its own copy', async () => {
+    const before = ownRecorder();
+    const next = ownRecorder();
+    const t = type();
+    const cause = newCause();
+    const theirs = [causePart(t, cause, 1, null), causePart(t, cause, 2, 2)];
+    try {
+      before.take(theirs, true);
+      await before.settle();
+      await cypher(
+        fx.app.runtime.db,
+        `MATCH (l:AccessHistoryLease {name: 'recorder'}) SET l.until = datetime() - duration('PT1S')`,
+      );
+      next.take([causePart(t, cause, 1, null), causePart(t, cause, 2, 2)], true);
+      await next.settle();
+      expect((await storedOf(cause.event_id)).changes).to.deep.equal(idsOf(theirs));
+      expect(next.pending).to.equal(0);
+    } finally {
+      await before.stop();
+      await next.stop();
     }
   });
 });
