@@ -37,6 +37,44 @@ describe('an access-history recorder of its own', function () {
       maxPending: 100_000,
     });
 
+  interface Cause {
+    event_id: string;
+    event_type: string;
+    actor: { type: string; id: string };
+  }
+  const newCause = (): Cause => ({
+    event_id: newId('event'),
+    event_type: 'policy.created',
+    actor: { type: 'client', id: 'cli_x' },
+  });
+  /** A part of one change of `cause`, to `t`:`identifier`; `message` says which of its messages it is. */
+  const changePart = (
+    t: string,
+    cause: Cause,
+    identifier: string,
+    message: { part: number; parts: number | null } | null,
+  ): ReadyPart => {
+    const at = new Date().toISOString();
+    const id = newId('principal');
+    const change = {
+      id: newId('access_change'),
+      at,
+      principal: { id, name: `name of ${id}`, type: 'HUMAN' },
+      resource: { type: t, identifier },
+      actions_gained: ['read'],
+      actions_lost: [],
+      via: [{ policy_id: newId('policy'), policy_name: 'recorded', via: 'principal' as const }],
+      cause,
+    };
+    return readyPart({
+      id: change.id,
+      cause_id: cause.event_id,
+      at,
+      rows: [toStored(change, null)],
+      message,
+    });
+  };
+
   it('claims the lease when read before it tried it, and stores what the batches applied so far moved', async () => {
     const { runtime } = fx.app;
     const recorder = ownRecorder();
@@ -70,32 +108,7 @@ describe('an access-history recorder of its own', function () {
     const recorder = ownRecorder();
     const t = type();
     /** A part of one change, of a cause of its own. */
-    const part = (): ReadyPart => {
-      const at = new Date().toISOString();
-      const cause = {
-        event_id: newId('event'),
-        event_type: 'policy.created',
-        actor: { type: 'system', id: 'system' },
-      };
-      const id = newId('principal');
-      const change = {
-        id: newId('access_change'),
-        at,
-        principal: { id, name: `name of ${id}`, type: 'HUMAN' },
-        resource: { type: t, identifier: 'x' },
-        actions_gained: ['read'],
-        actions_lost: [],
-        via: [{ policy_id: newId('policy'), policy_name: 'keyed', via: 'principal' as const }],
-        cause,
-      };
-      return readyPart({
-        id: change.id,
-        cause_id: cause.event_id,
-        at,
-        rows: [toStored(change, null)],
-        message: null,
-      });
-    };
+    const part = (): ReadyPart => changePart(t, newCause(), 'x', null);
     const keyed = async (): Promise<[number, number]> => {
       const [row] = await cypher(
         runtime.db,
@@ -137,41 +150,9 @@ describe('an access-history recorder of its own', function () {
     }
   });
 
-  /**
-   * A cause's part of one change: `part` of `parts` (null: cut as it was computed, the count said
-   * by its last part).
-   */
-  const causePart = (
-    t: string,
-    cause: { event_id: string; event_type: string; actor: { type: string; id: string } },
-    part: number,
-    parts: number | null,
-  ): ReadyPart => {
-    const at = new Date().toISOString();
-    const id = newId('principal');
-    const change = {
-      id: newId('access_change'),
-      at,
-      principal: { id, name: `name of ${id}`, type: 'HUMAN' },
-      resource: { type: t, identifier: `r${part}` },
-      actions_gained: ['read'],
-      actions_lost: [],
-      via: [{ policy_id: newId('policy'), policy_name: 'cut', via: 'principal' as const }],
-      cause,
-    };
-    return readyPart({
-      id: change.id,
-      cause_id: cause.event_id,
-      at,
-      rows: [toStored(change, null)],
-      message: { part, parts },
-    });
-  };
-  const newCause = () => ({
-    event_id: newId('event'),
-    event_type: 'policy.created',
-    actor: { type: 'client', id: 'cli_x' },
-  });
+  /** A cause's part of one change: `part` of `parts` (null: cut as it was computed). */
+  const causePart = (t: string, cause: Cause, part: number, parts: number | null): ReadyPart =>
+    changePart(t, cause, `r${part}`, { part, parts });
   /** The ids of the changes listed for a cause, and which recorders stored its parts. */
   const storedOf = async (cause: string): Promise<{ changes: string[]; recorders: string[] }> => {
     const list = await fx.api.get(`/v1/access-changes?event_id=${cause}&limit=100`);
