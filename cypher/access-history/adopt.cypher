@@ -1,14 +1,18 @@
 // Takes over, for $recorder, the causes another recorder stored in part: one that stalled past
 // its lease while it stored a large cause, and stored nothing more once another took the lease
-// (record.cypher). The one taking the lease computed the same causes ($causes: each id and how
-// many changes it holds of it); where it holds more than is stored and none of the cause's
-// messages is due yet (their count waits for a last part that never came, so none went out),
-// the stored parts, their messages and outbox entries go, and the cause becomes $recorder's,
-// which then stores its own parts of it whole. A cause stored whole, or one whose messages were
-// due, stays as it is.
+// (record.cypher). Such a cause was cut in parts as it was computed, and its messages still wait
+// for the count its last part would have given (so none went out): that is what tells it from a
+// cause stored whole. The one taking the lease computed the same causes ($causes: each id and how
+// many changes it holds of it); where it holds more than is stored, the stored parts, their
+// messages and outbox entries go, and the cause becomes $recorder's, which then stores its own
+// parts of it whole. Any other cause stays as it is.
 UNWIND $causes AS c
 MATCH (k:AccessCause {id: c.id})
 WHERE k.recorder <> $recorder
+  AND EXISTS {
+    MATCH (k)<-[:CAUSED_BY]-(:AccessChangePart)<-[:ANNOUNCES]-(a:AccessChangeMessage)
+    WHERE a.parts IS NULL
+  }
   AND NOT EXISTS {
     MATCH (k)<-[:CAUSED_BY]-(:AccessChangePart)<-[:ANNOUNCES]-(a:AccessChangeMessage)
     WHERE a.parts IS NOT NULL

@@ -247,25 +247,43 @@ describe('an access-history recorder of its own', function () {
     }
   });
 
-  it('leaves a cause stored whole by the recorder before, and stores none of its own copy', async () => {
-    const before = ownRecorder();
-    const next = ownRecorder();
+  it('leaves a cause stored whole, and one with no message to tell, as the recorder before stored it', async () => {
     const t = type();
-    const cause = newCause();
-    const theirs = [causePart(t, cause, 1, null), causePart(t, cause, 2, 2)];
-    try {
-      before.take(theirs, true);
-      await before.settle();
-      await cypher(
-        fx.app.runtime.db,
-        `MATCH (l:AccessHistoryLease {name: 'recorder'}) SET l.until = datetime() - duration('PT1S')`,
-      );
-      next.take([causePart(t, cause, 1, null), causePart(t, cause, 2, 2)], true);
+    /** The next recorder takes the lease once the one before stored `theirs`, holding `ours`. */
+    const handOver = async (theirs: ReadyPart[], ours: ReadyPart[]): Promise<AccessHistoryRecorder> => {
+      const before = ownRecorder();
+      try {
+        before.take(theirs, true);
+        await before.settle();
+      } finally {
+        await before.stop();
+      }
+      const next = ownRecorder();
+      next.take(ours, true);
       await next.settle();
-      expect((await storedOf(cause.event_id)).changes).to.deep.equal(idsOf(theirs));
-      expect(next.pending).to.equal(0);
+      return next;
+    };
+    // Stored whole, its messages due: not taken over, though the next holds more of it.
+    const hook = await fx.api.post('/v1/webhooks', { url: receiver.url, events: ['access.changed'] });
+    expect(hook.status, hook.text).to.equal(201);
+    const whole = newCause();
+    const theirs = [causePart(t, whole, 1, null), causePart(t, whole, 2, 2)];
+    const ours = [causePart(t, whole, 1, null), causePart(t, whole, 2, null), causePart(t, whole, 3, 3)];
+    let next = await handOver(theirs, ours);
+    try {
+      expect((await storedOf(whole.event_id)).changes).to.deep.equal(idsOf(theirs));
+      expect(next.pending, 'its own copy dropped').to.equal(0);
     } finally {
-      await before.stop();
+      await next.stop();
+      await fx.api.delete(`/v1/webhooks/${hook.body.id}`);
+    }
+    // With no webhook, a cause has no message to say whether its last part came: it stays.
+    const cut = newCause();
+    const first = causePart(t, cut, 1, null);
+    next = await handOver([first], [causePart(t, cut, 1, null), causePart(t, cut, 2, 2)]);
+    try {
+      expect((await storedOf(cut.event_id)).changes).to.deep.equal([first.id]);
+    } finally {
       await next.stop();
     }
   });
