@@ -518,12 +518,9 @@ describe('access changes', () => {
       const parts = [cutPart(t, cause, 1, null), cutPart(t, cause, 2, null), cutPart(t, cause, 3, 3)];
       const db = fx.app.runtime.db;
       const before = receiver.received.length;
-      // The first two in statements of their own: stored, listed, and not due.
-      // Stored as the holder of the lease would store them (only the holder's parts are stored).
-      const store = (part: StoredPart): Promise<boolean> =>
-        holdingLease(fx.app, 'cut', () => repo.record(db, [readyPart(part)], 'cut'));
-      for (const part of parts.slice(0, 2)) expect(await store(part)).to.equal(true);
-      expect((await changes(`event_id=${cause.event_id}`)).data).to.have.length(2);
+      const store = async (part: StoredPart): Promise<void> => {
+        expect(await repo.record(db, [readyPart(part)], 'cut')).to.equal(true);
+      };
       const due = async (): Promise<unknown[]> =>
         (
           await cypher(
@@ -534,10 +531,17 @@ describe('access changes', () => {
             },
           )
         ).map((r) => r['due']);
-      expect(await due()).to.deep.equal([null, null]);
-      // The last says the count: all three are due then, and go out with it, in order.
-      expect(await store(parts[2]!)).to.equal(true);
-      expect((await due()).every((d) => d !== null)).to.equal(true);
+      // Stored as the holder of the lease would store them (only the holder's parts are stored),
+      // which holds it throughout: a recorder taking it over meanwhile would announce the cause.
+      await holdingLease(fx.app, 'cut', async () => {
+        // The first two in statements of their own: stored, listed, and not due.
+        for (const part of parts.slice(0, 2)) await store(part);
+        expect((await changes(`event_id=${cause.event_id}`)).data).to.have.length(2);
+        expect(await due()).to.deep.equal([null, null]);
+        // The last says the count: all three are due then, and go out with it, in order.
+        await store(parts[2]!);
+        expect((await due()).every((d) => d !== null)).to.equal(true);
+      });
       expect(await announced(hook, before, 3)).to.deep.equal(parts.map((p, i) => [i + 1, 3, p.id]));
     });
   });
