@@ -1,11 +1,5 @@
 import neo4j, {
   Neo4jError,
-  isDate,
-  isDateTime,
-  isDuration,
-  isLocalDateTime,
-  isNode,
-  isRelationship,
   type Driver,
   type ManagedTransaction,
   type Record as Neo4jRecord,
@@ -18,7 +12,7 @@ import { timeSlices, within } from '../time.js';
 import { inSpan, SpanKind, tracing, type Attributes } from '../tracing/tracing.js';
 import { defineQueries, type Catalogue } from './catalogue.js';
 import { DbHealth } from './health.js';
-import { CONNECTIVITY_CODES, toNeo4jParams, type DriverOptions } from './driver.js';
+import { CONNECTIVITY_CODES, fromNeo4j, toNeo4jParams, type DriverOptions } from './driver.js';
 import { readRanges } from './range-reader.js';
 import { WriteThread } from './write-thread.js';
 
@@ -79,7 +73,7 @@ export interface DatabaseOptions {
   connection?: { uri: string; user: string; password: string; driver?: Partial<DriverOptions> };
 }
 
-export { toNeo4jParams };
+export { fromNeo4j, toNeo4jParams };
 
 /** Seconds a client should wait before retrying while the database is away. */
 const RETRY_AFTER_S = 5;
@@ -540,22 +534,4 @@ function plainRowsOf<T>(records: readonly Neo4jRecord[]): Promise<T[]> {
   const rows = new Array<T>(records.length);
   for (let i = 0; i < records.length; i++) rows[i] = records[i]!.toObject() as T;
   return Promise.resolve(rows);
-}
-
-/** Neo4j values as plain JS: temporals as RFC 3339 strings, nodes as their properties. */
-export function fromNeo4j(value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'object') return value;
-  if (neo4j.isInt(value)) return value.toNumber();
-  if (isDateTime(value) || isLocalDateTime(value) || isDate(value)) {
-    return value.toStandardDate().toISOString();
-  }
-  if (isDuration(value)) return value.toString();
-  // Byte arrays stay as they come (Int8Array).
-  if (ArrayBuffer.isView(value)) return value;
-  if (isNode(value) || isRelationship(value)) return fromNeo4j(value.properties);
-  if (Array.isArray(value)) return value.map(fromNeo4j);
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = fromNeo4j(v);
-  return out;
 }

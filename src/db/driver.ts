@@ -1,4 +1,13 @@
-import neo4j, { Neo4jError, type Driver } from 'neo4j-driver';
+import neo4j, {
+  Neo4jError,
+  isDate,
+  isDateTime,
+  isDuration,
+  isLocalDateTime,
+  isNode,
+  isRelationship,
+  type Driver,
+} from 'neo4j-driver';
 
 /** Neo4j error codes that mean the database cannot be reached, rather than that it refused. */
 export const CONNECTIVITY_CODES = new Set([
@@ -66,5 +75,23 @@ function convertParam(value: unknown): unknown {
     const v = (value as Record<string, unknown>)[key];
     if (v !== undefined) out[key] = convertParam(v);
   }
+  return out;
+}
+
+/** Neo4j values as plain JS: temporals as RFC 3339 strings, nodes as their properties. */
+export function fromNeo4j(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'object') return value;
+  if (neo4j.isInt(value)) return value.toNumber();
+  if (isDateTime(value) || isLocalDateTime(value) || isDate(value)) {
+    return value.toStandardDate().toISOString();
+  }
+  if (isDuration(value)) return value.toString();
+  // Byte arrays stay as they come (Int8Array).
+  if (ArrayBuffer.isView(value)) return value;
+  if (isNode(value) || isRelationship(value)) return fromNeo4j(value.properties);
+  if (Array.isArray(value)) return value.map(fromNeo4j);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = fromNeo4j(v);
   return out;
 }

@@ -2,7 +2,7 @@ import neo4j from 'neo4j-driver';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 import { runInBackground } from '../threads/thread.js';
-import { createDriver, isConnectivityError, toNeo4jParams } from './driver.js';
+import { createDriver, fromNeo4j, isConnectivityError, toNeo4jParams } from './driver.js';
 import type { WriteThreadData, WriteThreadReply, WriteThreadTask } from './write-thread.js';
 
 /**
@@ -22,9 +22,6 @@ const driver = createDriver(data.connection.uri, data.connection.user, data.conn
   maxPoolSize: 2,
 });
 
-/** A value of the first row as the caller reads it: integers as numbers, the rest as they come. */
-const plain = (value: unknown): unknown => (neo4j.isInt(value) ? value.toNumber() : value);
-
 async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
   const session = driver.session({
     database: data.connection.database,
@@ -41,7 +38,9 @@ async function write(task: WriteThreadTask): Promise<WriteThreadReply> {
       metadata: { app: 'principals-access-service', unit: data.statement.name },
     });
     const first = result.records[0];
-    const row = first ? Object.fromEntries(first.keys.map((key) => [key, plain(first.get(key))])) : undefined;
+    const row = first
+      ? Object.fromEntries(first.keys.map((key) => [key, fromNeo4j(first.get(key))]))
+      : undefined;
     return { seq: task.seq, ok: true, bookmarks: session.lastBookmarks(), row };
   } catch (err) {
     return {

@@ -25,7 +25,7 @@ export interface WriteThreadTask {
   json: Record<string, Uint8Array>;
 }
 
-/** The first row a statement answered, its integers as numbers (what a caller may check). */
+/** The first row a statement answered, as plain values (`fromNeo4j`). */
 export type WriteThreadRow = Record<string, unknown>;
 
 export type WriteThreadReply =
