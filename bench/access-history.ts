@@ -2,11 +2,14 @@
  * The access history's costs (docs/access-history.md), on a graph of BENCH_PRINCIPALS principals
  * (100,000) loaded in bulk, with the service in this process as `withBenchService` runs it:
  *
- * 1. recording: BENCH_ROUNDS times, a policy whose `match` selects BENCH_REACH principals (50,000)
- *    is created, then deleted; each is one cause whose changes (one per principal) are computed
- *    from the decision index and stored. Measured: from the POST (or DELETE) until every change
- *    is stored (counted in Neo4j), as changes per second (target 50,000/s); and apart, the wait
- *    until the first of them are stored, and the rate at which the rest are stored from then on;
+ * 1. recording: BENCH_ROUNDS times (8), a policy whose `match` selects BENCH_REACH principals
+ *    (50,000) is created, then deleted; each is one cause whose changes (one per principal) are
+ *    computed from the decision index and stored. Measured: from the POST (or DELETE) until every
+ *    change is stored (counted in Neo4j), as changes per second (target 50,000/s); and apart, the
+ *    wait until the first of them are stored, and the rate at which the rest are stored from then
+ *    on. The first BENCH_COLD_ROUNDS (2) are those of a fresh service and a fresh Neo4j, whose JVM
+ *    is still compiling the code that stores and indexes them: their median is given apart from
+ *    that of the later rounds (a service that has run a while), which the target is read on;
  * 2. decisions meanwhile: single `POST /v1/decisions/evaluate` at BENCH_RATE per second (300),
  *    open loop from a process of its own (bench/load-generator.ts: latency counted from each
  *    request's due time), during each recording, beside the same stream with nothing else going
@@ -23,7 +26,7 @@
  * Beside the change, every principal holds access of its own: each group is granted BENCH_HELD
  * resources (8) by a policy of its own.
  *
- * Knobs: BENCH_PRINCIPALS, BENCH_REACH, BENCH_ROUNDS (3), BENCH_RATE, BENCH_HISTORY, BENCH_HELD,
+ * Knobs: BENCH_PRINCIPALS, BENCH_REACH, BENCH_ROUNDS (8), BENCH_COLD_ROUNDS (2), BENCH_RATE, BENCH_HISTORY, BENCH_HELD,
  * BENCH_AS_OF_CALLS, BENCH_QUIET_S (15: the quiet and bare runs), BENCH_RECORD_TIMEOUT_S (600),
  * BENCH_CPU_PROFILE (a directory: the event loop profiled through the last round's recordings),
  * BENCH_LAYOUT (`background`: the compiled service as a process of its own beside its background
@@ -65,7 +68,9 @@ import { generateOrg, rng, seededId } from './org.js';
 
 const PRINCIPALS = env('BENCH_PRINCIPALS', 100_000);
 const REACH = Math.min(PRINCIPALS, env('BENCH_REACH', 50_000));
-const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
+const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 8));
+/** The first rounds, a fresh service's and a fresh Neo4j's: measured, and given apart. */
+const COLD_ROUNDS = Math.min(ROUNDS - 1, Math.max(0, env('BENCH_COLD_ROUNDS', 2)));
 const RATE = env('BENCH_RATE', 300);
 const HISTORY = env('BENCH_HISTORY', 10);
 /** Resources each group is granted by a policy of its own: what principals hold beside a recording's change. */
@@ -235,6 +240,7 @@ async function main(): Promise<void> {
 
     const recordings: {
       label: string;
+      round: number;
       changes: number;
       seconds: number;
       /** From the request until some of its changes were stored, and how many then (counted every POLL_MS). */
@@ -245,9 +251,13 @@ async function main(): Promise<void> {
       during: OpenLoopResult;
     }[] = [];
     // BENCH_CPU_PROFILE=dir: the service's event loop is profiled through the last round's recordings.
-    const record = (label: string, act: () => Promise<string>, profile: boolean): Promise<void> =>
-      profiled(profile ? label : undefined, () => recordOnce(label, act));
-    const recordOnce = async (label: string, act: () => Promise<string>): Promise<void> => {
+    const record = (
+      round: number,
+      label: string,
+      act: () => Promise<string>,
+      profile: boolean,
+    ): Promise<void> => profiled(profile ? label : undefined, () => recordOnce(round, label, act));
+    const recordOnce = async (round: number, label: string, act: () => Promise<string>): Promise<void> => {
       const during = openRun(generator, base, requests, headers, RECORD_TIMEOUT_S);
       const started = performance.now();
       const targetId = await act();
@@ -275,6 +285,7 @@ async function main(): Promise<void> {
       const firstSeconds = first?.seconds ?? seconds;
       recordings.push({
         label,
+        round,
         changes: stored,
         seconds,
         firstSeconds,
@@ -289,6 +300,7 @@ async function main(): Promise<void> {
     for (let r = 1; r <= ROUNDS; r += 1) {
       let policyId = '';
       await record(
+        r,
         `round ${r}: a policy reaching ${REACH} created`,
         async () => {
           const created = await client.json<{ id: string }>('POST', '/v1/policies', {
@@ -304,6 +316,7 @@ async function main(): Promise<void> {
         r === ROUNDS,
       );
       await record(
+        r,
         `round ${r}: that policy deleted`,
         async () => {
           await client.json('DELETE', `/v1/policies/${policyId}`);
@@ -401,11 +414,25 @@ async function main(): Promise<void> {
         ok: r.during.latency.p99 <= floor + 5,
       });
     }
-    const rates = recordings.map((r) => r.changes / r.seconds);
+    const rateOf = (r: (typeof recordings)[number]): number => r.changes / r.seconds;
+    const rounds = (from: number, to: number): string =>
+      from === to ? `round ${from}` : `rounds ${from}–${to}`;
+    const cold = recordings.filter((r) => r.round <= COLD_ROUNDS);
+    const warm = recordings.filter((r) => r.round > COLD_ROUNDS);
+    if (cold.length > 0) {
+      table.push({
+        scenario: `changes/s, median of ${rounds(1, COLD_ROUNDS)} (a fresh service and Neo4j)`,
+        value: fmt(median(cold.map(rateOf)), 0),
+      });
+    }
     table.push({
-      scenario: 'changes/s, median of the recordings',
-      value: fmt(median(rates), 0),
-      ok: median(rates) >= 50_000,
+      scenario: `changes/s, median of ${rounds(COLD_ROUNDS + 1, ROUNDS)} (target 50,000)`,
+      value: `${fmt(median(warm.map(rateOf)), 0)} (${warm.filter((r) => rateOf(r) >= 50_000).length} of ${warm.length} at 50,000 or more)`,
+      ok: median(warm.map(rateOf)) >= 50_000,
+    });
+    table.push({
+      scenario: 'recordings with evaluate within floor + 5 ms',
+      value: `${recordings.filter((r) => r.during.latency.p99 <= floor + 5).length} of ${recordings.length}`,
     });
     const p = latencySummary(principalTimes);
     const q = latencySummary(resourceTimes);
@@ -432,8 +459,10 @@ async function main(): Promise<void> {
       rate: RATE,
       bare: bare.latency,
       quiet: quiet.latency,
+      cold_rounds: COLD_ROUNDS,
       recordings: recordings.map((r) => ({
         label: r.label,
+        round: r.round,
         changes: r.changes,
         seconds: r.seconds,
         first_stored_seconds: r.firstSeconds,
