@@ -18,10 +18,9 @@ const ROWS_PER_WRITE_PACED = 500;
 const PACED_AS = 'access-history.store';
 
 /**
- * Parts stored unkeyed (cypher/access-history/key.cypher) once no more are on their way (none
- * waits, no batch is being computed), when at least this many are; and while parts keep coming,
- * once this many wait (reads by principal or resource go through the unkeyed ones one by one).
- * Keying gives way to storing: it stops between two of its transactions once parts come.
+ * Parts stored unkeyed (cypher/access-history/key.cypher) once what waits is stored, when at
+ * least this many are; and while parts keep coming, once this many wait (reads by principal or
+ * resource go through the unkeyed ones one by one).
  */
 const KEY_AFTER_PARTS = 32;
 const KEY_AT_MOST_PARTS = 200;
@@ -219,8 +218,6 @@ export class AccessHistoryRecorder implements BatchObserver {
   private enqueue(parts: readonly ReadyPart[], done: boolean): void {
     for (const part of parts) this.computing.add(part.cause_id);
     if (done) this.computing.clear();
-    // The last of a batch may bring no part: what its parts left unkeyed is keyed now.
-    if (parts.length === 0 && done && this.unkeyed > 0 && !this.stopped) void this.flush();
     if (parts.length === 0 || this.stopped) return;
     const computedAt = Date.now();
     for (const part of parts) {
@@ -248,32 +245,9 @@ export class AccessHistoryRecorder implements BatchObserver {
     this.queued = this.queue.reduce((n, w) => n + w.part.rows, 0);
   }
 
-  /** Whether parts are on their way: some wait to be stored, or a batch's are being computed. */
-  private get coming(): boolean {
-    return this.queue.length > 0 || this.computing.size > 0 || this.elsewhere?.computing === true;
-  }
-
-  /**
-   * Stores what waits, then keys what it stored once no more parts are on their way; parts that
-   * come while it keys are stored before the rest is keyed.
-   */
   private async write(): Promise<void> {
     // What the lease's taking prepares comes first (a cause left open is closed before any other).
     await this.preparing;
-    for (;;) {
-      if (!(await this.store())) return;
-      if (!this.holds || this.coming || this.unkeyed < KEY_AFTER_PARTS) return;
-      await this.key();
-      if (this.queue.length === 0) return;
-    }
-  }
-
-  /**
-   * Stores the parts waiting, a statement of whole parts at a time; while more keep coming and
-   * KEY_AT_MOST_PARTS wait unkeyed, one keying transaction between two statements. False when a
-   * statement failed (tried again later) or found the lease taken by another instance.
-   */
-  private async store(): Promise<boolean> {
     while (this.holds && this.queue.length > 0) {
       // Whole parts, up to about a statement's rows, each with its webhook messages.
       const paced = !this.hurried.signal.aborted && this.queued < this.options.maxPending / 4;
@@ -301,7 +275,7 @@ export class AccessHistoryRecorder implements BatchObserver {
             { waiting: this.queued },
             'another instance took the access-history lease; this one stores no more',
           );
-          return false;
+          return;
         }
       } catch (err) {
         // They stay in front, in order; tried again in a second (or by a renewal or batch first).
@@ -314,15 +288,17 @@ export class AccessHistoryRecorder implements BatchObserver {
           }, RETRY_MS);
           this.retry.unref();
         }
-        return false;
+        return;
       }
       // By identity: while the statement ran, the queue may have been cut (past its bound).
       const stored = new Set(taken);
       this.keep((w) => !stored.has(w));
       this.unkeyed += taken.length;
-      if (this.coming && this.unkeyed >= KEY_AT_MOST_PARTS) await this.key(1);
+      // While parts keep coming, one transaction's worth at a time, between their stores.
+      const coming = this.queue.length > 0;
+      if (this.unkeyed >= (coming ? KEY_AT_MOST_PARTS : KEY_AFTER_PARTS))
+        await this.key(coming ? 1 : Infinity);
     }
-    return true;
   }
 
   /**
@@ -385,12 +361,11 @@ export class AccessHistoryRecorder implements BatchObserver {
 
   /**
    * Keys the parts stored unkeyed, KEY_PARTS_PER_TX a transaction, in at most `transactions` of
-   * them, and none after the first once parts are on their way: a store waits for one keying
-   * transaction at most. A failure leaves the rest to the next time (reads find them).
+   * them; a failure leaves the rest to the next time (reads find them).
    */
   private async key(transactions = Infinity): Promise<void> {
     try {
-      for (let n = 0; n < transactions && !this.stopped && (n === 0 || !this.coming); n += 1) {
+      for (let n = 0; n < transactions && !this.stopped; n += 1) {
         const keyed = await repo.key(this.db, KEY_PARTS_PER_TX);
         this.unkeyed = Math.max(0, this.unkeyed - keyed);
         if (keyed < KEY_PARTS_PER_TX) {

@@ -75,18 +75,6 @@ describe('an access-history recorder of its own', function () {
     });
   };
 
-  /** How many parts of changes to resources of type `t` are keyed, and how many are not yet. */
-  const keyedOf = async (t: string): Promise<[number, number]> => {
-    const [row] = await cypher(
-      fx.app.runtime.db,
-      `MATCH (x:AccessChangePart) WHERE $t IN x.resource_types
-       RETURN sum(CASE WHEN x:AccessChangeKeyed THEN 1 ELSE 0 END) AS keyed,
-              sum(CASE WHEN x:AccessChangeUnkeyed THEN 1 ELSE 0 END) AS unkeyed`,
-      { t },
-    );
-    return [Number(row!['keyed']), Number(row!['unkeyed'])];
-  };
-
   it('claims the lease when read before it tried it, and stores what the batches applied so far moved', async () => {
     const { runtime } = fx.app;
     const recorder = ownRecorder();
@@ -121,7 +109,16 @@ describe('an access-history recorder of its own', function () {
     const t = type();
     /** A part of one change, of a cause of its own. */
     const part = (): ReadyPart => changePart(t, newCause(), 'x', null);
-    const keyed = (): Promise<[number, number]> => keyedOf(t);
+    const keyed = async (): Promise<[number, number]> => {
+      const [row] = await cypher(
+        runtime.db,
+        `MATCH (x:AccessChangePart) WHERE $t IN x.resource_types
+         RETURN sum(CASE WHEN x:AccessChangeKeyed THEN 1 ELSE 0 END) AS keyed,
+                sum(CASE WHEN x:AccessChangeUnkeyed THEN 1 ELSE 0 END) AS unkeyed`,
+        { t },
+      );
+      return [Number(row!['keyed']), Number(row!['unkeyed'])];
+    };
     /** Transactions that keyed parts, so far (`neo4j_transactions_total`, an operator reads). */
     const keyings = async (): Promise<number> => {
       const { values } = await runtime.metrics.dbTransactions.get();
@@ -148,27 +145,6 @@ describe('an access-history recorder of its own', function () {
       const list = await fx.api.get(`/v1/access-changes?resource_type=${t}&limit=100`);
       expect(list.status, list.text).to.equal(200);
       expect(list.body.pagination.total).to.equal(45);
-    } finally {
-      await recorder.stop();
-    }
-  });
-
-  it('keys nothing while the parts of a batch are still coming, and all of them once its last came', async () => {
-    const recorder = ownRecorder();
-    const t = type();
-    const part = (): ReadyPart => changePart(t, newCause(), 'x', null);
-    const keyed = (): Promise<[number, number]> => keyedOf(t);
-    try {
-      // 40 parts of a batch whose last parts have not come: stored, and none keyed meanwhile
-      // (a keying would hold up the store of those still coming).
-      recorder.take(Array.from({ length: 40 }, part), false);
-      await recorder.settle();
-      expect(recorder.pending).to.equal(0);
-      expect(await keyed(), 'stored, not keyed while more come').to.deep.equal([0, 40]);
-      // The batch's last parts come (here none): all of it is keyed.
-      recorder.take([], true);
-      const all = await eventually(keyed, ([k, u]) => k === 40 && u === 0, 10_000);
-      expect(all.value, 'keyed once the last came').to.deep.equal([40, 0]);
     } finally {
       await recorder.stop();
     }
