@@ -26,13 +26,13 @@
  * Beside the change, every principal holds access of its own: each group is granted BENCH_HELD
  * resources (8) by a policy of its own.
  *
- * Knobs: BENCH_PRINCIPALS, BENCH_REACH, BENCH_ROUNDS (8), BENCH_COLD_ROUNDS (2), BENCH_RATE, BENCH_HISTORY, BENCH_HELD,
- * BENCH_AS_OF_CALLS, BENCH_QUIET_S (15: the quiet and bare runs), BENCH_RECORD_TIMEOUT_S (600),
- * BENCH_CPU_PROFILE (a directory: the event loop profiled through the last round's recordings),
- * BENCH_LAYOUT (`background`: the compiled service as a process of its own beside its background
- * process, which then records the history; otherwise the service in this process), and with it
- * BENCH_SERVICE_ENV (extra settings for that process, `A=1,B=2`) and BENCH_SERVICE_FLAGS (node flags).
- * Results also go to bench/results/access-history-*.json.
+ * Knobs: BENCH_PRINCIPALS, BENCH_REACH, BENCH_ROUNDS (8), BENCH_COLD_ROUNDS (2), BENCH_RATE,
+ * BENCH_HISTORY, BENCH_HELD, BENCH_AS_OF_CALLS, BENCH_QUIET_S (15: the quiet and bare runs),
+ * BENCH_RECORD_TIMEOUT_S (600), BENCH_CPU_PROFILE (a directory: the event loop profiled through
+ * the last round's recordings), BENCH_LAYOUT (`background`: the compiled service as a process of
+ * its own beside its background process, which then records the history; otherwise the service
+ * in this process), and with it BENCH_SERVICE_ENV (extra settings for that process, `A=1,B=2`)
+ * and BENCH_SERVICE_FLAGS (node flags). Results also go to bench/results/access-history-*.json.
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Database } from '../src/db/database.js';
