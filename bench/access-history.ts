@@ -425,10 +425,11 @@ async function main(): Promise<void> {
         value: fmt(median(cold.map(rateOf)), 0),
       });
     }
+    const warmRate = median(warm.map(rateOf));
     table.push({
       scenario: `changes/s, median of ${rounds(COLD_ROUNDS + 1, ROUNDS)} (target 50,000)`,
-      value: `${fmt(median(warm.map(rateOf)), 0)} (${warm.filter((r) => rateOf(r) >= 50_000).length} of ${warm.length} at 50,000 or more)`,
-      ok: median(warm.map(rateOf)) >= 50_000,
+      value: `${fmt(warmRate, 0)} (${warm.filter((r) => rateOf(r) >= 50_000).length} of ${warm.length} at 50,000 or more)`,
+      ok: warmRate >= 50_000,
     });
     table.push({
       scenario: 'recordings with evaluate within floor + 5 ms',
