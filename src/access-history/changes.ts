@@ -5,7 +5,14 @@ import {
   settleFor,
   type GrantExplained,
 } from '../decisions/access-service.js';
-import { accessEntries, coveredBy, type AccessEntry, type CandidateFilter } from '../decisions/access.js';
+import {
+  accessEntries,
+  coveredBy,
+  toolsOf,
+  type AccessEntry,
+  type CandidateFilter,
+  type Grant,
+} from '../decisions/access.js';
 import { intersectAccess } from '../decisions/delegated-access.js';
 import type { Pending } from '../decisions/apply.js';
 import { groupPath, type Overlay } from '../decisions/engine.js';
@@ -95,11 +102,97 @@ export function accessView(
   known?: IxPrincipal,
   /** Only the entries of what a batch of policies alone touches: the view of those alone. */
   touched?: Touched,
+  /** Views made for other principals while the index stands as it is, to take again (`ViewMemo`). */
+  memo?: ViewMemo,
 ): AccessView {
   const p = known ?? index.principalView(id);
   if (!p || p.status !== 'active') return new Map();
+  if (memo) return memo.view(index, p, overlay, at, touched);
   return viewOf(entriesOf(index, p, overlay, at, touched), explainer(index, p, overlay));
 }
+
+/**
+ * The views of many principals, each made once per way of holding access, for as long as the
+ * index stands as it is. What `/access` lists for a principal is a function of the grants
+ * reaching it (the same versions of the same policies, settled alike) and, for an AI agent, of
+ * its tools: principals holding the same ones share their entries. Where each policy behind
+ * them reaches the principals the same way without a group path (a path names the principal),
+ * they share the view too, which `ViewDiffs` then compares once: a policy reaching 50,000
+ * principals by `match` makes one view before, one after, and one difference.
+ */
+export class ViewMemo {
+  private readonly numbers = new WeakMap<Grant, number>();
+  private numbered = 0;
+  private readonly entries = new Map<string, AccessEntry[]>();
+  private readonly views = new Map<string, AccessView>();
+
+  /** A principal's view as `accessView` makes it (the principal active). */
+  view(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay, at?: number, touched?: Touched): AccessView {
+    const grants = settleFor(index, p, grantsOf(index, p, overlay, at, touched?.among));
+    let key = '';
+    for (const grant of grants) key += `${this.numberOf(grant)},`;
+    const tools = toolsOf(p);
+    if (tools !== undefined) key += `|${JSON.stringify(tools)}`;
+    let entries = this.entries.get(key);
+    if (!entries) {
+      entries = accessEntries(grants, registeredMatching(index), p, { only: touched?.only });
+      this.entries.set(key, entries);
+    }
+    const explain = explainer(index, p, overlay);
+    key += '|';
+    for (const e of entries) {
+      for (const id of e.granted_by) {
+        const how = explain(id);
+        if (how.path) return viewOf(entries, explain);
+        key += how.via === 'principal' ? 'p' : 'm';
+      }
+    }
+    let view = this.views.get(key);
+    if (!view) {
+      view = viewOf(entries, explain);
+      this.views.set(key, view);
+      sharedViews.add(view);
+    }
+    return view;
+  }
+
+  private numberOf(grant: Grant): number {
+    let n = this.numbers.get(grant);
+    if (n === undefined) {
+      n = this.numbered++;
+      this.numbers.set(grant, n);
+    }
+    return n;
+  }
+}
+
+/** Views `ViewMemo` made for many principals: they name none of them, and nothing changes them. */
+const sharedViews = new WeakSet<AccessView>();
+
+/** `diffViews`, worked out once for each pair of views `ViewMemo` shares and named for each principal. */
+export class ViewDiffs {
+  private readonly diffs = new Map<AccessView, Map<AccessView, AccessDelta[]>>();
+
+  diff(principal: PrincipalSummary, before: AccessView, after: AccessView): AccessDelta[] {
+    if (!sharedViews.has(before) || !sharedViews.has(after)) return diffViews(principal, before, after);
+    let from = this.diffs.get(before);
+    if (!from) {
+      from = new Map();
+      this.diffs.set(before, from);
+    }
+    let deltas = from.get(after);
+    if (!deltas) {
+      deltas = diffViews(ANYONE, before, after);
+      from.set(after, deltas);
+    }
+    return deltas.length === 0
+      ? deltas
+      : deltas.map((d) => ({ ...d, principal_id: principal.id, principal }));
+  }
+}
+
+/** Who a difference worked out for many principals is made for, until each is named. */
+const ANYONE: PrincipalSummary = { id: '', name: '', type: '' };
 
 /** What `/access` lists for an active principal, through `overlay` and at `at` when given. */
 const entriesOf = (
@@ -425,9 +518,10 @@ export class AccessChangeTracker {
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
     if (policiesAlone(work)) return;
     const ids = reached(index, work, this.previous.values());
+    const memo = new ViewMemo();
     for (const id of ids) {
       const p = index.principalView(id);
-      this.views.set(id, accessView(index, id, undefined, this.then, p));
+      this.views.set(id, accessView(index, id, undefined, this.then, p, undefined, memo));
       this.summaries.set(id, p && { id, name: p.name, type: p.type });
       await this.turn();
     }
@@ -482,14 +576,17 @@ export class AccessChangeTracker {
     const overlay: Overlay = this.previous;
     // Policies alone move only the entries of what they name: the rest are not read.
     const touched = alone ? touchedBy(index, [...this.previous.values(), ...now]) : undefined;
+    const memo = new ViewMemo();
+    const diffs = new ViewDiffs();
     let out: AccessDelta[] = [];
     for (const id of [...ids].sort()) {
       // Read once, for both views and the summary.
       const p = index.principalView(id);
-      const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p, touched);
+      const before = this.views.get(id) ?? accessView(index, id, overlay, this.then, p, touched, memo);
       const who = (p && { id, name: p.name, type: p.type }) ??
         this.summaries.get(id) ?? { id, name: '', type: '' };
-      out.push(...diffViews(who, before, accessView(index, id, undefined, this.at, p, touched)));
+      const now = accessView(index, id, undefined, this.at, p, touched, memo);
+      for (const delta of diffs.diff(who, before, now)) out.push(delta);
       if (take && out.length >= TAKEN_AT) {
         await take(out);
         out = [];

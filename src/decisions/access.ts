@@ -288,8 +288,11 @@ export function entryGrants(entry: AccessEntry, action: string): boolean {
 
 type ToolHolder = { type: string; attributes: Readonly<Record<string, string | readonly string[]>> };
 
-/** The tools an AI agent may use: its `allowed_tools`, `*` for any; undefined for other principals. */
-function toolsOf(principal: ToolHolder): readonly string[] | '*' | undefined {
+/**
+ * The tools an AI agent may use: its `allowed_tools`, `*` for any; undefined for other principals.
+ * It is all of the principal that `accessEntries` reads.
+ */
+export function toolsOf(principal: ToolHolder): readonly string[] | '*' | undefined {
   if (principal.type !== 'AI_AGENT') return undefined;
   const raw = principal.attributes['allowed_tools'];
   const tools = raw === undefined ? [] : typeof raw === 'string' ? [raw] : raw;

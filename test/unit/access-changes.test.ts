@@ -267,6 +267,56 @@ describe('access changes', () => {
     ]);
   });
 
+  it('reads each principal a policy selects by match apart where their access differs: agents by their tools', async () => {
+    const agent = (id: string, tools: string[]) => ({
+      id,
+      type: 'AI_AGENT' as const,
+      name: id,
+      attributes: { team: 'a', allowed_tools: tools },
+    });
+    const world: World = {
+      groups: [],
+      principals: [
+        agent('a1', ['search']),
+        agent('a2', ['mail']),
+        agent('a3', ['search']),
+        { id: 'u1', type: 'USER', name: 'u1', attributes: { team: 'a' } },
+        { id: 'u2', type: 'USER', name: 'u2', attributes: { team: 'b' } },
+      ],
+      resources: [],
+      policies: [],
+      delegations: [],
+    };
+    const index = buildIndex(world, NOW);
+    const ids = world.principals.map((p) => p.id);
+    const before = new Map(ids.map((id) => [id, accessView(index, id)]));
+    const work = nothing();
+    work.policies.add('pol_tools');
+    const tracker = new AccessChangeTracker(index, work);
+    await tracker.before();
+    index.putPolicy(
+      compilePolicy(
+        storedPolicy(
+          {
+            id: 'pol_tools',
+            effect: 'allow',
+            match: { attributes: { team: 'a' } },
+            actions: ['use'],
+            resources: ['tool:*'],
+          },
+          NOW,
+        ),
+      ),
+    );
+    const deltas = await tracker.after();
+    expect(deltas).to.deep.equal(
+      ids.flatMap((id) => diffViews(summaryOf(index, id)!, before.get(id)!, accessView(index, id))),
+    );
+    expect(
+      deltas.map((d) => `${d.principal.id} ${d.resource.identifier} +${d.actions_gained.join(',')}`),
+    ).to.deep.equal(['a1 search +use', 'a2 mail +use', 'a3 search +use', 'u1 * +use']);
+  });
+
   it('equals the difference of everyone’s access, over random worlds and changes', async () => {
     await fc.assert(
       fc.asyncProperty(
