@@ -1,11 +1,10 @@
 // Makes parts stored unkeyed (record.cypher) `:AccessChangeKeyed`, which the full-text index of
-// principals and resources covers: at most $parts of them. Neo4j applies a transaction's
-// full-text updates as it commits, and commits after it wait for that; so the recorder
-// (src/access-history/recorder.ts) keys a few dozen parts a transaction, in turn, after the parts
-// waiting to be stored are in, not in the statements that store them: a write arriving meanwhile
-// waits for one of these, not for every part a large change stored.
+// principals and resources covers: at most $parts of them. The index is eventually consistent
+// (schema 019): this commits without applying its updates, so the writes beside it do not wait
+// for them. A keyed part stays `:AccessChangeUnkeyed`, and is read as one, until the recorder
+// (src/access-history/recorder.ts) has waited for the index to hold it (settle_keys.cypher).
 MATCH (u:AccessChangeUnkeyed)
+WHERE NOT u:AccessChangeKeyed
 WITH u LIMIT $parts
-REMOVE u:AccessChangeUnkeyed
 SET u:AccessChangeKeyed
 RETURN count(u) AS keyed

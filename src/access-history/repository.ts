@@ -8,6 +8,7 @@ import type { EntryState, PrincipalSummary } from './changes.js';
 const Q = defineQueries('access-history', [
   'record',
   'key',
+  'settle_keys',
   'close_open',
   'recorded_causes',
   'adopt',
@@ -633,6 +634,17 @@ export const accessHistoryRepository = {
   async key(db: Database, parts: number): Promise<number> {
     const rows = await db.write('access-history/key', (tx) => tx.run<{ keyed: number }>(Q.key, { parts }));
     return rows[0]?.keyed ?? 0;
+  },
+
+  /**
+   * Waits until the full-text index holds the parts keyed so far (its updates are applied beside
+   * the commits), then has reads find them through it alone (settle_keys.cypher); answers how many.
+   */
+  async settleKeys(db: Database): Promise<number> {
+    const rows = await db.write('access-history/settle-keys', (tx) =>
+      tx.run<{ settled: number }>(Q.settle_keys),
+    );
+    return rows[0]?.settled ?? 0;
   },
 
   /**

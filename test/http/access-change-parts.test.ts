@@ -219,6 +219,20 @@ describe('access changes stored in parts', () => {
     expect((await changes(`principal_id=${p}`)).pagination.total).to.equal(42);
     expect((await changes(`resource_type=${t}&identifier=k39`)).pagination.total).to.equal(1);
     expect((await changes(`resource_type=${t}&identifier=k0`)).pagination.total).to.equal(1);
+
+    // Settled once the full-text index holds them (its updates are applied beside the commits):
+    // from then on they are read through the index alone, and found the same.
+    await repo.settleKeys(fx.app.runtime.db);
+    const [settled] = await cypher(
+      fx.app.runtime.db,
+      `MATCH (x:AccessChangePart) WHERE x.cause_event_id IN $causes
+       RETURN sum(CASE WHEN x:AccessChangeUnkeyed THEN 1 ELSE 0 END) AS unkeyed`,
+      { causes: many.map((m) => m.cause_id) },
+    );
+    expect(settled!['unkeyed'], 'the 8 stored after the keying').to.equal(8);
+    expect((await changes(`principal_id=${p}`)).pagination.total).to.equal(42);
+    expect((await changes(`resource_type=${t}&identifier=k0`)).pagination.total).to.equal(1);
+    expect((await changes(`resource_type=${t}&identifier=k39`)).pagination.total).to.equal(1);
   });
 
   it('converts changes stored one node each into parts (migration 018), listed and read as of', async () => {
