@@ -188,6 +188,16 @@ const everyone = (index: PolicyIndex): Everyone => ({
   delegated: new Map(PAIRS.map(([a, d]) => [`${a}/${d}`, delegatedView(index, a, d)])),
 });
 
+/** A policy created (or replaced) in the index, followed by a tracker: the changes it reports. */
+async function putTracked(index: PolicyIndex, policy: PolicySpec): Promise<AccessDelta[]> {
+  const work = nothing();
+  work.policies.add(policy.id);
+  const tracker = new AccessChangeTracker(index, work);
+  await tracker.before();
+  index.putPolicy(compilePolicy(storedPolicy(policy, NOW)));
+  return tracker.after();
+}
+
 /** The tracker's changes without what it names them by (the expectation names nothing). */
 const found = (deltas: AccessDelta[]): AccessDelta[] => deltas.map(({ named_by: _, ...d }) => d);
 
@@ -246,19 +256,13 @@ describe('access changes', () => {
     };
     const index = buildIndex(world, NOW);
     const before = accessView(index, 'agent');
-    const work = nothing();
-    work.policies.add('pol_tools');
-    const tracker = new AccessChangeTracker(index, work);
-    await tracker.before();
-    index.putPolicy(
-      compilePolicy(
-        storedPolicy(
-          { id: 'pol_tools', effect: 'allow', principals: ['agent'], actions: ['*'], resources: ['tool:*'] },
-          NOW,
-        ),
-      ),
-    );
-    const deltas = await tracker.after();
+    const deltas = await putTracked(index, {
+      id: 'pol_tools',
+      effect: 'allow',
+      principals: ['agent'],
+      actions: ['*'],
+      resources: ['tool:*'],
+    });
     expect(deltas).to.deep.equal(diffViews(summaryOf(index, 'agent')!, before, accessView(index, 'agent')));
     // The glob stands for the tools the agent may use, listed by another policy or not.
     expect(deltas.map((d) => `${d.resource.identifier} +${d.actions_gained.join(',')}`)).to.deep.equal([
@@ -290,25 +294,13 @@ describe('access changes', () => {
     const index = buildIndex(world, NOW);
     const ids = world.principals.map((p) => p.id);
     const before = new Map(ids.map((id) => [id, accessView(index, id)]));
-    const work = nothing();
-    work.policies.add('pol_tools');
-    const tracker = new AccessChangeTracker(index, work);
-    await tracker.before();
-    index.putPolicy(
-      compilePolicy(
-        storedPolicy(
-          {
-            id: 'pol_tools',
-            effect: 'allow',
-            match: { attributes: { team: 'a' } },
-            actions: ['use'],
-            resources: ['tool:*'],
-          },
-          NOW,
-        ),
-      ),
-    );
-    const deltas = await tracker.after();
+    const deltas = await putTracked(index, {
+      id: 'pol_tools',
+      effect: 'allow',
+      match: { attributes: { team: 'a' } },
+      actions: ['use'],
+      resources: ['tool:*'],
+    });
     expect(deltas).to.deep.equal(
       ids.flatMap((id) => diffViews(summaryOf(index, id)!, before.get(id)!, accessView(index, id))),
     );
