@@ -363,7 +363,8 @@ export class AccessHistoryRecorder implements BatchObserver {
   /**
    * Keys the parts stored unkeyed, KEY_PARTS_PER_TX a transaction, in at most `transactions` of
    * them; a failure leaves the rest to the next time (reads find them). Those keyed before are
-   * settled first (`settleKeys`), and, when it keys them all, these after them.
+   * settled first (`settleKeys`); when it may key them all (nothing is coming) and does, these
+   * after them.
    */
   private async key(transactions = Infinity): Promise<void> {
     try {
