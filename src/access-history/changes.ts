@@ -128,14 +128,14 @@ export class ViewMemo {
 
   /** A principal's view as `accessView` makes it (the principal active). */
   view(index: PolicyIndex, p: IxPrincipal, overlay?: Overlay, at?: number, touched?: Touched): AccessView {
-    const grants = settleFor(index, p, grantsOf(index, p, overlay, at, touched?.among));
+    const grants = grantsFor(index, p, overlay, at, touched);
     let key = '';
     for (const grant of grants) key += `${this.numberOf(grant)},`;
     const tools = toolsOf(p);
     if (tools !== undefined) key += `|${JSON.stringify(tools)}`;
     let entries = this.entries.get(key);
     if (!entries) {
-      entries = accessEntries(grants, registeredMatching(index), p, { only: touched?.only });
+      entries = entriesFrom(index, p, grants, touched);
       this.entries.set(key, entries);
     }
     const explain = explainer(index, p, overlay);
@@ -170,7 +170,7 @@ export class ViewMemo {
 const sharedViews = new WeakSet<AccessView>();
 
 /** `diffViews`, worked out once for each pair of views `ViewMemo` shares and named for each principal. */
-export class ViewDiffs {
+class ViewDiffs {
   private readonly diffs = new Map<AccessView, Map<AccessView, AccessDelta[]>>();
 
   diff(principal: PrincipalSummary, before: AccessView, after: AccessView): AccessDelta[] {
@@ -194,6 +194,19 @@ export class ViewDiffs {
 /** Who a difference worked out for many principals is made for, until each is named. */
 const ANYONE: PrincipalSummary = { id: '', name: '', type: '' };
 
+/** The grants reaching an active principal, settled for it, through `overlay` and at `at` when given. */
+const grantsFor = (
+  index: PolicyIndex,
+  p: IxPrincipal,
+  overlay?: Overlay,
+  at?: number,
+  touched?: Touched,
+): Grant[] => settleFor(index, p, grantsOf(index, p, overlay, at, touched?.among));
+
+/** What `/access` lists for an active principal holding `grants` (its tools read, for an agent). */
+const entriesFrom = (index: PolicyIndex, p: IxPrincipal, grants: readonly Grant[], touched?: Touched) =>
+  accessEntries(grants, registeredMatching(index), p, { only: touched?.only });
+
 /** What `/access` lists for an active principal, through `overlay` and at `at` when given. */
 const entriesOf = (
   index: PolicyIndex,
@@ -201,13 +214,7 @@ const entriesOf = (
   overlay?: Overlay,
   at?: number,
   touched?: Touched,
-): AccessEntry[] =>
-  accessEntries(
-    settleFor(index, p, grantsOf(index, p, overlay, at, touched?.among)),
-    registeredMatching(index),
-    p,
-    { only: touched?.only },
-  );
+): AccessEntry[] => entriesFrom(index, p, grantsFor(index, p, overlay, at, touched), touched);
 
 /** What a batch of policies alone can move, for every principal it reaches. */
 export interface Touched {
