@@ -18,9 +18,9 @@ const ROWS_PER_WRITE_PACED = 500;
 const PACED_AS = 'access-history.store';
 
 /**
- * Parts stored unkeyed (cypher/access-history/key.cypher) once what waits is stored, when at
- * least this many are; and while parts keep coming, once this many wait (reads by principal or
- * resource go through the unkeyed ones one by one).
+ * Parts stored unkeyed (cypher/access-history/key.cypher) are keyed once what waits is stored,
+ * when at least this many are; and while parts keep coming, once this many wait (reads by
+ * principal or resource go through the unkeyed ones one by one).
  */
 const KEY_AFTER_PARTS = 32;
 const KEY_AT_MOST_PARTS = 200;
@@ -28,7 +28,8 @@ const KEY_AT_MOST_PARTS = 200;
  * Parts keyed per transaction, at most. The full-text index is eventually consistent (schema
  * 019): a keying commits in 5–30 ms and holds no other write up, where applying its updates as
  * it committed held every commit after it (100 parts at once held a policy's create 0.3–0.7 s).
- * While parts keep coming, one such transaction runs between two stores.
+ * The keying runs beside the stores (`keyBeside`): the wait for the index to hold what it keyed
+ * (a second or so for a policy reaching 50,000 principals) holds no store up.
  */
 const KEY_PARTS_PER_TX = 20;
 
@@ -95,6 +96,10 @@ export class AccessHistoryRecorder implements BatchObserver {
   private preparing: Promise<void> | undefined;
   /** Parts this instance stored since it last keyed them. */
   private unkeyed = 0;
+  /** Parts this instance stored since it started (a keying tells those stored while it ran). */
+  private storedParts = 0;
+  /** The keying under way beside the stores (`keyBeside`), one at a time. */
+  private keying: Promise<void> | undefined;
   private failedAt = 0;
   /** A second try of a store that failed, when no renewal or batch comes first. */
   private retry: NodeJS.Timeout | undefined;
@@ -210,6 +215,7 @@ export class AccessHistoryRecorder implements BatchObserver {
     clearTimeout(this.retry);
     await this.preparing;
     await this.flush(true);
+    await this.keying;
     if (this.holds) await repo.release(this.db, this.options.instanceId).catch(() => undefined);
     this.holds = false;
     await this.thread?.close();
@@ -295,11 +301,35 @@ export class AccessHistoryRecorder implements BatchObserver {
       const stored = new Set(taken);
       this.keep((w) => !stored.has(w));
       this.unkeyed += taken.length;
-      // While parts keep coming, one transaction's worth at a time, between their stores.
-      const coming = this.queue.length > 0;
-      if (this.unkeyed >= (coming ? KEY_AT_MOST_PARTS : KEY_AFTER_PARTS))
-        await this.key(coming ? 1 : Infinity);
+      this.storedParts += taken.length;
+      this.keyWhenDue();
     }
+  }
+
+  /** Settles once the keying under way, if one is, is done: what was keyed is read through the index. */
+  async indexed(): Promise<void> {
+    await this.keying;
+  }
+
+  /**
+   * Starts a keying beside the stores when enough parts wait unkeyed: KEY_AFTER_PARTS once
+   * nothing is left to store, KEY_AT_MOST_PARTS while parts keep coming.
+   */
+  private keyWhenDue(): void {
+    if (this.stopped || !this.holds) return;
+    if (this.unkeyed >= (this.queue.length > 0 ? KEY_AT_MOST_PARTS : KEY_AFTER_PARTS)) void this.keyBeside();
+  }
+
+  /**
+   * Keys the parts stored unkeyed, beside the stores: one keying at a time, and, once one is done,
+   * another if enough parts were stored meanwhile (not after a failure: the next store tries).
+   */
+  private keyBeside(): Promise<void> {
+    this.keying ??= this.key().then((done) => {
+      this.keying = undefined;
+      if (done) this.keyWhenDue();
+    });
+    return this.keying;
   }
 
   /**
@@ -357,31 +387,35 @@ export class AccessHistoryRecorder implements BatchObserver {
     await (
       this.thread ? repo.recordOn(this.thread, [], instanceId) : repo.record(this.db, [], instanceId)
     ).catch(() => undefined);
-    await this.key();
+    await this.keyBeside();
   }
 
   /**
-   * Keys the parts stored unkeyed, KEY_PARTS_PER_TX a transaction, in at most `transactions` of
-   * them; a failure leaves the rest to the next time (reads find them). Those keyed before are
-   * settled first (`settleKeys`); when it may key them all (nothing is coming) and does, these
-   * after them.
+   * Keys every part stored unkeyed, KEY_PARTS_PER_TX a transaction, then settles them
+   * (`settleKeys`: once the index holds them, they are read through it alone); those a keying
+   * before left unsettled (it failed, or a recorder before this one stopped) are settled first.
+   * Answers whether it got through; a failure leaves the rest to the next time (reads find
+   * them). Settles and keyings are never under way at once: a settle takes only what was keyed
+   * before its wait began.
    */
-  private async key(transactions = Infinity): Promise<void> {
+  private async key(): Promise<boolean> {
     try {
-      // Those keyed before, which the index has held for a while now: read through it alone.
       await repo.settleKeys(this.db);
-      for (let n = 0; n < transactions && !this.stopped; n += 1) {
+      while (!this.stopped && this.holds) {
+        const storedBefore = this.storedParts;
         const keyed = await repo.key(this.db, KEY_PARTS_PER_TX);
         this.unkeyed = Math.max(0, this.unkeyed - keyed);
         if (keyed < KEY_PARTS_PER_TX) {
-          this.unkeyed = 0;
+          // All keyed but those stored while the keying ran, which it may have missed.
+          this.unkeyed = Math.min(this.unkeyed, this.storedParts - storedBefore);
           break;
         }
       }
-      // All keyed, with nothing coming: these too, once the index holds them.
-      if (transactions === Infinity && this.unkeyed === 0 && !this.stopped) await repo.settleKeys(this.db);
+      if (!this.stopped && this.holds) await repo.settleKeys(this.db);
+      return true;
     } catch (err) {
       this.options.logger.warn({ err }, 'could not key the stored access changes; trying again later');
+      return false;
     }
   }
 }

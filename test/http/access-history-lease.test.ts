@@ -138,6 +138,8 @@ describe('an access-history recorder of its own', function () {
       const before = await keyings();
       recorder.take(Array.from({ length: 14 }, part), true);
       await recorder.settle();
+      // The keying runs beside the stores: waited for apart.
+      await recorder.indexed();
       expect(await keyed(), 'past 32, all are keyed').to.deep.equal([45, 0]);
       // A write beside the keying waits for one of its transactions, not for all 45 parts.
       expect((await keyings()) - before, 'keyed 20, 20 and 5 a transaction').to.equal(3);
