@@ -358,7 +358,8 @@ async function main(): Promise<void> {
                p.lost = [pid IN pids | CASE WHEN n % 2 = 0 THEN 'read' ELSE '' END],
                p.via = [pid IN pids | '[]'],
                p.before = [pid IN pids | CASE WHEN n % 2 = 1 THEN '' ELSE '{"actions":["read"],"via":[],"conditional":false}' END],
-               p.resources = ['hist', 'hist:h' + toString(n % 50)]`,
+               p.resources = ['hist', 'hist:h' + toString(n % 50)],
+               p.principal_keys = [pid IN pids | right(pid, 6)]`,
           { ids: ids.slice(from, from + 5_000), k: HISTORY, now: new Date(now).toISOString(), from },
         );
       }

@@ -7,9 +7,10 @@
 // (in both, a value an earlier change of the part holds is written `=k`, k that change's index),
 // and for access while acting for another (a delegation moved it) that principal (`on_behalf_*`;
 // '' for the principal's own access).
-// Each column comes as one string, its values joined by `part.sep`, which none of them holds.
-// `resources` are the keys a part is found by besides its principals (`type:identifier`,
-// `type`, and `type*` for a glob). Its cause is one `(:AccessCause)` node, created by the first
+// Each column comes as one string, its values joined by `part.sep`, which none of them holds
+// (`patterns`: '1' for a glob, '0' for a resource).
+// `principal_keys` and `resources` are the keys a part is found by: each principal's id's last six
+// characters (schema 020), and `type:identifier`, `type`, and `type*` for a glob. Its cause is one `(:AccessCause)` node, created by the first
 // recorder that stores any of its parts: a part whose cause another recorder stored already (one
 // that held the lease before) is skipped, so a cause is stored once.
 // A part is stored `:AccessChangeUnkeyed`; the recorder keys them later in bulk (key.cypher),
@@ -52,7 +53,7 @@ CALL (held) {
     p.principal_types = split(c.principal_types, sep),
     p.resource_types = split(c.resource_types, sep),
     p.identifiers = split(c.identifiers, sep),
-    p.patterns = [i IN range(0, size(c.patterns) - 1) | substring(c.patterns, i, 1) = '1'],
+    p.patterns = [x IN split(c.patterns, sep) | x = '1'],
     p.gained = split(c.gained, sep),
     p.lost = split(c.lost, sep),
     p.via = split(c.via, sep),
@@ -60,7 +61,8 @@ CALL (held) {
     p.on_behalf_ids = split(c.on_behalf_ids, sep),
     p.on_behalf_names = split(c.on_behalf_names, sep),
     p.on_behalf_types = split(c.on_behalf_types, sep),
-    p.resources = split(c.resources, sep)
+    p.resources = split(c.resources, sep),
+    p.principal_keys = split(c.principal_keys, sep)
   WITH part, p
   CALL (part, p) {
     MATCH (w:Webhook {status: 'active'})

@@ -89,7 +89,17 @@ export interface PartNode {
   on_behalf_types: string[];
   /** What the full-text index finds the part by: `type:identifier`, `type`, and `type*` for a glob. */
   resources: string[];
+  /** And by principal: `principalKey` of each principal of the part, once each. */
+  principal_keys: string[];
 }
+
+/**
+ * What the full-text index finds a principal's parts by: the last six characters of its id (of
+ * the random part of a generated one). A whole id would be a long term sharing `prn_` with every
+ * other, which the index compresses block by block at every refresh and merge (schema 020); two
+ * principals whose ids end alike share a key, so a read checks each change's principal after.
+ */
+export const principalKey = (principalId: string): string => principalId.slice(-6);
 
 /** A part as the node that stores it: a function of the part alone. */
 export function partNode(part: StoredPart): PartNode {
@@ -103,6 +113,7 @@ export function partNode(part: StoredPart): PartNode {
   let text: string | undefined;
   let normal = '';
   const resources = new Set<string>();
+  const principalKeys = new Set<string>();
   let resourceOfLast: StoredAccessChange | undefined;
   let listed = 0;
   const ids = new Array<string>(n);
@@ -142,6 +153,7 @@ export function partNode(part: StoredPart): PartNode {
     if (r.actions_gained.length + r.actions_lost.length > 0) listed += 1;
     ids[i] = r.id;
     principals[i] = r.principal_id;
+    principalKeys.add(principalKey(r.principal_id));
     principalNames[i] = r.principal_name;
     principalTypes[i] = r.principal_type;
     resourceTypes[i] = r.resource_type;
@@ -183,6 +195,7 @@ export function partNode(part: StoredPart): PartNode {
     on_behalf_names: onBehalfNames,
     on_behalf_types: onBehalfTypes,
     resources: [...resources],
+    principal_keys: [...principalKeys],
   };
 }
 
@@ -271,10 +284,11 @@ export function readyPart(part: StoredPart): ReadyPart {
     [...TEXT_COLUMNS.map((c) => node[c]), node.resources],
     JSON_COLUMNS.map((c) => node[c]),
   );
-  const { patterns, resources, ...rest } = node;
+  const { patterns, resources, principal_keys: keys, ...rest } = node;
   const columns: Record<string, string> = {
     resources: resources.join(sep),
-    patterns: patterns.map((p) => (p ? '1' : '0')).join(''),
+    principal_keys: keys.join(sep),
+    patterns: patterns.map((p) => (p ? '1' : '0')).join(sep),
   };
   for (const c of COLUMNS) columns[c] = node[c].join(sep);
   const scalars = Object.fromEntries(
@@ -470,11 +484,12 @@ export interface AccessChangeFilters {
 }
 
 /** A term of the full-text index of parts' keys: one exact keyword token of a field. */
-const term = (field: 'principals' | 'resources', token: string): string =>
+const term = (field: 'principal_keys' | 'resources', token: string): string =>
   `${field}:"${token.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 
 /** The full-text search of the parts holding a principal's changes. */
-export const principalSearch = (principalId: string): string => term('principals', principalId);
+export const principalSearch = (principalId: string): string =>
+  term('principal_keys', principalKey(principalId));
 
 /** The full-text search of the parts holding changes on a resource, or on a glob of its type. */
 export const resourceSearch = (type: string, identifier: string): string =>
@@ -498,7 +513,7 @@ function predicates(filters: AccessChangeFilters): {
   const params: Record<string, unknown> = {};
   const { principalId, resourceType, identifier, action, eventId, since, until, after } = filters;
   if (principalId !== undefined) {
-    terms.push(term('principals', principalId));
+    terms.push(principalSearch(principalId));
     rows.push('principals[i] = $principalId');
     params['principalId'] = principalId;
   }
