@@ -29,6 +29,8 @@ export const CHANGES_PER_PART = 500;
 /**
  * Changes handed on at a time while a batch's are computed, about (whole parts): the store of
  * the first begins while the rest are computed (the recorder stores about this many a statement).
+ * The first part goes alone, as soon as it is made: the store's first statement is a small one
+ * anyway (src/pacing), and it need not wait for ten parts to be computed on a busy host.
  */
 const HANDED_ON_ROWS = 5_000;
 
@@ -91,16 +93,19 @@ function soleCause(causes: BatchCauses): ChangeEvent | undefined {
 class PartsOut {
   private out: ReadyPart[] = [];
   private rows = 0;
+  /** Rows to gather before the next hand-on: the first part goes alone. */
+  private next = 1;
 
   constructor(private readonly handOn: HandOn | undefined) {}
 
   push(part: StoredPart): void {
     this.out.push(readyPart(part));
     this.rows += part.rows.length;
-    if (this.handOn && this.rows >= HANDED_ON_ROWS) {
+    if (this.handOn && this.rows >= this.next) {
       this.handOn(this.out);
       this.out = [];
       this.rows = 0;
+      this.next = HANDED_ON_ROWS;
     }
   }
 

@@ -474,9 +474,10 @@ describe('access changes made ready to store', () => {
     const handed: ReadyPart[][] = [];
     const rest = await after((parts) => handed.push(parts));
     const rows = (parts: ReadyPart[]) => parts.reduce((n, p) => n + p.rows, 0);
-    // 25 parts of at most 500: two pieces of ten parts handed on, and the last five answered.
-    expect(handed.map(rows)).to.deep.equal([5_000, 5_000]);
-    expect(rows(rest)).to.equal(2_345);
+    // 25 parts of at most 500: the first handed on alone as soon as it is made, then two pieces
+    // of ten parts, and the last four answered.
+    expect(handed.map(rows)).to.deep.equal([500, 5_000, 5_000]);
+    expect(rows(rest)).to.equal(1_845);
     const all = [...handed.flat(), ...rest];
     expect(all.map((p) => p.rows)).to.deep.equal([...Array<number>(24).fill(500), 345]);
     expect(all.flatMap(principalsOf)).to.deep.equal(many);
