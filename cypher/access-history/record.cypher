@@ -9,10 +9,11 @@
 // '' for the principal's own access).
 // Each column comes as one string, its values joined by `part.sep`, which none of them holds
 // (`patterns`: '1' for a glob, '0' for a resource).
-// `principal_keys` and `resources` are the keys a part is found by: each principal's id's last six
-// characters (schema 020), and `type:identifier`, `type`, and `type*` for a glob. Its cause is one `(:AccessCause)` node, created by the first
-// recorder that stores any of its parts: a part whose cause another recorder stored already (one
-// that held the lease before) is skipped, so a cause is stored once.
+// `principal_keys` and `resources` are the keys a part is found by: the last six characters of
+// each principal's id (schema 020), and `type:identifier`, `type`, and `type*` for a glob.
+// Its cause is one `(:AccessCause)` node, created by the first recorder that stores any of its
+// parts: a part whose cause another recorder stored already (one that held the lease before) is
+// skipped, so a cause is stored once.
 // A part is stored `:AccessChangeUnkeyed`; the recorder keys them later in bulk (key.cypher),
 // once what waits is stored: reads by principal or resource take the unkeyed parts as well.
 // Each part of listed changes also goes, as one `access.changed` message, into the outbox of

@@ -274,6 +274,31 @@ describe('access changes stored in parts', () => {
     }
   });
 
+  it('keys a part stored without principal keys, as a version before them stored it, by principal', async () => {
+    const t = type();
+    const p = newId('principal');
+    const old = partOf(t, [[p, 'old', ['read'], []]]);
+    await holdingLease(fx.app, 'recorder-a', () =>
+      repo.record(fx.app.runtime.db, [readyPart(old)], 'recorder-a'),
+    );
+    await cypher(
+      fx.app.runtime.db,
+      'MATCH (x:AccessChangePart {cause_event_id: $c}) REMOVE x.principal_keys',
+      {
+        c: old.cause_id,
+      },
+    );
+    await repo.key(fx.app.runtime.db, 1_000);
+    await repo.settleKeys(fx.app.runtime.db);
+    const [row] = await cypher(
+      fx.app.runtime.db,
+      'MATCH (x:AccessChangePart {cause_event_id: $c}) RETURN x.principal_keys AS keys, x:AccessChangeUnkeyed AS unkeyed',
+      { c: old.cause_id },
+    );
+    expect(row).to.deep.equal({ keys: [p.slice(-6)], unkeyed: false });
+    expect(summary((await changes(`principal_id=${p}`)).data)).to.deep.equal([`${p} old +read`]);
+  });
+
   it('converts changes stored one node each into parts (migration 018), listed and read as of', async () => {
     const t = type();
     const p = newId('principal');
