@@ -441,13 +441,20 @@ function reached(
   index: PolicyIndex,
   work: Pending,
   policies: Iterable<IxPolicy | null | undefined>,
+  /** The rows some of `policies` selected, taken before the batch (`AccessChangeTracker.before`). */
+  selected?: ReadonlyMap<IxPolicy, Int32Array>,
 ): Set<string> {
   const out = new Set<string>([...work.principals, ...work.memberships]);
   const add = (ids: Iterable<string>): void => {
     for (const id of ids) out.add(id);
   };
   for (const g of [...work.groups, ...work.removedGroups]) add(index.membersOf(g));
-  for (const policy of policies) if (policy) add(index.subjectsOf(policy));
+  for (const policy of policies) {
+    if (!policy) continue;
+    const rows = selected?.get(policy);
+    if (rows) for (const row of rows) out.add(index.table.idOf(row));
+    else add(index.subjectsOf(policy));
+  }
   for (const key of work.resources) {
     const { type, identifier } = resourceOf(key);
     for (const policy of index.candidates(type, identifier)) add(index.subjectsOf(policy));
@@ -489,6 +496,12 @@ export class AccessChangeTracker {
   private readonly views = new Map<string, AccessView>();
   private readonly summaries = new Map<string, PrincipalSummary | undefined>();
   private readonly previous = new Map<string, IxPolicy | null>();
+  /**
+   * The rows the policies a batch of policies alone names selected before it, where the index
+   * kept them: once the batch is applied, a `match` no policy has any more would be evaluated over
+   * every principal again to tell whom it selected.
+   */
+  private readonly selected = new Map<IxPolicy, Int32Array>();
   /** Delegate and delegator pairs the batch can reach, with what the delegate held acting for the other. */
   private readonly delegated = new Map<string, { view: AccessView; who: PrincipalSummary[] }>();
   /** The instant the access before the batch is taken at (undefined: now). */
@@ -518,12 +531,19 @@ export class AccessChangeTracker {
    * Notes the policies the batch names as they are, and what the principals it can reach have
    * now. A batch of policies alone changes nothing else: what anyone had before it is what they
    * have after it with those policies as they were, which `after` reads then (without holding the
-   * batch up here, and one principal at a time as it goes).
+   * batch up here, and one principal at a time as it goes); of those policies, only whom they
+   * select is taken now, where the index holds it.
    */
   async before(): Promise<void> {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
-    if (policiesAlone(work)) return;
+    if (policiesAlone(work)) {
+      for (const policy of this.previous.values()) {
+        if (policy && index.subjectsAtHand(policy))
+          this.selected.set(policy, index.subjectRows(policy).toArray());
+      }
+      return;
+    }
     const ids = reached(index, work, this.previous.values());
     const memo = new ViewMemo();
     for (const id of ids) {
@@ -577,7 +597,7 @@ export class AccessChangeTracker {
     const now = [...work.policies].map((id) => index.policies.get(id));
     const alone = policiesAlone(work);
     const ids = new Set([
-      ...(alone ? reached(index, work, this.previous.values()) : this.views.keys()),
+      ...(alone ? reached(index, work, this.previous.values(), this.selected) : this.views.keys()),
       ...reached(index, work, now),
     ]);
     const overlay: Overlay = this.previous;
