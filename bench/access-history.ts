@@ -9,7 +9,11 @@
  *    wait until the first of them are stored, and the rate at which the rest are stored from then
  *    on. The first BENCH_COLD_ROUNDS (2) are those of a fresh service and a fresh Neo4j, whose JVM
  *    is still compiling the code that stores and indexes them: their median is given apart from
- *    that of the later rounds (a service that has run a while), which the target is read on;
+ *    that of the later rounds (a service that has run a while), which the target is read on.
+ *    Beside each, the CPU seconds spent meanwhile (from /proc): by the local Neo4j's JVM and, of
+ *    them, by its JIT compilers (still compiling Neo4j's code in the first minutes), by the
+ *    serving and the background process (BENCH_LAYOUT=background), and how many of the machine's
+ *    cores were busy: where they all were, what each used is what the recording waited on;
  * 2. decisions meanwhile: single `POST /v1/decisions/evaluate` at BENCH_RATE per second (300),
  *    open loop from a process of its own (bench/load-generator.ts: latency counted from each
  *    request's due time), during each recording, beside the same stream with nothing else going
@@ -35,6 +39,7 @@
  * and BENCH_SERVICE_FLAGS (node flags). Results also go to bench/results/access-history-*.json.
  */
 import type { ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import type { Database } from '../src/db/database.js';
 import type { Runtime } from '../src/runtime.js';
 import { BulkLoader } from '../src/seed/bulk.js';
@@ -46,6 +51,8 @@ import {
   benchConfig,
   benchMain,
   benchNeo4j,
+  childProcesses,
+  cpuSeconds,
   cypher,
   env,
   fmt,
@@ -54,9 +61,12 @@ import {
   latencySummary,
   loadPrincipals,
   log,
+  machineBusySeconds,
   median,
+  processEnv,
   profiled,
   startServiceProcess,
+  threadCpuSeconds,
   withBenchService,
   writeResults,
   serviceEnv,
@@ -90,8 +100,27 @@ const POLL_MS = 25;
  */
 const LAYOUT = process.env['BENCH_LAYOUT'] === 'background' ? 'background' : 'one';
 const DAY_MS = 86_400_000;
+const CPU_SCENARIO =
+  '  CPU s meanwhile: Neo4j (of it JIT compiling) / serving process / background process; cores busy';
 
 type Requests = { method: 'POST' | 'GET'; path: string; body?: string }[];
+
+/** CPU seconds, as `measure` reads them (NaN where one cannot be read). */
+interface Cpu {
+  neo4j: number;
+  jit: number;
+  serving: number;
+  background: number;
+  machine: number;
+}
+
+const CORES = os.cpus().length;
+
+/** CPU seconds as the table gives them: Neo4j (its JIT), serving, background; cores busy. */
+function cpuText(cpu: Cpu, seconds: number): string {
+  const s = (v: number): string => (Number.isNaN(v) ? '-' : fmt(v));
+  return `${s(cpu.neo4j)} (${s(cpu.jit)}) / ${s(cpu.serving)} / ${s(cpu.background)}; ${fmt(cpu.machine / seconds, 1)} of ${CORES}`;
+}
 
 /** An open-loop run in the generator process, which `stop` ends early. */
 function openRun(
@@ -181,7 +210,12 @@ async function main(): Promise<void> {
       );
       const reader = graphReader(neo4j);
       try {
-        await measure({ db: reader, base: service.base, client: adminClient(service.base) });
+        await measure({
+          db: reader,
+          base: service.base,
+          client: adminClient(service.base),
+          serving: service.pid,
+        });
       } finally {
         await service.stop();
         await reader.driver.close();
@@ -207,11 +241,39 @@ async function main(): Promise<void> {
     db,
     base,
     client,
+    serving,
   }: {
     db: Pick<Database, 'driver'>;
     base: string;
     client: BenchClient;
+    /** The serving process of the service measured, where it is a process of its own. */
+    serving?: number;
   }): Promise<void> {
+    /**
+     * The CPU seconds used so far: by Neo4j's JVM (and, of them, by its JIT compilers), by the
+     * serving process and its background process (where the service is a process of its own), and
+     * by every core of the machine; what a recording used is the difference across it.
+     */
+    const cpuNow = (): Cpu => {
+      // The service's processes by their part (src/cluster), and the local Neo4j's JVM, which
+      // this process started (none where NEO4J_URI names another).
+      const children = serving === undefined ? [] : childProcesses(serving);
+      const part = (...names: string[]): number =>
+        children
+          .filter((c) => names.includes(processEnv(c.pid, 'PAS_PROCESS_PART') ?? ''))
+          .reduce((n, c) => n + cpuSeconds(c.pid), 0);
+      const java = childProcesses(process.pid).find((c) => c.comm === 'java')?.pid;
+      return {
+        neo4j: java === undefined ? Number.NaN : cpuSeconds(java),
+        jit:
+          java === undefined
+            ? Number.NaN
+            : threadCpuSeconds(java, 'C1 Compiler') + threadCpuSeconds(java, 'C2 Compiler'),
+        serving: serving === undefined ? Number.NaN : part('serving', 'serving-only'),
+        background: serving === undefined ? Number.NaN : part('background'),
+        machine: machineBusySeconds(),
+      };
+    };
     for (; !HISTORY_OFF;) {
       const [lease] = await cypher(db, 'MATCH (l:AccessHistoryLease) RETURN l.holder AS holder');
       if (lease?.['holder']) break;
@@ -249,6 +311,8 @@ async function main(): Promise<void> {
       /** How long the create or delete itself took to answer (its commit included). */
       requestSeconds: number;
       during: OpenLoopResult;
+      /** CPU seconds used from the request until the last change was stored. */
+      cpu: Cpu;
     }[] = [];
     // BENCH_CPU_PROFILE=dir: the service's event loop is profiled through the last round's recordings.
     const record = (
@@ -259,6 +323,7 @@ async function main(): Promise<void> {
     ): Promise<void> => profiled(profile ? label : undefined, () => recordOnce(round, label, act));
     const recordOnce = async (round: number, label: string, act: () => Promise<string>): Promise<void> => {
       const during = openRun(generator, base, requests, headers, RECORD_TIMEOUT_S);
+      const cpuBefore = cpuNow();
       const started = performance.now();
       const targetId = await act();
       const requestSeconds = (performance.now() - started) / 1000;
@@ -281,6 +346,7 @@ async function main(): Promise<void> {
         if (stored > 0) first ??= { seconds: (performance.now() - started) / 1000, changes: stored };
       }
       const seconds = (performance.now() - started) / 1000;
+      const cpuAfter = cpuNow();
       during.stop();
       const firstSeconds = first?.seconds ?? seconds;
       recordings.push({
@@ -292,6 +358,13 @@ async function main(): Promise<void> {
         firstChanges: first?.changes ?? stored,
         requestSeconds,
         during: await during.result,
+        cpu: {
+          neo4j: cpuAfter.neo4j - cpuBefore.neo4j,
+          jit: cpuAfter.jit - cpuBefore.jit,
+          serving: cpuAfter.serving - cpuBefore.serving,
+          background: cpuAfter.background - cpuBefore.background,
+          machine: cpuAfter.machine - cpuBefore.machine,
+        },
       });
       log(
         `  ${label}: ${stored} changes in ${fmt(seconds)} s (the request answered after ${fmt(requestSeconds)} s, the first stored after ${fmt(firstSeconds)} s)`,
@@ -414,6 +487,7 @@ async function main(): Promise<void> {
         value: `${fmt(r.during.latency.p99)} / ${fmt(r.during.latency.max)} ms`,
         ok: r.during.latency.p99 <= floor + 5,
       });
+      table.push({ scenario: CPU_SCENARIO, value: cpuText(r.cpu, r.seconds) });
     }
     const rateOf = (r: (typeof recordings)[number]): number => r.changes / r.seconds;
     const rounds = (from: number, to: number): string =>
@@ -431,6 +505,22 @@ async function main(): Promise<void> {
       scenario: `changes/s, median of ${rounds(COLD_ROUNDS + 1, ROUNDS)} (target 50,000)`,
       value: `${fmt(warmRate, 0)} (${warm.filter((r) => rateOf(r) >= 50_000).length} of ${warm.length} at 50,000 or more)`,
       ok: warmRate >= 50_000,
+    });
+    // Where the cores went while the warm rounds recorded: the median of each, in seconds.
+    const cpuOf = (key: keyof Cpu): number => median(warm.map((r) => r.cpu[key]));
+    table.push({
+      scenario: `${CPU_SCENARIO.trim()}, median of ${rounds(COLD_ROUNDS + 1, ROUNDS)}`,
+      // The cores busy: the median of each recording's share (its seconds given as one).
+      value: cpuText(
+        {
+          neo4j: cpuOf('neo4j'),
+          jit: cpuOf('jit'),
+          serving: cpuOf('serving'),
+          background: cpuOf('background'),
+          machine: median(warm.map((r) => r.cpu.machine / r.seconds)),
+        },
+        1,
+      ),
     });
     table.push({
       scenario: 'recordings with evaluate within floor + 5 ms',
@@ -471,6 +561,7 @@ async function main(): Promise<void> {
         first_stored_changes: r.firstChanges,
         request_seconds: r.requestSeconds,
         during: r.during.latency,
+        cpu_seconds: r.cpu,
       })),
       as_of: { principal: p, resource: q },
     });

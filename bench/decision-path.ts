@@ -83,7 +83,7 @@
  *     npm run bench:decision-path          # the heavy moments alone, small
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -129,6 +129,7 @@ import {
   serviceEnv,
   serviceFlags,
   compileService,
+  cpuSeconds,
 } from './harness.js';
 import type { GeneratorMessage, LoadResult } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -262,12 +263,6 @@ async function startHello(): Promise<{ base: string; pid: number; child: ChildPr
     child.once('message', (m: { port: number }) => resolve(m.port)),
   );
   return { base: `http://127.0.0.1:${port}`, pid: child.pid!, child };
-}
-
-/** CPU seconds a process has used so far (user and system, from /proc). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** The process listening on a local TCP port (the embedded Neo4j's JVM, found by its Bolt port). */

@@ -14,26 +14,18 @@
  * REDIS_URL (redis://127.0.0.1:6379; the Redis stores are skipped without one).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
 import neo4j, { type Driver } from 'neo4j-driver';
 import { newId } from '../src/ids.js';
-import { benchNeo4j, env, fmt, log, median, ResultTable } from './harness.js';
+import { benchNeo4j, cpuSeconds, env, fmt, log, median, ResultTable } from './harness.js';
 
 const RECORDS = env('BENCH_RECORDS', 50_000);
 const BATCH = env('BENCH_BATCH', 2_500);
 const ROUNDS = Math.max(1, env('BENCH_ROUNDS', 3));
 const WARMUP_S = env('BENCH_WARMUP_S', 120);
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-const TICK_MS = 1000 / 100;
-
-/** CPU seconds a process has used, from /proc (user + system). */
-function cpuOfPid(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * TICK_MS) / 1000;
-}
 
 const ownCpu = (): number => {
   const u = process.cpuUsage();
@@ -226,7 +218,7 @@ interface Reading {
 async function measure(store: Store, count: number): Promise<Reading> {
   const records = Array.from({ length: count }, (_, i) => record(i));
   const client0 = ownCpu();
-  const store0 = cpuOfPid(store.storePid);
+  const store0 = cpuSeconds(store.storePid);
   const t0 = performance.now();
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
@@ -243,7 +235,7 @@ async function measure(store: Store, count: number): Promise<Reading> {
   }
   return {
     clientUsPerRecord: ((ownCpu() - client0) * 1e6) / count,
-    storeUsPerRecord: ((cpuOfPid(store.storePid) - store0) * 1e6) / count,
+    storeUsPerRecord: ((cpuSeconds(store.storePid) - store0) * 1e6) / count,
     heldMsMax,
     seconds,
   };

@@ -56,7 +56,7 @@
  * process writes a CPU profile of its whole life there as it exits). Results also go to bench/results/enterprise-*.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -93,6 +93,8 @@ import {
   writeResults,
   listGroups,
   runSync,
+  childProcesses,
+  cpuSeconds,
 } from './harness.js';
 import type { GeneratorMessage } from './load-generator.js';
 import type { OpenLoopResult } from './open-loop.js';
@@ -199,34 +201,6 @@ function rssMb(pid: number | undefined): number {
   } catch {
     return 0;
   }
-}
-
-/** CPU seconds a process has used so far, user and system (0 once it is gone). */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 1/100 s.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** The children of a process named `comm` (the embedded Neo4j's JVM is the service's `java`). */
-function childNamed(pid: number, comm: string): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid && readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) return Number(entry);
-    } catch {
-      // The process ended while it was read.
-    }
-  }
-  return undefined;
 }
 
 function run(command: string, args: string[]): Promise<void> {
@@ -344,7 +318,7 @@ async function startService(dataDir: string, logFile: string, snapshotBytes: num
   return {
     base,
     pid: child.pid!,
-    neo4jPid: childNamed(child.pid!, 'java'),
+    neo4jPid: childProcesses(child.pid!).find((c) => c.comm === 'java')?.pid,
     logFile,
     readyS,
     stop,

@@ -5,7 +5,7 @@
  * spoken to over IPC, the results files, and the entry point's error report.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
@@ -173,6 +173,77 @@ export function graphReader(neo4j: Neo4jEndpoint): Pick<Database, 'driver'> {
   return {
     driver: neo4jDriver.driver(neo4j.uri, auth, { logging: { level: 'error', logger: () => undefined } }),
   };
+}
+
+/** CPU seconds a process has used so far, user and system, from /proc (0 once it is gone). */
+export function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 1/100 s.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The processes whose parent is `pid`, with their command names (from /proc). */
+export function childProcesses(pid: number): { pid: number; comm: string }[] {
+  const out: { pid: number; comm: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid)
+        out.push({ pid: Number(entry), comm: readFileSync(`/proc/${entry}/comm`, 'utf8').trim() });
+    } catch {
+      // The process ended while it was read.
+    }
+  }
+  return out;
+}
+
+/** CPU seconds every core of the machine has been busy so far (not idle nor waiting), from /proc/stat. */
+export function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const [user, nice, system, , , irq, softirq, steal] = line.split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+}
+
+/** A variable of a process's environment as it started (from /proc); undefined where unreadable. */
+export function processEnv(pid: number, name: string): string | undefined {
+  try {
+    const entry = readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .find((e) => e.startsWith(`${name}=`));
+    return entry?.slice(name.length + 1);
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds the threads of a process whose names begin with `prefix` have used so far (from /proc). */
+export function threadCpuSeconds(pid: number, prefix: string): number {
+  let total = 0;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  for (const tid of tasks) {
+    try {
+      if (!readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith(prefix)) continue;
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // The thread ended while it was read.
+    }
+  }
+  return total;
 }
 
 /**
