@@ -139,6 +139,9 @@ async function recordOne(
 }
 
 async function main(): Promise<void> {
+  // The organisation's groups are its own: none holds every department for a policy to name.
+  if (WORLD === 'org' && SUBJECT === 'group')
+    throw new Error('BENCH_SUBJECT=group takes the departments world (leave BENCH_WORLD unset)');
   const now = Date.now();
   log(
     WORLD === 'org'
@@ -160,6 +163,8 @@ async function main(): Promise<void> {
       ['created', created],
       ['deleted', deleted],
     ] as const) {
+      // A change that moved nothing measured nothing.
+      if (r.changes === 0) throw new Error(`the policy ${name} moved no access: nothing was measured`);
       const rate = r.changes / r.seconds;
       log(
         `${round === 0 ? 'warm-up' : `round ${round}`}: ${name} ${r.changes} changes in ${fmt(r.seconds)} s: ${Math.round(rate)}/s, the first handed on after ${fmt(r.firstSeconds)} s`,
