@@ -175,14 +175,19 @@ export function graphReader(neo4j: Neo4jEndpoint): Pick<Database, 'driver'> {
   };
 }
 
+/** The CPU seconds, user and system, a `stat` file of /proc says (of a process or a thread). */
+function cpuOfStat(file: string): number {
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** CPU seconds a process has used so far, user and system, from /proc (0 once it is gone). */
 export function cpuSeconds(pid: number | undefined): number {
   if (pid === undefined) return 0;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 1/100 s.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return cpuOfStat(`/proc/${pid}/stat`);
   } catch {
     return 0;
   }
@@ -236,9 +241,7 @@ export function threadCpuSeconds(pid: number, prefix: string): number {
   for (const tid of tasks) {
     try {
       if (!readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith(prefix)) continue;
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
+      total += cpuOfStat(`/proc/${pid}/task/${tid}/stat`);
     } catch {
       // The thread ended while it was read.
     }
