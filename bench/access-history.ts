@@ -119,7 +119,7 @@ const CORES = os.cpus().length;
 /** CPU seconds as the table gives them: Neo4j (its JIT), serving, background; cores busy. */
 function cpuText(cpu: Cpu, seconds: number): string {
   const s = (v: number): string => (Number.isNaN(v) ? '-' : fmt(v));
-  return `${s(cpu.neo4j)} (${s(cpu.jit)}) / ${s(cpu.serving)} / ${s(cpu.background)}; ${fmt(cpu.machine / seconds, 1)} of ${CORES}`;
+  return `${s(cpu.neo4j)} (${s(cpu.jit)}) / ${s(cpu.serving)} / ${s(cpu.background)}; ${Number.isNaN(cpu.machine) ? '-' : fmt(cpu.machine / seconds, 1)} of ${CORES}`;
 }
 
 /** An open-loop run in the generator process, which `stop` ends early. */

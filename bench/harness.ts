@@ -196,7 +196,14 @@ export function cpuSeconds(pid: number | undefined): number {
 /** The processes whose parent is `pid`, with their command names (from /proc). */
 export function childProcesses(pid: number): { pid: number; comm: string }[] {
   const out: { pid: number; comm: string }[] = [];
-  for (const entry of readdirSync('/proc')) {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    // Not Linux: no process is known.
+    return out;
+  }
+  for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
@@ -210,9 +217,14 @@ export function childProcesses(pid: number): { pid: number; comm: string }[] {
   return out;
 }
 
-/** CPU seconds every core of the machine has been busy so far (not idle nor waiting), from /proc/stat. */
+/** CPU seconds every core of the machine has been busy so far (not idle nor waiting), from /proc/stat; NaN elsewhere. */
 export function machineBusySeconds(): number {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  let line: string;
+  try {
+    line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  } catch {
+    return Number.NaN;
+  }
   const [user, nice, system, , , irq, softirq, steal] = line.split(/\s+/).slice(1).map(Number);
   return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
 }
