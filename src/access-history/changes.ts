@@ -497,9 +497,9 @@ export class AccessChangeTracker {
   private readonly summaries = new Map<string, PrincipalSummary | undefined>();
   private readonly previous = new Map<string, IxPolicy | null>();
   /**
-   * The rows the policies a batch of policies alone names selected before it, where the index
-   * kept them: once the batch is applied, a `match` no policy has any more would be evaluated over
-   * every principal again to tell whom it selected.
+   * The rows the policies with a `match` that a batch of policies alone names selected before it,
+   * where the index kept them: once the batch is applied, a `match` no policy has any more would be
+   * evaluated over every principal again to tell whom it selected.
    */
   private readonly selected = new Map<IxPolicy, Int32Array>();
   /** Delegate and delegator pairs the batch can reach, with what the delegate held acting for the other. */
@@ -538,8 +538,9 @@ export class AccessChangeTracker {
     const { index, work } = this;
     for (const id of work.policies) this.previous.set(id, index.policies.get(id) ?? null);
     if (policiesAlone(work)) {
+      // Only a `match` loses its set with its policy: groups and listed principals stay at hand.
       for (const policy of this.previous.values()) {
-        if (policy && index.subjectsAtHand(policy))
+        if (policy?.match && index.subjectsAtHand(policy))
           this.selected.set(policy, index.subjectRows(policy).toArray());
       }
       return;
