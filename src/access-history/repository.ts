@@ -89,17 +89,49 @@ export interface PartNode {
   on_behalf_types: string[];
   /** What the full-text index finds the part by: `type:identifier`, `type`, and `type*` for a glob. */
   resources: string[];
-  /** And by principal: `principalKey` of each principal of the part, once each. */
+  /** And by principal: a few prefixes of its principals' ids (`principalKeys`). */
   principal_keys: string[];
 }
 
+/** At most this many principal keys a part: a prefix of its principals' ids each. */
+export const PRINCIPAL_KEYS_PER_PART = 16;
+
 /**
- * What the full-text index finds a principal's parts by: the last six characters of its id (of
- * the random part of a generated one). A whole id would be a long term sharing `prn_` with every
- * other, which the index compresses block by block at every refresh and merge (schema 020); two
- * principals whose ids end alike share a key, so a read checks each change's principal after.
+ * What the full-text index finds a part by principal: a few prefixes of its principals' ids, each
+ * written `<prefix>*` ("every id that starts so"), as long as they can be with at most
+ * `PRINCIPAL_KEYS_PER_PART` of them. A part of that many principals or fewer is keyed by their
+ * whole ids; a larger one, whose principals are mostly neighbours in id order (a cause's changes
+ * are made in that order), by the few prefixes its ids share. Every principal of the part has one
+ * of its keys; a principal outside it that shares one is a false match, which a read drops when
+ * it checks each change's principal. One key per principal made the index's terms (and so each of
+ * its refreshes and segment merges) as many as the changes.
  */
-export const principalKey = (principalId: string): string => principalId.slice(-6);
+export function principalKeys(principalIds: Iterable<string>): string[] {
+  const ids = [...new Set(principalIds)].sort();
+  let length = Infinity;
+  if (ids.length > PRINCIPAL_KEYS_PER_PART) {
+    // In id order, the ids have as many distinct prefixes of length L as there are neighbours
+    // sharing fewer than L characters, plus one: L is the largest length that keeps them few.
+    const shared = new Array<number>(ids.length - 1);
+    for (let i = 1; i < ids.length; i += 1) shared[i - 1] = sharedPrefix(ids[i - 1]!, ids[i]!);
+    shared.sort((a, b) => a - b);
+    length = shared[PRINCIPAL_KEYS_PER_PART - 1]!;
+  }
+  return [...new Set(ids.map((id) => `${id.slice(0, length)}*`))];
+}
+
+function sharedPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i += 1;
+  return i;
+}
+
+/**
+ * The key of a principal in parts that earlier versions stored (from schema 020 on): the last six
+ * characters of its id. Those parts are still found by it.
+ */
+const legacyPrincipalKey = (principalId: string): string => principalId.slice(-6);
 
 /** A part as the node that stores it: a function of the part alone. */
 export function partNode(part: StoredPart): PartNode {
@@ -113,7 +145,6 @@ export function partNode(part: StoredPart): PartNode {
   let text: string | undefined;
   let normal = '';
   const resources = new Set<string>();
-  const principalKeys = new Set<string>();
   let resourceOfLast: StoredAccessChange | undefined;
   let listed = 0;
   const ids = new Array<string>(n);
@@ -153,7 +184,6 @@ export function partNode(part: StoredPart): PartNode {
     if (r.actions_gained.length + r.actions_lost.length > 0) listed += 1;
     ids[i] = r.id;
     principals[i] = r.principal_id;
-    principalKeys.add(principalKey(r.principal_id));
     principalNames[i] = r.principal_name;
     principalTypes[i] = r.principal_type;
     resourceTypes[i] = r.resource_type;
@@ -195,7 +225,7 @@ export function partNode(part: StoredPart): PartNode {
     on_behalf_names: onBehalfNames,
     on_behalf_types: onBehalfTypes,
     resources: [...resources],
-    principal_keys: [...principalKeys],
+    principal_keys: principalKeys(principals),
   };
 }
 
@@ -487,9 +517,16 @@ export interface AccessChangeFilters {
 const term = (field: 'principal_keys' | 'resources', token: string): string =>
   `${field}:"${token.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 
-/** The full-text search of the parts holding a principal's changes. */
-export const principalSearch = (principalId: string): string =>
-  term('principal_keys', principalKey(principalId));
+/**
+ * The full-text search of the parts that may hold a principal's changes: every prefix of its id
+ * that a part can be keyed by (`principalKeys`), and its key in parts stored before them.
+ */
+export const principalSearch = (principalId: string): string => {
+  const terms = [term('principal_keys', legacyPrincipalKey(principalId))];
+  for (let length = 0; length <= principalId.length; length += 1)
+    terms.push(term('principal_keys', `${principalId.slice(0, length)}*`));
+  return `(${terms.join(' OR ')})`;
+};
 
 /** The full-text search of the parts holding changes on a resource, or on a glob of its type. */
 export const resourceSearch = (type: string, identifier: string): string =>

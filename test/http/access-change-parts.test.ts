@@ -242,43 +242,87 @@ describe('access changes stored in parts', () => {
     });
   });
 
-  it('finds a principal by the end of its id, and answers only its own changes where ids end alike', async () => {
+  it('finds a principal of a large part by a prefix it shares with its neighbours, and answers only its own changes', async () => {
     const t = type();
-    const p = newId('principal');
-    // Another id ending in the same six characters: the same key in the full-text index.
-    const alike = `${p.slice(0, 4)}${p[4] === 'Z' ? 'Y' : 'Z'}${p.slice(5)}`;
-    expect(alike).to.not.equal(p);
-    const stored = partOf(t, [
-      [p, 'mine', ['read'], []],
-      [alike, 'theirs', ['write'], []],
-    ]);
-    const later = partOf(t, [[alike, 'theirs-too', [], ['write']]]);
-    await holdingLease(fx.app, 'recorder-a', () =>
-      repo.record(fx.app.runtime.db, [readyPart(stored), readyPart(later)], 'recorder-a'),
+    // Forty neighbours in id order, and one more between them that the part does not hold: the
+    // part is keyed by the prefixes they share, which the outsider shares too.
+    const base = newId('principal').slice(0, -2);
+    const digits = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+    const near = Array.from({ length: 41 }, (_, i) => `${base}${digits[i >> 4]}${digits[i & 15]}`);
+    const outsider = near.splice(20, 1)[0]!;
+    const large = partOf(
+      t,
+      near.map((p) => [p, 'team', ['read'], []]),
     );
+    const own = partOf(t, [[outsider, 'own', ['write'], []]]);
+    await holdingLease(fx.app, 'recorder-a', () =>
+      repo.record(fx.app.runtime.db, [readyPart(large), readyPart(own)], 'recorder-a'),
+    );
+    const [row] = await cypher(
+      fx.app.runtime.db,
+      'MATCH (x:AccessChangePart {cause_event_id: $c}) RETURN x.principal_keys AS keys',
+      { c: large.cause_id },
+    );
+    const keys = row!['keys'] as string[];
+    expect(keys.length).to.be.within(1, 16);
+    expect(
+      keys.some((k) => outsider.startsWith(k.slice(0, -1))),
+      'the outsider shares a key',
+    ).to.equal(true);
     // Unkeyed, then keyed and read through the index alone: the same answers.
     for (const keyed of [false, true]) {
       if (keyed) {
         await repo.key(fx.app.runtime.db, 1_000);
         await repo.settleKeys(fx.app.runtime.db);
       }
-      expect(summary((await changes(`principal_id=${p}`)).data), `keyed: ${keyed}`).to.deep.equal([
-        `${p} mine +read`,
-      ]);
-      expect(summary((await changes(`principal_id=${alike}`)).data), `keyed: ${keyed}`).to.deep.equal([
-        `${alike} theirs +write`,
-        `${alike} theirs-too -write`,
+      for (const p of [near[0]!, near[19]!, near[20]!, near[39]!]) {
+        expect(summary((await changes(`principal_id=${p}`)).data), `keyed: ${keyed}`).to.deep.equal([
+          `${p} team +read`,
+        ]);
+      }
+      expect(summary((await changes(`principal_id=${outsider}`)).data), `keyed: ${keyed}`).to.deep.equal([
+        `${outsider} own +write`,
       ]);
       const history = await repo.principalAsOf(
         fx.app.runtime.db,
-        p,
+        outsider,
         new Date(Date.now() - 60_000).toISOString(),
       );
       expect(
         history.map((h) => h.identifier),
         `keyed: ${keyed}`,
-      ).to.deep.equal(['mine']);
+      ).to.deep.equal(['own']);
     }
+  });
+
+  it('finds a principal of a part stored by an earlier version, by the end of its id, and answers only its own changes where ids end alike', async () => {
+    const t = type();
+    const p = newId('principal');
+    // Another id ending in the same six characters: the same key in such a part.
+    const alike = `${p.slice(0, 4)}${p[4] === 'Z' ? 'Y' : 'Z'}${p.slice(5)}`;
+    expect(alike).to.not.equal(p);
+    const stored = partOf(t, [
+      [p, 'mine', ['read'], []],
+      [alike, 'theirs', ['write'], []],
+    ]);
+    await holdingLease(fx.app, 'recorder-a', () =>
+      repo.record(fx.app.runtime.db, [readyPart(stored)], 'recorder-a'),
+    );
+    await cypher(
+      fx.app.runtime.db,
+      'MATCH (x:AccessChangePart {cause_event_id: $c}) SET x.principal_keys = [id IN x.principals | right(id, 6)]',
+      { c: stored.cause_id },
+    );
+    await repo.key(fx.app.runtime.db, 1_000);
+    await repo.settleKeys(fx.app.runtime.db);
+    expect(summary((await changes(`principal_id=${p}`)).data)).to.deep.equal([`${p} mine +read`]);
+    expect(summary((await changes(`principal_id=${alike}`)).data)).to.deep.equal([`${alike} theirs +write`]);
+    const history = await repo.principalAsOf(
+      fx.app.runtime.db,
+      p,
+      new Date(Date.now() - 60_000).toISOString(),
+    );
+    expect(history.map((h) => h.identifier)).to.deep.equal(['mine']);
   });
 
   it('keys a part stored without principal keys, as a version before them stored it, by principal', async () => {

@@ -12,7 +12,12 @@ import {
   type EntryBefore,
 } from '../../src/access-history/changes.js';
 import { watchBatch } from '../../src/access-history/compute.js';
-import type { ReadyPart } from '../../src/access-history/repository.js';
+import {
+  PRINCIPAL_KEYS_PER_PART,
+  principalKeys,
+  principalSearch,
+  type ReadyPart,
+} from '../../src/access-history/repository.js';
 import { nothing, type Pending } from '../../src/decisions/apply.js';
 import type { ChangeEvent } from '../../src/events/feed.js';
 import { compilePolicy } from '../../src/decisions/model.js';
@@ -500,5 +505,72 @@ describe('access changes made ready to store', () => {
       { part: 3, parts: 3 },
     ]);
     expect(all.flatMap(principalsOf)).to.deep.equal(many);
+  });
+});
+
+describe('principal keys of a part', () => {
+  const ULID = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  /** Principal ids drawn close together, as a cause reaching neighbours in id order has them. */
+  const idsArb = fc
+    .tuple(
+      fc.integer({ min: 0, max: 30 }),
+      fc.array(fc.nat({ max: 32 ** 4 - 1 }), { minLength: 1, maxLength: 300 }),
+    )
+    .map(([shared, tails]) =>
+      tails.map((tail, i) => {
+        const digits = Array.from(
+          { length: 26 },
+          (_, k) => ULID[(tail * 7 + k * 13 + i * (k < shared ? 0 : 1)) % 32],
+        );
+        for (let k = 0; k < Math.min(shared, 26); k += 1) digits[k] = ULID[k % 32]!;
+        return `prn_${digits.join('')}`;
+      }),
+    );
+
+  it('gives every principal of the part a key, at most the cap of them, each as long as the cap allows', () => {
+    fc.assert(
+      fc.property(idsArb, (ids) => {
+        const keys = principalKeys(ids);
+        expect(keys.length).to.be.at.most(PRINCIPAL_KEYS_PER_PART);
+        expect(new Set(keys).size).to.equal(keys.length);
+        for (const key of keys) expect(key.endsWith('*')).to.equal(true);
+        const prefixes = keys.map((k) => k.slice(0, -1));
+        for (const id of ids)
+          expect(
+            prefixes.some((p) => id.startsWith(p)),
+            id,
+          ).to.equal(true);
+        const distinct = [...new Set(ids)];
+        if (distinct.length <= PRINCIPAL_KEYS_PER_PART) {
+          expect([...keys].sort()).to.deep.equal(distinct.map((id) => `${id}*`).sort());
+        } else {
+          // One character longer would take more keys than the cap.
+          const length = prefixes[0]!.length;
+          expect(prefixes.every((p) => p.length === length)).to.equal(true);
+          expect(new Set(distinct.map((id) => id.slice(0, length + 1))).size).to.be.above(
+            PRINCIPAL_KEYS_PER_PART,
+          );
+        }
+      }),
+    );
+  });
+
+  it('is found by the search for each of its principals, and the search for another finds only keys it shares', () => {
+    fc.assert(
+      fc.property(idsArb, idsArb, (ids, others) => {
+        const keys = principalKeys(ids);
+        const tokens = (id: string): string[] =>
+          [...principalSearch(id).matchAll(/principal_keys:"([^"]*)"/g)].map((m) => m[1]!);
+        for (const id of ids)
+          expect(
+            keys.some((k) => tokens(id).includes(k)),
+            id,
+          ).to.equal(true);
+        for (const other of others) {
+          const found = keys.filter((k) => tokens(other).includes(k));
+          for (const k of found) expect(other.startsWith(k.slice(0, -1))).to.equal(true);
+        }
+      }),
+    );
   });
 });
