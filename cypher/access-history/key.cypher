@@ -4,8 +4,8 @@
 // for them. A keyed part stays `:AccessChangeUnkeyed`, and is read as one, until the recorder
 // (src/access-history/recorder.ts) has waited for the index to hold it (settle_keys.cypher).
 // A part stored without `principal_keys` (by a version from before schema 020, beside this one
-// while instances are upgraded) is given them here, in that version's form (the last six
-// characters of each id), which a read still looks for, so that the index finds it by principal.
+// while instances are upgraded) is given them here (the last six characters of each id), so that
+// the index finds it by principal.
 MATCH (u:AccessChangeUnkeyed)
 WHERE NOT u:AccessChangeKeyed
 WITH u LIMIT $parts

@@ -9,9 +9,10 @@
 // '' for the principal's own access).
 // Each column comes as one string, its values joined by `part.sep`, which none of them holds
 // (`patterns`: '1' for a glob, '0' for a resource).
-// `principal_keys` and `resources` are the keys a part is found by: at most 16 prefixes of its
-// principals' ids, each written `<prefix>*` (access-history repository, `principalKeys`), and
-// `type:identifier`, `type`, and `type*` for a glob.
+// `principal_keys` and `resources` are the keys a part is found by: the last six characters of
+// each principal's id (schema 020), or, in a part of a cause reaching a large share of the
+// principals, at most 16 prefixes of their ids, each written `<prefix>*` (access-history
+// repository, `principalKeys`); and `type:identifier`, `type`, and `type*` for a glob.
 // Its cause is one `(:AccessCause)` node, created by the first recorder that stores any of its
 // parts: a part whose cause another recorder stored already (one that held the lease before) is
 // skipped, so a cause is stored once.

@@ -504,6 +504,8 @@ export class AccessChangeTracker {
   private readonly selected = new Map<IxPolicy, Int32Array>();
   /** Delegate and delegator pairs the batch can reach, with what the delegate held acting for the other. */
   private readonly delegated = new Map<string, { view: AccessView; who: PrincipalSummary[] }>();
+  /** How many principals the batch reaches, before or after it: known once `after` has begun. */
+  reached = 0;
   /** The instant the access before the batch is taken at (undefined: now). */
   private readonly then: number | undefined;
 
@@ -601,6 +603,7 @@ export class AccessChangeTracker {
       ...(alone ? reached(index, work, this.previous.values(), this.selected) : this.views.keys()),
       ...reached(index, work, now),
     ]);
+    this.reached = ids.size;
     const overlay: Overlay = this.previous;
     // Policies alone move only the entries of what they name: the rest are not read.
     const touched = alone ? touchedBy(index, [...this.previous.values(), ...now]) : undefined;

@@ -5,6 +5,7 @@ import { newId } from '../ids.js';
 import { timeSlices } from '../time.js';
 import { AccessChangeTracker, sameHold, sameVia, type AccessDelta } from './changes.js';
 import {
+  keyedByPrefixes,
   readyPart,
   toStored,
   type AccessChange,
@@ -62,7 +63,9 @@ export async function watchBatch(
     const parts = new PartsOut(handOn);
     const sole = soleCause(causes);
     if (handOn && sole) {
-      const cut = new CauseParts(sole, edges.get(sole.id), null, parts);
+      const cut = new CauseParts(sole, edges.get(sole.id), null, parts, () =>
+        keyedByPrefixes(tracker.reached, index.principals.size),
+      );
       const take = async (deltas: readonly AccessDelta[]): Promise<void> => {
         for (const delta of deltas) await cut.add(delta, turn);
       };
@@ -71,7 +74,7 @@ export async function watchBatch(
       return parts.rest();
     }
     const deltas = await tracker.after();
-    if (deltas.length > 0) await readyParts(deltas, causes, edges, turn, parts);
+    if (deltas.length > 0) await readyParts(deltas, causes, edges, turn, parts, index.principals.size);
     return parts.rest();
   };
 }
@@ -153,6 +156,8 @@ class CauseParts {
     edge: number | undefined,
     private readonly messages: number | null,
     private readonly out: PartsOut,
+    /** Whether its parts are keyed by prefixes (`keyedByPrefixes`): asked as each is made. */
+    private readonly prefixKeys: () => boolean,
   ) {
     this.at = edge === undefined ? cause.occurred_at : new Date(edge).toISOString();
   }
@@ -207,7 +212,14 @@ class CauseParts {
   }
 
   private part(rows: StoredAccessChange[], message: StoredPart['message']): StoredPart {
-    return { id: rows[0]!.id, cause_id: this.cause.id, at: this.cause.occurred_at, rows, message };
+    return {
+      id: rows[0]!.id,
+      cause_id: this.cause.id,
+      at: this.cause.occurred_at,
+      rows,
+      message,
+      prefix_keys: this.prefixKeys(),
+    };
   }
 }
 
@@ -222,6 +234,8 @@ async function readyParts(
   edges: ReadonlyMap<string, number>,
   turn: () => Promise<void> | undefined,
   out: PartsOut,
+  /** How many principals there are. */
+  everyone: number,
 ): Promise<void> {
   const latest = latestOf(causes.values());
   const groups = new Map<string, { cause: ChangeEvent; deltas: AccessDelta[] }>();
@@ -240,7 +254,8 @@ async function readyParts(
     compareEvents(a.cause, b.cause),
   )) {
     const messages = Math.ceil(some.filter(listed).length / CHANGES_PER_PART);
-    const cut = new CauseParts(cause, edges.get(cause.id), messages, out);
+    const prefixKeys = keyedByPrefixes(new Set(some.map((d) => d.principal_id)).size, everyone);
+    const cut = new CauseParts(cause, edges.get(cause.id), messages, out, () => prefixKeys);
     for (const delta of some) await cut.add(delta, turn);
     await cut.finish(turn);
   }

@@ -89,22 +89,35 @@ export interface PartNode {
   on_behalf_types: string[];
   /** What the full-text index finds the part by: `type:identifier`, `type`, and `type*` for a glob. */
   resources: string[];
-  /** And by principal: a few prefixes of its principals' ids (`principalKeys`). */
+  /** And by principal: `principalKeys` or `principalIdKey`s, as its cause has them. */
   principal_keys: string[];
 }
 
-/** At most this many principal keys a part: a prefix of its principals' ids each. */
+/** At most this many principal keys a part keyed by prefixes. */
 export const PRINCIPAL_KEYS_PER_PART = 16;
 
 /**
- * What the full-text index finds a part by principal: a few prefixes of its principals' ids, each
- * written `<prefix>*` ("every id that starts so"), as long as they can be with at most
- * `PRINCIPAL_KEYS_PER_PART` of them. A part of that many principals or fewer is keyed by their
- * whole ids; a larger one, whose principals are mostly neighbours in id order (a cause's changes
- * are made in that order), by the few prefixes its ids share. Every principal of the part has one
- * of its keys; a principal outside it that shares one is a false match, which a read drops when
- * it checks each change's principal. One key per principal made the index's terms (and so each of
- * its refreshes and segment merges) as many as the changes.
+ * The share of all principals a cause reaches from which its parts are keyed by prefixes
+ * (`principalKeys`) rather than by each principal (`principalIdKey`).
+ */
+export const PREFIX_KEYED_SHARE = 1 / 4;
+
+/** Whether the parts of a cause reaching `reached` of `everyone` principals are keyed by prefixes. */
+export const keyedByPrefixes = (reached: number, everyone: number): boolean =>
+  reached > PRINCIPAL_KEYS_PER_PART && reached >= everyone * PREFIX_KEYED_SHARE;
+
+/**
+ * The keys a part of a large cause is found by principal: a few prefixes of its principals' ids,
+ * each written `<prefix>*` ("every id that starts so"), as long as they can be with at most
+ * `PRINCIPAL_KEYS_PER_PART` of them (the whole ids where the part has that many principals or
+ * fewer). A cause's changes are made in principal id order, so a part holds neighbours, which
+ * share long prefixes. Every principal of the part has one of its keys; a principal outside it
+ * that shares one is a false match, which a read drops when it checks each change's principal.
+ * The parts of a cause hold disjoint ranges of ids, so a principal matches about one of them: a
+ * waste where the cause reaches few principals, but a cause reaching a large share of them
+ * (`keyedByPrefixes`) holds changes of a good share of those who read it anyway, and one key per
+ * principal made the full-text index's terms (and each of its refreshes and segment merges) as
+ * many as its changes.
  */
 export function principalKeys(principalIds: Iterable<string>): string[] {
   const ids = [...new Set(principalIds)].sort();
@@ -128,10 +141,13 @@ function sharedPrefix(a: string, b: string): number {
 }
 
 /**
- * The key of a principal in parts that earlier versions stored (from schema 020 on): the last six
- * characters of its id. Those parts are still found by it.
+ * The key a part of any other cause is found by for each of its principals: the last six
+ * characters of its id (of the random part of a generated one). A whole id would be a long term
+ * sharing `prn_` with every other, which the index compresses block by block at every refresh and
+ * merge (schema 020); two principals whose ids end alike share a key, so a read checks each
+ * change's principal after.
  */
-const legacyPrincipalKey = (principalId: string): string => principalId.slice(-6);
+export const principalIdKey = (principalId: string): string => principalId.slice(-6);
 
 /** A part as the node that stores it: a function of the part alone. */
 export function partNode(part: StoredPart): PartNode {
@@ -225,7 +241,9 @@ export function partNode(part: StoredPart): PartNode {
     on_behalf_names: onBehalfNames,
     on_behalf_types: onBehalfTypes,
     resources: [...resources],
-    principal_keys: principalKeys(principals),
+    principal_keys: part.prefix_keys
+      ? principalKeys(principals)
+      : [...new Set(principals.map(principalIdKey))],
   };
 }
 
@@ -376,6 +394,8 @@ export interface StoredPart {
    * is stored (record.cypher).
    */
   message: { part: number; parts: number | null } | null;
+  /** Keyed by prefixes of its principals' ids (`keyedByPrefixes`); by each principal otherwise. */
+  prefix_keys?: boolean;
 }
 
 /** The data of one `access.changed` message (docs/api.md §11). */
@@ -518,11 +538,12 @@ const term = (field: 'principal_keys' | 'resources', token: string): string =>
   `${field}:"${token.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 
 /**
- * The full-text search of the parts that may hold a principal's changes: every prefix of its id
- * that a part can be keyed by (`principalKeys`), and its key in parts stored before them.
+ * The full-text search of the parts that may hold a principal's changes: its key in parts keyed
+ * by principal (`principalIdKey`), and every prefix of its id, which a part keyed by prefixes may
+ * have (`principalKeys`).
  */
 export const principalSearch = (principalId: string): string => {
-  const terms = [term('principal_keys', legacyPrincipalKey(principalId))];
+  const terms = [term('principal_keys', principalIdKey(principalId))];
   for (let length = 0; length <= principalId.length; length += 1)
     terms.push(term('principal_keys', `${principalId.slice(0, length)}*`));
   return `(${terms.join(' OR ')})`;

@@ -438,17 +438,31 @@ describe('access changes made ready to store', () => {
       }
     ).message;
 
+  /** The principal keys of a ready part. */
+  const keysOf = (part: ReadyPart): string[] => {
+    const element = JSON.parse(new TextDecoder().decode(part.json)) as {
+      columns: { principal_keys: string };
+      sep: string;
+    };
+    return element.columns.principal_keys.split(element.sep);
+  };
+
   /**
-   * `count` principals of one group, and the watch of a batch creating a policy on that group:
-   * its parts, when they are asked for, with what they are handed on to.
+   * `count` principals of one group (and `others` not in it), and the watch of a batch creating a
+   * policy on that group: its parts, when they are asked for, with what they are handed on to.
    */
   async function createdFor(
     count: number,
+    others = 0,
   ): Promise<{ many: string[]; after: (handOn?: (parts: ReadyPart[]) => void) => Promise<ReadyPart[]> }> {
     const many = Array.from({ length: count }, (_, i) => `m${String(i).padStart(5, '0')}`);
+    const rest = Array.from({ length: others }, (_, i) => `o${String(i).padStart(5, '0')}`);
     const world: World = {
       groups: [{ id: 'g0' }],
-      principals: many.map((id) => ({ id, type: 'USER' as const, name: id, groups: ['g0'], attributes: {} })),
+      principals: [
+        ...many.map((id) => ({ id, type: 'USER' as const, name: id, groups: ['g0'], attributes: {} })),
+        ...rest.map((id) => ({ id, type: 'USER' as const, name: id, groups: [], attributes: {} })),
+      ],
       resources: [],
       policies: [],
       delegations: [],
@@ -505,6 +519,24 @@ describe('access changes made ready to store', () => {
       { part: 3, parts: 3 },
     ]);
     expect(all.flatMap(principalsOf)).to.deep.equal(many);
+  });
+
+  it('keys the parts of a cause reaching a large share of the principals by prefixes, and the others by principal', async () => {
+    // 1,234 of 1,334: a few prefixes a part, each that of neighbours in id order.
+    const wide = await (await createdFor(1_234, 100)).after();
+    for (const part of wide) {
+      const keys = keysOf(part);
+      expect(keys.length).to.be.within(1, PRINCIPAL_KEYS_PER_PART);
+      for (const id of principalsOf(part))
+        expect(
+          keys.some((k) => k.endsWith('*') && id.startsWith(k.slice(0, -1))),
+          id,
+        ).to.equal(true);
+    }
+    // 300 of 1,300: the last six characters of each principal's id.
+    const { many, after } = await createdFor(300, 1_000);
+    const [narrow] = await after();
+    expect(keysOf(narrow!)).to.deep.equal([...new Set(many.map((id) => id.slice(-6)))]);
   });
 });
 
