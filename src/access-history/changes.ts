@@ -504,8 +504,7 @@ export class AccessChangeTracker {
   private readonly selected = new Map<IxPolicy, Int32Array>();
   /** Delegate and delegator pairs the batch can reach, with what the delegate held acting for the other. */
   private readonly delegated = new Map<string, { view: AccessView; who: PrincipalSummary[] }>();
-  /** How many principals the batch reaches, before or after it: known once `after` has begun. */
-  reached = 0;
+  private reachedCount = 0;
   /** The instant the access before the batch is taken at (undefined: now). */
   private readonly then: number | undefined;
 
@@ -584,6 +583,11 @@ export class AccessChangeTracker {
     return out;
   }
 
+  /** How many principals the batch reaches, before or after it: known once `after` has begun. */
+  get reached(): number {
+    return this.reachedCount;
+  }
+
   /**
    * What moved. A principal the batch reaches only now (a new policy selects it) had, before, what
    * it has now with the policies the batch names as they were: nothing else of it changed, or it
@@ -603,7 +607,7 @@ export class AccessChangeTracker {
       ...(alone ? reached(index, work, this.previous.values(), this.selected) : this.views.keys()),
       ...reached(index, work, now),
     ]);
-    this.reached = ids.size;
+    this.reachedCount = ids.size;
     const overlay: Overlay = this.previous;
     // Policies alone move only the entries of what they name: the rest are not read.
     const touched = alone ? touchedBy(index, [...this.previous.values(), ...now]) : undefined;

@@ -422,29 +422,25 @@ function buildWorld(): World {
 }
 
 describe('access changes made ready to store', () => {
+  /** A ready part as the store statement reads it. */
+  const elementOf = (
+    part: ReadyPart,
+  ): {
+    columns: { principals: string; principal_keys: string };
+    sep: string;
+    message: { part: number; parts: number | null } | null;
+  } => JSON.parse(new TextDecoder().decode(part.json));
   /** The principals of a ready part, in the order it holds them. */
   const principalsOf = (part: ReadyPart): string[] => {
-    const element = JSON.parse(new TextDecoder().decode(part.json)) as {
-      columns: { principals: string };
-      sep: string;
-    };
-    return element.columns.principals.split(element.sep);
+    const { columns, sep } = elementOf(part);
+    return columns.principals.split(sep);
   };
   /** Which `access.changed` message of its cause a ready part is. */
-  const messageOf = (part: ReadyPart): { part: number; parts: number | null } | null =>
-    (
-      JSON.parse(new TextDecoder().decode(part.json)) as {
-        message: { part: number; parts: number | null } | null;
-      }
-    ).message;
-
+  const messageOf = (part: ReadyPart) => elementOf(part).message;
   /** The principal keys of a ready part. */
   const keysOf = (part: ReadyPart): string[] => {
-    const element = JSON.parse(new TextDecoder().decode(part.json)) as {
-      columns: { principal_keys: string };
-      sep: string;
-    };
-    return element.columns.principal_keys.split(element.sep);
+    const { columns, sep } = elementOf(part);
+    return columns.principal_keys.split(sep);
   };
 
   /**
