@@ -19,11 +19,16 @@
  *    request's due time), during each recording, beside the same stream with nothing else going
  *    on and the bare Koa app (bench/hello-server.ts) at the same rate: p99 and max (target: the
  *    bare app's p99 + 5 ms);
- * 3. `as_of` a year back: BENCH_HISTORY changes per principal (10) are written straight into
- *    the graph (parts of 500 principals, one cause each), spread over the last 365 days, and the history's beginning set a year and a day
- *    back; then `GET /v1/principals/{id}/access?as_of=<364 days ago>` for BENCH_AS_OF_CALLS random
+ * 3. `as_of` on what was recorded: `GET /v1/resources/access?as_of=` on each round's resource at
+ *    an instant its policy stood (twice each): read back from the REACH changes its deletion
+ *    made, REACH principals each time: p50, max, and how many answered REACH;
+ * 4. `as_of` a year back: BENCH_HISTORY changes per principal (10) are written straight into
+ *    the graph (parts of 500 principals, one cause each), spread over the last 365 days, and the
+ *    history's beginning set a year and a day back; then
+ *    `GET /v1/principals/{id}/access?as_of=<364 days ago>` for BENCH_AS_OF_CALLS random
  *    principals (300), one at a time, and `GET /v1/resources/access?as_of=` for as many resources
- *    of the history: p50, p99, max (target p99 200 ms).
+ *    of the history (at most 50: one in five changed for every principal): p50, p99, max (target
+ *    p99 200 ms).
  *
  *   npm run bench:access-history
  *
@@ -370,6 +375,8 @@ async function main(): Promise<void> {
         `  ${label}: ${stored} changes in ${fmt(seconds)} s (the request answered after ${fmt(requestSeconds)} s, the first stored after ${fmt(firstSeconds)} s)`,
       );
     };
+    /** Per round, an instant its policy stood. */
+    const heldAt: string[] = [];
     for (let r = 1; r <= ROUNDS; r += 1) {
       let policyId = '';
       await record(
@@ -388,6 +395,8 @@ async function main(): Promise<void> {
         },
         r === ROUNDS,
       );
+      // Every change of the create stored, the delete not yet made: the policy's REACH held.
+      heldAt.push(new Date().toISOString());
       await record(
         r,
         `round ${r}: that policy deleted`,
@@ -397,6 +406,27 @@ async function main(): Promise<void> {
         },
         r === ROUNDS,
       );
+    }
+
+    const timed = async (path: string): Promise<{ ms: number; body: any }> => {
+      const t0 = performance.now();
+      const body = await client.json<any>('GET', path).catch((err: Error & { cause?: unknown }) => {
+        throw new Error(`GET ${path}: ${err.message} ${String(err.cause)}`);
+      });
+      return { ms: performance.now() - t0, body };
+    };
+    // Who could access each round's resource while its policy stood, read back from the changes
+    // recorded (one per principal it reached, and as many when it went): REACH each time.
+    const recordedTimes: number[] = [];
+    let recordedRight = 0;
+    for (let r = 1; r <= ROUNDS && !HISTORY_OFF; r += 1) {
+      for (let call = 0; call < 2; call += 1) {
+        const { ms, body } = await timed(
+          `/v1/resources/access?type=bench&identifier=r${r}&as_of=${encodeURIComponent(heldAt[r - 1]!)}&limit=100`,
+        );
+        recordedTimes.push(ms);
+        if (body.pagination.total === REACH) recordedRight += 1;
+      }
     }
 
     const principalTimes: number[] = [];
@@ -437,22 +467,17 @@ async function main(): Promise<void> {
         );
       }
       const asOf = encodeURIComponent(new Date(Date.now() - 364 * DAY_MS).toISOString());
-      const timed = async (path: string): Promise<number> => {
-        const t0 = performance.now();
-        await client.json('GET', path).catch((err: Error & { cause?: unknown }) => {
-          throw new Error(`GET ${path}: ${err.message} ${String(err.cause)}`);
-        });
-        return performance.now() - t0;
-      };
       for (let i = 0; i < AS_OF_CALLS; i += 1) {
-        principalTimes.push(
-          await timed(`/v1/principals/${ids[Math.floor(draw() * ids.length)]}/access?as_of=${asOf}`),
+        const { ms } = await timed(
+          `/v1/principals/${ids[Math.floor(draw() * ids.length)]}/access?as_of=${asOf}`,
         );
+        principalTimes.push(ms);
       }
       for (let i = 0; i < Math.min(AS_OF_CALLS, 50); i += 1) {
-        resourceTimes.push(
-          await timed(`/v1/resources/access?type=hist&identifier=h${i % 50}&as_of=${asOf}&limit=100`),
+        const { ms } = await timed(
+          `/v1/resources/access?type=hist&identifier=h${i % 50}&as_of=${asOf}&limit=100`,
         );
+        resourceTimes.push(ms);
       }
     }
 
@@ -526,6 +551,14 @@ async function main(): Promise<void> {
       scenario: 'recordings with evaluate within floor + 5 ms',
       value: `${recordings.filter((r) => r.during.latency.p99 <= floor + 5).length} of ${recordings.length}`,
     });
+    const held = latencySummary(recordedTimes);
+    if (!HISTORY_OFF) {
+      table.push({
+        scenario: `who could access a round's resource while its policy stood (${REACH} changes since): p50 / max`,
+        value: `${fmt(held.p50)} / ${fmt(held.max)} ms; ${recordedRight} of ${recordedTimes.length} answered ${REACH}`,
+        ok: recordedRight === recordedTimes.length,
+      });
+    }
     const p = latencySummary(principalTimes);
     const q = latencySummary(resourceTimes);
     // BENCH_HISTORY=0 measures the recording alone.
@@ -563,7 +596,7 @@ async function main(): Promise<void> {
         during: r.during.latency,
         cpu_seconds: r.cpu,
       })),
-      as_of: { principal: p, resource: q },
+      as_of: { principal: p, resource: q, recorded_resource: held, recorded_right: recordedRight },
     });
     log(`results in ${file}`);
   }

@@ -1,8 +1,13 @@
-// Who had access to a resource change since an instant: for each principal with a change recorded
-// after it on the resource itself or on a glob of its type (which the caller matches), per entry,
-// the first such change, whose `before` is what held at the instant (access while acting for
-// another left out). Its parts are found as
-// `keyed.cypher` finds them (`$search`: the resource, and the globs of its type).
+// Who had access to a resource change since an instant: each part holding a change recorded after
+// it on the resource itself or on a glob of its type (which the caller matches), with those
+// changes (access while acting for another left out): where each stands in the part, its
+// principal, its glob (null for the resource itself) and its `before`. The caller keeps, per
+// principal and entry, the first change, whose `before` is what held at the instant: a part's
+// `first_id` and `last_id` bound its changes' ids, which the caller reads
+// (`resource_as_of_ids.cypher`) only where two parts' bounds overlap. `last_id` also names the
+// part (it is indexed). Its parts are found as
+// `keyed.cypher` finds them (`$search`: the resource, and the globs of its type). Each column is
+// read once per part, and only the columns the caller needs.
 CALL () {
   MATCH (p:AccessChangeUnkeyed)
   RETURN p
@@ -10,18 +15,23 @@ CALL () {
   CALL db.index.fulltext.queryNodes('access_change_keys', $search) YIELD node AS p
   RETURN p
 }
-WITH p
-WHERE p.at_last > datetime($at)
-WITH p, p.resource_types AS types, p.identifiers AS identifiers, p.patterns AS patterns, p.instants AS instants
-UNWIND [i IN range(0, size(types) - 1)
+WITH p, datetime($at) AS since
+WHERE p.at_last > since
+WITH p, since, p.at AS at, p.resource_types AS types, p.identifiers AS identifiers,
+  p.patterns AS patterns, p.instants AS instants, p.on_behalf_ids AS behalf
+WITH p, identifiers, patterns, [i IN range(0, size(types) - 1)
   WHERE types[i] = $type AND (identifiers[i] = $identifier OR patterns[i])
-    AND coalesce(instants[i], p.at) > datetime($at) AND coalesce(p.on_behalf_ids[i], '') = ''] AS i
-WITH p, i, p.ids[i] AS id
-ORDER BY id
-WITH p.principals[i] AS id, p.identifiers[i] AS identifier, p.patterns[i] AS pattern,
-  collect({part: p, i: i})[0] AS first
-WITH id, identifier, pattern, first, first.part.before AS befores, first.part.before[first.i] AS before
-RETURN id, first.part.principal_names[first.i] AS name, first.part.principal_types[first.i] AS type,
-  identifier, pattern,
-  // `=k`: the same as the part's change k (access-history repository, `repeats`).
-  CASE WHEN before STARTS WITH '=' THEN befores[toInteger(substring(before, 1))] ELSE before END AS before
+    AND coalesce(instants[i], at) > since AND coalesce(behalf[i], '') = ''] AS found
+WHERE size(found) > 0
+WITH p, found, identifiers, patterns, p.principals AS principals, p.before AS befores
+RETURN p.first_id AS first_id, p.last_id AS last_id, found,
+  [i IN found | principals[i]] AS principals,
+  CASE WHEN any(i IN found WHERE patterns[i])
+    THEN [i IN found | CASE WHEN patterns[i] THEN identifiers[i] END] END AS globs,
+  // A change's `before` may be `=k`: the same as the part's change k (access-history repository,
+  // `repeats`). Where the changes found are a good share of the part, its whole column is given
+  // and the caller follows those; otherwise each is followed here.
+  CASE WHEN size(found) * 4 >= size(befores) THEN befores END AS column,
+  CASE WHEN size(found) * 4 < size(befores) THEN [i IN found |
+    CASE WHEN befores[i] STARTS WITH '=' THEN befores[toInteger(substring(befores[i], 1))]
+    ELSE befores[i] END] END AS followed

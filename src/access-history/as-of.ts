@@ -10,12 +10,14 @@ import type { PolicyIndex } from '../decisions/policy-index.js';
 import { notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type { Page } from '../pagination.js';
-import { compileGlob, globMatches } from '../policies/patterns.js';
+import { compileGlob, globMatches, globsMatching } from '../policies/patterns.js';
 import { parseInstant } from '../time.js';
 import {
   accessView,
   keyOf,
+  type AccessView,
   rewind,
+  touchedOn,
   type EntryBefore,
   type EntryState,
   type PrincipalSummary,
@@ -161,14 +163,17 @@ export class AccessAsOf {
       skip: 0,
       limit: Number.MAX_SAFE_INTEGER,
     });
+    const covers = globsMatching(identifier);
+    const { table } = this.index;
     // Per principal with a change since, the first change after `at` of each entry about the
-    // resource: those entries rewound, the others of its type as the index holds them now.
-    const changed = new Map<string, { who: PrincipalSummary; firstAfter: Map<string, EntryBefore> }>();
-    for (const row of await repo.resourceAsOf(this.db, type, identifier, at)) {
-      if (row.pattern && !globMatches(compileGlob(row.identifier), identifier)) continue;
+    // resource: those entries rewound, the others about it as the index holds them now.
+    const changed = new Map<string, { named?: PrincipalSummary; firstAfter: Map<string, EntryBefore> }>();
+    const history = await repo.resourceAsOf(this.db, type, identifier, at, (id) => table.rowOf(id) >= 0);
+    for (const row of history) {
+      if (row.pattern && !covers(row.identifier)) continue;
       let c = changed.get(row.id);
       if (!c) {
-        c = { who: { id: row.id, name: row.name, type: row.type }, firstAfter: new Map() };
+        c = { ...(row.named ? { named: { id: row.id, ...row.named } } : {}), firstAfter: new Map() };
         changed.set(row.id, c);
       }
       c.firstAfter.set(keyOf(type, row.identifier, row.pattern), {
@@ -180,24 +185,29 @@ export class AccessAsOf {
     }
     type Row = ResourceAccess['principals'][number];
     const rows: Row[] = live.principals.filter((r) => !changed.has(r.principal.id));
-    for (const { who, firstAfter } of changed.values()) {
-      const held = new Map<string, Held>();
-      for (const [key, e] of rewind(accessView(this.index, who.id), firstAfter))
-        held.set(key, { type: e.type, identifier: e.identifier, pattern: e.pattern, state: e });
-      const covering = this.covering(held, type, identifier);
-      const actions = [...new Set(covering.flatMap((h) => h.state.actions))].sort();
+    // Of each principal's entries, only those bearing on the resource are made; none at all
+    // where no policy names it now.
+    const touched = touchedOn(this.index, type, identifier);
+    const noneNow = touched.among?.length === 0;
+    for (const [id, { named, firstAfter }] of changed) {
+      const now = noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
+      const then = rewind(now, firstAfter);
+      const exact = then.get(keyOf(type, identifier, false));
+      const covering = exact
+        ? [exact]
+        : [...then.values()].filter((e) => e.pattern && e.type === type && covers(e.identifier));
+      const actions = [...new Set(covering.flatMap((e) => e.actions))].sort();
       if (actions.length === 0) continue;
-      const known = this.index.principals.get(who.id);
+      // As the index names it now; as the history did, when it holds it no more.
+      const row = table.rowOf(id);
       rows.push({
-        principal: {
-          id: who.id,
-          name: known?.name ?? who.name,
-          type: known?.type ?? who.type,
-          email: known?.email ?? null,
-        },
+        principal:
+          row < 0
+            ? { id, name: named?.name ?? id, type: named?.type ?? '', email: null }
+            : { id, name: table.nameOf(row), type: table.typeOf(row), email: table.emailOf(row) },
         actions,
-        granted_by: [...new Set(covering.flatMap((h) => h.state.via.map((v) => v.policy_id)))],
-        conditional: covering.some((h) => h.state.conditional),
+        granted_by: [...new Set(covering.flatMap((e) => e.via.map((v) => v.policy_id)))],
+        conditional: covering.some((e) => e.conditional),
       });
     }
     const kept =
@@ -307,6 +317,9 @@ export class AccessAsOf {
     return held;
   }
 }
+
+/** A view with no entries, shared: nothing changes it. */
+const NOTHING: AccessView = new Map();
 
 function entryOf(h: Held): EntryAsOf {
   const { state, madeBy } = h;

@@ -19,6 +19,7 @@ import { groupPath, type Overlay } from '../decisions/engine.js';
 import type { IxDelegation, IxPolicy, IxPrincipal } from '../decisions/model.js';
 import type { PolicyIndex } from '../decisions/policy-index.js';
 import { resourceOf } from '../policies/model.js';
+import { globsMatching } from '../policies/patterns.js';
 
 /**
  * Access changes computed from the decision index (docs/api.md §11): for each principal a batch
@@ -249,6 +250,21 @@ function touchedBy(index: PolicyIndex, policies: Iterable<IxPolicy | null | unde
     }
   }
   return { only, among: [...among] };
+}
+
+/**
+ * What bears on one resource: its own entry and the globs of its type covering it, which only
+ * the active policies naming it (exactly or by such a glob) make. A view through it holds those
+ * entries alone, as the whole view holds them.
+ */
+export function touchedOn(index: PolicyIndex, type: string, identifier: string): Touched {
+  const covers = globsMatching(identifier);
+  const only: CandidateFilter = {
+    types: new Set([type]),
+    keeps: (t, id, pattern) => t === type && (pattern ? covers(id) : id === identifier),
+  };
+  const among = index.candidates(type, identifier);
+  return among.length > CHECKED_ONE_BY_ONE ? { only } : { only, among };
 }
 
 /** `/access` entries as a view, each policy behind an entry said by `explain`. */

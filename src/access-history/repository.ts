@@ -23,6 +23,8 @@ const Q = defineQueries('access-history', [
   'began',
   'principal_as_of',
   'resource_as_of',
+  'resource_as_of_ids',
+  'resource_as_of_names',
   'messages',
 ]);
 
@@ -364,6 +366,71 @@ function partsArray(parts: readonly ReadyPart[]): Uint8Array {
   });
   out[at++] = 0x5d; // ]
   return out.subarray(0, at);
+}
+
+/** One principal's entry about a resource as it held at an instant (`resourceAsOf`). */
+export interface ResourceAsOfRow {
+  /** The principal. */
+  id: string;
+  identifier: string;
+  pattern: boolean;
+  before: EntryState | null;
+  /** As the history named the principal, where the caller does not know it. */
+  named?: { name: string; type: string };
+}
+
+/** A part as `resource_as_of` gives it: the changes it found, each at `found[k]` in the part. */
+interface AsOfPart {
+  first_id: string;
+  last_id: string;
+  found: number[];
+  principals: string[];
+  globs: (string | null)[] | null;
+  column: string[] | null;
+  followed: string[] | null;
+}
+
+/** One change `resource_as_of` found. */
+interface AsOfChange {
+  part: AsOfPart;
+  /** Where it stands in its part (whose changes are in id order). */
+  at: number;
+  principal: string;
+  glob: string | null;
+  before: string;
+}
+
+/**
+ * The ids of the parts' changes where the changes of one entry lie in parts whose bounds
+ * overlap (by `last_id`): only then do their ids tell which came first.
+ */
+async function idsWhereOverlapping(
+  db: Reader,
+  several: readonly AsOfChange[][],
+): Promise<Map<string, string[]>> {
+  const parts = new Set<string>();
+  for (const changes of several) {
+    for (const a of changes)
+      for (const b of changes)
+        if (a.part !== b.part && a.part.first_id <= b.part.last_id && b.part.first_id <= a.part.last_id)
+          parts.add(a.part.last_id);
+  }
+  const ids = new Map<string, string[]>();
+  if (parts.size === 0) return ids;
+  const rows = await db.run<{ part: string; ids: string[] }>(Q.resource_as_of_ids, { parts: [...parts] });
+  for (const r of rows) ids.set(r.part, r.ids);
+  return ids;
+}
+
+/** The first recorded of one entry's changes: by part bounds, by place in a part, else by id. */
+function firstOf(changes: readonly AsOfChange[], ids: ReadonlyMap<string, string[]>): AsOfChange {
+  const earlier = (a: AsOfChange, b: AsOfChange): boolean => {
+    if (a.part === b.part) return a.at < b.at;
+    if (a.part.last_id < b.part.first_id) return true;
+    if (b.part.last_id < a.part.first_id) return false;
+    return ids.get(a.part.last_id)![a.at]! < ids.get(b.part.last_id)![b.at]!;
+  };
+  return changes.reduce((first, c) => (earlier(c, first) ? c : first));
 }
 
 /** One resource (or glob) of a principal's history around an instant (`principal_as_of`). */
@@ -805,20 +872,75 @@ export const accessHistoryRepository = {
 
   /**
    * For each principal with a change after `at` on the resource or on a glob of its type, per
-   * entry, the first such change's `before` (null: nothing held).
+   * entry, the first such change's `before` (null: nothing held). The principals `known` says the
+   * caller names itself come without a name; the others as the history named them.
    */
   async resourceAsOf(
     db: Reader,
     type: string,
     identifier: string,
     at: string,
-  ): Promise<(PrincipalSummary & { identifier: string; pattern: boolean; before: EntryState | null })[]> {
-    const rows = await db.run<
-      PrincipalSummary & { identifier: string; pattern: boolean; before: string | null }
-    >(Q.resource_as_of, { type, identifier, at, search: resourceSearch(type, identifier) });
-    return rows.map((r) => ({
-      ...r,
-      before: r.before === null || r.before === '' ? null : (JSON.parse(r.before) as EntryState),
+    known: (principalId: string) => boolean,
+  ): Promise<ResourceAsOfRow[]> {
+    const parts = await db.run<AsOfPart>(Q.resource_as_of, {
+      type,
+      identifier,
+      at,
+      search: resourceSearch(type, identifier),
+    });
+    const parsed = new Map<string, EntryState | null>([['', null]]);
+    const stateOf = (text: string): EntryState | null => {
+      let state = parsed.get(text);
+      if (state === undefined) {
+        state = JSON.parse(text) as EntryState;
+        parsed.set(text, state);
+      }
+      return state;
+    };
+    // Per principal and entry, its changes found (most often one), to keep the first.
+    const changes = new Map<string, AsOfChange | AsOfChange[]>();
+    for (const part of parts) {
+      for (let k = 0; k < part.found.length; k += 1) {
+        const glob = part.globs?.[k] ?? null;
+        const change: AsOfChange = {
+          part,
+          at: part.found[k]!,
+          principal: part.principals[k]!,
+          glob,
+          before: part.followed ? part.followed[k]! : unrepeated(part.column!, part.found[k]!),
+        };
+        const entry = `${change.principal}\u0000${glob ?? ''}`;
+        const seen = changes.get(entry);
+        if (seen === undefined) changes.set(entry, change);
+        else if (Array.isArray(seen)) seen.push(change);
+        else changes.set(entry, [seen, change]);
+      }
+    }
+    const several = [...changes.values()].filter((c): c is AsOfChange[] => Array.isArray(c));
+    const ids = await idsWhereOverlapping(db, several);
+    const firsts: AsOfChange[] = [];
+    for (const c of changes.values()) firsts.push(Array.isArray(c) ? firstOf(c, ids) : c);
+    // Per part, where the first changes of the principals the caller does not know stand.
+    const wanted = new Map<string, number[]>();
+    for (const c of firsts) {
+      if (known(c.principal)) continue;
+      const at = wanted.get(c.part.last_id);
+      if (at) at.push(c.at);
+      else wanted.set(c.part.last_id, [c.at]);
+    }
+    const names = new Map<string, { name: string; type: string }>();
+    if (wanted.size > 0) {
+      const rows = await db.run<{ ids: string[]; names: string[]; types: string[] }>(Q.resource_as_of_names, {
+        wanted: [...wanted].map(([part, at]) => ({ part, at })),
+      });
+      for (const r of rows) r.ids.forEach((id, k) => names.set(id, { name: r.names[k]!, type: r.types[k]! }));
+    }
+    return firsts.map((c) => ({
+      id: c.principal,
+      identifier: c.glob ?? identifier,
+      pattern: c.glob !== null,
+      before: stateOf(c.before),
+      ...(names.has(c.principal) ? { named: names.get(c.principal)! } : {}),
     }));
   },
 

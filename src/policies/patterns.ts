@@ -55,6 +55,22 @@ export function globMatches(glob: Glob, text: string): boolean {
 }
 
 /**
+ * Whether a glob's text stands for `text`, for many globs asked about the same identifier: each
+ * glob compiled and matched once.
+ */
+export function globsMatching(text: string): (pattern: string) => boolean {
+  const known = new Map<string, boolean>();
+  return (pattern) => {
+    let yes = known.get(pattern);
+    if (yes === undefined) {
+      yes = globMatches(compileGlob(pattern), text);
+      known.set(pattern, yes);
+    }
+    return yes;
+  };
+}
+
+/**
  * Whether every identifier `specific` (a glob or an exact identifier) stands for is one the glob
  * `general` stands for. `general` matching the text of `specific`, its wildcards read as the
  * character `*`, is enough: a literal run of `general` cannot contain `*`, so every wildcard of

@@ -148,6 +148,25 @@ describe('access as of an instant', () => {
     }
   });
 
+  it('names who could reach a resource then as it was named then, once deleted since', async () => {
+    const t = type();
+    const gone = (await world.principal('AI_AGENT')).id as string;
+    const stays = (await world.principal('SERVICE_ACCOUNT')).id as string;
+    await world.policy({
+      subjects: { principals: [gone, stays] },
+      resources: [{ type: t, identifier: 'x' }],
+    });
+    const then = await ok(api.get(`/v1/resources/access?type=${t}&identifier=x&limit=100`));
+    expect(then.principals.map((p: any) => p.principal.id)).to.have.members([gone, stays]);
+    const at = encodeURIComponent(instant());
+    expect((await api.delete(`/v1/principals/${gone}`)).status).to.equal(200);
+    expect(
+      (await ok(api.get(`/v1/resources/access?type=${t}&identifier=x&limit=100`))).principals,
+    ).to.have.length(1);
+    const past = await ok(api.get(`/v1/resources/access?type=${t}&identifier=x&limit=100&as_of=${at}`));
+    expect(past.principals).to.deep.equal(then.principals);
+  });
+
   it('dates each grant with the change that made it true', async () => {
     const t = type();
     const p = (await world.principal()).id as string;

@@ -137,6 +137,7 @@ describe('access changes stored in parts', () => {
       [b, 'x', ['read'], []],
       [a, 'y', [], ['read']],
       [c, 'y', [], ['read']],
+      [b, 'z', [], ['read']],
     ]);
     await repo.record(fx.app.runtime.db, [readyPart(part)], fx.app.runtime.instanceId);
 
@@ -147,20 +148,60 @@ describe('access changes stored in parts', () => {
     );
     const via = JSON.stringify([grant]);
     const before = JSON.stringify({ actions: ['read'], via: [grant], conditional: false });
-    expect(node!['via']).to.deep.equal([via, '=0', '=0', '=0']);
-    expect(node!['before']).to.deep.equal(['', '', before, '=2']);
+    expect(node!['via']).to.deep.equal([via, '=0', '=0', '=0', '=0']);
+    expect(node!['before']).to.deep.equal(['', '', before, '=2', '=2']);
 
     const listed = await changes(`resource_type=${t}&limit=10`);
-    expect(listed.data.map((x: any) => x.via)).to.deep.equal(Array(4).fill([grant]));
+    expect(listed.data.map((x: any) => x.via)).to.deep.equal(Array(5).fill([grant]));
     const hour = new Date(Date.now() - 3_600_000).toISOString();
     for (const who of [a, c]) {
       const history = await repo.principalAsOf(fx.app.runtime.db, who, hour);
       expect(history.find((h) => h.identifier === 'y')?.before).to.deep.equal(JSON.parse(before));
     }
-    const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour);
+    const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour, () => true);
     expect(onY.map((r) => [r.id, r.before])).to.have.deep.members([
       [a, JSON.parse(before)],
       [c, JSON.parse(before)],
+    ]);
+    // A resource of few of the part's changes: its repeated value is followed as it is read.
+    const onZ = await repo.resourceAsOf(fx.app.runtime.db, t, 'z', hour, () => true);
+    expect(onZ.map((r) => [r.id, r.before])).to.deep.equal([[b, JSON.parse(before)]]);
+    const onX = await repo.resourceAsOf(fx.app.runtime.db, t, 'x', hour, () => true);
+    expect(onX.map((r) => [r.id, r.before])).to.have.deep.members([
+      [a, null],
+      [b, null],
+    ]);
+  });
+
+  it('reads who held a resource from the first change of each entry, where parts interleave, and names principals gone as the history did', async () => {
+    const t = type();
+    const [a, b, c] = [newId('principal'), newId('principal'), newId('principal')];
+    // Two causes whose parts interleave: one holds the first and the last change, the other the
+    // two between. a's first change on w is the other's (gained: nothing held before).
+    const ids = Array.from({ length: 4 }, () => newId('access_change'));
+    const outer = partOf(t, [
+      [b, 'w', ['read'], []],
+      [a, 'w', [], ['read']],
+    ]);
+    const inner = partOf(t, [
+      [a, 'w', ['read'], []],
+      [c, 'w', [], ['read']],
+    ]);
+    const withIds = (part: StoredPart, mine: string[]): StoredPart => {
+      part.rows.forEach((row, k) => (row.id = mine[k]!));
+      return { ...part, id: mine[0]! };
+    };
+    await repo.record(
+      fx.app.runtime.db,
+      [readyPart(withIds(outer, [ids[0]!, ids[3]!])), readyPart(withIds(inner, [ids[1]!, ids[2]!]))],
+      fx.app.runtime.instanceId,
+    );
+    const hour = new Date(Date.now() - 3_600_000).toISOString();
+    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'w', hour, (id) => id !== c);
+    expect(held.map((r) => [r.id, r.before?.actions ?? null, r.named ?? null])).to.have.deep.members([
+      [a, null, null],
+      [b, null, null],
+      [c, ['read'], { name: `name of ${c}`, type: 'HUMAN' }],
     ]);
   });
 

@@ -8,6 +8,7 @@ import {
   diffViews,
   keyOf,
   rewind,
+  touchedOn,
   type AccessDelta,
   type EntryBefore,
 } from '../../src/access-history/changes.js';
@@ -23,7 +24,7 @@ import type { ChangeEvent } from '../../src/events/feed.js';
 import { compilePolicy } from '../../src/decisions/model.js';
 import type { PolicyIndex } from '../../src/decisions/policy-index.js';
 import { resourceOf } from '../../src/policies/model.js';
-import { compileGlob } from '../../src/policies/patterns.js';
+import { compileGlob, globMatches } from '../../src/policies/patterns.js';
 import {
   buildIndex,
   ixPrincipalOf,
@@ -379,6 +380,33 @@ describe('access as of an earlier step', () => {
           }
         },
       ),
+      { numRuns: Number(process.env['ACCESS_CHANGES_RUNS'] ?? 300) },
+    );
+  });
+});
+
+describe('a principal’s access about one resource', () => {
+  it('is the entries of its whole access about it, made from the policies naming it alone, over random worlds', () => {
+    fc.assert(
+      fc.property(worldArb, (world) => {
+        const index = buildIndex(world, NOW);
+        // Each resource the worlds name, and one none names.
+        for (const resource of [...RESOURCES, 'doc:zz']) {
+          const { type, identifier } = resourceOf(resource);
+          const touched = touchedOn(index, type, identifier);
+          for (const id of PRINCIPALS) {
+            const about = [...accessView(index, id)].filter(
+              ([, e]) =>
+                e.type === type &&
+                (e.pattern
+                  ? globMatches(compileGlob(e.identifier), identifier)
+                  : e.identifier === identifier),
+            );
+            const made = accessView(index, id, undefined, undefined, undefined, touched);
+            expect([...made], `${id} on ${resource}`).to.deep.equal(about);
+          }
+        }
+      }),
       { numRuns: Number(process.env['ACCESS_CHANGES_RUNS'] ?? 300) },
     );
   });
