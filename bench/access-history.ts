@@ -27,8 +27,8 @@
  *    history's beginning set a year and a day back; then
  *    `GET /v1/principals/{id}/access?as_of=<364 days ago>` for BENCH_AS_OF_CALLS random
  *    principals (300), one at a time, and `GET /v1/resources/access?as_of=` for as many resources
- *    of the history (at most 50: one in five changed for every principal): p50, p99, max (target
- *    p99 200 ms).
+ *    of the history (at most 50; BENCH_HISTORY of them changed for every principal): p50, p99,
+ *    max (target p99 200 ms).
  *
  *   npm run bench:access-history
  *

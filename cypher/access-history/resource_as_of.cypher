@@ -5,9 +5,9 @@
 // principal and entry, the first change, whose `before` is what held at the instant: a part's
 // `first_id` and `last_id` bound its changes' ids, which the caller reads
 // (`resource_as_of_ids.cypher`) only where two parts' bounds overlap. `last_id` also names the
-// part (it is indexed). Its parts are found as
-// `keyed.cypher` finds them (`$search`: the resource, and the globs of its type). Each column is
-// read once per part, and only the columns the caller needs.
+// part (it is indexed). Its parts are found as `keyed.cypher` finds them (`$search`: the
+// resource, and the globs of its type). Each column is read once per part, and only the columns
+// the caller needs.
 CALL () {
   MATCH (p:AccessChangeUnkeyed)
   RETURN p
