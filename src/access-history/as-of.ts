@@ -10,7 +10,7 @@ import type { PolicyIndex } from '../decisions/policy-index.js';
 import { notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../ids.js';
 import type { Page } from '../pagination.js';
-import { compileGlob, globMatches, globsMatching } from '../policies/patterns.js';
+import { globsMatching } from '../policies/patterns.js';
 import { parseInstant } from '../time.js';
 import {
   accessView,
@@ -192,10 +192,7 @@ export class AccessAsOf {
     for (const [id, { named, firstAfter }] of changed) {
       const now = noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
       const then = rewind(now, firstAfter);
-      const exact = then.get(keyOf(type, identifier, false));
-      const covering = exact
-        ? [exact]
-        : [...then.values()].filter((e) => e.pattern && e.type === type && covers(e.identifier));
+      const covering = coveringIn(then, type, identifier, covers);
       const actions = [...new Set(covering.flatMap((e) => e.actions))].sort();
       if (actions.length === 0) continue;
       // As the index names it now; as the history did, when it holds it no more.
@@ -238,15 +235,6 @@ export class AccessAsOf {
     };
   }
 
-  /** The entries of `held` about a resource: its own, else the globs of its type matching it. */
-  private covering(held: Map<string, Held>, type: string, identifier: string): Held[] {
-    const exact = held.get(keyOf(type, identifier, false));
-    if (exact) return [exact];
-    return [...held.values()].filter(
-      (h) => h.pattern && h.type === type && globMatches(compileGlob(h.identifier), identifier),
-    );
-  }
-
   /**
    * `POST /v1/decisions/evaluate` as it would have answered at `at`: ALLOW when the principal's
    * entry for the resource then (or, for a resource no entry names, a glob entry matching it)
@@ -258,7 +246,7 @@ export class AccessAsOf {
   ): Promise<AsOfDecision> {
     const held = await this.heldAt(request.principal_id, at, false);
     const { type, identifier } = request.resource;
-    const granting = this.covering(held, type, identifier).filter((h) =>
+    const granting = coveringIn(held, type, identifier).filter((h) =>
       entryGrants(entryOf(h), request.action),
     );
     const policies = [...new Set(granting.flatMap((h) => h.state.via.map((v) => v.policy_id)))];
@@ -316,6 +304,21 @@ export class AccessAsOf {
     }
     return held;
   }
+}
+
+/**
+ * The entries of `held` about a resource: its own, else the globs of its type matching it
+ * (`covers`, when the caller asks about the same identifier many times).
+ */
+function coveringIn<T extends { type: string; identifier: string; pattern: boolean }>(
+  held: ReadonlyMap<string, T>,
+  type: string,
+  identifier: string,
+  covers = globsMatching(identifier),
+): T[] {
+  const exact = held.get(keyOf(type, identifier, false));
+  if (exact) return [exact];
+  return [...held.values()].filter((h) => h.pattern && h.type === type && covers(h.identifier));
 }
 
 /** A view with no entries, shared: nothing changes it. */
