@@ -8,6 +8,7 @@ import { currentTraceparent, failed, inSpan, SpanKind, type Span } from '../trac
 const Q = defineQueries('jobs', [
   'schedule_claim',
   'schedule_done',
+  'schedule_release',
   'enqueue',
   'candidates',
   'claim',
@@ -255,6 +256,7 @@ export class JobRunner {
       try {
         await task.run(signal);
       } catch (err) {
+        if (signal.aborted) return;
         this.options.logger.warn({ err, task: task.name }, 'periodic task failed');
       }
       this.options.runs?.inc({ task: task.name });
@@ -284,8 +286,22 @@ export class JobRunner {
       try {
         await task.run(signal);
       } catch (err) {
-        error = err instanceof Error ? err.message : String(err);
-        this.options.logger.warn({ err, task: task.name }, 'periodic task failed');
+        if (!signal.aborted) {
+          error = err instanceof Error ? err.message : String(err);
+          this.options.logger.warn({ err, task: task.name }, 'periodic task failed');
+        }
+      }
+      // Stopped before it ended (the runner stopping): not a run, and not a failure. The task
+      // stays due for the next instance that looks.
+      if (signal.aborted) {
+        await this.db
+          .write(Q.schedule_release, (tx) =>
+            tx.run(Q.schedule_release, { name: task.name, owner: this.options.instanceId }),
+          )
+          .catch((err: unknown) =>
+            this.options.logger.warn({ err, task: task.name }, 'could not release a periodic run'),
+          );
+        return;
       }
       this.options.runs?.inc({ task: task.name });
       const done = await this.db

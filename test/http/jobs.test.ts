@@ -191,6 +191,41 @@ describe('background jobs', () => {
     }
   });
 
+  it('gives back a cluster-wide run its instance stopped, as due and without an error', async () => {
+    const name = `stopped-${Date.now()}`;
+    // A period of a minute: only the release lets the second instance run it now.
+    const task = (instance: string, runs: string[]) => ({
+      name,
+      scope: 'cluster' as const,
+      everyMs: 60_000,
+      run: async (signal: AbortSignal) => {
+        runs.push(instance);
+        if (instance === 'first') {
+          await aborted(signal);
+          throw signal.reason;
+        }
+      },
+    });
+    const runs: string[] = [];
+    const a = runner('first', { leaseMs: 60_000 });
+    a.every(task('first', runs));
+    a.start();
+    await until('the first run', () => runs.length === 1, 5_000);
+    await a.stop(1_000);
+    const [held] = await cypher(
+      fx.app.runtime.db,
+      `MATCH (s:Schedule {name: $name})
+       RETURN s.lease_owner AS owner, s.last_error AS error, s.last_run_at AS lastRun`,
+      { name },
+    );
+    expect(held).to.deep.equal({ owner: null, error: null, lastRun: null });
+    const b = runner('second', { leaseMs: 60_000 });
+    b.every(task('second', runs));
+    b.start();
+    await until('the run given back to be taken', () => runs.length === 2, 5_000);
+    expect(runs).to.deep.equal(['first', 'second']);
+  });
+
   it('runs an instance task on every instance', async () => {
     const seen = new Set<string>();
     for (const instance of ['left', 'right']) {
