@@ -1,8 +1,10 @@
-import type {
-  AccessRecord,
-  AccessService,
-  GrantExplained,
-  ResourceAccess,
+import {
+  pageBy,
+  resourceRow,
+  type AccessRecord,
+  type AccessService,
+  type GrantExplained,
+  type ResourceAccess,
 } from '../decisions/access-service.js';
 import { compareEntries, entryGrants, type AccessEntry } from '../decisions/access.js';
 import type { Database } from '../db/database.js';
@@ -158,79 +160,84 @@ export class AccessAsOf {
     page: Page,
     at: string,
   ): Promise<ResourceAccess & { as_of: string }> {
-    const live = this.access.whoCanAccess(type, identifier, undefined, {
-      page: 1,
-      skip: 0,
-      limit: Number.MAX_SAFE_INTEGER,
-    });
-    const covers = globsMatching(identifier);
     const { table } = this.index;
+    const covers = globsMatching(identifier);
     // Per principal with a change since, the first change after `at` of each entry about the
     // resource: those entries rewound, the others about it as the index holds them now.
-    const changed = new Map<string, { named?: PrincipalSummary; firstAfter: Map<string, EntryBefore> }>();
-    const history = await repo.resourceAsOf(this.db, type, identifier, at, (id) => table.rowOf(id) >= 0);
-    for (const row of history) {
-      if (row.pattern && !covers(row.identifier)) continue;
-      let c = changed.get(row.id);
+    const changed = new Map<
+      string,
+      { row: number; named?: PrincipalSummary; firstAfter: Map<string, EntryBefore> }
+    >();
+    const history = await repo.resourceAsOf(this.db, type, identifier, at, (id) => table.rowOf(id));
+    for (const h of history) {
+      if (h.pattern && !covers(h.identifier)) continue;
+      let c = changed.get(h.id);
       if (!c) {
-        c = { ...(row.named ? { named: { id: row.id, ...row.named } } : {}), firstAfter: new Map() };
-        changed.set(row.id, c);
+        c = { row: h.row, ...(h.named ? { named: { id: h.id, ...h.named } } : {}), firstAfter: new Map() };
+        changed.set(h.id, c);
       }
-      c.firstAfter.set(keyOf(type, row.identifier, row.pattern), {
+      c.firstAfter.set(keyOf(type, h.identifier, h.pattern), {
         type,
-        identifier: row.identifier,
-        pattern: row.pattern,
-        before: row.before,
+        identifier: h.identifier,
+        pattern: h.pattern,
+        before: h.before,
       });
     }
-    type Row = ResourceAccess['principals'][number];
-    const rows: Row[] = live.principals.filter((r) => !changed.has(r.principal.id));
+    // Who holds it then: principals of the index by row (with their entry now, or as it held),
+    // and those the index holds no more as the history named them. Only the page is made into
+    // principal objects.
+    type Holder = ResourceAccess['principals'][number];
+    type Then = Omit<Holder, 'principal'> & { row: number; named?: Holder['principal'] | undefined };
+    const held: Then[] = [];
+    const live = this.access.reach(type, identifier, action);
+    const rewound = new Set<number>();
+    for (const c of changed.values()) if (c.row >= 0) rewound.add(c.row);
+    live.rows.forEach((row, i) => {
+      if (!rewound.has(row)) held.push({ row, ...live.entries[i]! });
+    });
     // Of each principal's entries, only those bearing on the resource are made; none at all
     // where no policy names it now.
     const touched = touchedOn(this.index, type, identifier);
     const noneNow = touched.among?.length === 0;
-    for (const [id, { named, firstAfter }] of changed) {
+    for (const [id, { row, named, firstAfter }] of changed) {
       const now = noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
-      const then = rewind(now, firstAfter);
-      const covering = coveringIn(then, type, identifier, covers);
+      const covering = coveringIn(rewind(now, firstAfter), type, identifier, covers);
       const actions = [...new Set(covering.flatMap((e) => e.actions))].sort();
       if (actions.length === 0) continue;
-      // As the index names it now; as the history did, when it holds it no more.
-      const row = table.rowOf(id);
-      rows.push({
-        principal:
-          row < 0
-            ? { id, name: named?.name ?? id, type: named?.type ?? '', email: null }
-            : { id, name: table.nameOf(row), type: table.typeOf(row), email: table.emailOf(row) },
+      const then: Then = {
+        row,
+        // As the history named it, where the index holds it no more.
+        named: row < 0 ? { id, name: named?.name ?? id, type: named?.type ?? '', email: null } : undefined,
         actions,
         granted_by: [...new Set(covering.flatMap((e) => e.via.map((v) => v.policy_id)))],
         conditional: covering.some((e) => e.conditional),
-      });
+      };
+      if (
+        action === undefined ||
+        entryGrants({ ...then, resource: { type, identifier }, granted_at: null }, action)
+      )
+        held.push(then);
     }
-    const kept =
-      action === undefined
-        ? rows
-        : rows.filter((r) => entryGrants({ ...r, resource: { type, identifier }, granted_at: null }, action));
-    kept.sort((a, b) =>
-      a.principal.name < b.principal.name
-        ? -1
-        : a.principal.name > b.principal.name
-          ? 1
-          : a.principal.id < b.principal.id
-            ? -1
-            : a.principal.id > b.principal.id
-              ? 1
-              : 0,
-    );
+    const nameOf = (h: Then): string => (h.named ? h.named.name : table.nameOf(h.row));
+    const idOf = (h: Then): string => (h.named ? h.named.id : table.idOf(h.row));
+    const shown = pageBy(held, page, (a, b) => {
+      if (!a.named && !b.named) return table.compareRows(a.row, b.row);
+      const [na, nb] = [nameOf(a), nameOf(b)];
+      if (na !== nb) return na < nb ? -1 : 1;
+      const [ia, ib] = [idOf(a), idOf(b)];
+      return ia < ib ? -1 : ia > ib ? 1 : 0;
+    });
     return {
       resource: live.resource,
       as_of: at,
-      principals: kept.slice(page.skip, page.skip + page.limit),
+      principals: shown.map(({ row, named, ...entry }): Holder =>
+        named ? { principal: named, ...entry } : resourceRow(table, row, entry),
+      ),
       pagination: {
-        total: kept.length,
+        total: held.length,
         page: page.page,
         per_page: page.limit,
-        pages: Math.ceil(kept.length / page.limit),
+        pages: Math.ceil(held.length / page.limit),
       },
     };
   }

@@ -372,6 +372,8 @@ function partsArray(parts: readonly ReadyPart[]): Uint8Array {
 export interface ResourceAsOfRow {
   /** The principal. */
   id: string;
+  /** What the caller's `rowOf` gave for it. */
+  row: number;
   identifier: string;
   pattern: boolean;
   before: EntryState | null;
@@ -872,15 +874,16 @@ export const accessHistoryRepository = {
 
   /**
    * For each principal with a change after `at` on the resource or on a glob of its type, per
-   * entry, the first such change's `before` (null: nothing held). The principals `known` says the
-   * caller names itself come without a name; the others as the history named them.
+   * entry, the first such change's `before` (null: nothing held). Each comes with where the
+   * caller holds the principal (`rowOf`); those it does not (a negative row) come as the history
+   * named them.
    */
   async resourceAsOf(
     db: Reader,
     type: string,
     identifier: string,
     at: string,
-    known: (principalId: string) => boolean,
+    rowOf: (principalId: string) => number,
   ): Promise<ResourceAsOfRow[]> {
     const parts = await db.run<AsOfPart>(Q.resource_as_of, {
       type,
@@ -920,10 +923,11 @@ export const accessHistoryRepository = {
     const ids = await idsWhereOverlapping(db, several);
     const firsts: AsOfChange[] = [];
     for (const c of changes.values()) firsts.push(Array.isArray(c) ? firstOf(c, ids) : c);
+    const rows = firsts.map((c) => rowOf(c.principal));
     // Per part, where the first changes of the principals the caller does not know stand.
     const wanted = new Map<string, number[]>();
-    for (const c of firsts) {
-      if (known(c.principal)) continue;
+    for (const [k, c] of firsts.entries()) {
+      if (rows[k]! >= 0) continue;
       const at = wanted.get(c.part.last_id);
       if (at) at.push(c.at);
       else wanted.set(c.part.last_id, [c.at]);
@@ -935,8 +939,9 @@ export const accessHistoryRepository = {
       });
       for (const r of rows) r.ids.forEach((id, k) => names.set(id, { name: r.names[k]!, type: r.types[k]! }));
     }
-    return firsts.map((c) => ({
+    return firsts.map((c, k) => ({
       id: c.principal,
+      row: rows[k]!,
       identifier: c.glob ?? identifier,
       pattern: c.glob !== null,
       before: stateOf(c.before),

@@ -7,6 +7,7 @@ import type { Glob } from '../policies/patterns.js';
 import { accessEntries, entryFor, entryGrants, type AccessEntry, type Grant } from './access.js';
 import { coveringPolicies, groupPath, toolAllowed, type Overlay } from './engine.js';
 import type { PolicyIndex } from './policy-index.js';
+import type { PrincipalTable } from './principal-table.js';
 import { intersectAccess } from './delegated-access.js';
 import { inWindow, type IxDelegation, type IxPolicy, type IxPrincipal, type SubjectVia } from './model.js';
 import { decisionRepository as repo, type PrincipalGrants } from './repository.js';
@@ -466,6 +467,29 @@ export class AccessService {
    * each. Only the page is made into principal objects.
    */
   whoCanAccess(type: string, identifier: string, action: string | undefined, page: Page): ResourceAccess {
+    const { resource, rows: found, entries } = this.reach(type, identifier, action);
+    const table = this.index.table;
+    const shown = pageBy(
+      found.map((_, i) => i),
+      page,
+      (a, b) => table.compareRows(found[a]!, found[b]!),
+    );
+    return {
+      resource,
+      principals: shown.map((i) => resourceRow(table, found[i]!, entries[i]!)),
+      pagination: pagination(found.length, page),
+    };
+  }
+
+  /**
+   * The rows of every active principal with access to a resource (granting `action`, when
+   * given), in no order, and beside each its entry for the resource (`whoCanAccess`).
+   */
+  reach(
+    type: string,
+    identifier: string,
+    action: string | undefined,
+  ): { resource: ResourceAccess['resource']; rows: number[]; entries: AccessEntry[] } {
     const { index } = this;
     const table = index.table;
     // Allows first: only principals some allow reaches can have access. Policies outside their
@@ -535,12 +559,11 @@ export class AccessService {
       }
       return entry;
     };
-    // Entries of principals whose own attributes settle a condition.
-    const own = new Map<number, AccessEntry>();
     // An AI agent reaches a tool only through its `allowed_tools` (toolAllowed's rule), read from
     // its row alone.
     const toolsKey = type === 'tool' ? table.strings.find('allowed_tools') : -2;
     const found: number[] = [];
+    const entries: AccessEntry[] = [];
     for (const row of touched) {
       const at = node[row]!;
       if (!table.isActive(row)) continue;
@@ -550,7 +573,6 @@ export class AccessService {
         p = index.principalViewAt(row);
         entry = entryFor(target, settleFor(index, p, listOf(at)), true) ?? null;
         if (entry && action !== undefined && !entryGrants(entry, action)) entry = null;
-        if (entry) own.set(row, entry);
       } else entry = sharedOf(at);
       if (!entry) continue;
       if (toolsKey !== -2 && table.typeOf(row) === 'AI_AGENT') {
@@ -564,29 +586,38 @@ export class AccessService {
         if (!toolAllowed({ type: 'AI_AGENT', attributes }, type, identifier)) continue;
       }
       found.push(row);
+      entries.push(entry);
     }
-    const rows = pageBy(found, page, (a, b) => table.compareRows(a, b)).map((row) => {
-      const entry = own.get(row) ?? shared[node[row]!]!;
-      return {
-        principal: {
-          id: table.idOf(row),
-          name: table.nameOf(row),
-          type: table.typeOf(row),
-          email: table.emailOf(row),
-        },
-        actions: entry.actions,
-        ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
-        granted_by: entry.granted_by,
-        ...(entry.expires_at !== undefined ? { expires_at: entry.expires_at } : {}),
-        conditional: entry.conditional,
-      };
-    });
     // The scratch array is left as it was found.
     for (const row of touched) node[row] = 0;
     return {
       resource: { type, identifier, registered: index.resourceTable.has(type, identifier) },
-      principals: rows,
-      pagination: pagination(found.length, page),
+      rows: found,
+      entries,
     };
   }
+}
+
+/** A principal of the index as a resource's access names it. */
+export function principalAt(
+  table: PrincipalTable,
+  row: number,
+): ResourceAccess['principals'][number]['principal'] {
+  return { id: table.idOf(row), name: table.nameOf(row), type: table.typeOf(row), email: table.emailOf(row) };
+}
+
+/** One principal with its entry for a resource, as a resource's access lists it. */
+export function resourceRow(
+  table: PrincipalTable,
+  row: number,
+  entry: Pick<AccessEntry, 'actions' | 'denied_actions' | 'granted_by' | 'expires_at' | 'conditional'>,
+): ResourceAccess['principals'][number] {
+  return {
+    principal: principalAt(table, row),
+    actions: entry.actions,
+    ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
+    granted_by: entry.granted_by,
+    ...(entry.expires_at !== undefined ? { expires_at: entry.expires_at } : {}),
+    conditional: entry.conditional,
+  };
 }

@@ -158,15 +158,15 @@ describe('access changes stored in parts', () => {
       const history = await repo.principalAsOf(fx.app.runtime.db, who, hour);
       expect(history.find((h) => h.identifier === 'y')?.before).to.deep.equal(JSON.parse(before));
     }
-    const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour, () => true);
+    const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour, () => 0);
     expect(onY.map((r) => [r.id, r.before])).to.have.deep.members([
       [a, JSON.parse(before)],
       [c, JSON.parse(before)],
     ]);
     // A resource of few of the part's changes: its repeated value is followed as it is read.
-    const onZ = await repo.resourceAsOf(fx.app.runtime.db, t, 'z', hour, () => true);
+    const onZ = await repo.resourceAsOf(fx.app.runtime.db, t, 'z', hour, () => 0);
     expect(onZ.map((r) => [r.id, r.before])).to.deep.equal([[b, JSON.parse(before)]]);
-    const onX = await repo.resourceAsOf(fx.app.runtime.db, t, 'x', hour, () => true);
+    const onX = await repo.resourceAsOf(fx.app.runtime.db, t, 'x', hour, () => 0);
     expect(onX.map((r) => [r.id, r.before])).to.have.deep.members([
       [a, null],
       [b, null],
@@ -197,7 +197,7 @@ describe('access changes stored in parts', () => {
       fx.app.runtime.instanceId,
     );
     const hour = new Date(Date.now() - 3_600_000).toISOString();
-    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'w', hour, (id) => id !== c);
+    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'w', hour, (id) => (id === c ? -1 : 0));
     expect(held.map((r) => [r.id, r.before?.actions ?? null, r.named ?? null])).to.have.deep.members([
       [a, null, null],
       [b, null, null],
