@@ -24,7 +24,7 @@ import {
   type EntryState,
   type PrincipalSummary,
 } from './changes.js';
-import { accessHistoryRepository as repo, type AccessCause } from './repository.js';
+import { accessHistoryRepository as repo, type AccessCause, type ResourceAsOfRow } from './repository.js';
 
 /**
  * Access as it held at an instant (docs/access-history.md): what the decision index holds now,
@@ -163,25 +163,19 @@ export class AccessAsOf {
     const { table } = this.index;
     const covers = globsMatching(identifier);
     // Per principal with a change since, the first change after `at` of each entry about the
-    // resource: those entries rewound, the others about it as the index holds them now.
-    const changed = new Map<
-      string,
-      { row: number; named?: PrincipalSummary; firstAfter: Map<string, EntryBefore> }
-    >();
+    // resource: those entries as they held, the others about it as the index holds them now.
+    const changed = new Map<string, { row: number; named?: PrincipalSummary; afters: ResourceAsOfRow[] }>();
     const history = await repo.resourceAsOf(this.db, type, identifier, at, (id) => table.rowOf(id));
     for (const h of history) {
       if (h.pattern && !covers(h.identifier)) continue;
-      let c = changed.get(h.id);
-      if (!c) {
-        c = { row: h.row, ...(h.named ? { named: { id: h.id, ...h.named } } : {}), firstAfter: new Map() };
-        changed.set(h.id, c);
-      }
-      c.firstAfter.set(keyOf(type, h.identifier, h.pattern), {
-        type,
-        identifier: h.identifier,
-        pattern: h.pattern,
-        before: h.before,
-      });
+      const c = changed.get(h.id);
+      if (c) c.afters.push(h);
+      else
+        changed.set(h.id, {
+          row: h.row,
+          ...(h.named ? { named: { id: h.id, ...h.named } } : {}),
+          afters: [h],
+        });
     }
     // Who holds it then: principals of the index by row (with their entry now, or as it held),
     // and those the index holds no more as the history named them. Only the page is made into
@@ -199,19 +193,21 @@ export class AccessAsOf {
     // where no policy names it now.
     const touched = touchedOn(this.index, type, identifier);
     const noneNow = touched.among?.length === 0;
-    for (const [id, { row, named, firstAfter }] of changed) {
+    for (const [id, { row, named, afters }] of changed) {
       const now = noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
-      const covering = coveringIn(rewind(now, firstAfter), type, identifier, covers);
-      const actions = [...new Set(covering.flatMap((e) => e.actions))].sort();
-      if (actions.length === 0) continue;
+      const covering = coveringThen(now, afters, type, identifier, covers);
+      if (covering.length === 0) continue;
       const then: Then = {
         row,
         // As the history named it, where the index holds it no more.
         named: row < 0 ? { id, name: named?.name ?? id, type: named?.type ?? '', email: null } : undefined,
-        actions,
+        actions: [
+          ...new Set(covering.length === 1 ? covering[0]!.actions : covering.flatMap((e) => e.actions)),
+        ].sort(),
         granted_by: [...new Set(covering.flatMap((e) => e.via.map((v) => v.policy_id)))],
         conditional: covering.some((e) => e.conditional),
       };
+      if (then.actions.length === 0) continue;
       if (
         action === undefined ||
         entryGrants({ ...then, resource: { type, identifier }, granted_at: null }, action)
@@ -326,6 +322,34 @@ function coveringIn<T extends { type: string; identifier: string; pattern: boole
   const exact = held.get(keyOf(type, identifier, false));
   if (exact) return [exact];
   return [...held.values()].filter((h) => h.pattern && h.type === type && covers(h.identifier));
+}
+
+/**
+ * What covered a resource at an instant for one principal (`coveringIn` of its view rewound):
+ * `now`, its entries now, with those `afters` names (the first change after the instant of each
+ * entry about the resource, globs already matched) as they held before it. Entries keep the order
+ * the rewound view gives them.
+ */
+function coveringThen(
+  now: AccessView,
+  afters: readonly { identifier: string; pattern: boolean; before: EntryState | null }[],
+  type: string,
+  identifier: string,
+  covers: (glob: string) => boolean,
+): EntryState[] {
+  const own = afters.find((a) => !a.pattern);
+  const exact = own ? own.before : now.get(keyOf(type, identifier, false));
+  if (exact) return [exact];
+  const out: EntryState[] = [];
+  for (const e of now.values()) {
+    if (!e.pattern || e.type !== type || !covers(e.identifier)) continue;
+    const after = afters.find((a) => a.pattern && a.identifier === e.identifier);
+    if (!after) out.push(e);
+    else if (after.before) out.push(after.before);
+  }
+  for (const a of afters)
+    if (a.pattern && a.before && !now.has(keyOf(type, a.identifier, true))) out.push(a.before);
+  return out;
 }
 
 /** A view with no entries, shared: nothing changes it. */

@@ -381,11 +381,14 @@ export interface ResourceAsOfRow {
   named?: { name: string; type: string };
 }
 
-/** A part as `resource_as_of` gives it: the changes it found, each at `found[k]` in the part. */
+/**
+ * A part as `resource_as_of` gives it: the changes it found, each at `found[k]` in the part
+ * (`found` null: every change of the part, in order).
+ */
 interface AsOfPart {
   first_id: string;
   last_id: string;
-  found: number[];
+  found: number[] | null;
   principals: string[];
   globs: (string | null)[] | null;
   column: string[] | null;
@@ -903,16 +906,18 @@ export const accessHistoryRepository = {
     // Per principal and entry, its changes found (most often one), to keep the first.
     const changes = new Map<string, AsOfChange | AsOfChange[]>();
     for (const part of parts) {
-      for (let k = 0; k < part.found.length; k += 1) {
+      for (let k = 0; k < part.principals.length; k += 1) {
         const glob = part.globs?.[k] ?? null;
+        const at = part.found ? part.found[k]! : k;
         const change: AsOfChange = {
           part,
-          at: part.found[k]!,
+          at,
           principal: part.principals[k]!,
           glob,
-          before: part.followed ? part.followed[k]! : unrepeated(part.column!, part.found[k]!),
+          before: part.followed ? part.followed[k]! : unrepeated(part.column!, at),
         };
-        const entry = `${change.principal}\u0000${glob ?? ''}`;
+        // The principal alone keys its entry for the resource itself; with the glob, a glob's.
+        const entry = glob === null ? change.principal : `${change.principal}\u0000${glob}`;
         const seen = changes.get(entry);
         if (seen === undefined) changes.set(entry, change);
         else if (Array.isArray(seen)) seen.push(change);

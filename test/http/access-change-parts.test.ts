@@ -205,6 +205,42 @@ describe('access changes stored in parts', () => {
     ]);
   });
 
+  it('reads every change of a part about the resource alone, and of others only those after the instant and not acting for another', async () => {
+    const t = type();
+    const [a, b, c, d, e, f] = [1, 2, 3, 4, 5, 6].map(() => newId('principal')) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const lost = (who: string): [string, string, string[], string[]] => [who, 'v', [], ['read']];
+    // All about v, after the instant, none acting for another: read whole.
+    const whole = partOf(t, [lost(a), lost(b)]);
+    // Also about v alone and after the instant, but one change acts for another.
+    const acting = partOf(t, [lost(c), lost(d)]);
+    acting.rows[1]!.on_behalf_of_id = newId('principal');
+    acting.rows[1]!.on_behalf_of_name = 'the one acted for';
+    acting.rows[1]!.on_behalf_of_type = 'HUMAN';
+    // About v alone, but one change came before the instant.
+    const earlier = partOf(t, [lost(e), lost(f)]);
+    earlier.rows[0]!.at = new Date(Date.now() - 2 * 3_600_000).toISOString();
+    await repo.record(
+      fx.app.runtime.db,
+      [whole, acting, earlier].map((part) => readyPart(part)),
+      fx.app.runtime.instanceId,
+    );
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'v', since, () => 0);
+    expect(held.map((r) => [r.id, r.before?.actions ?? null])).to.have.deep.members([
+      [a, ['read']],
+      [b, ['read']],
+      [c, ['read']],
+      [f, ['read']],
+    ]);
+  });
+
   it('reads back whole values holding every control character, and a via holding a private-use one', async () => {
     const t = type();
     const [a, b] = [newId('principal'), newId('principal')];
