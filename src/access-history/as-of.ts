@@ -1,6 +1,9 @@
+import { RowMarks } from '../columnar/row-marks.js';
 import {
   pageBy,
+  principalAt,
   resourceRow,
+  type HolderEntry,
   type AccessRecord,
   type AccessService,
   type GrantExplained,
@@ -163,56 +166,76 @@ export class AccessAsOf {
     const { table } = this.index;
     const covers = globsMatching(identifier);
     // Per principal with a change since, the first change after `at` of each entry about the
-    // resource: those entries as they held, the others about it as the index holds them now.
-    const changed = new Map<string, { row: number; named?: PrincipalSummary; afters: ResourceAsOfRow[] }>();
-    const history = await repo.resourceAsOf(this.db, type, identifier, at, (id) => table.rowOf(id));
+    // resource: those entries as they held, the others about it as the index holds them now. By
+    // row where the index holds the principal, else by id.
+    const history = await repo.resourceAsOf(this.db, type, identifier, at, table);
+    const changed: { id: string; row: number; named?: PrincipalSummary; afters: ResourceAsOfRow[] }[] = [];
+    const byRow = new RowMarks(table.rows, history.length);
+    const byId = new Map<string, number>();
     for (const h of history) {
       if (h.pattern && !covers(h.identifier)) continue;
-      const c = changed.get(h.id);
-      if (c) c.afters.push(h);
-      else
-        changed.set(h.id, {
-          row: h.row,
-          ...(h.named ? { named: { id: h.id, ...h.named } } : {}),
-          afters: [h],
-        });
+      const seen = h.row >= 0 ? byRow.get(h.row) : (byId.get(h.id) ?? 0);
+      if (seen > 0) {
+        changed[seen - 1]!.afters.push(h);
+        continue;
+      }
+      changed.push({
+        id: h.id,
+        row: h.row,
+        ...(h.named ? { named: { id: h.id, ...h.named } } : {}),
+        afters: [h],
+      });
+      if (h.row >= 0) byRow.set(h.row, changed.length);
+      else byId.set(h.id, changed.length);
     }
     // Who holds it then: principals of the index by row (with their entry now, or as it held),
     // and those the index holds no more as the history named them. Only the page is made into
     // principal objects.
-    type Holder = ResourceAccess['principals'][number];
-    type Then = Omit<Holder, 'principal'> & { row: number; named?: Holder['principal'] | undefined };
+    type Then = {
+      row: number;
+      named?: ResourceAccess['principals'][number]['principal'];
+      entry: HolderEntry;
+    };
     const held: Then[] = [];
     const live = this.access.reach(type, identifier, action);
-    const rewound = new Set<number>();
-    for (const c of changed.values()) if (c.row >= 0) rewound.add(c.row);
     live.rows.forEach((row, i) => {
-      if (!rewound.has(row)) held.push({ row, ...live.entries[i]! });
+      if (byRow.get(row) === 0) held.push({ row, entry: live.entries[i]! });
     });
     // Of each principal's entries, only those bearing on the resource are made; none at all
     // where no policy names it now.
     const touched = touchedOn(this.index, type, identifier);
     const noneNow = touched.among?.length === 0;
-    for (const [id, { row, named, afters }] of changed) {
-      const now = noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
-      const covering = coveringThen(now, afters, type, identifier, covers);
-      if (covering.length === 0) continue;
-      const then: Then = {
-        row,
-        // As the history named it, where the index holds it no more.
-        named: row < 0 ? { id, name: named?.name ?? id, type: named?.type ?? '', email: null } : undefined,
-        actions: [
-          ...new Set(covering.length === 1 ? covering[0]!.actions : covering.flatMap((e) => e.actions)),
-        ].sort(),
+    // What the answer says of an entry as it held, made once for the many principals whose one
+    // entry about the resource was the same (the history's `before`, read once).
+    const said = new Map<EntryState, HolderEntry | null>();
+    const sayOf = (covering: readonly EntryState[]): HolderEntry | null => {
+      const actions = [...new Set(covering.flatMap((e) => e.actions))].sort();
+      if (actions.length === 0) return null;
+      const entry: HolderEntry = {
+        actions,
         granted_by: [...new Set(covering.flatMap((e) => e.via.map((v) => v.policy_id)))],
         conditional: covering.some((e) => e.conditional),
       };
-      if (then.actions.length === 0) continue;
-      if (
-        action === undefined ||
-        entryGrants({ ...then, resource: { type, identifier }, granted_at: null }, action)
-      )
-        held.push(then);
+      return action === undefined ||
+        entryGrants({ ...entry, resource: { type, identifier }, granted_at: null }, action)
+        ? entry
+        : null;
+    };
+    for (const { id, row, named, afters } of changed) {
+      const now = noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
+      const covering = coveringThen(now, afters, type, identifier, covers);
+      let entry: HolderEntry | null | undefined;
+      if (covering.length === 1 && afters.some((a) => a.before === covering[0])) {
+        entry = said.get(covering[0]!);
+        if (entry === undefined) said.set(covering[0]!, (entry = sayOf(covering)));
+      } else entry = covering.length === 0 ? null : sayOf(covering);
+      if (!entry) continue;
+      held.push(
+        row >= 0
+          ? { row, entry }
+          : // As the history named it, where the index holds it no more.
+            { row, named: { id, name: named?.name ?? id, type: named?.type ?? '', email: null }, entry },
+      );
     }
     const nameOf = (h: Then): string => (h.named ? h.named.name : table.nameOf(h.row));
     const idOf = (h: Then): string => (h.named ? h.named.id : table.idOf(h.row));
@@ -226,9 +249,7 @@ export class AccessAsOf {
     return {
       resource: live.resource,
       as_of: at,
-      principals: shown.map(({ row, named, ...entry }): Holder =>
-        named ? { principal: named, ...entry } : resourceRow(table, row, entry),
-      ),
+      principals: shown.map(({ row, named, entry }) => resourceRow(named ?? principalAt(table, row), entry)),
       pagination: {
         total: held.length,
         page: page.page,

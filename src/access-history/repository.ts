@@ -1,3 +1,4 @@
+import { RowMarks } from '../columnar/row-marks.js';
 import { defineQueries } from '../db/catalogue.js';
 import { fillMarkers, fragmentOf } from '../db/compose.js';
 import type { Database, Reader } from '../db/database.js';
@@ -368,11 +369,20 @@ function partsArray(parts: readonly ReadyPart[]): Uint8Array {
   return out.subarray(0, at);
 }
 
+/**
+ * Where the caller holds principals (the decision index's rows): `rowOf` gives a row below
+ * `rows`, or a negative number for a principal it does not hold.
+ */
+export interface PrincipalRows {
+  rows: number;
+  rowOf(principalId: string): number;
+}
+
 /** One principal's entry about a resource as it held at an instant (`resourceAsOf`). */
 export interface ResourceAsOfRow {
   /** The principal. */
   id: string;
-  /** What the caller's `rowOf` gave for it. */
+  /** Where the caller holds it (`PrincipalRows`). */
   row: number;
   identifier: string;
   pattern: boolean;
@@ -878,15 +888,15 @@ export const accessHistoryRepository = {
   /**
    * For each principal with a change after `at` on the resource or on a glob of its type, per
    * entry, the first such change's `before` (null: nothing held). Each comes with where the
-   * caller holds the principal (`rowOf`); those it does not (a negative row) come as the history
-   * named them.
+   * caller holds the principal (`principals`); those it does not (a negative row) come as the
+   * history named them.
    */
   async resourceAsOf(
     db: Reader,
     type: string,
     identifier: string,
     at: string,
-    rowOf: (principalId: string) => number,
+    principals: PrincipalRows,
   ): Promise<ResourceAsOfRow[]> {
     const parts = await db.run<AsOfPart>(Q.resource_as_of, {
       type,
@@ -903,8 +913,15 @@ export const accessHistoryRepository = {
       }
       return state;
     };
-    // Per principal and entry, its changes found (most often one), to keep the first.
-    const changes = new Map<string, AsOfChange | AsOfChange[]>();
+    // Per principal and entry, its changes found (most often one), to keep the first: by the
+    // caller's row for a principal's entry for the resource itself, else by principal and glob.
+    const changes: (AsOfChange | AsOfChange[])[] = [];
+    const rowOfChange: number[] = [];
+    const byRow = new RowMarks(
+      principals.rows,
+      parts.reduce((n, p) => n + p.principals.length, 0),
+    );
+    const byKey = new Map<string, number>();
     for (const part of parts) {
       for (let k = 0; k < part.principals.length; k += 1) {
         const glob = part.globs?.[k] ?? null;
@@ -916,19 +933,25 @@ export const accessHistoryRepository = {
           glob,
           before: part.followed ? part.followed[k]! : unrepeated(part.column!, at),
         };
-        // The principal alone keys its entry for the resource itself; with the glob, a glob's.
-        const entry = glob === null ? change.principal : `${change.principal}\u0000${glob}`;
-        const seen = changes.get(entry);
-        if (seen === undefined) changes.set(entry, change);
-        else if (Array.isArray(seen)) seen.push(change);
-        else changes.set(entry, [seen, change]);
+        const row = principals.rowOf(change.principal);
+        const keyed = row < 0 || glob !== null ? `${change.principal}\u0000${glob ?? ''}` : null;
+        const seen = keyed === null ? byRow.get(row) : (byKey.get(keyed) ?? 0);
+        if (seen === 0) {
+          changes.push(change);
+          rowOfChange.push(row);
+          if (keyed === null) byRow.set(row, changes.length);
+          else byKey.set(keyed, changes.length);
+        } else {
+          const first = changes[seen - 1]!;
+          if (Array.isArray(first)) first.push(change);
+          else changes[seen - 1] = [first, change];
+        }
       }
     }
-    const several = [...changes.values()].filter((c): c is AsOfChange[] => Array.isArray(c));
+    const several = changes.filter((c): c is AsOfChange[] => Array.isArray(c));
     const ids = await idsWhereOverlapping(db, several);
-    const firsts: AsOfChange[] = [];
-    for (const c of changes.values()) firsts.push(Array.isArray(c) ? firstOf(c, ids) : c);
-    const rows = firsts.map((c) => rowOf(c.principal));
+    const firsts = changes.map((c) => (Array.isArray(c) ? firstOf(c, ids) : c));
+    const rows = rowOfChange;
     // Per part, where the first changes of the principals the caller does not know stand.
     const wanted = new Map<string, number[]>();
     for (const [k, c] of firsts.entries()) {
@@ -944,14 +967,18 @@ export const accessHistoryRepository = {
       });
       for (const r of rows) r.ids.forEach((id, k) => names.set(id, { name: r.names[k]!, type: r.types[k]! }));
     }
-    return firsts.map((c, k) => ({
-      id: c.principal,
-      row: rows[k]!,
-      identifier: c.glob ?? identifier,
-      pattern: c.glob !== null,
-      before: stateOf(c.before),
-      ...(names.has(c.principal) ? { named: names.get(c.principal)! } : {}),
-    }));
+    return firsts.map((c, k) => {
+      const row: ResourceAsOfRow = {
+        id: c.principal,
+        row: rows[k]!,
+        identifier: c.glob ?? identifier,
+        pattern: c.glob !== null,
+        before: stateOf(c.before),
+      };
+      const named = rows[k]! < 0 ? names.get(c.principal) : undefined;
+      if (named) row.named = named;
+      return row;
+    });
   },
 
   async release(db: Database, holder: string): Promise<void> {

@@ -476,7 +476,7 @@ export class AccessService {
     );
     return {
       resource,
-      principals: shown.map((i) => resourceRow(table, found[i]!, entries[i]!)),
+      principals: shown.map((i) => resourceRow(principalAt(table, found[i]!), entries[i]!)),
       pagination: pagination(found.length, page),
     };
   }
@@ -606,14 +606,19 @@ export function principalAt(
   return { id: table.idOf(row), name: table.nameOf(row), type: table.typeOf(row), email: table.emailOf(row) };
 }
 
+/** What a resource's access says of one principal's entry for it. */
+export type HolderEntry = Pick<
+  AccessEntry,
+  'actions' | 'denied_actions' | 'granted_by' | 'expires_at' | 'conditional'
+>;
+
 /** One principal with its entry for a resource, as a resource's access lists it. */
 export function resourceRow(
-  table: PrincipalTable,
-  row: number,
-  entry: Pick<AccessEntry, 'actions' | 'denied_actions' | 'granted_by' | 'expires_at' | 'conditional'>,
+  principal: ResourceAccess['principals'][number]['principal'],
+  entry: HolderEntry,
 ): ResourceAccess['principals'][number] {
   return {
-    principal: principalAt(table, row),
+    principal,
     actions: entry.actions,
     ...(entry.denied_actions ? { denied_actions: entry.denied_actions } : {}),
     granted_by: entry.granted_by,

@@ -5,6 +5,7 @@ import {
   readyPart,
   toStored,
   type AccessChange,
+  type PrincipalRows,
   type StoredPart,
 } from '../../src/access-history/repository.js';
 import { loadMigrations } from '../../src/db/migrations.js';
@@ -65,6 +66,19 @@ describe('access changes stored in parts', () => {
       message: null,
     };
   }
+
+  /** Rows for every principal asked about (in the order asked), but `unknown`. */
+  const rowsOf = (unknown?: string): PrincipalRows => {
+    const rows = new Map<string, number>();
+    return {
+      rows: 1_000,
+      rowOf: (id) => {
+        if (id === unknown) return -1;
+        if (!rows.has(id)) rows.set(id, rows.size);
+        return rows.get(id)!;
+      },
+    };
+  };
 
   /** What a principal held a minute ago, as `as_of` reads it from the parts: identifiers. */
   const heldAMinuteAgo = async (principal: string): Promise<string[]> =>
@@ -158,15 +172,15 @@ describe('access changes stored in parts', () => {
       const history = await repo.principalAsOf(fx.app.runtime.db, who, hour);
       expect(history.find((h) => h.identifier === 'y')?.before).to.deep.equal(JSON.parse(before));
     }
-    const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour, () => 0);
+    const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour, rowsOf());
     expect(onY.map((r) => [r.id, r.before])).to.have.deep.members([
       [a, JSON.parse(before)],
       [c, JSON.parse(before)],
     ]);
     // A resource of few of the part's changes: its repeated value is followed as it is read.
-    const onZ = await repo.resourceAsOf(fx.app.runtime.db, t, 'z', hour, () => 0);
+    const onZ = await repo.resourceAsOf(fx.app.runtime.db, t, 'z', hour, rowsOf());
     expect(onZ.map((r) => [r.id, r.before])).to.deep.equal([[b, JSON.parse(before)]]);
-    const onX = await repo.resourceAsOf(fx.app.runtime.db, t, 'x', hour, () => 0);
+    const onX = await repo.resourceAsOf(fx.app.runtime.db, t, 'x', hour, rowsOf());
     expect(onX.map((r) => [r.id, r.before])).to.have.deep.members([
       [a, null],
       [b, null],
@@ -197,7 +211,7 @@ describe('access changes stored in parts', () => {
       fx.app.runtime.instanceId,
     );
     const hour = new Date(Date.now() - 3_600_000).toISOString();
-    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'w', hour, (id) => (id === c ? -1 : 0));
+    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'w', hour, rowsOf(c));
     expect(held.map((r) => [r.id, r.before?.actions ?? null, r.named ?? null])).to.have.deep.members([
       [a, null, null],
       [b, null, null],
@@ -232,7 +246,7 @@ describe('access changes stored in parts', () => {
       fx.app.runtime.instanceId,
     );
     const since = new Date(Date.now() - 3_600_000).toISOString();
-    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'v', since, () => 0);
+    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'v', since, rowsOf());
     expect(held.map((r) => [r.id, r.before?.actions ?? null])).to.have.deep.members([
       [a, ['read']],
       [b, ['read']],
