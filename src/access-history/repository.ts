@@ -951,11 +951,10 @@ export const accessHistoryRepository = {
     const several = changes.filter((c): c is AsOfChange[] => Array.isArray(c));
     const ids = await idsWhereOverlapping(db, several);
     const firsts = changes.map((c) => (Array.isArray(c) ? firstOf(c, ids) : c));
-    const rows = rowOfChange;
     // Per part, where the first changes of the principals the caller does not know stand.
     const wanted = new Map<string, number[]>();
     for (const [k, c] of firsts.entries()) {
-      if (rows[k]! >= 0) continue;
+      if (rowOfChange[k]! >= 0) continue;
       const at = wanted.get(c.part.last_id);
       if (at) at.push(c.at);
       else wanted.set(c.part.last_id, [c.at]);
@@ -970,12 +969,12 @@ export const accessHistoryRepository = {
     return firsts.map((c, k) => {
       const row: ResourceAsOfRow = {
         id: c.principal,
-        row: rows[k]!,
+        row: rowOfChange[k]!,
         identifier: c.glob ?? identifier,
         pattern: c.glob !== null,
         before: stateOf(c.before),
       };
-      const named = rows[k]! < 0 ? names.get(c.principal) : undefined;
+      const named = rowOfChange[k]! < 0 ? names.get(c.principal) : undefined;
       if (named) row.named = named;
       return row;
     });
