@@ -25,7 +25,6 @@ import {
   touchedOn,
   type EntryBefore,
   type EntryState,
-  type PrincipalSummary,
 } from './changes.js';
 import { accessHistoryRepository as repo, type AccessCause, type ResourceAsOfRow } from './repository.js';
 
@@ -169,7 +168,12 @@ export class AccessAsOf {
     // resource: those entries as they held, the others about it as the index holds them now. By
     // row where the index holds the principal, else by id.
     const history = await repo.resourceAsOf(this.db, type, identifier, at, table);
-    const changed: { id: string; row: number; named?: PrincipalSummary; afters: ResourceAsOfRow[] }[] = [];
+    const changed: {
+      id: string;
+      row: number;
+      named?: ResourceAsOfRow['named'];
+      afters: ResourceAsOfRow[];
+    }[] = [];
     const byRow = new RowMarks(table.rows, history.length);
     const byId = new Map<string, number>();
     for (const h of history) {
@@ -182,7 +186,7 @@ export class AccessAsOf {
       changed.push({
         id: h.id,
         row: h.row,
-        ...(h.named ? { named: { id: h.id, ...h.named } } : {}),
+        named: h.named,
         afters: [h],
       });
       if (h.row >= 0) byRow.set(h.row, changed.length);
@@ -330,18 +334,11 @@ export class AccessAsOf {
   }
 }
 
-/**
- * The entries of `held` about a resource: its own, else the globs of its type matching it
- * (`covers`, when the caller asks about the same identifier many times).
- */
-function coveringIn<T extends { type: string; identifier: string; pattern: boolean }>(
-  held: ReadonlyMap<string, T>,
-  type: string,
-  identifier: string,
-  covers = globsMatching(identifier),
-): T[] {
+/** The entries of `held` about a resource: its own, else the globs of its type matching it. */
+function coveringIn(held: ReadonlyMap<string, Held>, type: string, identifier: string): Held[] {
   const exact = held.get(keyOf(type, identifier, false));
   if (exact) return [exact];
+  const covers = globsMatching(identifier);
   return [...held.values()].filter((h) => h.pattern && h.type === type && covers(h.identifier));
 }
 
