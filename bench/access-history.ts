@@ -438,7 +438,9 @@ async function main(): Promise<void> {
         began: new Date(now - 366 * DAY_MS).toISOString(),
       });
       // Parts as the recorder stores them: change n of 500 principals at a time is one part
-      // of one cause, all at one instant, keyed (found by principal and resource).
+      // of one cause, all at one instant, keyed (found by principal and resource), each value
+      // of a column that repeats an earlier one written as `=k` (the access-history repository's
+      // `repeats`).
       for (let from = 0; from < ids.length; from += 5_000) {
         await cypher(
           db,
@@ -460,7 +462,8 @@ async function main(): Promise<void> {
                p.gained = [pid IN pids | CASE WHEN n % 2 = 1 THEN 'read' ELSE '' END],
                p.lost = [pid IN pids | CASE WHEN n % 2 = 0 THEN 'read' ELSE '' END],
                p.via = [pid IN pids | '[]'],
-               p.before = [pid IN pids | CASE WHEN n % 2 = 1 THEN '' ELSE '{"actions":["read"],"via":[],"conditional":false}' END],
+               p.before = [i IN range(0, size(pids) - 1) | CASE WHEN n % 2 = 1 THEN ''
+                 WHEN i = 0 THEN '{"actions":["read"],"via":[],"conditional":false}' ELSE '=0' END],
                p.resources = ['hist', 'hist:h' + toString(n % 50)],
                p.principal_keys = [pid IN pids | right(pid, 6)]`,
           { ids: ids.slice(from, from + 5_000), k: HISTORY, now: new Date(now).toISOString(), from },

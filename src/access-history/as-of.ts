@@ -26,7 +26,7 @@ import {
   type EntryBefore,
   type EntryState,
 } from './changes.js';
-import { accessHistoryRepository as repo, type AccessCause, type ResourceAsOfRow } from './repository.js';
+import { accessHistoryRepository as repo, type AccessCause } from './repository.js';
 
 /**
  * Access as it held at an instant (docs/access-history.md): what the decision index holds now,
@@ -168,45 +168,42 @@ export class AccessAsOf {
     // resource: those entries as they held, the others about it as the index holds them now. By
     // row where the index holds the principal, else by id.
     const history = await repo.resourceAsOf(this.db, type, identifier, at, table);
-    const changed: {
-      id: string;
-      row: number;
-      named?: ResourceAsOfRow['named'];
-      afters: ResourceAsOfRow[];
-    }[] = [];
-    const byRow = new RowMarks(table.rows, history.length);
+    const { ids, rows, globs, befores } = history;
+    // Per principal, its changes (most often one): the first kept by place (a principal's place:
+    // its row, else its id), any others apart.
+    const firsts: number[] = [];
+    const others = new Map<number, number[]>();
+    const byRow = new RowMarks(table.rows, history.size);
     const byId = new Map<string, number>();
-    for (const h of history) {
-      if (h.pattern && !covers(h.identifier)) continue;
-      const seen = h.row >= 0 ? byRow.get(h.row) : (byId.get(h.id) ?? 0);
+    for (let k = 0; k < history.size; k += 1) {
+      const glob = globs?.[k] ?? null;
+      if (glob !== null && !covers(glob)) continue;
+      const row = rows[k]!;
+      const seen = row >= 0 ? byRow.get(row) : (byId.get(ids[k]!) ?? 0);
       if (seen > 0) {
-        changed[seen - 1]!.afters.push(h);
+        const more = others.get(seen - 1);
+        if (more) more.push(k);
+        else others.set(seen - 1, [k]);
         continue;
       }
-      changed.push({
-        id: h.id,
-        row: h.row,
-        named: h.named,
-        afters: [h],
-      });
-      if (h.row >= 0) byRow.set(h.row, changed.length);
-      else byId.set(h.id, changed.length);
+      firsts.push(k);
+      if (row >= 0) byRow.set(row, firsts.length);
+      else byId.set(ids[k]!, firsts.length);
     }
-    // Who holds it then: principals of the index by row (with their entry now, or as it held),
-    // and those the index holds no more as the history named them. Only the page is made into
-    // principal objects.
-    type Then = {
-      row: number;
-      named?: ResourceAccess['principals'][number]['principal'];
-      entry: HolderEntry;
-    };
-    const held: Then[] = [];
+    // Who holds it then, column by column: principals of the index by row (with their entry now,
+    // or as it held), and those the index holds no more as the history named them (by place in
+    // the columns). Only the page is made into principal objects.
+    const heldRows: number[] = [];
+    const heldEntries: HolderEntry[] = [];
+    const heldNamed = new Map<number, ResourceAccess['principals'][number]['principal']>();
     const live = this.access.reach(type, identifier, action);
     live.rows.forEach((row, i) => {
-      if (byRow.get(row) === 0) held.push({ row, entry: live.entries[i]! });
+      if (byRow.get(row) > 0) return;
+      heldRows.push(row);
+      heldEntries.push(live.entries[i]!);
     });
-    // Of each principal's entries, only those bearing on the resource are made; none at all
-    // where no policy names it now.
+    // Of each principal's entries, only those bearing on the resource are made, and only where
+    // its changes leave it to them; none at all where no policy names it now.
     const touched = touchedOn(this.index, type, identifier);
     const noneNow = touched.among?.length === 0;
     // What the answer says of an entry as it held, made once for the many principals whose one
@@ -225,26 +222,37 @@ export class AccessAsOf {
         ? entry
         : null;
     };
-    for (const { id, row, named, afters } of changed) {
-      const now = noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
-      const covering = coveringThen(now, afters, type, identifier, covers);
+    firsts.forEach((first, g) => {
+      const id = ids[first]!;
+      const row = rows[first]!;
+      const afters = [first, ...(others.get(g) ?? [])].map((k) => ({
+        identifier: globs?.[k] ?? identifier,
+        pattern: (globs?.[k] ?? null) !== null,
+        before: befores[k]!,
+      }));
+      const nowOf = (): AccessView =>
+        noneNow ? NOTHING : accessView(this.index, id, undefined, undefined, undefined, touched);
+      const covering = coveringThen(nowOf, afters, type, identifier, covers);
       let entry: HolderEntry | null | undefined;
       if (covering.length === 1 && afters.some((a) => a.before === covering[0])) {
         entry = said.get(covering[0]!);
         if (entry === undefined) said.set(covering[0]!, (entry = sayOf(covering)));
       } else entry = covering.length === 0 ? null : sayOf(covering);
-      if (!entry) continue;
-      held.push(
-        row >= 0
-          ? { row, entry }
-          : // As the history named it, where the index holds it no more.
-            { row, named: { id, name: named?.name ?? id, type: named?.type ?? '', email: null }, entry },
-      );
-    }
-    const nameOf = (h: Then): string => (h.named ? h.named.name : table.nameOf(h.row));
-    const idOf = (h: Then): string => (h.named ? h.named.id : table.idOf(h.row));
-    const shown = pageBy(held, page, (a, b) => {
-      if (!a.named && !b.named) return table.compareRows(a.row, b.row);
+      if (!entry) return;
+      if (row < 0) {
+        // As the history named it, where the index holds it no more.
+        const named = history.named.get(id);
+        heldNamed.set(heldRows.length, { id, name: named?.name ?? id, type: named?.type ?? '', email: null });
+      }
+      heldRows.push(row);
+      heldEntries.push(entry);
+    });
+    const principalOf = (h: number): ResourceAccess['principals'][number]['principal'] =>
+      heldNamed.get(h) ?? principalAt(table, heldRows[h]!);
+    const nameOf = (h: number): string => heldNamed.get(h)?.name ?? table.nameOf(heldRows[h]!);
+    const idOf = (h: number): string => heldNamed.get(h)?.id ?? table.idOf(heldRows[h]!);
+    const shown = pageBy(Array.from(heldRows.keys()), page, (a, b) => {
+      if (heldRows[a]! >= 0 && heldRows[b]! >= 0) return table.compareRows(heldRows[a]!, heldRows[b]!);
       const [na, nb] = [nameOf(a), nameOf(b)];
       if (na !== nb) return na < nb ? -1 : 1;
       const [ia, ib] = [idOf(a), idOf(b)];
@@ -253,12 +261,12 @@ export class AccessAsOf {
     return {
       resource: live.resource,
       as_of: at,
-      principals: shown.map(({ row, named, entry }) => resourceRow(named ?? principalAt(table, row), entry)),
+      principals: shown.map((h) => resourceRow(principalOf(h), heldEntries[h]!)),
       pagination: {
-        total: held.length,
+        total: heldRows.length,
         page: page.page,
         per_page: page.limit,
-        pages: Math.ceil(held.length / page.limit),
+        pages: Math.ceil(heldRows.length / page.limit),
       },
     };
   }
@@ -349,13 +357,16 @@ function coveringIn(held: ReadonlyMap<string, Held>, type: string, identifier: s
  * the rewound view gives them.
  */
 function coveringThen(
-  now: AccessView,
+  nowOf: () => AccessView,
   afters: readonly { identifier: string; pattern: boolean; before: EntryState | null }[],
   type: string,
   identifier: string,
   covers: (glob: string) => boolean,
 ): EntryState[] {
   const own = afters.find((a) => !a.pattern);
+  // Its own entry, where it held one, answers alone: the view now is made only where it does not.
+  if (own?.before) return [own.before];
+  const now = nowOf();
   const exact = own ? own.before : now.get(keyOf(type, identifier, false));
   if (exact) return [exact];
   const out: EntryState[] = [];

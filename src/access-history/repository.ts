@@ -278,7 +278,11 @@ function repeats(values: readonly string[]): string[] {
 /** Value `i` of a column `repeats` wrote (a column written before it has no repeats). */
 export function unrepeated(column: readonly string[], i: number): string {
   const v = column[i]!;
-  return v.startsWith('=') ? column[Number(v.slice(1))]! : v;
+  if (v.charCodeAt(0) !== 0x3d) return v;
+  // `=k`: k read digit by digit, as it is read for every change of a part.
+  let k = 0;
+  for (let j = 1; j < v.length; j += 1) k = k * 10 + v.charCodeAt(j) - 0x30;
+  return column[k]!;
 }
 
 /** The columns of a part node: one value per change. */
@@ -378,17 +382,23 @@ export interface PrincipalRows {
   rowOf(principalId: string): number;
 }
 
-/** One principal's entry about a resource as it held at an instant (`resourceAsOf`). */
-export interface ResourceAsOfRow {
-  /** The principal. */
-  id: string;
-  /** Where the caller holds it (`PrincipalRows`). */
-  row: number;
-  identifier: string;
-  pattern: boolean;
-  before: EntryState | null;
-  /** As the history named the principal, where the caller does not know it. */
-  named?: { name: string; type: string };
+/**
+ * The first change after an instant of each principal's entry about a resource (`resourceAsOf`),
+ * column by column: change k's principal, where the caller holds it, its glob and its `before`.
+ */
+export interface ResourceAsOfChanges {
+  /** How many: one per principal and entry. */
+  size: number;
+  /** The principals. */
+  ids: string[];
+  /** Where the caller holds each (`PrincipalRows`; negative: it does not). */
+  rows: Int32Array;
+  /** The glob each is about, null for the resource itself; null where none is about a glob. */
+  globs: (string | null)[] | null;
+  /** What each entry held before its change (null: nothing); one object per distinct value. */
+  befores: (EntryState | null)[];
+  /** As the history named the principals the caller does not hold, by id. */
+  named: Map<string, { name: string; type: string }>;
 }
 
 /**
@@ -897,87 +907,107 @@ export const accessHistoryRepository = {
     identifier: string,
     at: string,
     principals: PrincipalRows,
-  ): Promise<ResourceAsOfRow[]> {
+  ): Promise<ResourceAsOfChanges> {
     const parts = await db.run<AsOfPart>(Q.resource_as_of, {
       type,
       identifier,
       at,
       search: resourceSearch(type, identifier),
     });
+    // Per principal and entry, the first of its changes found (most often its only one): by the
+    // caller's row for a principal's entry for the resource itself, else by principal and glob.
+    // Column by column, with the others found kept apart to pick the first from.
+    const total = parts.reduce((n, p) => n + p.principals.length, 0);
+    const rows = new Int32Array(total);
+    const ids: string[] = new Array<string>(total);
+    const globs: (string | null)[] = new Array<string | null>(total);
+    const texts: string[] = new Array<string>(total);
+    const partOf = new Int32Array(total);
+    const atOf = new Int32Array(total);
+    const others = new Map<number, AsOfChange[]>();
+    const byRow = new RowMarks(principals.rows, total);
+    const byKey = new Map<string, number>();
+    let size = 0;
+    let anyGlob = false;
+    parts.forEach((part, p) => {
+      for (let k = 0; k < part.principals.length; k += 1) {
+        const principal = part.principals[k]!;
+        const glob = part.globs?.[k] ?? null;
+        const at = part.found ? part.found[k]! : k;
+        const before = part.followed ? part.followed[k]! : unrepeated(part.column!, at);
+        const row = principals.rowOf(principal);
+        const keyed = row < 0 || glob !== null ? `${principal}\u0000${glob ?? ''}` : null;
+        const seen = keyed === null ? byRow.get(row) : (byKey.get(keyed) ?? 0);
+        if (seen > 0) {
+          const change: AsOfChange = { part, at, principal, glob, before };
+          const more = others.get(seen - 1);
+          if (more) more.push(change);
+          else others.set(seen - 1, [change]);
+          continue;
+        }
+        rows[size] = row;
+        ids[size] = principal;
+        globs[size] = glob;
+        texts[size] = before;
+        partOf[size] = p;
+        atOf[size] = at;
+        size += 1;
+        if (glob !== null) anyGlob = true;
+        if (keyed === null) byRow.set(row, size);
+        else byKey.set(keyed, size);
+      }
+    });
+    if (others.size > 0) {
+      const kept = (i: number): AsOfChange => ({
+        part: parts[partOf[i]!]!,
+        at: atOf[i]!,
+        principal: ids[i]!,
+        glob: globs[i]!,
+        before: texts[i]!,
+      });
+      const several = [...others].map(([i, more]) => ({ i, changes: [kept(i), ...more] }));
+      const overlapping = await idsWhereOverlapping(
+        db,
+        several.map((s) => s.changes),
+      );
+      for (const { i, changes } of several) {
+        const first = firstOf(changes, overlapping);
+        texts[i] = first.before;
+        partOf[i] = parts.indexOf(first.part);
+        atOf[i] = first.at;
+      }
+    }
+    // Per part, where the first changes of the principals the caller does not know stand.
+    const wanted = new Map<string, number[]>();
+    for (let i = 0; i < size; i += 1) {
+      if (rows[i]! >= 0) continue;
+      const part = parts[partOf[i]!]!.last_id;
+      const at = wanted.get(part);
+      if (at) at.push(atOf[i]!);
+      else wanted.set(part, [atOf[i]!]);
+    }
+    const named = new Map<string, { name: string; type: string }>();
+    if (wanted.size > 0) {
+      const rows = await db.run<{ ids: string[]; names: string[]; types: string[] }>(Q.resource_as_of_names, {
+        wanted: [...wanted].map(([part, at]) => ({ part, at })),
+      });
+      for (const r of rows) r.ids.forEach((id, k) => named.set(id, { name: r.names[k]!, type: r.types[k]! }));
+    }
+    // Each distinct `before` is parsed once, and shared by the changes giving it.
     const parsed = new Map<string, EntryState | null>([['', null]]);
-    const stateOf = (text: string): EntryState | null => {
+    const befores = new Array<EntryState | null>(size);
+    for (let i = 0; i < size; i += 1) {
+      const text = texts[i]!;
       let state = parsed.get(text);
       if (state === undefined) {
         state = JSON.parse(text) as EntryState;
         parsed.set(text, state);
       }
-      return state;
-    };
-    // Per principal and entry, its changes found (most often one), to keep the first: by the
-    // caller's row for a principal's entry for the resource itself, else by principal and glob.
-    const changes: (AsOfChange | AsOfChange[])[] = [];
-    const rowOfChange: number[] = [];
-    const byRow = new RowMarks(
-      principals.rows,
-      parts.reduce((n, p) => n + p.principals.length, 0),
-    );
-    const byKey = new Map<string, number>();
-    for (const part of parts) {
-      for (let k = 0; k < part.principals.length; k += 1) {
-        const glob = part.globs?.[k] ?? null;
-        const at = part.found ? part.found[k]! : k;
-        const change: AsOfChange = {
-          part,
-          at,
-          principal: part.principals[k]!,
-          glob,
-          before: part.followed ? part.followed[k]! : unrepeated(part.column!, at),
-        };
-        const row = principals.rowOf(change.principal);
-        const keyed = row < 0 || glob !== null ? `${change.principal}\u0000${glob ?? ''}` : null;
-        const seen = keyed === null ? byRow.get(row) : (byKey.get(keyed) ?? 0);
-        if (seen === 0) {
-          changes.push(change);
-          rowOfChange.push(row);
-          if (keyed === null) byRow.set(row, changes.length);
-          else byKey.set(keyed, changes.length);
-        } else {
-          const first = changes[seen - 1]!;
-          if (Array.isArray(first)) first.push(change);
-          else changes[seen - 1] = [first, change];
-        }
-      }
+      befores[i] = state;
     }
-    const several = changes.filter((c): c is AsOfChange[] => Array.isArray(c));
-    const ids = await idsWhereOverlapping(db, several);
-    const firsts = changes.map((c) => (Array.isArray(c) ? firstOf(c, ids) : c));
-    // Per part, where the first changes of the principals the caller does not know stand.
-    const wanted = new Map<string, number[]>();
-    for (const [k, c] of firsts.entries()) {
-      if (rowOfChange[k]! >= 0) continue;
-      const at = wanted.get(c.part.last_id);
-      if (at) at.push(c.at);
-      else wanted.set(c.part.last_id, [c.at]);
-    }
-    const names = new Map<string, { name: string; type: string }>();
-    if (wanted.size > 0) {
-      const rows = await db.run<{ ids: string[]; names: string[]; types: string[] }>(Q.resource_as_of_names, {
-        wanted: [...wanted].map(([part, at]) => ({ part, at })),
-      });
-      for (const r of rows) r.ids.forEach((id, k) => names.set(id, { name: r.names[k]!, type: r.types[k]! }));
-    }
-    return firsts.map((c, k) => {
-      const row: ResourceAsOfRow = {
-        id: c.principal,
-        row: rowOfChange[k]!,
-        identifier: c.glob ?? identifier,
-        pattern: c.glob !== null,
-        before: stateOf(c.before),
-      };
-      const named = rowOfChange[k]! < 0 ? names.get(c.principal) : undefined;
-      if (named) row.named = named;
-      return row;
-    });
+    ids.length = size;
+    globs.length = size;
+    return { size, ids, rows: rows.subarray(0, size), globs: anyGlob ? globs : null, befores, named };
   },
 
   async release(db: Database, holder: string): Promise<void> {

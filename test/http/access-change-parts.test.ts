@@ -6,6 +6,7 @@ import {
   toStored,
   type AccessChange,
   type PrincipalRows,
+  type ResourceAsOfChanges,
   type StoredPart,
 } from '../../src/access-history/repository.js';
 import { loadMigrations } from '../../src/db/migrations.js';
@@ -68,6 +69,14 @@ describe('access changes stored in parts', () => {
   }
 
   /** Rows for every principal asked about (in the order asked), but `unknown`. */
+  /** The changes `resourceAsOf` found, one object each. */
+  const foundOf = (found: ResourceAsOfChanges) =>
+    found.ids.map((id, k) => ({
+      id,
+      row: found.rows[k]!,
+      before: found.befores[k]!,
+      named: found.named.get(id),
+    }));
   const rowsOf = (unknown?: string): PrincipalRows => {
     const rows = new Map<string, number>();
     return {
@@ -173,15 +182,15 @@ describe('access changes stored in parts', () => {
       expect(history.find((h) => h.identifier === 'y')?.before).to.deep.equal(JSON.parse(before));
     }
     const onY = await repo.resourceAsOf(fx.app.runtime.db, t, 'y', hour, rowsOf());
-    expect(onY.map((r) => [r.id, r.before])).to.have.deep.members([
+    expect(foundOf(onY).map((r) => [r.id, r.before])).to.have.deep.members([
       [a, JSON.parse(before)],
       [c, JSON.parse(before)],
     ]);
     // A resource of few of the part's changes: its repeated value is followed as it is read.
     const onZ = await repo.resourceAsOf(fx.app.runtime.db, t, 'z', hour, rowsOf());
-    expect(onZ.map((r) => [r.id, r.before])).to.deep.equal([[b, JSON.parse(before)]]);
+    expect(foundOf(onZ).map((r) => [r.id, r.before])).to.deep.equal([[b, JSON.parse(before)]]);
     const onX = await repo.resourceAsOf(fx.app.runtime.db, t, 'x', hour, rowsOf());
-    expect(onX.map((r) => [r.id, r.before])).to.have.deep.members([
+    expect(foundOf(onX).map((r) => [r.id, r.before])).to.have.deep.members([
       [a, null],
       [b, null],
     ]);
@@ -212,11 +221,13 @@ describe('access changes stored in parts', () => {
     );
     const hour = new Date(Date.now() - 3_600_000).toISOString();
     const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'w', hour, rowsOf(c));
-    expect(held.map((r) => [r.id, r.before?.actions ?? null, r.named ?? null])).to.have.deep.members([
-      [a, null, null],
-      [b, null, null],
-      [c, ['read'], { name: `name of ${c}`, type: 'HUMAN' }],
-    ]);
+    expect(foundOf(held).map((r) => [r.id, r.before?.actions ?? null, r.named ?? null])).to.have.deep.members(
+      [
+        [a, null, null],
+        [b, null, null],
+        [c, ['read'], { name: `name of ${c}`, type: 'HUMAN' }],
+      ],
+    );
   });
 
   it('reads every change of a part about the resource alone, and of others only those after the instant and not acting for another', async () => {
@@ -247,7 +258,7 @@ describe('access changes stored in parts', () => {
     );
     const since = new Date(Date.now() - 3_600_000).toISOString();
     const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'v', since, rowsOf());
-    expect(held.map((r) => [r.id, r.before?.actions ?? null])).to.have.deep.members([
+    expect(foundOf(held).map((r) => [r.id, r.before?.actions ?? null])).to.have.deep.members([
       [a, ['read']],
       [b, ['read']],
       [c, ['read']],
