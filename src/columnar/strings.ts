@@ -108,6 +108,18 @@ export class StringPool {
     return lengthA - lengthB;
   }
 
+  /**
+   * The order JavaScript's `<` gives the strings of two codes (by UTF-16 code unit): negative
+   * when `a`'s comes first, 0 for the same string (the same code). Compared in place where both
+   * are ASCII, whose bytes order as their code units do; decoded otherwise.
+   */
+  order(a: number, b: number): number {
+    if (a === b) return 0;
+    if (this.ascii.array[a] === 1 && this.ascii.array[b] === 1) return this.compare(a, b);
+    const [ta, tb] = [this.text(a), this.text(b)];
+    return ta < tb ? -1 : ta > tb ? 1 : 0;
+  }
+
   /** `compare` of the string of a code with any text, interned or not. */
   compareText(code: number, text: string): number {
     const length = this.encode(text);

@@ -286,12 +286,8 @@ export class PrincipalTable {
     const oa = this.order.array[a]!;
     const ob = this.order.array[b]!;
     if (oa !== ob) return oa - ob;
-    const na = this.nameOf(a);
-    const nb = this.nameOf(b);
-    if (na !== nb) return na < nb ? -1 : 1;
-    const ia = this.idOf(a);
-    const ib = this.idOf(b);
-    return ia < ib ? -1 : ia > ib ? 1 : 0;
+    // The names, then the ids, compared where they are held (a row is its id's code).
+    return this.strings.order(this.name.array[a]!, this.name.array[b]!) || this.ids.order(a, b);
   }
 
   /** Rows of the principals (deleted ones aside) whose lower-cased email is `lower`. */

@@ -57,6 +57,34 @@ describe('columnar structures', () => {
     );
   });
 
+  it("a string pool orders two of its strings as JavaScript's < does, ASCII or not", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.string({ unit: 'binary-ascii' }),
+            fc.string({ unit: 'grapheme' }),
+            fc.string({ unit: 'binary' }),
+            fc.constantFrom('', 'a', 'ab', 'b', 'é', '\uffff', '𝕏', '\ue000'),
+          ),
+          { minLength: 2, maxLength: 60 },
+        ),
+        (strings) => {
+          const pool = new StringPool(16);
+          const codes = strings.map((s) => pool.intern(s));
+          const sign = (n: number): number => (n < 0 ? -1 : n > 0 ? 1 : 0);
+          strings.forEach((a, i) =>
+            strings.forEach((b, j) =>
+              expect(sign(pool.order(codes[i]!, codes[j]!)), `${a} against ${b}`).to.equal(
+                a < b ? -1 : a > b ? 1 : 0,
+              ),
+            ),
+          );
+        },
+      ),
+    );
+  });
+
   it('a row set holds what a Set holds, sparse or dense', () => {
     fc.assert(
       fc.property(
