@@ -970,10 +970,11 @@ export const accessHistoryRepository = {
         db,
         several.map((s) => s.changes),
       );
+      const partIndex = new Map(parts.map((part, p) => [part, p]));
       for (const { i, changes } of several) {
         const first = firstOf(changes, overlapping);
         texts[i] = first.before;
-        partOf[i] = parts.indexOf(first.part);
+        partOf[i] = partIndex.get(first.part)!;
         atOf[i] = first.at;
       }
     }
@@ -988,10 +989,14 @@ export const accessHistoryRepository = {
     }
     const named = new Map<string, { name: string; type: string }>();
     if (wanted.size > 0) {
-      const rows = await db.run<{ ids: string[]; names: string[]; types: string[] }>(Q.resource_as_of_names, {
-        wanted: [...wanted].map(([part, at]) => ({ part, at })),
-      });
-      for (const r of rows) r.ids.forEach((id, k) => named.set(id, { name: r.names[k]!, type: r.types[k]! }));
+      const found = await db.run<{ ids: string[]; names: string[]; types: string[] }>(
+        Q.resource_as_of_names,
+        {
+          wanted: [...wanted].map(([part, at]) => ({ part, at })),
+        },
+      );
+      for (const r of found)
+        r.ids.forEach((id, k) => named.set(id, { name: r.names[k]!, type: r.types[k]! }));
     }
     // Each distinct `before` is parsed once, and shared by the changes giving it.
     const parsed = new Map<string, EntryState | null>([['', null]]);

@@ -230,6 +230,28 @@ describe('access changes stored in parts', () => {
     );
   });
 
+  it('names a principal gone since whose access to a resource changed twice as its first change after the instant did', async () => {
+    const t = type();
+    const [a, d] = [newId('principal'), newId('principal')];
+    const first = partOf(t, [
+      [d, 'u', ['read'], []],
+      [a, 'u', ['read'], []],
+    ]);
+    first.rows[0]!.principal_name = 'as first named';
+    const second = partOf(t, [[d, 'u', [], ['read']]]);
+    second.rows[0]!.principal_name = 'as named later';
+    for (const part of [first, second])
+      await repo.record(fx.app.runtime.db, [readyPart(part)], fx.app.runtime.instanceId);
+    const hour = new Date(Date.now() - 3_600_000).toISOString();
+    const held = await repo.resourceAsOf(fx.app.runtime.db, t, 'u', hour, rowsOf(d));
+    expect(foundOf(held).map((r) => [r.id, r.before?.actions ?? null, r.named ?? null])).to.have.deep.members(
+      [
+        [a, null, null],
+        [d, null, { name: 'as first named', type: 'HUMAN' }],
+      ],
+    );
+  });
+
   it('reads every change of a part about the resource alone, and of others only those after the instant and not acting for another', async () => {
     const t = type();
     const [a, b, c, d, e, f] = [1, 2, 3, 4, 5, 6].map(() => newId('principal')) as [
