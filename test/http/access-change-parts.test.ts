@@ -73,7 +73,6 @@ describe('access changes stored in parts', () => {
   const foundOf = (found: ResourceAsOfChanges) =>
     found.ids.map((id, k) => ({
       id,
-      row: found.rows[k]!,
       before: found.befores[k]!,
       named: found.named.get(id),
     }));
